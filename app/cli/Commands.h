@@ -1,0 +1,12 @@
+#pragma once
+// Each subcommand registers itself on the top-level CLI::App.
+
+#include <CLI/CLI.hpp>
+
+namespace nearscape::cli {
+
+/// `info PATH [--meta M]`: shape, types, labels, norms, NaN/Inf, content hash.
+/// Sets `exitCode` when it runs.
+void addInfoCommand(CLI::App& app, int& exitCode);
+
+} // namespace nearscape::cli

@@ -1,0 +1,39 @@
+#pragma once
+// Options every nearscape-cli subcommand takes, and the exit-code policy.
+
+#include "nearscape/Nearscape.h"
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <string>
+
+namespace nearscape::cli {
+
+/// Exit codes: 0 success, 2 bad input, 1 anything else.
+constexpr int kExitOk = 0;
+constexpr int kExitFailure = 1;
+constexpr int kExitBadInput = 2;
+
+struct CommonOptions {
+  bool json = false;
+  std::string backend = "auto";
+  int threads = 0;
+  std::uint64_t seed = 0;
+  std::string memoryBudget;
+
+  /// Adds --json, --backend, --threads, --seed and --memory-budget to `command`.
+  void addTo(CLI::App& command);
+  /// The engine context these options describe. Throws InvalidArgument.
+  Context context() const;
+};
+
+/// The job of the running command; SIGINT/SIGTERM request its stop.
+JobControl& commandJob();
+/// Installs the signal handlers that cancel commandJob().
+void installCancelHandlers();
+
+/// Runs `body`, mapping engine errors to messages on stderr and to exit codes.
+int runGuarded(const std::function<int()>& body);
+
+} // namespace nearscape::cli

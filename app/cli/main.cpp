@@ -1,0 +1,20 @@
+// nearscape-cli: the Nearscape engine without a GUI, for servers and scripts.
+#include "Commands.h"
+#include "CommonOptions.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"Nearscape: kNN graphs, ANN indexes, maps and min-max paths for embeddings",
+               "nearscape-cli"};
+  app.set_version_flag("--version", std::string(nearscape::engineVersion()));
+  app.require_subcommand(1);
+  int exitCode = nearscape::cli::kExitOk;
+  nearscape::cli::addInfoCommand(app, exitCode);
+  nearscape::cli::installCancelHandlers();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : nearscape::cli::kExitBadInput;
+  }
+  return exitCode;
+}

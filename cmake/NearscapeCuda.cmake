@@ -1,0 +1,35 @@
+# Decides whether the engine is built with CUDA, and for which architectures.
+# NEARSCAPE_WITH_CUDA defaults to ON when nvcc is found (/usr/local/cuda on our machines).
+include(CheckLanguage)
+if(NOT DEFINED CMAKE_CUDA_COMPILER AND EXISTS /usr/local/cuda/bin/nvcc)
+  set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc)
+endif()
+check_language(CUDA)
+set(_nearscape_cuda_default OFF)
+if(CMAKE_CUDA_COMPILER)
+  set(_nearscape_cuda_default ON)
+endif()
+option(NEARSCAPE_WITH_CUDA "Build the CUDA backend" ${_nearscape_cuda_default})
+
+if(NEARSCAPE_WITH_CUDA)
+  if(NOT CMAKE_CUDA_ARCHITECTURES)
+    # The local GPU's architecture when the build machine has one, else Hopper (sm_90).
+    set(_arch 90)
+    find_program(NVIDIA_SMI nvidia-smi)
+    if(NVIDIA_SMI)
+      execute_process(COMMAND ${NVIDIA_SMI} --query-gpu=compute_cap --format=csv,noheader
+        OUTPUT_VARIABLE _cap RESULT_VARIABLE _rc OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+      if(_rc EQUAL 0 AND _cap MATCHES "^([0-9]+)\\.([0-9]+)")
+        set(_arch "${CMAKE_MATCH_1}${CMAKE_MATCH_2}")
+      endif()
+    endif()
+    set(CMAKE_CUDA_ARCHITECTURES ${_arch} CACHE STRING "CUDA architectures")
+  endif()
+  enable_language(CUDA)
+  set(CMAKE_CUDA_STANDARD 17)  # CMake 3.25 does not know nvcc 13 takes C++20; .cu files keep to C++17
+  set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+  find_package(CUDAToolkit REQUIRED)
+  message(STATUS "Nearscape: CUDA backend ON (architectures ${CMAKE_CUDA_ARCHITECTURES})")
+else()
+  message(STATUS "Nearscape: CUDA backend OFF (CPU engine only)")
+endif()

@@ -1,0 +1,19 @@
+#pragma once
+/// @file Nearscape.h
+/// The facade the UI and the CLI include: everything public, nothing internal or CUDA.
+
+#include "nearscape/core/Context.h"
+#include "nearscape/core/Dataset.h"
+#include "nearscape/core/Error.h"
+#include "nearscape/core/JobControl.h"
+#include "nearscape/core/Matrix.h"
+#include "nearscape/core/Metric.h"
+#include "nearscape/core/Norms.h"
+#include "nearscape/io/DatasetReader.h"
+#include "nearscape/io/Npy.h"
+#include "nearscape/layout/Pca.h"
+
+namespace nearscape {
+/// The engine's version, "MAJOR.MINOR.PATCH".
+const char* engineVersion();
+} // namespace nearscape

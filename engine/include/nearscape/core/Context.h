@@ -1,0 +1,54 @@
+#pragma once
+/// @file Context.h
+/// The explicit execution context passed to engine calls: backend, threads, memory budget, seed.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace nearscape {
+
+enum class Backend { Auto, Cpu, Cuda };
+
+std::string_view backendName(Backend backend);
+/// "auto", "cpu" or "cuda"; nullopt otherwise.
+std::optional<Backend> parseBackend(std::string_view text);
+
+/// What the engine may use. No globals: every long call takes one of these.
+struct Context {
+  Backend backend = Backend::Auto;   ///< Auto takes CUDA when a usable device exists
+  int threads = 0;                   ///< CPU threads; 0 = all hardware threads
+  std::uint64_t memoryBudget = 0;    ///< bytes for working buffers; 0 = decide from the machine
+  std::uint64_t seed = 0;            ///< seed for every randomized step
+  int device = 0;                    ///< CUDA device ordinal
+};
+
+/// Parses sizes such as "512M", "2G", "1.5G", "4096" (bytes). Throws InvalidArgument.
+std::uint64_t parseByteSize(std::string_view text);
+
+/// The number of CPU threads a context asks for (never less than 1).
+int effectiveThreads(const Context& context);
+
+/// What the engine found about CUDA devices.
+struct DeviceInfo {
+  bool compiledWithCuda = false; ///< built with the CUDA backend
+  bool usable = false;           ///< a device answered without error
+  std::string name;              ///< the device's name when usable
+  std::uint64_t totalMemory = 0; ///< bytes
+  std::uint64_t freeMemory = 0;  ///< bytes
+  int computeCapability = 0;     ///< e.g. 90
+  std::string reason;            ///< why no GPU is used, when !usable
+};
+
+/// Queries device `ordinal`. Never throws: any CUDA error means "no GPU" with the reason.
+DeviceInfo queryDevice(int ordinal = 0);
+
+/// The backend `context` resolves to (Auto → Cuda when queryDevice says usable).
+/// Throws InvalidArgument when Cuda is asked for explicitly and is not usable.
+Backend resolveBackend(const Context& context);
+
+/// "CPU (2 threads)" or the GPU's name, for status bars and JSON.
+std::string describeBackend(const Context& context);
+
+} // namespace nearscape

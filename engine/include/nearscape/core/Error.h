@@ -1,0 +1,57 @@
+#pragma once
+/// @file Error.h
+/// The engine's exception types. Every public function says which of these it throws.
+
+#include <stdexcept>
+#include <string>
+
+namespace nearscape {
+
+/// Base of every error the engine throws on purpose.
+class Error : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+/// A file could not be opened, read, mapped or written.
+class IoError : public Error {
+public:
+  using Error::Error;
+};
+
+/// A file was readable but its contents are malformed or unsupported.
+class FormatError : public Error {
+public:
+  using Error::Error;
+};
+
+/// The caller asked for something impossible (k too large, wrong shape, non-finite data...).
+class InvalidArgument : public Error {
+public:
+  using Error::Error;
+};
+
+/// A device allocation failed; callers fall back to smaller tiles or to the CPU.
+class DeviceOutOfMemory : public Error {
+public:
+  using Error::Error;
+};
+
+/// A job was stopped through its JobControl.
+class Cancelled : public Error {
+public:
+  Cancelled() : Error("cancelled") {}
+};
+
+namespace detail {
+[[noreturn]] void throwInvalidArgument(const char* file, int line, const std::string& message);
+} // namespace detail
+
+} // namespace nearscape
+
+/// Checks a precondition; on failure throws InvalidArgument naming the source file and line.
+#define NEARSCAPE_EXPECTS(cond, message)                                                           \
+  do {                                                                                             \
+    if (!(cond))                                                                                   \
+      ::nearscape::detail::throwInvalidArgument(__FILE__, __LINE__, (message));                    \
+  } while (false)

@@ -1,0 +1,44 @@
+#pragma once
+/// @file JobControl.h
+/// Progress reporting and cooperative cancellation for long engine calls.
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <string>
+
+namespace nearscape {
+
+/// Passed to every long engine call. The engine calls `check()` between chunks of at most
+/// ~100 ms of work and `progress()` as it goes; progress callbacks are rate-limited.
+class JobControl {
+public:
+  /// fraction in [0, 1]; message says what is being done.
+  using ProgressCallback = std::function<void(double fraction, const std::string& message)>;
+
+  JobControl() = default;
+  explicit JobControl(ProgressCallback callback,
+                      std::chrono::milliseconds minInterval = std::chrono::milliseconds(50))
+      : m_callback(std::move(callback)), m_minInterval(minInterval) {}
+
+  /// Asks the job to stop at its next check (any thread).
+  void requestStop() { m_stop.store(true, std::memory_order_relaxed); }
+  bool stopRequested() const { return m_stop.load(std::memory_order_relaxed); }
+
+  /// Throws Cancelled when a stop was requested.
+  void check() const;
+
+  /// Reports progress; calls the callback at most once per interval, and always for 1.0.
+  void progress(double fraction, const std::string& message = {});
+
+private:
+  ProgressCallback m_callback;
+  std::chrono::milliseconds m_minInterval{50};
+  std::chrono::steady_clock::time_point m_last{};
+  std::atomic<bool> m_stop{false};
+};
+
+/// A JobControl that never stops and reports nothing, for callers without a job.
+JobControl& noJobControl();
+
+} // namespace nearscape

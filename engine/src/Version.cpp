@@ -1,0 +1,5 @@
+#include "nearscape/Nearscape.h"
+
+namespace nearscape {
+const char* engineVersion() { return NEARSCAPE_VERSION; }
+} // namespace nearscape

@@ -1,0 +1,107 @@
+#include "nearscape/core/Context.h"
+
+#include "nearscape/core/Error.h"
+#include "cuda/CudaApi.h"
+
+#include <charconv>
+#include <cmath>
+#include <thread>
+
+namespace nearscape {
+
+std::string_view backendName(Backend backend) {
+  switch (backend) {
+  case Backend::Auto:
+    return "auto";
+  case Backend::Cpu:
+    return "cpu";
+  case Backend::Cuda:
+    return "cuda";
+  }
+  return "?";
+}
+
+std::optional<Backend> parseBackend(std::string_view text) {
+  if (text == "auto")
+    return Backend::Auto;
+  if (text == "cpu")
+    return Backend::Cpu;
+  if (text == "cuda" || text == "gpu")
+    return Backend::Cuda;
+  return std::nullopt;
+}
+
+std::uint64_t parseByteSize(std::string_view text) {
+  double value = 0;
+  const char* begin = text.data();
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(begin, end, value);
+  if (ec != std::errc() || value < 0 || !std::isfinite(value))
+    throw InvalidArgument("not a size: '" + std::string(text) + "' (examples: 512M, 2G, 4096)");
+  std::string_view suffix(ptr, end - ptr);
+  if (!suffix.empty() && (suffix.back() == 'B' || suffix.back() == 'b'))
+    suffix.remove_suffix(1);
+  if (suffix.size() == 2 && (suffix[1] == 'i' || suffix[1] == 'I'))
+    suffix.remove_suffix(1);
+  double scale = 1;
+  if (suffix.empty())
+    scale = 1;
+  else if (suffix.size() == 1) {
+    switch (suffix[0]) {
+    case 'k': case 'K': scale = 1024.0; break;
+    case 'm': case 'M': scale = 1024.0 * 1024; break;
+    case 'g': case 'G': scale = 1024.0 * 1024 * 1024; break;
+    case 't': case 'T': scale = 1024.0 * 1024 * 1024 * 1024; break;
+    default:
+      throw InvalidArgument("unknown size suffix in '" + std::string(text) + "'");
+    }
+  } else
+    throw InvalidArgument("unknown size suffix in '" + std::string(text) + "'");
+  const double bytes = value * scale;
+  if (bytes > 1.8e19)
+    throw InvalidArgument("size too large: '" + std::string(text) + "'");
+  return static_cast<std::uint64_t>(bytes);
+}
+
+int effectiveThreads(const Context& context) {
+  if (context.threads > 0)
+    return context.threads;
+  const unsigned hw = std::thread::hardware_concurrency();
+  return hw == 0 ? 1 : static_cast<int>(hw);
+}
+
+DeviceInfo queryDevice(int ordinal) {
+  DeviceInfo info;
+#ifdef NEARSCAPE_WITH_CUDA
+  info = cuda::queryDevice(ordinal);
+  info.compiledWithCuda = true;
+#else
+  (void)ordinal;
+  info.reason = "built without CUDA";
+#endif
+  return info;
+}
+
+Backend resolveBackend(const Context& context) {
+  if (context.backend == Backend::Cpu)
+    return Backend::Cpu;
+  const DeviceInfo device = queryDevice(context.device);
+  if (device.usable)
+    return Backend::Cuda;
+  if (context.backend == Backend::Cuda)
+    throw InvalidArgument("the CUDA backend was asked for but no GPU is usable: " + device.reason);
+  return Backend::Cpu;
+}
+
+std::string describeBackend(const Context& context) {
+  if (context.backend != Backend::Cpu) {
+    const DeviceInfo device = queryDevice(context.device);
+    if (device.usable)
+      return "GPU: " + device.name;
+    return "CPU (" + std::to_string(effectiveThreads(context)) + " threads; no GPU: " +
+           device.reason + ")";
+  }
+  return "CPU (" + std::to_string(effectiveThreads(context)) + " threads)";
+}
+
+} // namespace nearscape

@@ -1,0 +1,145 @@
+#include "nearscape/core/Dataset.h"
+
+#include "nearscape/core/Error.h"
+
+#include <xxhash.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+namespace nearscape {
+namespace {
+
+bool equalsIgnoreCase(std::string_view a, std::string_view b) {
+  return a.size() == b.size() &&
+         std::equal(a.begin(), a.end(), b.begin(), [](unsigned char x, unsigned char y) {
+           return std::tolower(x) == std::tolower(y);
+         });
+}
+
+bool parseInteger(const std::string& s, long long& value) {
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  return ec == std::errc() && ptr == s.data() + s.size() && !s.empty();
+}
+
+} // namespace
+
+int Metadata::findColumn(std::string_view name) const {
+  for (std::size_t c = 0; c < columnNames.size(); ++c)
+    if (equalsIgnoreCase(columnNames[c], name))
+      return static_cast<int>(c);
+  return -1;
+}
+
+std::string Dataset::labelOf(std::int64_t item) const {
+  if (item < 0 || item >= std::int64_t(labels.size()))
+    return {};
+  const auto label = labels[static_cast<std::size_t>(item)];
+  return label >= 0 && label < std::int32_t(labelNames.size()) ? labelNames[label] : std::string();
+}
+
+std::string Dataset::textOf(std::int64_t item) const {
+  if (textColumn < 0 || item < 0 || item >= metadata.rows())
+    return {};
+  return metadata.columns[static_cast<std::size_t>(textColumn)][static_cast<std::size_t>(item)];
+}
+
+NonFiniteScan scanNonFinite(const MatrixView<float>& m) {
+  NonFiniteScan scan;
+  std::int64_t count = 0;
+  std::int64_t first = std::numeric_limits<std::int64_t>::max();
+  const std::int64_t total = m.rows * m.cols;
+#pragma omp parallel for reduction(+ : count) reduction(min : first) schedule(static)
+  for (std::int64_t i = 0; i < total; ++i) {
+    if (!std::isfinite(m.data[i])) {
+      ++count;
+      first = std::min(first, i);
+    }
+  }
+  scan.count = count;
+  if (count > 0) {
+    scan.firstRow = first / m.cols;
+    scan.firstCol = first % m.cols;
+  }
+  return scan;
+}
+
+void requireFinite(const MatrixView<float>& m, const std::string& what) {
+  const NonFiniteScan scan = scanNonFinite(m);
+  if (scan.count > 0)
+    throw InvalidArgument(what + " holds " + std::to_string(scan.count) +
+                          " NaN/Inf value(s); the first at row " + std::to_string(scan.firstRow) +
+                          ", column " + std::to_string(scan.firstCol));
+}
+
+std::string contentHash(const MatrixView<float>& m) {
+  XXH3_state_t* state = XXH3_createState();
+  XXH3_128bits_reset(state);
+  const std::int64_t shape[2] = {m.rows, m.cols};
+  XXH3_128bits_update(state, shape, sizeof(shape));
+  if (m.data && m.rows > 0)
+    XXH3_128bits_update(state, m.data, m.size() * sizeof(float));
+  const XXH128_hash_t h = XXH3_128bits_digest(state);
+  XXH3_freeState(state);
+  char text[33];
+  std::snprintf(text, sizeof(text), "%016llx%016llx", static_cast<unsigned long long>(h.high64),
+                static_cast<unsigned long long>(h.low64));
+  return text;
+}
+
+void attachMetadata(Dataset& dataset, Metadata metadata, const std::string& source) {
+  if (metadata.rows() != dataset.size())
+    throw FormatError(source + ": metadata has " + std::to_string(metadata.rows()) +
+                      " rows but the data has " + std::to_string(dataset.size()) + " items");
+  int labelColumn = metadata.findColumn("label");
+  if (labelColumn < 0)
+    labelColumn = metadata.findColumn("class");
+  if (labelColumn < 0 && metadata.columns.size() == 1)
+    labelColumn = 0;
+
+  if (labelColumn >= 0) {
+    const auto& values = metadata.columns[static_cast<std::size_t>(labelColumn)];
+    // Distinct values, ordered numerically when all are integers, else lexicographically.
+    std::vector<std::string> distinct(values.begin(), values.end());
+    std::sort(distinct.begin(), distinct.end());
+    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+    bool numeric = true;
+    long long scratch = 0;
+    for (const auto& v : distinct)
+      numeric = numeric && parseInteger(v, scratch);
+    if (numeric)
+      std::sort(distinct.begin(), distinct.end(), [](const std::string& a, const std::string& b) {
+        return std::stoll(a) < std::stoll(b);
+      });
+    // Too many distinct values is an id-like column, not a label.
+    if (distinct.size() <= 1000 || metadata.columns.size() == 1) {
+      std::map<std::string, std::int32_t> index;
+      for (std::size_t i = 0; i < distinct.size(); ++i)
+        index.emplace(distinct[i], static_cast<std::int32_t>(i));
+      dataset.labels.resize(values.size());
+      for (std::size_t i = 0; i < values.size(); ++i)
+        dataset.labels[i] = index.at(values[i]);
+      dataset.labelNames = std::move(distinct);
+      dataset.labelSource = source + (metadata.columnNames.empty()
+                                          ? std::string()
+                                          : " (" + metadata.columnNames[labelColumn] + ")");
+    }
+  }
+
+  dataset.textColumn = -1;
+  for (const char* name : {"text", "title", "name", "description", "caption"}) {
+    if (const int c = metadata.findColumn(name); c >= 0 && c != labelColumn) {
+      dataset.textColumn = c;
+      break;
+    }
+  }
+  if (dataset.textColumn < 0 && metadata.columns.size() == 2 && labelColumn >= 0)
+    dataset.textColumn = 1 - labelColumn;
+  dataset.metadata = std::move(metadata);
+}
+
+} // namespace nearscape

@@ -1,0 +1,33 @@
+#include "nearscape/core/Norms.h"
+
+#include "cuda/CudaApi.h"
+
+namespace nearscape {
+
+std::vector<float> rowNormsSquaredCpu(const MatrixView<float>& m, int threads) {
+  std::vector<float> out(static_cast<std::size_t>(m.rows));
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (std::int64_t i = 0; i < m.rows; ++i) {
+    const float* x = m.row(i);
+    double sum = 0;
+    for (std::int64_t j = 0; j < m.cols; ++j)
+      sum += double(x[j]) * x[j];
+    out[static_cast<std::size_t>(i)] = static_cast<float>(sum);
+  }
+  return out;
+}
+
+std::vector<float> rowNormsSquared(const MatrixView<float>& m, const Context& context) {
+#ifdef NEARSCAPE_WITH_CUDA
+  if (resolveBackend(context) == Backend::Cuda) {
+    std::vector<float> out(static_cast<std::size_t>(m.rows));
+    cuda::rowNormsSquared(m.data, m.rows, m.cols, out.data(), context.device);
+    return out;
+  }
+#else
+  (void)resolveBackend(context); // throws when CUDA is forced in a CPU-only build
+#endif
+  return rowNormsSquaredCpu(m, effectiveThreads(context));
+}
+
+} // namespace nearscape

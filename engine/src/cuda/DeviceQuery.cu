@@ -1,0 +1,41 @@
+#include "cuda/CudaApi.h"
+
+#include <cuda_runtime.h>
+
+namespace nearscape::cuda {
+
+DeviceInfo queryDevice(int ordinal) {
+  DeviceInfo info;
+  info.compiledWithCuda = true;
+  int count = 0;
+  cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess) {
+    info.reason = cudaGetErrorString(status);
+    cudaGetLastError(); // clear the sticky-free error so later calls start clean
+    return info;
+  }
+  if (count == 0 || ordinal < 0 || ordinal >= count) {
+    info.reason = count == 0 ? "no CUDA device" : "no CUDA device #" + std::to_string(ordinal);
+    return info;
+  }
+  cudaDeviceProp prop{};
+  status = cudaGetDeviceProperties(&prop, ordinal);
+  if (status == cudaSuccess)
+    status = cudaSetDevice(ordinal);
+  size_t freeBytes = 0, totalBytes = 0;
+  if (status == cudaSuccess)
+    status = cudaMemGetInfo(&freeBytes, &totalBytes);
+  if (status != cudaSuccess) {
+    info.reason = cudaGetErrorString(status);
+    cudaGetLastError();
+    return info;
+  }
+  info.usable = true;
+  info.name = prop.name;
+  info.totalMemory = totalBytes;
+  info.freeMemory = freeBytes;
+  info.computeCapability = prop.major * 10 + prop.minor;
+  return info;
+}
+
+} // namespace nearscape::cuda

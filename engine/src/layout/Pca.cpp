@@ -1,0 +1,170 @@
+#include "nearscape/layout/Pca.h"
+
+#include "nearscape/core/Dataset.h"
+#include "nearscape/core/Error.h"
+#include "util/Blas.h"
+
+#include <Eigen/Dense>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+namespace nearscape {
+namespace {
+
+using RowMatrixD = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+/// Rows used to fit: all of them, or an evenly spaced seeded selection of maxRows.
+std::vector<std::int64_t> sampleRows(std::int64_t n, std::int64_t maxRows, std::uint64_t seed) {
+  std::vector<std::int64_t> rows;
+  if (maxRows <= 0 || maxRows >= n)
+    return rows; // empty = all rows
+  std::mt19937_64 rng(seed);
+  rows.resize(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i)
+    rows[i] = i;
+  // Partial Fisher-Yates: the first maxRows entries are a uniform sample.
+  for (std::int64_t i = 0; i < maxRows; ++i) {
+    std::uniform_int_distribution<std::int64_t> pick(i, n - 1);
+    std::swap(rows[i], rows[pick(rng)]);
+  }
+  rows.resize(static_cast<std::size_t>(maxRows));
+  std::sort(rows.begin(), rows.end());
+  return rows;
+}
+
+/// Top `k` eigenpairs of the symmetric `cov` (descending). Dense solver for moderate d;
+/// subspace iteration (Halko et al.) beyond, where a full decomposition costs seconds.
+void topEigen(const RowMatrixD& cov, int k, std::uint64_t seed, Eigen::MatrixXd& vectors,
+              Eigen::VectorXd& values, JobControl& job) {
+  const Eigen::Index d = cov.rows();
+  if (d <= 1024) {
+    Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> solver(cov);
+    values = solver.eigenvalues().reverse().head(k);
+    vectors = solver.eigenvectors().rowwise().reverse().leftCols(k);
+    return;
+  }
+  const Eigen::Index block = std::min<Eigen::Index>(d, k + 10);
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> normal;
+  Eigen::MatrixXd q(d, block);
+  for (Eigen::Index i = 0; i < q.size(); ++i)
+    q.data()[i] = normal(rng);
+  for (int iter = 0; iter < 30; ++iter) {
+    job.check();
+    Eigen::HouseholderQR<Eigen::MatrixXd> qr(cov * q);
+    q = qr.householderQ() * Eigen::MatrixXd::Identity(d, block);
+  }
+  const Eigen::MatrixXd small = q.transpose() * cov * q;
+  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> solver(small);
+  values = solver.eigenvalues().reverse().head(k);
+  vectors = q * solver.eigenvectors().rowwise().reverse().leftCols(k);
+}
+
+} // namespace
+
+PcaResult computePca(const MatrixView<float>& data, const PcaParams& params,
+                     const Context& context, JobControl& job) {
+  NEARSCAPE_EXPECTS(data.rows > 0 && data.cols > 0, "PCA needs at least one item");
+  NEARSCAPE_EXPECTS(params.components >= 1 && params.components <= data.cols,
+                    "PCA components must lie in [1, d] (d = " + std::to_string(data.cols) + ")");
+  requireFinite(data, "the data");
+  const int threads = effectiveThreads(context);
+  const std::int64_t n = data.rows;
+  const std::int64_t d = data.cols;
+  const std::vector<std::int64_t> sample = sampleRows(n, params.maxSampleRows, context.seed);
+  const std::int64_t m = sample.empty() ? n : std::int64_t(sample.size());
+  auto fitRow = [&](std::int64_t i) { return data.row(sample.empty() ? i : sample[i]); };
+
+  job.progress(0.0, "PCA: mean");
+  std::vector<double> mean(static_cast<std::size_t>(d), 0.0);
+  for (std::int64_t i = 0; i < m; ++i) {
+    const float* x = fitRow(i);
+    for (std::int64_t j = 0; j < d; ++j)
+      mean[j] += x[j];
+  }
+  for (auto& v : mean)
+    v /= double(m);
+
+  // Covariance: syrk over centred row tiles in float32, accumulated across tiles in float64.
+  blas::setThreads(threads);
+  const std::int64_t tileRows = std::max<std::int64_t>(256, (1 << 22) / std::max<std::int64_t>(d, 1));
+  std::vector<float> tile(static_cast<std::size_t>(tileRows * d));
+  std::vector<float> tileCov(static_cast<std::size_t>(d * d));
+  RowMatrixD cov = RowMatrixD::Zero(d, d);
+  for (std::int64_t start = 0; start < m; start += tileRows) {
+    job.check();
+    const std::int64_t rows = std::min(tileRows, m - start);
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const float* x = fitRow(start + r);
+      float* t = tile.data() + r * d;
+      for (std::int64_t j = 0; j < d; ++j)
+        t[j] = static_cast<float>(x[j] - mean[j]);
+    }
+    cblas_ssyrk(CblasRowMajor, CblasUpper, CblasTrans, int(d), int(rows), 1.0f, tile.data(),
+                int(d), 0.0f, tileCov.data(), int(d));
+    for (std::int64_t a = 0; a < d; ++a)
+      for (std::int64_t b = a; b < d; ++b)
+        cov(a, b) += tileCov[a * d + b];
+    job.progress(0.8 * double(start + rows) / double(m), "PCA: covariance");
+  }
+  for (std::int64_t a = 0; a < d; ++a)
+    for (std::int64_t b = 0; b < a; ++b)
+      cov(a, b) = cov(b, a);
+  cov /= double(std::max<std::int64_t>(m - 1, 1));
+
+  job.check();
+  job.progress(0.85, "PCA: axes");
+  const int k = params.components;
+  Eigen::MatrixXd axes;
+  Eigen::VectorXd variances;
+  topEigen(cov, k, context.seed, axes, variances, job);
+  // Deterministic signs: the largest-magnitude entry of each axis is positive.
+  for (int c = 0; c < k; ++c) {
+    Eigen::Index at = 0;
+    axes.col(c).cwiseAbs().maxCoeff(&at);
+    if (axes(at, c) < 0)
+      axes.col(c) *= -1.0;
+  }
+
+  PcaResult result;
+  result.mean = mean;
+  result.totalVariance = cov.trace();
+  result.variances.assign(variances.data(), variances.data() + k);
+  result.axes.resize(static_cast<std::size_t>(k * d));
+  for (int c = 0; c < k; ++c)
+    for (std::int64_t j = 0; j < d; ++j)
+      result.axes[c * d + j] = axes(j, c);
+
+  job.progress(0.9, "PCA: projecting");
+  // Projection of every row: x·a − mean·a, so each row is read once.
+  std::vector<float> axesF(result.axes.begin(), result.axes.end());
+  std::vector<double> meanDot(static_cast<std::size_t>(k), 0.0);
+  for (int c = 0; c < k; ++c)
+    for (std::int64_t j = 0; j < d; ++j)
+      meanDot[c] += mean[j] * result.axes[c * d + j];
+  std::vector<float> coords(static_cast<std::size_t>(n * k));
+  const std::int64_t chunk = 8192;
+  for (std::int64_t start = 0; start < n; start += chunk) {
+    job.check();
+    const std::int64_t end = std::min(n, start + chunk);
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (std::int64_t i = start; i < end; ++i) {
+      const float* x = data.row(i);
+      for (int c = 0; c < k; ++c) {
+        const float* a = axesF.data() + c * d;
+        double s = 0;
+        for (std::int64_t j = 0; j < d; ++j)
+          s += double(x[j]) * a[j];
+        coords[i * k + c] = static_cast<float>(s - meanDot[c]);
+      }
+    }
+  }
+  result.coordinates = Matrix<float>(std::move(coords), n, k);
+  job.progress(1.0, "PCA: done");
+  return result;
+}
+
+} // namespace nearscape
