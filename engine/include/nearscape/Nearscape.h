@@ -12,6 +12,7 @@
 #include "nearscape/io/DatasetReader.h"
 #include "nearscape/io/Npy.h"
 #include "nearscape/layout/Pca.h"
+#include "nearscape/layout/PointGrid.h"
 
 namespace nearscape {
 /// The engine's version, "MAJOR.MINOR.PATCH".

@@ -1,0 +1,38 @@
+#include "Colors.h"
+
+#include <cmath>
+
+namespace nearscape::ui {
+
+QColor labelColor(int index) {
+  static const QRgb kPalette[] = {0x1f77b4, 0xff7f0e, 0x2ca02c, 0xd62728, 0x9467bd, 0x8c564b,
+                                  0xe377c2, 0x7f7f7f, 0xbcbd22, 0x17becf, 0x393b79, 0xad494a,
+                                  0x637939, 0xce6dbd, 0x8ca252, 0x6b6ecf, 0xe7ba52, 0x843c39};
+  constexpr int kCount = int(sizeof(kPalette) / sizeof(kPalette[0]));
+  if (index >= 0 && index < kCount)
+    return QColor::fromRgb(kPalette[index]);
+  const double hue = std::fmod(index * 0.618033988749895, 1.0);
+  return QColor::fromHsvF(float(hue), 0.65f, 0.85f);
+}
+
+QColor unlabelledColor() { return QColor(70, 90, 140); }
+
+std::vector<std::uint8_t> itemColors(const std::vector<std::int32_t>& labels, std::int64_t n) {
+  std::vector<std::uint8_t> rgb(std::size_t(3 * n));
+  std::vector<QColor> cache;
+  for (std::int64_t i = 0; i < n; ++i) {
+    QColor c = unlabelledColor();
+    if (!labels.empty()) {
+      const int label = labels[std::size_t(i)];
+      while (int(cache.size()) <= label)
+        cache.push_back(labelColor(int(cache.size())));
+      c = cache[std::size_t(label)];
+    }
+    rgb[3 * i] = std::uint8_t(c.red());
+    rgb[3 * i + 1] = std::uint8_t(c.green());
+    rgb[3 * i + 2] = std::uint8_t(c.blue());
+  }
+  return rgb;
+}
+
+} // namespace nearscape::ui

@@ -1,0 +1,78 @@
+#include "JobRunner.h"
+
+#include "nearscape/core/Error.h"
+
+#include <QMetaObject>
+#include <QPointer>
+
+namespace nearscape::ui {
+
+JobRunner::JobRunner(QObject* parent) : QObject(parent) { m_pool.setMaxThreadCount(2); }
+
+JobRunner::~JobRunner() {
+  cancel();
+  m_pool.waitForDone();
+}
+
+void JobRunner::waitForDone() { m_pool.waitForDone(); }
+
+void JobRunner::cancel() {
+  if (m_current)
+    m_current->requestStop();
+}
+
+void JobRunner::start(const QString& title, std::function<void(JobControl&)> work,
+                      std::function<void()> done) {
+  cancel();
+  const quint64 generation = ++m_generation;
+  QPointer<JobRunner> self(this);
+  auto job = std::make_shared<JobControl>([self, generation](double fraction,
+                                                             const std::string& message) {
+    QMetaObject::invokeMethod(
+        self.data(),
+        [self, generation, fraction, text = QString::fromStdString(message)] {
+          if (self && self->m_generation == generation)
+            emit self->progress(fraction, text);
+        },
+        Qt::QueuedConnection);
+  });
+  m_current = job;
+  ++m_running;
+  emit started(title);
+  m_pool.start([self, job, title, work = std::move(work), done = std::move(done), generation] {
+    enum class Outcome { Done, Cancelled, Failed } outcome = Outcome::Done;
+    QString message;
+    try {
+      work(*job);
+    } catch (const Cancelled&) {
+      outcome = Outcome::Cancelled;
+    } catch (const std::exception& e) {
+      outcome = Outcome::Failed;
+      message = QString::fromUtf8(e.what());
+    } catch (...) {
+      outcome = Outcome::Failed;
+      message = QStringLiteral("unknown error");
+    }
+    if (!self)
+      return;
+    QMetaObject::invokeMethod(
+        self.data(),
+        [self, title, outcome, message, done, generation] {
+          if (!self)
+            return;
+          --self->m_running;
+          const bool current = self->m_generation == generation;
+          if (outcome == Outcome::Done && current) {
+            done();
+            emit self->finished(title);
+          } else if (outcome == Outcome::Failed) {
+            emit self->failed(title, message);
+          } else {
+            emit self->cancelled(title);
+          }
+        },
+        Qt::QueuedConnection);
+  });
+}
+
+} // namespace nearscape::ui

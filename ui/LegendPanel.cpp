@@ -1,0 +1,62 @@
+#include "LegendPanel.h"
+
+#include "Colors.h"
+
+#include <QPainter>
+#include <QPixmap>
+
+namespace nearscape::ui {
+
+LegendPanel::LegendPanel(QWidget* parent) : QListWidget(parent) {
+  setMinimumWidth(180);
+  setToolTip(tr("Uncheck a class to hide it; double-click to show it alone"));
+  connect(this, &QListWidget::itemChanged, this, [this] {
+    if (!m_filling)
+      emit visibilityChanged();
+  });
+  connect(this, &QListWidget::itemDoubleClicked, this, [this](QListWidgetItem* solo) {
+    m_filling = true;
+    for (int i = 0; i < count(); ++i)
+      item(i)->setCheckState(item(i) == solo ? Qt::Checked : Qt::Unchecked);
+    m_filling = false;
+    emit visibilityChanged();
+  });
+}
+
+void LegendPanel::setLabels(const std::vector<std::string>& names,
+                            const std::vector<qint64>& counts) {
+  m_filling = true;
+  clear();
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    QPixmap swatch(14, 14);
+    swatch.fill(Qt::transparent);
+    QPainter painter(&swatch);
+    painter.setRenderHint(QPainter::Antialiasing);
+    painter.setBrush(labelColor(int(i)));
+    painter.setPen(Qt::NoPen);
+    painter.drawEllipse(1, 1, 12, 12);
+    painter.end();
+    auto* entry = new QListWidgetItem(QIcon(swatch),
+                                      QStringLiteral("%1  (%2)")
+                                          .arg(QString::fromStdString(names[i]))
+                                          .arg(i < counts.size() ? counts[i] : 0),
+                                      this);
+    entry->setFlags(entry->flags() | Qt::ItemIsUserCheckable);
+    entry->setCheckState(Qt::Checked);
+  }
+  m_filling = false;
+}
+
+std::vector<bool> LegendPanel::visibleLabels() const {
+  std::vector<bool> visible(static_cast<std::size_t>(count()), false);
+  for (int i = 0; i < count(); ++i)
+    visible[std::size_t(i)] = item(i)->checkState() == Qt::Checked;
+  return visible;
+}
+
+void LegendPanel::setLabelVisible(int index, bool visible) {
+  if (index >= 0 && index < count())
+    item(index)->setCheckState(visible ? Qt::Checked : Qt::Unchecked);
+}
+
+} // namespace nearscape::ui

@@ -1,0 +1,31 @@
+#pragma once
+// The legend: one entry per label with its colour and count; unchecking an entry hides that
+// class in the map, double-clicking shows that class alone.
+
+#include <QListWidget>
+
+#include <string>
+#include <vector>
+
+namespace nearscape::ui {
+
+class LegendPanel : public QListWidget {
+  Q_OBJECT
+public:
+  explicit LegendPanel(QWidget* parent = nullptr);
+
+  /// Fills the legend; counts[i] items carry names[i].
+  void setLabels(const std::vector<std::string>& names, const std::vector<qint64>& counts);
+  /// Which labels are checked, one flag per label.
+  std::vector<bool> visibleLabels() const;
+  /// Checks or unchecks label `index` (as a click on its box would).
+  void setLabelVisible(int index, bool visible);
+
+signals:
+  void visibilityChanged();
+
+private:
+  bool m_filling = false;
+};
+
+} // namespace nearscape::ui

@@ -1,0 +1,84 @@
+#include "UiMain.h"
+
+#include "MainWindow.h"
+#include "MapView.h"
+
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QFileInfo>
+#include <QScreen>
+#include <QSurfaceFormat>
+#include <QTimer>
+
+#include <cstdio>
+
+namespace nearscape::ui {
+
+void setDefaultSurfaceFormat() {
+  QSurfaceFormat format;
+  format.setRenderableType(QSurfaceFormat::OpenGL);
+  format.setVersion(3, 2);
+  format.setProfile(QSurfaceFormat::CoreProfile);
+  format.setSwapBehavior(QSurfaceFormat::DoubleBuffer);
+  format.setRedBufferSize(8);
+  format.setGreenBufferSize(8);
+  format.setBlueBufferSize(8);
+  format.setAlphaBufferSize(8);
+  format.setDepthBufferSize(24);
+  format.setStencilBufferSize(0);
+  format.setSamples(0);
+  QSurfaceFormat::setDefaultFormat(format);
+}
+
+int runGui(int argc, char** argv) {
+  setDefaultSurfaceFormat();
+  QApplication app(argc, argv);
+  QApplication::setApplicationName(QStringLiteral("Nearscape"));
+  QApplication::setApplicationVersion(QString::fromLatin1(engineVersion()));
+
+  QCommandLineParser parser;
+  parser.setApplicationDescription(QStringLiteral("Desktop explorer for embeddings"));
+  parser.addHelpOption();
+  parser.addVersionOption();
+  parser.addPositionalArgument(QStringLiteral("path"),
+                               QStringLiteral("Embeddings file or IDX folder (default: "
+                                              "Fashion-MNIST)"));
+  QCommandLineOption meta(QStringLiteral("meta"), QStringLiteral("Metadata TSV"),
+                          QStringLiteral("file"));
+  QCommandLineOption backend(QStringLiteral("backend"), QStringLiteral("auto, cpu or cuda"),
+                             QStringLiteral("backend"), QStringLiteral("auto"));
+  QCommandLineOption screenshot(QStringLiteral("screenshot"),
+                                QStringLiteral("Save the window to this PNG once the map is "
+                                               "shown, then quit"),
+                                QStringLiteral("png"));
+  parser.addOptions({meta, backend, screenshot});
+  parser.process(app);
+
+  Context context;
+  if (auto b = parseBackend(parser.value(backend).toStdString()))
+    context.backend = *b;
+  MainWindow window(context);
+  window.show();
+
+  QString path = parser.positionalArguments().value(0);
+  if (path.isEmpty())
+    path = QString::fromStdString(defaultDatasetPath().string());
+  const QString shot = parser.value(screenshot);
+  if (!shot.isEmpty()) {
+    QObject::connect(&window, &MainWindow::mapShown, &window, [&window, shot] {
+      QTimer::singleShot(300, &window, [&window, shot] {
+        const bool ok = window.grab().save(shot);
+        std::fprintf(stderr, "nearscape: %s %s\n", ok ? "saved" : "could not save",
+                     qPrintable(shot));
+        QApplication::exit(ok ? 0 : 1);
+      });
+    });
+    QObject::connect(&window, &MainWindow::loadFailed, &window,
+                     [](const QString&) { QApplication::exit(2); });
+  }
+  if (QFileInfo::exists(path) || !parser.positionalArguments().isEmpty())
+    window.openPath(path, parser.value(meta));
+  return app.exec();
+}
+
+} // namespace nearscape::ui
