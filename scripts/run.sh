@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# The README's run command: installs what is missing, builds Nearscape (Release) and starts it.
+#   scripts/run.sh [PATH] [--meta FILE]     no PATH: Fashion-MNIST, the embedded default
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release -DNEARSCAPE_BUILD_TESTS=OFF
+cmake --build build/release --parallel "$(nproc)" --target nearscape nearscape-cli
+exec build/release/app/nearscape "$@"

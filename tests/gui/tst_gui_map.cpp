@@ -1,0 +1,142 @@
+// The first map as a person sees it: open Fashion-MNIST, wait for the map, look at the pixels.
+#include "HoverCard.h"
+#include "JobRunner.h"
+#include "LegendPanel.h"
+#include "MainWindow.h"
+#include "MapView.h"
+#include "Colors.h"
+#include "UiMain.h"
+
+#include <QApplication>
+#include <QDir>
+#include <QFileInfo>
+#include <QSignalSpy>
+#include <QTest>
+
+using namespace nearscape;
+using namespace nearscape::ui;
+
+namespace {
+
+/// Pixels that differ from the map's background.
+int countNonBackground(const QImage& image) {
+  const QRgb bg = MapView::backgroundColor().rgb();
+  int count = 0;
+  for (int y = 0; y < image.height(); ++y)
+    for (int x = 0; x < image.width(); ++x)
+      count += (image.pixel(x, y) & 0xffffff) != (bg & 0xffffff);
+  return count;
+}
+
+/// Pixels within a small distance of `color`.
+int countColor(const QImage& image, const QColor& color) {
+  int count = 0;
+  for (int y = 0; y < image.height(); ++y)
+    for (int x = 0; x < image.width(); ++x) {
+      const QColor c = image.pixelColor(x, y);
+      count += std::abs(c.red() - color.red()) + std::abs(c.green() - color.green()) +
+                   std::abs(c.blue() - color.blue()) <=
+               12;
+    }
+  return count;
+}
+
+} // namespace
+
+class TestGuiMap : public QObject {
+  Q_OBJECT
+
+private:
+  QString artifact(const QString& name) const {
+    QDir().mkpath(QStringLiteral(NEARSCAPE_TEST_ARTIFACTS));
+    return QStringLiteral(NEARSCAPE_TEST_ARTIFACTS) + "/" + name;
+  }
+
+private slots:
+  void fashionMnistMap() {
+    const QString fashion = QString::fromStdString(defaultDatasetPath().string());
+    QVERIFY2(QFileInfo::exists(fashion),
+             "Fashion-MNIST is missing: scripts/install-deps.sh installs dataset-fashion-mnist");
+    MainWindow window;
+    window.resize(1100, 760);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QSignalSpy shown(&window, &MainWindow::mapShown);
+    QSignalSpy failed(&window, &MainWindow::loadFailed);
+    window.openPath(fashion);
+    QVERIFY2(shown.wait(120000), qPrintable("no map: " + window.lastError()));
+    QCOMPARE(failed.count(), 0);
+    QCOMPARE(window.dataset()->size(), 70000);
+    QCOMPARE(window.mapView()->pointCount(), 70000);
+    QVERIFY(window.summaryText().contains("784"));
+
+    QImage frame = window.mapView()->grabFramebuffer();
+    QVERIFY(window.grab().save(artifact("fashion-mnist-map.png")));
+    frame.save(artifact("fashion-mnist-view.png"));
+    const int drawn = countNonBackground(frame);
+    QVERIFY2(drawn > 20000, qPrintable(QString("only %1 pixels drawn").arg(drawn)));
+    for (int label = 0; label < 10; ++label) {
+      const int pixels = countColor(frame, labelColor(label));
+      QVERIFY2(pixels > 200, qPrintable(QString("label %1 colour: %2 pixels").arg(label).arg(pixels)));
+    }
+
+    // Unchecking "Trouser" in the legend removes its colour from the map.
+    const QColor trouser = labelColor(1);
+    const int before = countColor(frame, trouser);
+    window.legend()->setLabelVisible(1, false);
+    QTest::qWait(50);
+    frame = window.mapView()->grabFramebuffer();
+    const int after = countColor(frame, trouser);
+    QVERIFY2(after < before / 20, qPrintable(QString("%1 -> %2").arg(before).arg(after)));
+    QVERIFY(countNonBackground(frame) > 20000);
+    window.legend()->setLabelVisible(1, true);
+
+    // Hovering a point shows its id, label and thumbnail.
+    const std::int64_t item = 12345;
+    const QPoint at = window.mapView()->widgetPosOf(item).toPoint();
+    const std::int64_t under = window.mapView()->itemAt(at);
+    QVERIFY(under >= 0);
+    QTest::mouseMove(window.mapView(), at);
+    QMouseEvent move(QEvent::MouseMove, QPointF(at), window.mapView()->mapToGlobal(QPointF(at)),
+                     Qt::NoButton, Qt::NoButton, Qt::NoModifier);
+    QApplication::sendEvent(window.mapView(), &move);
+    QTRY_VERIFY(window.hoverCard()->isVisible());
+    QVERIFY(window.hoverCard()->text().contains(QString("item %1").arg(under)));
+    QVERIFY(window.hoverCard()->text().contains(
+        QString::fromStdString(window.dataset()->labelOf(under))));
+    QVERIFY(!window.hoverCard()->thumbnail().isNull());
+
+    // Zooming in spreads the points: fewer of them fit, the picture changes.
+    window.mapView()->zoomAt(QPointF(window.mapView()->width() / 2.0, window.mapView()->height() / 2.0), 4.0);
+    const QImage zoomed = window.mapView()->grabFramebuffer();
+    QVERIFY(zoomed != frame);
+  }
+
+  void badFileShowsAnErrorAndKeepsRunning() {
+    MainWindow window;
+    window.show();
+    QSignalSpy failed(&window, &MainWindow::loadFailed);
+    window.openPath(QStringLiteral("/nonexistent/embeddings.npy"));
+    QVERIFY(failed.wait(20000));
+    QVERIFY(window.lastError().contains("embeddings.npy"));
+    QVERIFY(window.dataset() == nullptr);
+  }
+
+  void cancellingALoadLeavesNoMap() {
+    MainWindow window;
+    window.show();
+    QSignalSpy cancelled(window.jobs(), &JobRunner::cancelled);
+    window.openPath(QString::fromStdString(defaultDatasetPath().string()));
+    window.jobs()->cancel();
+    QVERIFY(cancelled.wait(60000));
+    QVERIFY(window.dataset() == nullptr);
+  }
+};
+
+int main(int argc, char** argv) {
+  setDefaultSurfaceFormat();
+  QApplication app(argc, argv);
+  TestGuiMap test;
+  return QTest::qExec(&test, argc, argv);
+}
+#include "tst_gui_map.moc"

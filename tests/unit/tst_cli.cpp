@@ -1,0 +1,79 @@
+// nearscape-cli as a person uses it: exit codes, JSON, messages.
+#include "TestFiles.h"
+
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <cmath>
+
+using namespace nearscape::test;
+
+class TestCli : public QObject {
+  Q_OBJECT
+
+private:
+  QTemporaryDir m_dir;
+  struct Run {
+    int code = -1;
+    QByteArray out, err;
+  };
+  Run cli(const QStringList& args) {
+    QProcess p;
+    p.start(QStringLiteral(NEARSCAPE_CLI_PATH), args);
+    if (!p.waitForFinished(120000))
+      return {};
+    return {p.exitCode(), p.readAllStandardOutput(), p.readAllStandardError()};
+  }
+
+private slots:
+  void infoJson() {
+    auto values = randomFloats(50 * 8, 1);
+    values[3 * 8 + 5] = NAN;
+    const QString file = m_dir.filePath("x.npy");
+    QVERIFY(writeBytes(file, npyBytes("<f4", {50, 8}, rawBytes(values))));
+    QVERIFY(writeBytes(m_dir.filePath("x.meta.tsv"), QByteArray("a\nb\n").repeated(25)));
+    const Run r = cli({"info", file, "--json", "--backend", "cpu"});
+    QCOMPARE(r.code, 0);
+    const QJsonObject j = QJsonDocument::fromJson(r.out).object();
+    QCOMPARE(j["rows"].toInt(), 50);
+    QCOMPARE(j["dim"].toInt(), 8);
+    QCOMPARE(j["dtype"].toString(), QString("float32"));
+    QVERIFY(j["memory_mapped"].toBool());
+    QCOMPARE(j["non_finite"].toObject()["count"].toInt(), 1);
+    QCOMPARE(j["non_finite"].toObject()["first_row"].toInt(), 3);
+    QCOMPARE(j["non_finite"].toObject()["first_col"].toInt(), 5);
+    QCOMPARE(j["label_counts"].toObject()["a"].toInt(), 25);
+    QCOMPARE(j["content_hash"].toString().size(), 32);
+    QVERIFY(j["timings"].toObject().contains("open_s"));
+  }
+
+  void infoText() {
+    const QString file = m_dir.filePath("t.tsv");
+    QVERIFY(writeBytes(file, "1\t2\n3\t4\n"));
+    const Run r = cli({"info", file});
+    QCOMPARE(r.code, 0);
+    QVERIFY(r.out.contains("2 x 2"));
+    QVERIFY(r.out.contains("content hash"));
+  }
+
+  void badInputExitsWithTwo() {
+    const QString file = m_dir.filePath("bad.npy");
+    QVERIFY(writeBytes(file, "garbage"));
+    Run r = cli({"info", file});
+    QCOMPARE(r.code, 2);
+    QVERIFY(r.err.contains("bad.npy"));
+    QVERIFY(r.err.contains("magic"));
+    r = cli({"info", m_dir.filePath("absent.npy")});
+    QCOMPARE(r.code, 2);
+    r = cli({"info", file, "--backend", "warp-drive"});
+    QCOMPARE(r.code, 2);
+    r = cli({"info", file, "--memory-budget", "lots"});
+    QCOMPARE(r.code, 2);
+  }
+};
+
+QTEST_GUILESS_MAIN(TestCli)
+#include "tst_cli.moc"

@@ -1,0 +1,134 @@
+// Core pieces: sizes, metrics, job control, PCA against a known answer, map picking.
+#include "nearscape/Nearscape.h"
+
+#include <QTest>
+
+#include <cmath>
+#include <random>
+
+using namespace nearscape;
+
+class TestCore : public QObject {
+  Q_OBJECT
+
+private slots:
+  void byteSizes() {
+    QCOMPARE(parseByteSize("4096"), std::uint64_t(4096));
+    QCOMPARE(parseByteSize("2G"), std::uint64_t(2) << 30);
+    QCOMPARE(parseByteSize("512M"), std::uint64_t(512) << 20);
+    QCOMPARE(parseByteSize("1.5GiB"), std::uint64_t(3) << 29);
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, parseByteSize("lots"));
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, parseByteSize("3Q"));
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, parseByteSize("-1G"));
+  }
+
+  void metricsParse() {
+    QCOMPARE(int(*parseMetric("angular")), int(Metric::Cosine));
+    QCOMPARE(int(*parseMetric("euclidean")), int(Metric::L2));
+    QCOMPARE(int(*parseMetric("ip")), int(Metric::InnerProduct));
+    QVERIFY(!parseMetric("hamming"));
+  }
+
+  void jobControlRateLimitsAndStops() {
+    int calls = 0;
+    double last = -1;
+    JobControl job([&](double f, const std::string&) {
+      ++calls;
+      last = f;
+    }, std::chrono::milliseconds(10000));
+    for (int i = 0; i < 100; ++i)
+      job.progress(i / 100.0);
+    job.progress(1.0);
+    QCOMPARE(calls, 2); // the first, then the final one
+    QCOMPARE(last, 1.0);
+    job.check();
+    job.requestStop();
+    QVERIFY_THROWS_EXCEPTION(Cancelled, job.check());
+  }
+
+  void contentHashDependsOnShapeAndBytes() {
+    std::vector<float> v = {1, 2, 3, 4, 5, 6};
+    const std::string a = contentHash({v.data(), 2, 3});
+    QCOMPARE(a, contentHash({v.data(), 2, 3}));
+    QVERIFY(a != contentHash({v.data(), 3, 2}));
+    v[5] = 7;
+    QVERIFY(a != contentHash({v.data(), 2, 3}));
+  }
+
+  void pcaFindsKnownAxes() {
+    // Points spread along two known orthogonal axes with standard deviations 10 and 3, plus
+    // tiny noise, shifted by a known mean: PCA must return those axes, variances and mean.
+    const int n = 20000, d = 6;
+    const double u[d] = {0.6, 0.8, 0, 0, 0, 0};
+    const double w[d] = {0, 0, 0.0, 0.6, -0.8, 0};
+    const double mean[d] = {5, -3, 2, 1, 0, 7};
+    std::mt19937_64 rng(11);
+    std::normal_distribution<double> normal;
+    std::vector<float> x(std::size_t(n) * d);
+    for (int i = 0; i < n; ++i) {
+      const double a = 10 * normal(rng), b = 3 * normal(rng);
+      for (int j = 0; j < d; ++j)
+        x[std::size_t(i) * d + j] = float(mean[j] + a * u[j] + b * w[j] + 0.01 * normal(rng));
+    }
+    PcaParams params;
+    params.components = 2;
+    const PcaResult r = computePca({x.data(), n, d}, params, Context{});
+    QCOMPARE(r.coordinates.rows(), n);
+    QCOMPARE(r.coordinates.cols(), 2);
+    for (int j = 0; j < d; ++j) {
+      QVERIFY2(std::abs(r.axes[j] - u[j]) < 5e-3, qPrintable(QString::number(r.axes[j])));
+      // The sign rule makes the largest-magnitude entry positive: w's is −0.8 → flipped.
+      QVERIFY2(std::abs(r.axes[d + j] + w[j]) < 5e-3, qPrintable(QString::number(r.axes[d + j])));
+      QVERIFY(std::abs(r.mean[j] - mean[j]) < 0.3);
+    }
+    QVERIFY(std::abs(r.variances[0] / 100.0 - 1) < 0.05);
+    QVERIFY(std::abs(r.variances[1] / 9.0 - 1) < 0.05);
+    // Coordinates are the centred projections.
+    double dot = 0;
+    for (int j = 0; j < d; ++j)
+      dot += (x[j] - r.mean[j]) * r.axes[j];
+    QVERIFY(std::abs(r.coordinates.row(0)[0] - dot) < 1e-3);
+  }
+
+  void pcaRejectsBadInput() {
+    std::vector<float> x = {1, 2, NAN, 4};
+    PcaParams params;
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, computePca({x.data(), 2, 2}, params, Context{}));
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, computePca({x.data(), 0, 2}, params, Context{}));
+    params.components = 3;
+    x[2] = 3;
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, computePca({x.data(), 2, 2}, params, Context{}));
+    JobControl job;
+    job.requestStop();
+    params.components = 1;
+    QVERIFY_THROWS_EXCEPTION(Cancelled, computePca({x.data(), 2, 2}, params, Context{}, job));
+  }
+
+  void pointGridMatchesBruteForce() {
+    std::mt19937_64 rng(5);
+    std::normal_distribution<float> normal;
+    const int n = 5000;
+    std::vector<float> xy(2 * n);
+    for (auto& v : xy)
+      v = normal(rng);
+    const PointGrid grid({xy.data(), n, 2});
+    for (int q = 0; q < 300; ++q) {
+      const double x = normal(rng) * 1.5, y = normal(rng) * 1.5, radius = 0.05 + q * 0.002;
+      std::int64_t best = -1;
+      double bestD = radius * radius;
+      for (int i = 0; i < n; ++i) {
+        if (i % 3 == 0)
+          continue; // the filter below hides these
+        const double dx = xy[2 * i] - x, dy = xy[2 * i + 1] - y, dd = dx * dx + dy * dy;
+        if (dd < bestD || (dd == bestD && best >= 0 && i < best)) {
+          bestD = dd;
+          best = i;
+        }
+      }
+      QCOMPARE(grid.nearest(x, y, radius, [](std::int64_t i) { return i % 3 != 0; }), best);
+    }
+  }
+};
+
+QTEST_GUILESS_MAIN(TestCore)
+#include "tst_core.moc"
