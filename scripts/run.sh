@@ -6,4 +6,6 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release -DNEARSCAPE_BUILD_TESTS=OFF
 cmake --build build/release --parallel "$(nproc)" --target nearscape nearscape-cli
+# The second example data set (File → Open Example → debian-text); built once, then cached.
+scripts/make-debian-text.sh || echo "run: debian-text could not be built; Fashion-MNIST still works" >&2
 exec build/release/app/nearscape "$@"

@@ -8,10 +8,14 @@ build=${1:-build/test}
 stage_start=$SECONDS
 stage() { # prints how long the previous stage took, then names the next
   local now=$SECONDS
-  [[ -n "${current_stage:-}" ]] && printf '== %s: %ds\n' "$current_stage" $((now - stage_start))
+  if [[ -n "${current_stage:-}" ]]; then
+    printf '== %s: %ds\n' "$current_stage" $((now - stage_start))
+  fi
   current_stage=$1
   stage_start=$now
-  [[ -n "$1" ]] && printf '== %s\n' "$1"
+  if [[ -n "$1" ]]; then
+    printf '== %s\n' "$1"
+  fi
 }
 
 stage packages

@@ -180,7 +180,7 @@ void MainWindow::openPath(const QString& path, const QString& metaPath) {
         requireFinite(loaded.dataset->vectors.view(), "the data");
         PcaParams pca;
         pca.components = std::min<int>(2, int(loaded.dataset->dim()));
-        pca.maxSampleRows = 200000;
+        pca.maxSampleRows = 25000; // a seeded sample fits the axes; every item is projected
         const PcaResult result = computePca(loaded.dataset->vectors.view(), pca, context, job);
         const auto& c = result.coordinates;
         loaded.xy.resize(std::size_t(2 * c.rows()));
