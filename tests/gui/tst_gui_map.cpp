@@ -11,6 +11,7 @@
 #include <QDir>
 #include <QFileInfo>
 #include <QSignalSpy>
+#include <QTemporaryDir>
 #include <QTest>
 
 using namespace nearscape;
@@ -120,6 +121,52 @@ private slots:
     QVERIFY(failed.wait(20000));
     QVERIFY(window.lastError().contains("embeddings.npy"));
     QVERIFY(window.dataset() == nullptr);
+  }
+
+  void attachMetadataRecolours() {
+    QTemporaryDir dir;
+    std::vector<float> xy;
+    for (int i = 0; i < 400; ++i) {
+      xy.push_back(float(i % 20));
+      xy.push_back(float(i / 20) + (i % 2) * 0.5f);
+    }
+    writeNpy((dir.path() + "/grid.npy").toStdString(), MatrixView<float>{xy.data(), 400, 2});
+    MainWindow window;
+    window.resize(800, 600);
+    window.show();
+    QSignalSpy shown(&window, &MainWindow::mapShown);
+    window.openPath(dir.path() + "/grid.npy");
+    QVERIFY(shown.wait(30000));
+    QCOMPARE(window.legend()->count(), 0); // no labels yet: one colour
+    const QImage before = window.mapView()->grabFramebuffer();
+    QVERIFY(countColor(before, unlabelledColor()) > 100);
+
+    QFile meta(dir.path() + "/labels.tsv");
+    QVERIFY(meta.open(QIODevice::WriteOnly));
+    meta.write("label\ttext\n");
+    for (int i = 0; i < 400; ++i)
+      meta.write(QByteArray(i % 2 ? "odd" : "even") + "\tpoint " + QByteArray::number(i) + "\n");
+    meta.close();
+    QSignalSpy done(window.jobs(), &JobRunner::finished);
+    window.attachMetadataFile(meta.fileName());
+    QVERIFY(done.wait(30000));
+    QCOMPARE(window.legend()->count(), 2);
+    QCOMPARE(window.dataset()->textOf(7), std::string("point 7"));
+    const QImage after = window.mapView()->grabFramebuffer();
+    QVERIFY(countColor(after, labelColor(0)) > 100);
+    QVERIFY(countColor(after, labelColor(1)) > 100);
+    QVERIFY(countColor(after, unlabelledColor()) < 10);
+
+    // A metadata file of the wrong length is refused with a message; the map stays.
+    QFile bad(dir.path() + "/short.tsv");
+    QVERIFY(bad.open(QIODevice::WriteOnly));
+    bad.write("a\nb\n");
+    bad.close();
+    QSignalSpy failed(&window, &MainWindow::loadFailed);
+    window.attachMetadataFile(bad.fileName());
+    QVERIFY(failed.wait(30000));
+    QVERIFY(window.lastError().contains("2 rows"));
+    QCOMPARE(window.legend()->count(), 2);
   }
 
   void cancellingALoadLeavesNoMap() {
