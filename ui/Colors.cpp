@@ -18,7 +18,7 @@ QColor labelColor(int index) {
 QColor unlabelledColor() { return QColor(70, 90, 140); }
 
 std::vector<std::uint8_t> itemColors(const std::vector<std::int32_t>& labels, std::int64_t n) {
-  std::vector<std::uint8_t> rgb(std::size_t(3 * n));
+  std::vector<std::uint8_t> rgb(static_cast<std::size_t>(3 * n));
   std::vector<QColor> cache;
   for (std::int64_t i = 0; i < n; ++i) {
     QColor c = unlabelledColor();

@@ -242,7 +242,7 @@ void MainWindow::applyVisibility() {
   if (!m_dataset || !m_dataset->hasLabels())
     return;
   const std::vector<bool> labelVisible = m_legend->visibleLabels();
-  std::vector<bool> visible(std::size_t(m_dataset->size()));
+  std::vector<bool> visible(static_cast<std::size_t>(m_dataset->size()));
   for (std::size_t i = 0; i < visible.size(); ++i)
     visible[i] = labelVisible[std::size_t(m_dataset->labels[i])];
   m_map->setVisibleMask(std::move(visible));

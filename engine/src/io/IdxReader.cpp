@@ -230,7 +230,7 @@ Dataset assemble(const std::vector<IdxPart>& parts, const fs::path& source, bool
       throw FormatError(source.string() + ": the IDX files have different image shapes");
     n += p.images.dims[0];
   }
-  std::vector<float> values(std::size_t(n * d));
+  std::vector<float> values(static_cast<std::size_t>(n * d));
   const bool grey8 = first.type == 0x08 && first.dims.size() == 3;
   std::vector<std::uint8_t> pixels;
   if (grey8 && thumbnails)

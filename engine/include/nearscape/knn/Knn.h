@@ -1,0 +1,68 @@
+#pragma once
+/// @file Knn.h
+/// Exact k-nearest-neighbour search and kNN graphs, on the CPU and (when built with it) CUDA.
+///
+/// Distances follow DESIGN.md's conventions: L2 → Euclidean distance, cosine → 1 − cos (a zero
+/// vector has cos = 0 with everything), inner product → −⟨x, y⟩; ascending = nearest first, ties
+/// broken by the smaller id. Candidates come from GEMM (norm expansion, reduced precision on the
+/// GPU); every reported distance is recomputed from the vectors in float64, and the candidate set
+/// provably holds the true k: every candidate within twice the rounding-error bound of the k-th
+/// is kept, and a row whose bound is too loose is recomputed directly.
+
+#include "nearscape/core/Context.h"
+#include "nearscape/core/JobControl.h"
+#include "nearscape/core/Matrix.h"
+#include "nearscape/core/Metric.h"
+
+#include <cstdint>
+#include <string>
+
+namespace nearscape {
+
+/// Tuning of the exact search; the defaults suit both backends.
+struct ExactKnnParams {
+  std::int64_t queryTile = 0; ///< queries per GEMM tile; 0 = chosen from the memory budget
+  std::int64_t baseTile = 0;  ///< base rows per GEMM tile; 0 = chosen from the memory budget
+  bool reducedPrecision = true; ///< GPU only: TF32 candidates (then the exact re-check)
+};
+
+/// The k nearest neighbours of each query row.
+struct KnnResult {
+  Matrix<std::int32_t> ids;   ///< rows × k, nearest first
+  Matrix<float> distances;    ///< rows × k, ascending
+  Backend backend = Backend::Cpu; ///< where it ran
+  std::string device;         ///< "CPU (2 threads)" or the GPU's name
+  std::int64_t fallbackRows = 0;  ///< rows recomputed directly because the bound was too loose
+  double candidatesPerRow = 0;    ///< mean candidates re-checked exactly per row
+  double seconds = 0;         ///< wall time of the call
+};
+
+/// k nearest rows of `base` for each row of `queries` (k ≤ base rows).
+/// Throws InvalidArgument (k out of range, dimension mismatch, NaN/Inf, empty input, a memory
+/// budget below one row), DeviceOutOfMemory only when no fallback exists, Cancelled.
+KnnResult knnSearch(const MatrixView<float>& queries, const MatrixView<float>& base, int k,
+                    Metric metric, const Context& context, JobControl& job = noJobControl(),
+                    const ExactKnnParams& params = {});
+
+/// The exact kNN graph: each row's k nearest other rows (itself excluded; k ≤ n − 1).
+/// Throws as knnSearch.
+KnnResult knnGraph(const MatrixView<float>& data, int k, Metric metric, const Context& context,
+                   JobControl& job = noJobControl(), const ExactKnnParams& params = {});
+
+/// The exact distance between two vectors of length d under `metric`, in float64.
+double exactDistance(const float* a, const float* b, std::int64_t d, Metric metric);
+
+/// Plain float64 brute force over the rows `rows` of `queries` (all when empty); with
+/// `excludeSelf` a query row i never returns base row i. The oracle for tests and benchmarks.
+KnnResult knnReference(const MatrixView<float>& queries, const MatrixView<float>& base, int k,
+                       Metric metric, bool excludeSelf, const std::vector<std::int64_t>& rows = {},
+                       int threads = 0);
+
+/// Recall@k as ann-benchmarks counts it: a returned id is a hit when its exact distance is at most
+/// the true k-th distance (from `truth`, rows × ≥k ids) plus 1e-6 relative. `queryRows` maps the
+/// rows of `found` and `truth` to rows of `queries` (identity when empty).
+double recallAtK(const MatrixView<std::int32_t>& found, const MatrixView<std::int32_t>& truth,
+                 int k, const MatrixView<float>& queries, const MatrixView<float>& base,
+                 Metric metric, const std::vector<std::int64_t>& queryRows = {});
+
+} // namespace nearscape

@@ -1,0 +1,171 @@
+#include "knn/ExactCommon.h"
+
+#include <algorithm>
+#include <cmath>
+#include <queue>
+
+namespace nearscape {
+
+double exactDistance(const float* a, const float* b, std::int64_t d, Metric metric) {
+  switch (metric) {
+  case Metric::L2: {
+    double s = 0;
+    for (std::int64_t j = 0; j < d; ++j) {
+      const double t = double(a[j]) - double(b[j]);
+      s += t * t;
+    }
+    return std::sqrt(s);
+  }
+  case Metric::InnerProduct: {
+    double s = 0;
+    for (std::int64_t j = 0; j < d; ++j)
+      s += double(a[j]) * double(b[j]);
+    return -s;
+  }
+  case Metric::Cosine: {
+    double ab = 0, aa = 0, bb = 0;
+    for (std::int64_t j = 0; j < d; ++j) {
+      ab += double(a[j]) * double(b[j]);
+      aa += double(a[j]) * double(a[j]);
+      bb += double(b[j]) * double(b[j]);
+    }
+    if (aa == 0 || bb == 0)
+      return 1.0; // a zero vector: cos taken as 0
+    return 1.0 - ab / (std::sqrt(aa) * std::sqrt(bb));
+  }
+  }
+  return 0;
+}
+
+} // namespace nearscape
+
+namespace nearscape::knn {
+
+Packing makePacking(const MatrixView<float>& base, Metric metric, int threads) {
+  Packing p;
+  p.metric = metric;
+  p.d = base.cols;
+  if (metric == Metric::L2) {
+    std::vector<double> sum(std::size_t(base.cols), 0.0);
+#pragma omp parallel num_threads(threads)
+    {
+      std::vector<double> local(std::size_t(base.cols), 0.0);
+#pragma omp for schedule(static) nowait
+      for (std::int64_t i = 0; i < base.rows; ++i) {
+        const float* x = base.row(i);
+        for (std::int64_t j = 0; j < base.cols; ++j)
+          local[j] += x[j];
+      }
+#pragma omp critical
+      for (std::int64_t j = 0; j < base.cols; ++j)
+        sum[j] += local[j];
+    }
+    p.mean.resize(sum.size());
+    for (std::size_t j = 0; j < sum.size(); ++j)
+      p.mean[j] = float(sum[j] / double(base.rows));
+  }
+  return p;
+}
+
+void Packing::pack(const MatrixView<float>& m, std::int64_t begin, std::int64_t end, float* out,
+                   float* norms) const {
+  for (std::int64_t i = begin; i < end; ++i) {
+    const float* x = m.row(i);
+    float* o = out + (i - begin) * d;
+    double s = 0;
+    switch (metric) {
+    case Metric::L2:
+      for (std::int64_t j = 0; j < d; ++j) {
+        o[j] = x[j] - mean[j];
+        s += double(o[j]) * o[j];
+      }
+      break;
+    case Metric::InnerProduct:
+      for (std::int64_t j = 0; j < d; ++j) {
+        o[j] = x[j];
+        s += double(o[j]) * o[j];
+      }
+      break;
+    case Metric::Cosine: {
+      double raw = 0;
+      for (std::int64_t j = 0; j < d; ++j)
+        raw += double(x[j]) * x[j];
+      const double inv = raw > 0 ? 1.0 / std::sqrt(raw) : 0.0;
+      for (std::int64_t j = 0; j < d; ++j) {
+        o[j] = float(x[j] * inv);
+        s += double(o[j]) * o[j];
+      }
+      break;
+    }
+    }
+    norms[i - begin] = float(s);
+  }
+}
+
+double errorBound(Metric metric, std::int64_t d, double queryNorm2, double maxBaseNorm2,
+                  double inputRounding) {
+  // GEMM of float32 inputs: |fl(x·y) − x·y| ≤ γ_d Σ|x_j y_j| ≤ d·u‖x‖‖y‖ (any summation order);
+  // inputs rounded to TF32 first add 2·r‖x‖‖y‖. Centring (L2) and normalising (cosine) perturb
+  // each element by ≤ u relative, and the few float operations of the norm expansion add a few u
+  // of the squared norms. All of it is doubled for safety: an over-estimate only costs candidates.
+  const double u = kUnitRoundoff;
+  const double dotRel = double(d) * u + 2.0 * inputRounding;
+  const double qn = std::sqrt(queryNorm2), bn = std::sqrt(maxBaseNorm2);
+  switch (metric) {
+  case Metric::L2: {
+    const double s = (qn + bn) * (qn + bn);
+    return 2.0 * (dotRel * qn * bn * 2.0 + 8.0 * u * s);
+  }
+  case Metric::InnerProduct:
+    return 2.0 * (dotRel * qn * bn + 4.0 * u * qn * bn);
+  case Metric::Cosine:
+    return 2.0 * (dotRel * 1.0 + 16.0 * u);
+  }
+  return 0;
+}
+
+std::size_t candidateCap(int k) { return std::max<std::size_t>(std::size_t(4) * k, 256); }
+
+namespace {
+struct Scored {
+  double dist;
+  std::int32_t id;
+  bool operator<(const Scored& o) const { return dist < o.dist || (dist == o.dist && id < o.id); }
+};
+} // namespace
+
+void finishRow(const float* query, const MatrixView<float>& base, Metric metric, int k,
+               std::vector<std::int32_t>& ids, std::int32_t* outIds, float* outDist) {
+  std::vector<Scored> scored(ids.size());
+  for (std::size_t c = 0; c < ids.size(); ++c)
+    scored[c] = {exactDistance(query, base.row(ids[c]), base.cols, metric), ids[c]};
+  const std::size_t take = std::min<std::size_t>(std::size_t(k), scored.size());
+  std::partial_sort(scored.begin(), scored.begin() + take, scored.end());
+  for (std::size_t c = 0; c < take; ++c) {
+    outIds[c] = scored[c].id;
+    outDist[c] = float(scored[c].dist);
+  }
+}
+
+void directRow(const float* query, const MatrixView<float>& base, Metric metric, int k,
+               std::int64_t skip, std::int32_t* outIds, float* outDist) {
+  std::priority_queue<Scored> heap; // the worst of the best k on top
+  for (std::int64_t j = 0; j < base.rows; ++j) {
+    if (j == skip)
+      continue;
+    const Scored s{exactDistance(query, base.row(j), base.cols, metric), std::int32_t(j)};
+    if (int(heap.size()) < k)
+      heap.push(s);
+    else if (s < heap.top()) {
+      heap.pop();
+      heap.push(s);
+    }
+  }
+  for (int c = int(heap.size()) - 1; c >= 0; --c) {
+    outIds[c] = heap.top().id;
+    outDist[c] = float(heap.top().dist);
+    heap.pop();
+  }
+}
+
+} // namespace nearscape::knn

@@ -1,0 +1,64 @@
+#pragma once
+// Pieces shared by the CPU and CUDA exact searches (internal): the metric's packing of rows for
+// GEMM, the rounding-error bounds, and the exact re-check.
+
+#include "nearscape/core/Matrix.h"
+#include "nearscape/core/Metric.h"
+#include "nearscape/knn/Knn.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace nearscape::knn {
+
+constexpr double kUnitRoundoff = 1.0 / (1 << 24); ///< float32's u
+
+/// How rows are transformed before the GEMM, and what approximate distance a dot product of
+/// transformed rows gives: L2 centres rows on the base mean (distances are translation-invariant
+/// and smaller norms mean smaller rounding errors); cosine normalises; inner product keeps rows.
+struct Packing {
+  Metric metric = Metric::L2;
+  std::int64_t d = 0;
+  std::vector<float> mean; ///< L2 only: the base mean, rounded to float (d)
+
+  /// Writes the transformed rows [begin, end) of `m` into `out` ((end − begin) × d) and their
+  /// squared norms (after transformation, float64 accumulation) into `norms`.
+  void pack(const MatrixView<float>& m, std::int64_t begin, std::int64_t end, float* out,
+            float* norms) const;
+};
+
+/// The packing for `metric` over `base` (computes the mean for L2).
+Packing makePacking(const MatrixView<float>& base, Metric metric, int threads);
+
+/// The bound E on |approx − exact| (in the approximate-distance units: squared L2, −dot, 1 − cos)
+/// for a query whose packed norm² is `queryNorm2` against base rows of packed norm² ≤ `maxBaseNorm2`.
+/// `inputRounding` is the relative rounding of GEMM inputs (0 for float32, 2^-10 for TF32).
+double errorBound(Metric metric, std::int64_t d, double queryNorm2, double maxBaseNorm2,
+                  double inputRounding);
+
+/// The approximate distance from a dot product of packed rows.
+inline float approxDistance(Metric metric, float queryNorm2, float baseNorm2, float dot) {
+  switch (metric) {
+  case Metric::L2:
+    return queryNorm2 + baseNorm2 - 2.0f * dot;
+  case Metric::InnerProduct:
+    return -dot;
+  case Metric::Cosine:
+    return 1.0f - dot;
+  }
+  return 0;
+}
+
+/// How many candidates a row may keep before it is recomputed directly.
+std::size_t candidateCap(int k);
+
+/// Exact re-check of one row: distances of `ids` recomputed in float64, the k best by
+/// (distance, id) written to outIds/outDist.
+void finishRow(const float* query, const MatrixView<float>& base, Metric metric, int k,
+               std::vector<std::int32_t>& ids, std::int32_t* outIds, float* outDist);
+
+/// Direct exact scan of all base rows for one query (the fallback), skipping `skip` (or −1).
+void directRow(const float* query, const MatrixView<float>& base, Metric metric, int k,
+               std::int64_t skip, std::int32_t* outIds, float* outDist);
+
+} // namespace nearscape::knn

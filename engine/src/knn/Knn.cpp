@@ -1,0 +1,101 @@
+#include "nearscape/knn/Knn.h"
+
+#include "knn/ExactCommon.h"
+#include "knn/ExactCpu.h"
+#include "nearscape/core/Dataset.h"
+#include "nearscape/core/Error.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace nearscape {
+namespace {
+
+void validate(const MatrixView<float>& queries, const MatrixView<float>& base, int k,
+              bool graph) {
+  NEARSCAPE_EXPECTS(base.rows > 0 && base.cols > 0, "the data is empty");
+  NEARSCAPE_EXPECTS(queries.rows > 0, "there are no queries");
+  NEARSCAPE_EXPECTS(queries.cols == base.cols,
+                    "queries have dimension " + std::to_string(queries.cols) +
+                        " but the data has " + std::to_string(base.cols));
+  NEARSCAPE_EXPECTS(base.rows <= std::numeric_limits<std::int32_t>::max(),
+                    "more than 2^31 − 1 items: ids are int32");
+  const std::int64_t maxK = graph ? base.rows - 1 : base.rows;
+  NEARSCAPE_EXPECTS(k >= 1 && k <= maxK,
+                    "k = " + std::to_string(k) + " is out of range: it must lie in [1, " +
+                        std::to_string(maxK) + "]" +
+                        (graph ? " (n − 1: an item is not its own neighbour)" : " (n)"));
+  requireFinite(base, "the data");
+  if (queries.data != base.data)
+    requireFinite(queries, "the queries");
+}
+
+KnnResult dispatch(const MatrixView<float>& queries, const MatrixView<float>& base, int k,
+                   Metric metric, bool graph, const Context& context, JobControl& job,
+                   const ExactKnnParams& params) {
+  validate(queries, base, k, graph);
+  const Backend backend = resolveBackend(context);
+  (void)backend; // the CUDA path joins here
+  return knn::exactSearchCpu(queries, base, k, metric, graph, context, job, params);
+}
+
+} // namespace
+
+KnnResult knnSearch(const MatrixView<float>& queries, const MatrixView<float>& base, int k,
+                    Metric metric, const Context& context, JobControl& job,
+                    const ExactKnnParams& params) {
+  return dispatch(queries, base, k, metric, false, context, job, params);
+}
+
+KnnResult knnGraph(const MatrixView<float>& data, int k, Metric metric, const Context& context,
+                   JobControl& job, const ExactKnnParams& params) {
+  return dispatch(data, data, k, metric, true, context, job, params);
+}
+
+KnnResult knnReference(const MatrixView<float>& queries, const MatrixView<float>& base, int k,
+                       Metric metric, bool excludeSelf, const std::vector<std::int64_t>& rows,
+                       int threads) {
+  validate(queries, base, k, excludeSelf);
+  const std::int64_t n = rows.empty() ? queries.rows : std::int64_t(rows.size());
+  std::vector<std::int32_t> ids(static_cast<std::size_t>(n * k));
+  std::vector<float> dists(static_cast<std::size_t>(n * k));
+  Context context;
+  context.threads = threads;
+#pragma omp parallel for num_threads(effectiveThreads(context)) schedule(dynamic, 4)
+  for (std::int64_t r = 0; r < n; ++r) {
+    const std::int64_t q = rows.empty() ? r : rows[r];
+    knn::directRow(queries.row(q), base, metric, k, excludeSelf ? q : -1, ids.data() + r * k,
+                   dists.data() + r * k);
+  }
+  KnnResult result;
+  result.ids = Matrix<std::int32_t>(std::move(ids), n, k);
+  result.distances = Matrix<float>(std::move(dists), n, k);
+  result.device = "float64 reference";
+  return result;
+}
+
+double recallAtK(const MatrixView<std::int32_t>& found, const MatrixView<std::int32_t>& truth,
+                 int k, const MatrixView<float>& queries, const MatrixView<float>& base,
+                 Metric metric, const std::vector<std::int64_t>& queryRows) {
+  NEARSCAPE_EXPECTS(found.rows == truth.rows, "found and truth have different row counts");
+  NEARSCAPE_EXPECTS(found.cols >= k && truth.cols >= k,
+                    "recall@" + std::to_string(k) + " needs at least k columns");
+  std::int64_t hits = 0;
+#pragma omp parallel for reduction(+ : hits) schedule(dynamic, 16)
+  for (std::int64_t r = 0; r < found.rows; ++r) {
+    const float* q = queries.row(queryRows.empty() ? r : queryRows[r]);
+    const std::int32_t kthId = truth.row(r)[k - 1];
+    NEARSCAPE_EXPECTS(kthId >= 0 && kthId < base.rows, "a truth id is out of range");
+    const double kth = exactDistance(q, base.row(kthId), base.cols, metric);
+    const double limit = kth + 1e-6 * std::abs(kth);
+    for (int c = 0; c < k; ++c) {
+      const std::int32_t id = found.row(r)[c];
+      if (id >= 0 && id < base.rows && exactDistance(q, base.row(id), base.cols, metric) <= limit)
+        ++hits;
+    }
+  }
+  return double(hits) / double(found.rows * k);
+}
+
+} // namespace nearscape

@@ -1,0 +1,286 @@
+// Exact kNN against a float64 brute force, for every metric and backend (CUDA rows QSKIP without
+// a device), on awkward shapes, ties, duplicates, zero vectors and large norms.
+#include "nearscape/Nearscape.h"
+
+#include <QTest>
+
+#include <cmath>
+#include <random>
+
+using namespace nearscape;
+
+Q_DECLARE_METATYPE(nearscape::Metric)
+Q_DECLARE_METATYPE(nearscape::Backend)
+
+namespace {
+
+std::vector<float> gaussian(std::int64_t n, std::int64_t d, std::uint64_t seed, float scale = 1,
+                            float offset = 0) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> normal(0.0f, scale);
+  std::vector<float> v(static_cast<std::size_t>(n * d));
+  for (auto& x : v)
+    x = normal(rng) + offset;
+  return v;
+}
+
+/// Our result must equal the float64 reference: same distances (to float rounding) and the same
+/// ids except where reference distances tie within 1e-6 relative.
+bool sameAsReference(const KnnResult& got, const KnnResult& ref, QString& why) {
+  if (got.ids.rows() != ref.ids.rows() || got.ids.cols() != ref.ids.cols()) {
+    why = "shape differs";
+    return false;
+  }
+  const int k = int(ref.ids.cols());
+  for (std::int64_t r = 0; r < ref.ids.rows(); ++r)
+    for (int c = 0; c < k; ++c) {
+      const float gd = got.distances.row(r)[c], rd = ref.distances.row(r)[c];
+      if (std::abs(gd - rd) > 1e-6f * std::max(1.0f, std::abs(rd))) {
+        why = QString("row %1 col %2: distance %3 vs %4").arg(r).arg(c).arg(gd).arg(rd);
+        return false;
+      }
+      if (got.ids.row(r)[c] != ref.ids.row(r)[c]) {
+        const auto tie = [&](int other) {
+          return other >= 0 && other < k &&
+                 std::abs(ref.distances.row(r)[other] - rd) <= 1e-6f * std::max(1.0f, std::abs(rd));
+        };
+        // An id may differ only inside a run of tied distances (which may continue past k).
+        if (!tie(c - 1) && !tie(c + 1) && c != k - 1) {
+          why = QString("row %1 col %2: id %3 vs %4 (no tie)")
+                    .arg(r).arg(c).arg(got.ids.row(r)[c]).arg(ref.ids.row(r)[c]);
+          return false;
+        }
+      }
+    }
+  return true;
+}
+
+} // namespace
+
+/// CUDA rows skip, with the reason, where no device is usable (QSKIP must run in the test itself).
+#define SKIP_WITHOUT_DEVICE(backend)                                                               \
+  do {                                                                                             \
+    if ((backend) == Backend::Cuda && !queryDevice(0).usable)                                      \
+      QSKIP(qPrintable("no usable CUDA device: " +                                                 \
+                       QString::fromStdString(queryDevice(0).reason)));                            \
+  } while (false)
+
+class TestKnn : public QObject {
+  Q_OBJECT
+
+private:
+  Context contextFor(Backend backend) {
+    Context c;
+    c.backend = backend;
+    return c;
+  }
+  void addBackendRows(const char* name, const std::function<void(QTestData&)>& fill) {
+    for (Backend b : {Backend::Cpu, Backend::Cuda}) {
+      QTestData& row = QTest::newRow(qPrintable(QString("%1/%2").arg(name, backendName(b).data())));
+      row << b;
+      fill(row);
+    }
+  }
+
+private slots:
+  void matchesReference_data() {
+    QTest::addColumn<Backend>("backend");
+    QTest::addColumn<Metric>("metric");
+    QTest::addColumn<int>("n");
+    QTest::addColumn<int>("nq");
+    QTest::addColumn<int>("d");
+    QTest::addColumn<int>("k");
+    QTest::addColumn<bool>("graph");
+    QTest::addColumn<int>("tile");
+    struct Case {
+      const char* name;
+      Metric metric;
+      int n, nq, d, k;
+      bool graph;
+      int tile;
+    };
+    const Case cases[] = {
+        {"l2 d1 graph", Metric::L2, 300, 0, 1, 5, true, 0},
+        {"l2 d3 search", Metric::L2, 1037, 211, 3, 10, false, 0},
+        {"l2 d17 graph small tiles", Metric::L2, 999, 0, 17, 7, true, 64},
+        {"l2 d784 search", Metric::L2, 700, 50, 784, 10, false, 0},
+        {"l2 k=1", Metric::L2, 500, 0, 8, 1, true, 0},
+        {"l2 k=n-1", Metric::L2, 120, 0, 5, 119, true, 0},
+        {"l2 k=n search", Metric::L2, 90, 13, 6, 90, false, 0},
+        {"ip d17 graph", Metric::InnerProduct, 800, 0, 17, 10, true, 0},
+        {"ip d64 search tiles", Metric::InnerProduct, 1500, 300, 64, 32, false, 100},
+        {"cos d3 graph", Metric::Cosine, 640, 0, 3, 10, true, 0},
+        {"cos d100 search", Metric::Cosine, 1200, 100, 100, 20, false, 0},
+    };
+    for (const Case& c : cases)
+      addBackendRows(c.name, [&](QTestData& row) {
+        row << c.metric << c.n << c.nq << c.d << c.k << c.graph << c.tile;
+      });
+  }
+  void matchesReference() {
+    QFETCH(Backend, backend);
+    QFETCH(Metric, metric);
+    QFETCH(int, n);
+    QFETCH(int, nq);
+    QFETCH(int, d);
+    QFETCH(int, k);
+    QFETCH(bool, graph);
+    QFETCH(int, tile);
+    SKIP_WITHOUT_DEVICE(backend);
+    std::random_device seed; // fresh data every run
+    const auto base = gaussian(n, d, seed());
+    const auto queries = gaussian(std::max(nq, 1), d, seed());
+    const MatrixView<float> b{base.data(), n, d};
+    const MatrixView<float> q = graph ? b : MatrixView<float>{queries.data(), nq, d};
+    ExactKnnParams params;
+    params.queryTile = params.baseTile = tile;
+    const KnnResult got = graph ? knnGraph(b, k, metric, contextFor(backend), noJobControl(), params)
+                                : knnSearch(q, b, k, metric, contextFor(backend), noJobControl(), params);
+    const KnnResult ref = knnReference(q, b, k, metric, graph);
+    QString why;
+    QVERIFY2(sameAsReference(got, ref, why), qPrintable(why));
+    if (graph)
+      for (std::int64_t r = 0; r < n; ++r)
+        for (int c = 0; c < k; ++c)
+          QVERIFY(got.ids.row(r)[c] != r);
+  }
+
+  void tiesBreakBySmallerId_data() {
+    QTest::addColumn<Backend>("backend");
+    addBackendRows("grid", [](QTestData&) {});
+  }
+  void tiesBreakBySmallerId() {
+    QFETCH(Backend, backend);
+    SKIP_WITHOUT_DEVICE(backend);
+    // Integer grid points: many exactly equal distances.
+    std::vector<float> grid;
+    for (int x = 0; x < 12; ++x)
+      for (int y = 0; y < 12; ++y)
+        for (int z = 0; z < 4; ++z) {
+          grid.push_back(float(x));
+          grid.push_back(float(y));
+          grid.push_back(float(z));
+        }
+    const std::int64_t n = std::int64_t(grid.size() / 3);
+    const MatrixView<float> v{grid.data(), n, 3};
+    const KnnResult got = knnGraph(v, 12, Metric::L2, contextFor(backend));
+    const KnnResult ref = knnReference(v, v, 12, Metric::L2, true);
+    for (std::int64_t i = 0; i < n * 12; ++i) {
+      QCOMPARE(got.ids.data()[i], ref.ids.data()[i]);
+      QCOMPARE(got.distances.data()[i], ref.distances.data()[i]);
+    }
+  }
+
+  void duplicatesAndZeroVectors_data() {
+    QTest::addColumn<Backend>("backend");
+    addBackendRows("dups", [](QTestData&) {});
+  }
+  void duplicatesAndZeroVectors() {
+    QFETCH(Backend, backend);
+    SKIP_WITHOUT_DEVICE(backend);
+    auto data = gaussian(200, 8, 3);
+    for (int i = 100; i < 200; ++i) // every row twice
+      std::copy(data.begin() + (i - 100) * 8, data.begin() + (i - 99) * 8, data.begin() + i * 8);
+    std::fill(data.begin(), data.begin() + 8, 0.0f); // rows 0 and 100 are zero vectors
+    std::fill(data.begin() + 800, data.begin() + 808, 0.0f);
+    const MatrixView<float> v{data.data(), 200, 8};
+    for (Metric m : {Metric::L2, Metric::Cosine, Metric::InnerProduct}) {
+      const KnnResult got = knnGraph(v, 6, m, contextFor(backend));
+      const KnnResult ref = knnReference(v, v, 6, m, true);
+      QString why;
+      QVERIFY2(sameAsReference(got, ref, why), qPrintable(QString(metricName(m).data()) + ": " + why));
+      if (m == Metric::L2)
+        QCOMPARE(got.ids.row(5)[0], 105); // its duplicate, at distance 0
+      if (m == Metric::Cosine)
+        QCOMPARE(got.distances.row(0)[0], 1.0f); // a zero vector: cos = 0 with everything
+    }
+  }
+
+  void largeNorms_data() {
+    QTest::addColumn<Backend>("backend");
+    addBackendRows("offset", [](QTestData&) {});
+  }
+  void largeNorms() {
+    QFETCH(Backend, backend);
+    SKIP_WITHOUT_DEVICE(backend);
+    // Points 1e4 away from the origin, 1 apart from each other: the norm expansion cancels
+    // catastrophically without centring or a proper bound.
+    const auto data = gaussian(600, 32, 4, 1.0f, 1e4f);
+    const MatrixView<float> v{data.data(), 600, 32};
+    const KnnResult got = knnGraph(v, 10, Metric::L2, contextFor(backend));
+    const KnnResult ref = knnReference(v, v, 10, Metric::L2, true);
+    QString why;
+    QVERIFY2(sameAsReference(got, ref, why), qPrintable(why));
+    const KnnResult ip = knnGraph(v, 10, Metric::InnerProduct, contextFor(backend));
+    const KnnResult ipRef = knnReference(v, v, 10, Metric::InnerProduct, true);
+    QVERIFY2(sameAsReference(ip, ipRef, why), qPrintable("ip: " + why));
+  }
+
+  void badArguments() {
+    const auto data = gaussian(50, 4, 5);
+    const MatrixView<float> v{data.data(), 50, 4};
+    Context cpu;
+    cpu.backend = Backend::Cpu;
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, knnGraph(v, 50, Metric::L2, cpu));
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, knnGraph(v, 0, Metric::L2, cpu));
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, knnSearch(v, v, 51, Metric::L2, cpu));
+    const MatrixView<float> q3{data.data(), 10, 3};
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, knnSearch(q3, v, 5, Metric::L2, cpu));
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, knnGraph(MatrixView<float>{data.data(), 0, 4}, 1, Metric::L2, cpu));
+    auto nan = data;
+    nan[17] = NAN;
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, knnGraph(MatrixView<float>{nan.data(), 50, 4}, 3, Metric::L2, cpu));
+    Context tiny = cpu;
+    tiny.memoryBudget = 64; // smaller than one row's working memory
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, knnGraph(v, 3, Metric::L2, tiny));
+  }
+
+  void smallBudgetStillExact() {
+    const auto data = gaussian(900, 24, 6);
+    const MatrixView<float> v{data.data(), 900, 24};
+    Context c;
+    c.backend = Backend::Cpu;
+    c.memoryBudget = 256 * 1024; // forces small tiles
+    const KnnResult got = knnGraph(v, 8, Metric::L2, c);
+    QString why;
+    QVERIFY2(sameAsReference(got, knnReference(v, v, 8, Metric::L2, true), why), qPrintable(why));
+  }
+
+  void cancellationMidway() {
+    const auto data = gaussian(6000, 64, 7);
+    const MatrixView<float> v{data.data(), 6000, 64};
+    bool stopped = false;
+    JobControl* self = nullptr;
+    JobControl job([&](double fraction, const std::string&) {
+      if (fraction > 0.2 && !stopped) {
+        stopped = true;
+        self->requestStop();
+      }
+    }, std::chrono::milliseconds(0));
+    self = &job;
+    Context c;
+    c.backend = Backend::Cpu;
+    ExactKnnParams params;
+    params.queryTile = 500;
+    params.baseTile = 500;
+    QVERIFY_THROWS_EXCEPTION(Cancelled, knnGraph(v, 10, Metric::L2, c, job, params));
+    QVERIFY(stopped);
+  }
+
+  void recallCountsTiesAsHits() {
+    const auto data = gaussian(400, 6, 8);
+    const MatrixView<float> v{data.data(), 400, 6};
+    const KnnResult ref = knnReference(v, v, 10, Metric::L2, true);
+    QCOMPARE(recallAtK(ref.ids.view(), ref.ids.view(), 10, v, v, Metric::L2), 1.0);
+    // Replace every row's nearest by its 11th-nearest: recall drops to exactly 0.9.
+    const KnnResult ref11 = knnReference(v, v, 11, Metric::L2, true);
+    std::vector<std::int32_t> worse(ref.ids.data(), ref.ids.data() + 400 * 10);
+    for (int r = 0; r < 400; ++r)
+      worse[r * 10] = ref11.ids.row(r)[10];
+    const double recall = recallAtK({worse.data(), 400, 10}, ref.ids.view(), 10, v, v, Metric::L2);
+    QVERIFY(std::abs(recall - 0.9) < 1e-9);
+  }
+};
+
+QTEST_GUILESS_MAIN(TestKnn)
+#include "tst_knn.moc"
