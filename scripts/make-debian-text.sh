@@ -37,7 +37,7 @@ for f in /var/lib/apt/lists/*_binary-*_Packages*; do /usr/lib/apt/apt-helper cat
 
 /usr/bin/python3 scripts/debian_text.py prepare "$work" "$limit"
 # Sentence vectors need word vectors: a small skipgram model trained on the descriptions.
-fasttext skipgram -input "$work/corpus.txt" -output "$work/model" -dim 64 -epoch 5 \
+fasttext skipgram -input "$work/corpus.txt" -output "$work/model" -dim 64 -epoch 5 -minn 0 -maxn 0 \
   -minCount 2 -thread "$(nproc)" -verbose 0
 fasttext print-sentence-vectors "$work/model.bin" <"$work/corpus.txt" >"$work/vectors.txt"
 /usr/bin/python3 scripts/debian_text.py finish "$work"

@@ -9,4 +9,7 @@ namespace nearscape::cli {
 /// Sets `exitCode` when it runs.
 void addInfoCommand(CLI::App& app, int& exitCode);
 
+/// `knn PATH --k K [--queries Q] [--out IDS.npy] ...`: exact kNN graph or search.
+void addKnnCommand(CLI::App& app, int& exitCode);
+
 } // namespace nearscape::cli

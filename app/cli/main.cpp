@@ -9,6 +9,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   int exitCode = nearscape::cli::kExitOk;
   nearscape::cli::addInfoCommand(app, exitCode);
+  nearscape::cli::addKnnCommand(app, exitCode);
   nearscape::cli::installCancelHandlers();
   try {
     app.parse(argc, argv);

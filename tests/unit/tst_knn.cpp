@@ -24,35 +24,10 @@ std::vector<float> gaussian(std::int64_t n, std::int64_t d, std::uint64_t seed, 
   return v;
 }
 
-/// Our result must equal the float64 reference: same distances (to float rounding) and the same
-/// ids except where reference distances tie within 1e-6 relative.
+/// Our result must equal the float64 reference (see compareWithReference).
 bool sameAsReference(const KnnResult& got, const KnnResult& ref, QString& why) {
-  if (got.ids.rows() != ref.ids.rows() || got.ids.cols() != ref.ids.cols()) {
-    why = "shape differs";
-    return false;
-  }
-  const int k = int(ref.ids.cols());
-  for (std::int64_t r = 0; r < ref.ids.rows(); ++r)
-    for (int c = 0; c < k; ++c) {
-      const float gd = got.distances.row(r)[c], rd = ref.distances.row(r)[c];
-      if (std::abs(gd - rd) > 1e-6f * std::max(1.0f, std::abs(rd))) {
-        why = QString("row %1 col %2: distance %3 vs %4").arg(r).arg(c).arg(gd).arg(rd);
-        return false;
-      }
-      if (got.ids.row(r)[c] != ref.ids.row(r)[c]) {
-        const auto tie = [&](int other) {
-          return other >= 0 && other < k &&
-                 std::abs(ref.distances.row(r)[other] - rd) <= 1e-6f * std::max(1.0f, std::abs(rd));
-        };
-        // An id may differ only inside a run of tied distances (which may continue past k).
-        if (!tie(c - 1) && !tie(c + 1) && c != k - 1) {
-          why = QString("row %1 col %2: id %3 vs %4 (no tie)")
-                    .arg(r).arg(c).arg(got.ids.row(r)[c]).arg(ref.ids.row(r)[c]);
-          return false;
-        }
-      }
-    }
-  return true;
+  why = QString::fromStdString(compareWithReference(got, ref));
+  return why.isEmpty();
 }
 
 } // namespace

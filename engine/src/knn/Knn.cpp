@@ -75,6 +75,35 @@ KnnResult knnReference(const MatrixView<float>& queries, const MatrixView<float>
   return result;
 }
 
+std::string compareWithReference(const KnnResult& got, const KnnResult& ref,
+                                 const std::vector<std::int64_t>& gotRows) {
+  const int k = int(ref.ids.cols());
+  if (got.ids.cols() != k)
+    return "k differs: " + std::to_string(got.ids.cols()) + " vs " + std::to_string(k);
+  if (gotRows.empty() && got.ids.rows() != ref.ids.rows())
+    return "row counts differ";
+  auto close = [](float a, float b) {
+    return std::abs(a - b) <= 1e-6f * std::max(1.0f, std::abs(b));
+  };
+  for (std::int64_t r = 0; r < ref.ids.rows(); ++r) {
+    const std::int64_t g = gotRows.empty() ? r : gotRows[std::size_t(r)];
+    const float* rd = ref.distances.row(r);
+    for (int c = 0; c < k; ++c) {
+      const float gd = got.distances.row(g)[c];
+      if (!close(gd, rd[c]))
+        return "row " + std::to_string(g) + ", rank " + std::to_string(c) + ": distance " +
+               std::to_string(gd) + ", float64 says " + std::to_string(rd[c]);
+      const bool tied = (c > 0 && close(rd[c - 1], rd[c])) || (c + 1 < k && close(rd[c + 1], rd[c])) ||
+                        c == k - 1; // the last may tie with ranks past k
+      if (got.ids.row(g)[c] != ref.ids.row(r)[c] && !tied)
+        return "row " + std::to_string(g) + ", rank " + std::to_string(c) + ": id " +
+               std::to_string(got.ids.row(g)[c]) + ", float64 says " +
+               std::to_string(ref.ids.row(r)[c]);
+    }
+  }
+  return {};
+}
+
 double recallAtK(const MatrixView<std::int32_t>& found, const MatrixView<std::int32_t>& truth,
                  int k, const MatrixView<float>& queries, const MatrixView<float>& base,
                  Metric metric, const std::vector<std::int64_t>& queryRows) {

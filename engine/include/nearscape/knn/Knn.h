@@ -58,6 +58,12 @@ KnnResult knnReference(const MatrixView<float>& queries, const MatrixView<float>
                        Metric metric, bool excludeSelf, const std::vector<std::int64_t>& rows = {},
                        int threads = 0);
 
+/// "" when `got` equals the float64 reference `ref` (same rows): distances within 1e-6 relative,
+/// ids equal except inside runs of reference distances tied within 1e-6 relative; else a
+/// description of the first difference.
+std::string compareWithReference(const KnnResult& got, const KnnResult& ref,
+                                 const std::vector<std::int64_t>& gotRows = {});
+
 /// Recall@k as ann-benchmarks counts it: a returned id is a hit when its exact distance is at most
 /// the true k-th distance (from `truth`, rows × ≥k ids) plus 1e-6 relative. `queryRows` maps the
 /// rows of `found` and `truth` to rows of `queries` (identity when empty).

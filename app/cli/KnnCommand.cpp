@@ -1,0 +1,136 @@
+// nearscape-cli knn: exact k-nearest neighbours of every item (the kNN graph) or of queries.
+#include "Commands.h"
+#include "CommonOptions.h"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <iostream>
+#include <optional>
+#include <memory>
+
+namespace nearscape::cli {
+namespace {
+
+struct KnnArgs {
+  std::string path, queries, out, outDist, truth, meta;
+  std::string metric;
+  std::string method = "exact";
+  int k = 10;
+  CommonOptions common;
+};
+
+double since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+int runKnn(const KnnArgs& args) {
+  const Context context = args.common.context();
+  if (args.method != "exact")
+    throw InvalidArgument("--method " + args.method + " is not available yet (use exact)");
+  JobControl& job = commandJob();
+  auto t = std::chrono::steady_clock::now();
+  OpenOptions options;
+  options.loadThumbnails = false;
+  const Dataset data = openDataset(args.path, options, job);
+  Dataset queries;
+  if (!args.queries.empty())
+    queries = openDataset(args.queries, options, job);
+  const double loadSeconds = since(t);
+
+  Metric metric = data.metric.value_or(Metric::L2);
+  if (!args.metric.empty()) {
+    const auto parsed = parseMetric(args.metric);
+    if (!parsed)
+      throw InvalidArgument("unknown metric '" + args.metric + "' (l2, ip or cos)");
+    metric = *parsed;
+  }
+
+  Matrix<std::int64_t> truth;
+  if (!args.truth.empty()) {
+    truth = readNpyIds(args.truth);
+    const std::int64_t rows = args.queries.empty() ? data.size() : queries.size();
+    if (truth.rows() != rows || truth.cols() < args.k)
+      throw InvalidArgument(args.truth + ": ground truth is " + std::to_string(truth.rows()) +
+                            " × " + std::to_string(truth.cols()) + ", expected " +
+                            std::to_string(rows) + " × ≥" + std::to_string(args.k));
+  }
+
+  t = std::chrono::steady_clock::now();
+  const KnnResult result =
+      args.queries.empty()
+          ? knnGraph(data.vectors.view(), args.k, metric, context, job)
+          : knnSearch(queries.vectors.view(), data.vectors.view(), args.k, metric, context, job);
+  const double knnSeconds = since(t);
+
+  std::optional<double> recall;
+  if (!truth.empty()) {
+    std::vector<std::int32_t> truth32(static_cast<std::size_t>(truth.rows() * args.k));
+    for (std::int64_t r = 0; r < truth.rows(); ++r)
+      for (int c = 0; c < args.k; ++c)
+        truth32[std::size_t(r * args.k + c)] = std::int32_t(truth.row(r)[c]);
+    const MatrixView<float> q = args.queries.empty() ? data.vectors.view() : queries.vectors.view();
+    recall = recallAtK(result.ids.view(), {truth32.data(), truth.rows(), args.k}, args.k, q,
+                       data.vectors.view(), metric);
+  }
+
+  t = std::chrono::steady_clock::now();
+  job.check(); // a cancelled run writes nothing
+  if (!args.out.empty())
+    writeNpy(args.out, result.ids.view());
+  if (!args.outDist.empty())
+    writeNpy(args.outDist, result.distances.view());
+  const double writeSeconds = since(t);
+
+  if (args.common.json) {
+    nlohmann::ordered_json j;
+    j["mode"] = args.queries.empty() ? "graph" : "search";
+    j["rows"] = result.ids.rows();
+    j["base_rows"] = data.size();
+    j["dim"] = data.dim();
+    j["k"] = args.k;
+    j["metric"] = std::string(metricName(metric));
+    j["method"] = args.method;
+    j["backend"] = std::string(backendName(result.backend));
+    j["device"] = result.device;
+    j["recall"] = recall ? nlohmann::json(*recall) : nlohmann::json(nullptr);
+    j["fallback_rows"] = result.fallbackRows;
+    j["candidates_per_row"] = result.candidatesPerRow;
+    j["out"] = args.out;
+    j["timings"] = {{"load_s", loadSeconds}, {"knn_s", knnSeconds}, {"write_s", writeSeconds}};
+    std::cout << j.dump(2) << '\n';
+  } else {
+    std::cout << (args.queries.empty() ? "exact kNN graph" : "exact kNN search") << ": "
+              << result.ids.rows() << " rows, k = " << args.k << ", " << metricName(metric)
+              << ", " << result.device << '\n'
+              << "time          " << knnSeconds << " s (load " << loadSeconds << " s)\n"
+              << "candidates    " << result.candidatesPerRow << " per row re-checked, "
+              << result.fallbackRows << " rows recomputed directly\n";
+    if (recall)
+      std::cout << "recall@" << args.k << "     " << *recall << '\n';
+    if (!args.out.empty())
+      std::cout << "wrote         " << args.out << (args.outDist.empty() ? "" : ", " + args.outDist)
+                << '\n';
+  }
+  return kExitOk;
+}
+
+} // namespace
+
+void addKnnCommand(CLI::App& app, int& exitCode) {
+  auto args = std::make_shared<KnnArgs>();
+  CLI::App* cmd = app.add_subcommand("knn", "Exact k-nearest neighbours: the kNN graph, or queries");
+  cmd->add_option("path", args->path, "Data file or IDX folder")->required();
+  cmd->add_option("--k", args->k, "Neighbours per row")->capture_default_str();
+  cmd->add_option("--metric", args->metric, "l2, ip or cos (default: the file's, else l2)");
+  cmd->add_option("--queries", args->queries, "Query vectors (any supported format); "
+                                              "without: every item against the others");
+  cmd->add_option("--method", args->method, "exact")->capture_default_str();
+  cmd->add_option("--out", args->out, "Write ids here (.npy, int32, rows × k)");
+  cmd->add_option("--out-dist", args->outDist, "Write distances here (.npy, float32, rows × k)");
+  cmd->add_option("--truth", args->truth, "Ground-truth ids (.npy, rows × ≥k) for recall@k");
+  args->common.addTo(*cmd);
+  cmd->callback([args, &exitCode] { exitCode = runGuarded([&] { return runKnn(*args); }); });
+}
+
+} // namespace nearscape::cli

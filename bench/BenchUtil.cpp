@@ -1,0 +1,92 @@
+#include "BenchUtil.h"
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <random>
+#include <sstream>
+
+namespace nearscape::bench {
+
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+double median(std::vector<double> v) {
+  if (v.empty())
+    return 0;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+nlohmann::json runPeer(const std::string& command) {
+  std::FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
+  if (!pipe)
+    throw Error("cannot start peer: " + command);
+  std::string output, last;
+  std::array<char, 4096> buffer{};
+  while (std::fgets(buffer.data(), int(buffer.size()), pipe)) {
+    output += buffer.data();
+    std::string line = buffer.data();
+    if (!line.empty() && line.back() == '\n')
+      line.pop_back();
+    if (!line.empty())
+      last = line;
+  }
+  const int status = ::pclose(pipe);
+  if (status != 0)
+    throw Error("peer failed (" + command + "):\n" + output);
+  try {
+    return nlohmann::json::parse(last);
+  } catch (const std::exception&) {
+    throw Error("peer printed no JSON (" + command + "):\n" + output);
+  }
+}
+
+std::string writeTemporaryNpy(const MatrixView<float>& m, const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() / "nearscape-bench";
+  std::filesystem::create_directories(dir);
+  const auto path = dir / name;
+  writeNpy(path, m);
+  return path.string();
+}
+
+std::vector<std::int64_t> sampleRows(std::int64_t n, std::int64_t count, std::uint64_t seed) {
+  std::vector<std::int64_t> rows;
+  if (count >= n) {
+    for (std::int64_t i = 0; i < n; ++i)
+      rows.push_back(i);
+    return rows;
+  }
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<std::int64_t> pick(0, n - 1);
+  while (std::int64_t(rows.size()) < count) {
+    rows.push_back(pick(rng));
+    if (std::int64_t(rows.size()) == count) {
+      std::sort(rows.begin(), rows.end());
+      rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+    }
+  }
+  return rows;
+}
+
+void printTable(const std::string& title, const std::vector<Row>& rows) {
+  std::cout << "\n" << title << "\n";
+  std::cout << std::left << std::setw(44) << "work" << std::right << std::setw(12) << "ours (s)"
+            << std::setw(16) << "peer" << std::setw(12) << "peer (s)" << std::setw(10) << "ratio"
+            << "  note\n";
+  for (const Row& r : rows) {
+    std::cout << std::left << std::setw(44) << r.work << std::right << std::setw(12)
+              << std::setprecision(4) << r.ours << std::setw(16) << r.peer << std::setw(12);
+    if (r.theirs > 0)
+      std::cout << r.theirs << std::setw(10) << std::setprecision(3) << r.ours / r.theirs;
+    else
+      std::cout << "-" << std::setw(10) << "-";
+    std::cout << "  " << r.note << "\n";
+  }
+}
+
+} // namespace nearscape::bench

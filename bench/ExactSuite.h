@@ -1,0 +1,7 @@
+#pragma once
+#include <CLI/CLI.hpp>
+
+namespace nearscape::bench {
+/// `exact`: exact kNN graph or query search against a peer (Faiss CPU or PyTorch GPU).
+void addExactSuite(CLI::App& app, int& exitCode);
+} // namespace nearscape::bench

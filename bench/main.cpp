@@ -1,0 +1,14 @@
+// nearscape-bench: named suites; each prints a table and can write JSON. Engine only, no Qt.
+#include "ExactSuite.h"
+
+#include "nearscape/Nearscape.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"Nearscape benchmarks: our engine against a peer measured in the same run",
+               "nearscape-bench"};
+  app.require_subcommand(1);
+  int exitCode = 0;
+  nearscape::bench::addExactSuite(app, exitCode);
+  CLI11_PARSE(app, argc, argv);
+  return exitCode;
+}
