@@ -2,6 +2,7 @@
 
 #include "knn/ExactCommon.h"
 #include "knn/ExactCpu.h"
+#include "cuda/CudaApi.h"
 #include "nearscape/core/Dataset.h"
 #include "nearscape/core/Error.h"
 
@@ -36,7 +37,25 @@ KnnResult dispatch(const MatrixView<float>& queries, const MatrixView<float>& ba
                    const ExactKnnParams& params) {
   validate(queries, base, k, graph);
   const Backend backend = resolveBackend(context);
-  (void)backend; // the CUDA path joins here
+#ifdef NEARSCAPE_WITH_CUDA
+  if (backend == Backend::Cuda) {
+    try {
+      return cuda::exactSearch(queries, base, k, metric, graph, context, job, params);
+    } catch (const DeviceOutOfMemory& e) {
+      if (context.backend == Backend::Cuda)
+        throw;
+      // Auto: the CPU does the work, and the result says why.
+      KnnResult cpu = knn::exactSearchCpu(queries, base, k, metric, graph, context, job, params);
+      cpu.device += std::string(" (GPU out of memory: ") + e.what() + ")";
+      return cpu;
+    } catch (const InvalidArgument&) {
+      if (context.backend == Backend::Cuda)
+        throw;
+    }
+  }
+#else
+  (void)backend;
+#endif
   return knn::exactSearchCpu(queries, base, k, metric, graph, context, job, params);
 }
 

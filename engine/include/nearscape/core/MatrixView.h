@@ -4,7 +4,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <span>
 
 namespace nearscape {
 
@@ -16,9 +15,6 @@ struct MatrixView {
   std::int64_t cols = 0;   ///< dimension
 
   const T* row(std::int64_t i) const { return data + i * cols; }
-  std::span<const T> rowSpan(std::int64_t i) const {
-    return {row(i), static_cast<std::size_t>(cols)};
-  }
   std::size_t size() const { return static_cast<std::size_t>(rows * cols); }
   bool empty() const { return rows == 0 || cols == 0; }
 };

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Runs on the GPU server (see docs/benchmarks.md): unpacks the bundle that device-pack made,
+# runs the GPU tests, then the benchmark suites named in $SUITES. Logs go to $OUT.
+#   bench/device-run.sh PACKDIR        PACKDIR holds gpu.tar.xz, make-data, fashion-mnist/
+set -uo pipefail
+pack=${1:-.gpu-pack}
+out=${OUT:-/tmp/out}
+mkdir -p "$out" /tmp/data
+tar -C /tmp -xJf "$pack/gpu.tar.xz"
+export LD_LIBRARY_PATH=/tmp/.gpu/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+bin=/tmp/.gpu/bin
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$out/device.txt"
+for s in ${SUITES:-tests fashion}; do
+  case $s in
+    tests)
+      $bin/tst_gpu_norms 2>&1 | tail -3 | tee -a "$out/tests.log"
+      $bin/tst_knn 2>&1 | grep -E "FAIL|Totals|what|Loc" | tee -a "$out/tests.log" ;;
+    fashion)
+      $bin/nearscape-bench exact --data "$pack/fashion-mnist" --label fashion-mnist --k 10 \
+        --backend cuda --peer torch-fp32 --python python3 --peers-dir bench/peers --repeats 3 \
+        --check-rows 70000 --json-out "$out/fashion.json" 2>&1 | tee -a "$out/bench.log" ;;
+    fashion-tf32)
+      $bin/nearscape-bench exact --data "$pack/fashion-mnist" --label fashion-mnist --k 10 \
+        --backend cuda --peer torch-tf32 --python python3 --peers-dir bench/peers --repeats 3 \
+        --check-rows 2000 --json-out "$out/fashion-tf32.json" 2>&1 | tee -a "$out/bench.log" ;;
+    blobs)
+      [ -f /tmp/data/blobs_base.npy ] || python3 "$pack/make-data" blobs /tmp/data/blobs 1000000 128 10000
+      $bin/nearscape-bench exact --data /tmp/data/blobs_base.npy --label blobs-1M-128 --k 10 \
+        --backend cuda --peer torch-fp32 --python python3 --peers-dir bench/peers --repeats 2 \
+        --check-rows 1000 --json-out "$out/blobs.json" 2>&1 | tee -a "$out/bench.log" ;;
+    blobs-search)
+      [ -f /tmp/data/blobs_base.npy ] || python3 "$pack/make-data" blobs /tmp/data/blobs 1000000 128 10000
+      $bin/nearscape-bench exact --data /tmp/data/blobs_base.npy --queries /tmp/data/blobs_query.npy \
+        --label blobs-1M-128 --k 10 --backend cuda --peer torch-fp32 --python python3 \
+        --peers-dir bench/peers --repeats 3 --check-rows 1000 --json-out "$out/blobs-search.json" \
+        2>&1 | tee -a "$out/bench.log" ;;
+  esac
+done

@@ -1,0 +1,492 @@
+// Exact kNN on CUDA. Candidates: cuBLAS GEMM tiles in TF32 (Faiss paper §3 tiling; reduced
+// precision allowed for candidates only) with the norm expansion; each query row keeps every
+// candidate within twice the proven rounding bound of its k-th (threshold filtering in the spirit
+// of Dr. Top-k's delegate filtering: most of a tile never leaves the filter kernel); survivors are
+// re-checked in float64 on the GPU. Rows whose bound keeps too many candidates are recomputed on
+// the CPU. The same bound logic as the CPU backend (knn/ExactCommon.h, knn/CandidateRow.h).
+#include "cuda/CudaApi.h"
+#include "cuda/CudaCheck.cuh"
+#include "cuda/DeviceBuffer.cuh"
+#include "knn/ExactCommon.h"
+
+#include <cublas_v2.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+
+namespace nearscape::cuda {
+namespace {
+
+constexpr int kWarpsPerBlock = 8;
+constexpr int kPruneThreads = 256;
+constexpr int kRerankThreads = 256;
+constexpr int kMaxCap = 2048;       // candidates kept per row after a prune (k ≤ 512)
+constexpr double kTf32Rounding = 1.0 / 1024; // TF32 keeps 10 mantissa bits; truncation allowed
+
+struct Candidate {
+  float approx;
+  std::int32_t id;
+};
+
+struct RowState {
+  float threshold; // approximate distances above it are dropped
+  float margin;    // 2E: twice the rounding bound of this row
+  int count;       // candidates held
+  int overflow;    // 1: too many candidates within the margin; recomputed on the CPU
+};
+
+#define NEARSCAPE_CUBLAS_CHECK(call)                                                               \
+  do {                                                                                             \
+    const cublasStatus_t s_ = (call);                                                              \
+    if (s_ == CUBLAS_STATUS_ALLOC_FAILED)                                                          \
+      throw DeviceOutOfMemory(std::string(#call) + " could not allocate");                        \
+    if (s_ != CUBLAS_STATUS_SUCCESS)                                                               \
+      throw Error(std::string(#call) + " failed with cuBLAS status " + std::to_string(int(s_)));   \
+  } while (false)
+
+class CublasHandle {
+public:
+  CublasHandle() { NEARSCAPE_CUBLAS_CHECK(cublasCreate(&m_handle)); }
+  ~CublasHandle() { cublasDestroy(m_handle); }
+  CublasHandle(const CublasHandle&) = delete;
+  CublasHandle& operator=(const CublasHandle&) = delete;
+  cublasHandle_t get() const { return m_handle; }
+
+private:
+  cublasHandle_t m_handle = nullptr;
+};
+
+__device__ inline float approxDistanceDevice(int metric, float qn, float bn, float dot) {
+  return metric == int(Metric::L2) ? qn + bn - 2.0f * dot
+                                   : (metric == int(Metric::InnerProduct) ? -dot : 1.0f - dot);
+}
+
+/// One warp per row: packed = transform(raw) (centre, copy or normalise), norms = ‖packed‖².
+__global__ void packKernel(const float* __restrict__ raw, std::int64_t n, int d,
+                           const float* __restrict__ mean, int metric, float* __restrict__ packed,
+                           float* __restrict__ norms) {
+  const std::int64_t row = std::int64_t(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  if (row >= n)
+    return;
+  const float* x = raw + row * d;
+  float* o = packed + row * d;
+  double scale = 1.0;
+  if (metric == int(Metric::Cosine)) {
+    double s = 0;
+    for (int j = lane; j < d; j += 32)
+      s += double(x[j]) * x[j];
+    for (int off = 16; off > 0; off /= 2)
+      s += __shfl_xor_sync(0xffffffffu, s, off);
+    scale = s > 0 ? 1.0 / sqrt(s) : 0.0;
+  }
+  double s = 0;
+  for (int j = lane; j < d; j += 32) {
+    float v;
+    if (metric == int(Metric::L2))
+      v = x[j] - mean[j];
+    else if (metric == int(Metric::Cosine))
+      v = float(x[j] * scale);
+    else
+      v = x[j];
+    o[j] = v;
+    s += double(v) * v;
+  }
+  for (int off = 16; off > 0; off /= 2)
+    s += __shfl_xor_sync(0xffffffffu, s, off);
+  if (lane == 0)
+    norms[row] = float(s);
+}
+
+/// One warp per query row of a C tile (bq × bb dots): appends every approximate distance at or
+/// below the row's threshold; rows holding more than `cap` are queued for pruning.
+__global__ void filterKernel(const float* __restrict__ C, int bq, int bb,
+                             const float* __restrict__ qNorms, const float* __restrict__ bNorms,
+                             std::int64_t qStart, std::int64_t bStart, int excludeSelf, int metric,
+                             RowState* __restrict__ states, Candidate* __restrict__ lists, int capG,
+                             int cap, int* __restrict__ pruneList, int* __restrict__ pruneCount) {
+  const int row = blockIdx.x * kWarpsPerBlock + threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  if (row >= bq)
+    return;
+  RowState st = states[row];
+  if (st.overflow)
+    return;
+  const float t = st.threshold;
+  const float qn = qNorms[row];
+  const float* c = C + std::int64_t(row) * bb;
+  Candidate* list = lists + std::int64_t(row) * capG;
+  int count = st.count;
+  const std::int64_t self = excludeSelf ? qStart + row : -1;
+  for (int j0 = 0; j0 < bb; j0 += 32) {
+    const int j = j0 + lane;
+    bool pass = false;
+    float a = 0;
+    if (j < bb) {
+      a = approxDistanceDevice(metric, qn, bNorms[j], c[j]);
+      pass = a <= t && bStart + j != self;
+    }
+    const unsigned mask = __ballot_sync(0xffffffffu, pass);
+    const int pos = count + __popc(mask & ((1u << lane) - 1));
+    if (pass && pos < capG)
+      list[pos] = {a, std::int32_t(bStart + j)};
+    count += __popc(mask);
+  }
+  if (lane == 0) {
+    if (count > capG) { // cannot happen while bb + cap ≤ capG; kept as a guard
+      states[row].overflow = 1;
+      states[row].count = 0;
+      return;
+    }
+    states[row].count = count;
+    if (count > cap)
+      pruneList[atomicAdd(pruneCount, 1)] = row;
+  }
+}
+
+__device__ inline unsigned orderedKey(float f) {
+  const unsigned u = __float_as_uint(f);
+  return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+}
+
+/// One block per queued row: finds the k-th smallest approximate distance (radix select on the
+/// float's ordered bits), lowers the threshold to k-th + margin and compacts the survivors.
+__global__ void pruneKernel(RowState* __restrict__ states, Candidate* __restrict__ lists, int capG,
+                            const int* __restrict__ pruneList, const int* __restrict__ pruneCount,
+                            int k, int cap) {
+  __shared__ unsigned histogram[256];
+  __shared__ unsigned prefix, prefixMask;
+  __shared__ int remaining, written;
+  const int queued = *pruneCount;
+  for (int e = blockIdx.x; e < queued; e += gridDim.x) {
+    const int row = pruneList[e];
+    Candidate* list = lists + std::int64_t(row) * capG;
+    const int count = states[row].count;
+    if (threadIdx.x == 0) {
+      prefix = 0;
+      prefixMask = 0;
+      remaining = k; // rank (1-based) of the wanted key among those matching the prefix
+    }
+    __syncthreads();
+    for (int shift = 24; shift >= 0; shift -= 8) {
+      for (int b = threadIdx.x; b < 256; b += blockDim.x)
+        histogram[b] = 0;
+      __syncthreads();
+      for (int i = threadIdx.x; i < count; i += blockDim.x) {
+        const unsigned key = orderedKey(list[i].approx);
+        if ((key & prefixMask) == prefix)
+          atomicAdd(&histogram[(key >> shift) & 0xffu], 1u);
+      }
+      __syncthreads();
+      if (threadIdx.x == 0) {
+        int r = remaining;
+        unsigned b = 0;
+        while (b < 255 && int(histogram[b]) < r) {
+          r -= int(histogram[b]);
+          ++b;
+        }
+        remaining = r;
+        prefix |= b << shift;
+        prefixMask |= 0xffu << shift;
+      }
+      __syncthreads();
+    }
+    // prefix is now the k-th smallest key: back to a float.
+    const unsigned key = prefix;
+    const float kth = __uint_as_float((key & 0x80000000u) ? (key & 0x7fffffffu) : ~key);
+    const float threshold = fminf(states[row].threshold, kth + states[row].margin);
+    if (threadIdx.x == 0)
+      written = 0;
+    __syncthreads();
+    // In-place compaction, one block-sized chunk at a time: every item of a chunk is read before
+    // any is written, and survivors land at positions already read.
+    for (int base = 0; base < count; base += blockDim.x) {
+      const int i = base + threadIdx.x;
+      Candidate cnd{};
+      const bool keep = i < count && (cnd = list[i]).approx <= threshold;
+      __syncthreads();
+      if (keep)
+        list[atomicAdd(&written, 1)] = cnd;
+      __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+      states[row].threshold = threshold;
+      if (written > cap) {
+        states[row].overflow = 1;
+        states[row].count = 0;
+      } else {
+        states[row].count = written;
+      }
+    }
+    __syncthreads();
+  }
+}
+
+/// One block per row: exact float64 distances of the candidates (a warp per candidate), a
+/// bitonic sort by (distance, id) in shared memory, the first k written out.
+__global__ void rerankKernel(const float* __restrict__ queries, const float* __restrict__ base,
+                             int d, int metric, const RowState* __restrict__ states,
+                             const Candidate* __restrict__ lists, int capG, int k, int sortSize,
+                             std::int32_t* __restrict__ outIds, float* __restrict__ outDist) {
+  extern __shared__ unsigned char shared[];
+  double* dist = reinterpret_cast<double*>(shared);
+  std::int32_t* ids = reinterpret_cast<std::int32_t*>(dist + sortSize);
+  const int row = blockIdx.x;
+  const RowState st = states[row];
+  const int count = st.overflow ? 0 : st.count;
+  const Candidate* list = lists + std::int64_t(row) * capG;
+  const float* q = queries + std::int64_t(row) * d;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, warps = blockDim.x / 32;
+  for (int c = warp; c < sortSize; c += warps) {
+    if (c >= count) {
+      if (lane == 0) {
+        dist[c] = INFINITY;
+        ids[c] = 0x7fffffff;
+      }
+      continue;
+    }
+    const std::int32_t id = list[c].id;
+    const float* b = base + std::int64_t(id) * d;
+    double s = 0, qq = 0, bb = 0;
+    for (int j = lane; j < d; j += 32) {
+      const double x = q[j], y = b[j];
+      if (metric == int(Metric::L2)) {
+        s += (x - y) * (x - y);
+      } else {
+        s += x * y;
+        qq += x * x;
+        bb += y * y;
+      }
+    }
+    for (int off = 16; off > 0; off /= 2) {
+      s += __shfl_xor_sync(0xffffffffu, s, off);
+      qq += __shfl_xor_sync(0xffffffffu, qq, off);
+      bb += __shfl_xor_sync(0xffffffffu, bb, off);
+    }
+    if (lane == 0) {
+      double v;
+      if (metric == int(Metric::L2))
+        v = sqrt(s);
+      else if (metric == int(Metric::InnerProduct))
+        v = -s;
+      else
+        v = (qq == 0 || bb == 0) ? 1.0 : 1.0 - s / (sqrt(qq) * sqrt(bb));
+      dist[c] = v;
+      ids[c] = id;
+    }
+  }
+  __syncthreads();
+  for (int size = 2; size <= sortSize; size *= 2)
+    for (int stride = size / 2; stride > 0; stride /= 2) {
+      for (int i = threadIdx.x; i < sortSize; i += blockDim.x) {
+        const int j = i ^ stride;
+        if (j > i) {
+          const bool ascending = (i & size) == 0;
+          const bool greater = dist[i] > dist[j] || (dist[i] == dist[j] && ids[i] > ids[j]);
+          if (greater == ascending) {
+            const double td = dist[i];
+            dist[i] = dist[j];
+            dist[j] = td;
+            const std::int32_t ti = ids[i];
+            ids[i] = ids[j];
+            ids[j] = ti;
+          }
+        }
+      }
+      __syncthreads();
+    }
+  for (int c = threadIdx.x; c < k; c += blockDim.x) {
+    outIds[std::int64_t(row) * k + c] = ids[c];
+    outDist[std::int64_t(row) * k + c] = float(dist[c]);
+  }
+}
+
+__global__ void initStatesKernel(RowState* states, const float* qNorms, int bq, int metric, int d,
+                                 float maxBaseNorm2, float tf32) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= bq)
+    return;
+  // The same bound as knn::errorBound (ExactCommon.cpp), evaluated on the device.
+  const double u = 1.0 / (1 << 24);
+  const double dotRel = double(d) * u + 2.0 * tf32;
+  const double qn = sqrt(double(qNorms[i])), bn = sqrt(double(maxBaseNorm2));
+  double e;
+  if (metric == int(Metric::L2))
+    e = 2.0 * (dotRel * qn * bn * 2.0 + 8.0 * u * (qn + bn) * (qn + bn));
+  else if (metric == int(Metric::InnerProduct))
+    e = 2.0 * (dotRel * qn * bn + 4.0 * u * qn * bn);
+  else
+    e = 2.0 * (dotRel + 16.0 * u);
+  states[i] = {INFINITY, float(2.0 * e), 0, 0};
+}
+
+struct Tiles {
+  int bq;
+  int bb;
+};
+
+KnnResult runOnDevice(const MatrixView<float>& queries, const MatrixView<float>& base, int k,
+                      Metric metric, bool excludeSelf, const Context& context, JobControl& job,
+                      const ExactKnnParams& params, Tiles tiles) {
+  const auto started = std::chrono::steady_clock::now();
+  const int device = context.device;
+  NEARSCAPE_CUDA_CHECK(cudaSetDevice(device));
+  const std::int64_t nq = queries.rows, nb = base.rows;
+  const int d = int(base.cols);
+  const int cap = int(knn::candidateCap(k));
+  const int bq = int(std::min<std::int64_t>(tiles.bq, nq));
+  const int bb = int(std::min<std::int64_t>(tiles.bb, nb));
+  const int capG = bb + cap;
+  const double tf32 = params.reducedPrecision ? kTf32Rounding : 0.0;
+
+  // The data on the device: raw (for the exact re-check) and packed (for the GEMM).
+  const knn::Packing packing = knn::makePacking(base, metric, effectiveThreads(context));
+  DeviceBuffer<float> rawBase{std::size_t(nb) * d}, packedBase{std::size_t(nb) * d};
+  DeviceBuffer<float> baseNorms{std::size_t(nb)}, mean{std::size_t(d)};
+  NEARSCAPE_CUDA_CHECK(cudaMemcpy(rawBase.get(), base.data, sizeof(float) * nb * d,
+                                  cudaMemcpyHostToDevice));
+  if (metric == Metric::L2)
+    NEARSCAPE_CUDA_CHECK(cudaMemcpy(mean.get(), packing.mean.data(), sizeof(float) * d,
+                                    cudaMemcpyHostToDevice));
+  packKernel<<<unsigned((nb + kWarpsPerBlock - 1) / kWarpsPerBlock), kWarpsPerBlock * 32>>>(
+      rawBase.get(), nb, d, mean.get(), int(metric), packedBase.get(), baseNorms.get());
+  NEARSCAPE_CUDA_CHECK_LAUNCH();
+  DeviceBuffer<float> rawQueries, packedQueries, queryNorms;
+  const float* rawQ = rawBase.get();
+  const float* packedQ = packedBase.get();
+  const float* normsQ = baseNorms.get();
+  if (!excludeSelf) {
+    rawQueries = DeviceBuffer<float>(std::size_t(nq) * d);
+    packedQueries = DeviceBuffer<float>(std::size_t(nq) * d);
+    queryNorms = DeviceBuffer<float>(std::size_t(nq));
+    NEARSCAPE_CUDA_CHECK(cudaMemcpy(rawQueries.get(), queries.data, sizeof(float) * nq * d,
+                                    cudaMemcpyHostToDevice));
+    packKernel<<<unsigned((nq + kWarpsPerBlock - 1) / kWarpsPerBlock), kWarpsPerBlock * 32>>>(
+        rawQueries.get(), nq, d, mean.get(), int(metric), packedQueries.get(), queryNorms.get());
+    NEARSCAPE_CUDA_CHECK_LAUNCH();
+    rawQ = rawQueries.get();
+    packedQ = packedQueries.get();
+    normsQ = queryNorms.get();
+  }
+  std::vector<float> hostNorms(static_cast<std::size_t>(nb));
+  NEARSCAPE_CUDA_CHECK(cudaMemcpy(hostNorms.data(), baseNorms.get(), sizeof(float) * nb,
+                                  cudaMemcpyDeviceToHost));
+  const float maxBaseNorm2 = *std::max_element(hostNorms.begin(), hostNorms.end());
+
+  DeviceBuffer<float> C{std::size_t(bq) * bb};
+  DeviceBuffer<RowState> states{std::size_t(bq)};
+  DeviceBuffer<Candidate> lists{std::size_t(bq) * capG};
+  DeviceBuffer<int> pruneList{std::size_t(bq)}, pruneCount{1};
+  DeviceBuffer<std::int32_t> outIds{std::size_t(nq) * k};
+  DeviceBuffer<float> outDist{std::size_t(nq) * k};
+  CublasHandle cublas;
+  NEARSCAPE_CUBLAS_CHECK(cublasSetMathMode(
+      cublas.get(), params.reducedPrecision ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
+  const cublasComputeType_t compute =
+      params.reducedPrecision ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+
+  int sortSize = 1;
+  while (sortSize < cap)
+    sortSize *= 2;
+  const std::size_t rerankShared = std::size_t(sortSize) * (sizeof(double) + sizeof(std::int32_t));
+  if (rerankShared > 48 * 1024)
+    NEARSCAPE_CUDA_CHECK(cudaFuncSetAttribute(
+        rerankKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(rerankShared)));
+
+  const float one = 1.0f, zero = 0.0f;
+  std::vector<RowState> hostStates(static_cast<std::size_t>(bq));
+  std::vector<std::int64_t> overflowRows;
+  for (std::int64_t i0 = 0; i0 < nq; i0 += bq) {
+    const int rows = int(std::min<std::int64_t>(bq, nq - i0));
+    initStatesKernel<<<(rows + 255) / 256, 256>>>(states.get(), normsQ + i0, rows, int(metric), d,
+                                                  maxBaseNorm2, float(tf32));
+    NEARSCAPE_CUDA_CHECK_LAUNCH();
+    for (std::int64_t j0 = 0; j0 < nb; j0 += bb) {
+      job.check();
+      const int cols = int(std::min<std::int64_t>(bb, nb - j0));
+      // Row-major C (rows × cols) = Q · Bᵀ, i.e. column-major C (cols × rows) = B · Qᵀ.
+      NEARSCAPE_CUBLAS_CHECK(cublasGemmEx(cublas.get(), CUBLAS_OP_T, CUBLAS_OP_N, cols, rows, d,
+                                          &one, packedBase.get() + j0 * d, CUDA_R_32F, d,
+                                          packedQ + i0 * d, CUDA_R_32F, d, &zero, C.get(),
+                                          CUDA_R_32F, cols, compute, CUBLAS_GEMM_DEFAULT));
+      NEARSCAPE_CUDA_CHECK(cudaMemsetAsync(pruneCount.get(), 0, sizeof(int)));
+      filterKernel<<<(rows + kWarpsPerBlock - 1) / kWarpsPerBlock, kWarpsPerBlock * 32>>>(
+          C.get(), rows, cols, normsQ + i0, baseNorms.get() + j0, i0, j0, excludeSelf ? 1 : 0,
+          int(metric), states.get(), lists.get(), capG, cap, pruneList.get(), pruneCount.get());
+      NEARSCAPE_CUDA_CHECK_LAUNCH();
+      pruneKernel<<<std::min(rows, 4096), kPruneThreads>>>(states.get(), lists.get(), capG,
+                                                            pruneList.get(), pruneCount.get(), k,
+                                                            cap);
+      NEARSCAPE_CUDA_CHECK_LAUNCH();
+      job.progress((double(i0) + double(rows) * double(j0 + cols) / double(nb)) / double(nq),
+                   excludeSelf ? "exact kNN graph (GPU)" : "exact kNN search (GPU)");
+    }
+    rerankKernel<<<rows, kRerankThreads, rerankShared>>>(
+        rawQ + i0 * d, rawBase.get(), d, int(metric), states.get(), lists.get(), capG, k,
+        sortSize, outIds.get() + i0 * k, outDist.get() + i0 * k);
+    NEARSCAPE_CUDA_CHECK_LAUNCH();
+    NEARSCAPE_CUDA_CHECK(cudaMemcpy(hostStates.data(), states.get(), sizeof(RowState) * rows,
+                                    cudaMemcpyDeviceToHost));
+    for (int r = 0; r < rows; ++r)
+      if (hostStates[r].overflow)
+        overflowRows.push_back(i0 + r);
+  }
+
+  std::vector<std::int32_t> ids(static_cast<std::size_t>(nq * k));
+  std::vector<float> dists(static_cast<std::size_t>(nq * k));
+  NEARSCAPE_CUDA_CHECK(cudaMemcpy(ids.data(), outIds.get(), sizeof(std::int32_t) * nq * k,
+                                  cudaMemcpyDeviceToHost));
+  NEARSCAPE_CUDA_CHECK(cudaMemcpy(dists.data(), outDist.get(), sizeof(float) * nq * k,
+                                  cudaMemcpyDeviceToHost));
+  // Rows whose bound kept too many candidates: a direct exact scan on the CPU.
+  const int threads = effectiveThreads(context);
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+  for (std::size_t r = 0; r < overflowRows.size(); ++r) {
+    const std::int64_t i = overflowRows[r];
+    knn::directRow(queries.row(i), base, metric, k, excludeSelf ? i : -1, ids.data() + i * k,
+                   dists.data() + i * k);
+  }
+  job.check();
+
+  cudaDeviceProp prop{};
+  cudaGetDeviceProperties(&prop, device);
+  KnnResult result;
+  result.ids = Matrix<std::int32_t>(std::move(ids), nq, k);
+  result.distances = Matrix<float>(std::move(dists), nq, k);
+  result.backend = Backend::Cuda;
+  result.device = std::string(prop.name) + (params.reducedPrecision ? " (TF32 candidates)" : "");
+  result.fallbackRows = std::int64_t(overflowRows.size());
+  result.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  job.progress(1.0, "done");
+  return result;
+}
+
+} // namespace
+
+KnnResult exactSearch(const MatrixView<float>& queries, const MatrixView<float>& base, int k,
+                      Metric metric, bool excludeSelf, const Context& context, JobControl& job,
+                      const ExactKnnParams& params) {
+  if (int(knn::candidateCap(k)) > kMaxCap)
+    throw InvalidArgument("the GPU exact search takes k ≤ " + std::to_string(kMaxCap / 4) +
+                          " for now");
+  Tiles tiles{params.queryTile > 0 ? int(params.queryTile) : 4096,
+              params.baseTile > 0 ? int(params.baseTile) : 4096};
+  // Out of device memory: smaller query tiles first; the caller falls back to the CPU after.
+  for (;;) {
+    try {
+      return runOnDevice(queries, base, k, metric, excludeSelf, context, job, params, tiles);
+    } catch (const DeviceOutOfMemory&) {
+      cudaGetLastError();
+      if (tiles.bq <= 256)
+        throw;
+      tiles.bq /= 4;
+    }
+  }
+}
+
+} // namespace nearscape::cuda
