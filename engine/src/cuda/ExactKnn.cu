@@ -25,7 +25,6 @@ constexpr int kWarpsPerBlock = 8;
 constexpr int kPruneThreads = 256;
 constexpr int kRerankThreads = 256;
 constexpr int kMaxCap = 2048;       // candidates kept per row after a prune (k ≤ 512)
-constexpr double kTf32Rounding = 1.0 / 1024; // TF32 keeps 10 mantissa bits; truncation allowed
 
 struct Candidate {
   float approx;
@@ -65,16 +64,25 @@ __device__ inline float approxDistanceDevice(int metric, float qn, float bn, flo
                                    : (metric == int(Metric::InnerProduct) ? -dot : 1.0f - dot);
 }
 
-/// One warp per row: packed = transform(raw) (centre, copy or normalise), norms = ‖packed‖².
+/// TF32 keeps the top 10 mantissa bits; rounding to nearest makes x − hi exact in float32.
+__device__ inline float tf32High(float x) {
+  return __uint_as_float((__float_as_uint(x) + 0x1000u) & 0xffffe000u);
+}
+
+/// One warp per row: transform(raw) (centre, copy or normalise) and ‖transform‖². With `split`
+/// the row is written 3·d wide as [hi, lo, hi] (base role) or [hi, hi, lo] (query role), so that
+/// one TF32 GEMM over 3·d sums hi·hi + lo·hi + hi·lo: float32-grade dots at tensor-core speed
+/// ("3xTF32"; the dropped lo·lo term is below 2^-21 relative).
 __global__ void packKernel(const float* __restrict__ raw, std::int64_t n, int d,
-                           const float* __restrict__ mean, int metric, float* __restrict__ packed,
-                           float* __restrict__ norms) {
+                           const float* __restrict__ mean, int metric, int split, int queryRole,
+                           float* __restrict__ packed, float* __restrict__ norms) {
   const std::int64_t row = std::int64_t(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
   if (row >= n)
     return;
   const float* x = raw + row * d;
-  float* o = packed + row * d;
+  const int width = split ? 3 * d : d;
+  float* o = packed + row * width;
   double scale = 1.0;
   if (metric == int(Metric::Cosine)) {
     double s = 0;
@@ -93,7 +101,14 @@ __global__ void packKernel(const float* __restrict__ raw, std::int64_t n, int d,
       v = float(x[j] * scale);
     else
       v = x[j];
-    o[j] = v;
+    if (split) {
+      const float hi = tf32High(v), lo = v - hi;
+      o[j] = hi;
+      o[d + j] = queryRole ? hi : lo;
+      o[2 * d + j] = queryRole ? lo : hi;
+    } else {
+      o[j] = v;
+    }
     s += double(v) * v;
   }
   for (int off = 16; off > 0; off /= 2)
@@ -106,7 +121,8 @@ __global__ void packKernel(const float* __restrict__ raw, std::int64_t n, int d,
 /// below the row's threshold; rows holding more than `cap` are queued for pruning.
 __global__ void filterKernel(const float* __restrict__ C, int bq, int bb,
                              const float* __restrict__ qNorms, const float* __restrict__ bNorms,
-                             std::int64_t qStart, std::int64_t bStart, int excludeSelf, int metric,
+                             const std::int64_t* __restrict__ selfIds, std::int64_t bStart,
+                             int metric,
                              RowState* __restrict__ states, Candidate* __restrict__ lists, int capG,
                              int cap, int* __restrict__ pruneList, int* __restrict__ pruneCount) {
   const int row = blockIdx.x * kWarpsPerBlock + threadIdx.x / 32;
@@ -121,7 +137,7 @@ __global__ void filterKernel(const float* __restrict__ C, int bq, int bb,
   const float* c = C + std::int64_t(row) * bb;
   Candidate* list = lists + std::int64_t(row) * capG;
   int count = st.count;
-  const std::int64_t self = excludeSelf ? qStart + row : -1;
+  const std::int64_t self = selfIds ? selfIds[row] : -1;
   for (int j0 = 0; j0 < bb; j0 += 32) {
     const int j = j0 + lane;
     bool pass = false;
@@ -305,14 +321,13 @@ __global__ void rerankKernel(const float* __restrict__ queries, const float* __r
   }
 }
 
-__global__ void initStatesKernel(RowState* states, const float* qNorms, int bq, int metric, int d,
-                                 float maxBaseNorm2, float tf32) {
+__global__ void initStatesKernel(RowState* states, const float* qNorms, int bq, int metric,
+                                 float maxBaseNorm2, double dotRel) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= bq)
     return;
-  // The same bound as knn::errorBound (ExactCommon.cpp), evaluated on the device.
+  // The bound of knn::errorBound (ExactCommon.cpp) with the GEMM's own dot-product error.
   const double u = 1.0 / (1 << 24);
-  const double dotRel = double(d) * u + 2.0 * tf32;
   const double qn = sqrt(double(qNorms[i])), bn = sqrt(double(maxBaseNorm2));
   double e;
   if (metric == int(Metric::L2))
@@ -324,71 +339,91 @@ __global__ void initStatesKernel(RowState* states, const float* qNorms, int bq, 
   states[i] = {INFINITY, float(2.0 * e), 0, 0};
 }
 
+/// How candidates are computed: plain float32, one TF32 pass, or 3xTF32 (see packKernel).
+enum class Precision { Fp32, Tf32, SplitTf32 };
+
+/// Relative error of one GEMM dot product against ‖x‖‖y‖. Tensor cores may accumulate with
+/// truncation, so 2u per addition; TF32 inputs may be truncated, so 2^-10 per input.
+double dotError(Precision p, int d) {
+  const double u = knn::kUnitRoundoff;
+  switch (p) {
+  case Precision::Fp32:
+    return d * u;
+  case Precision::Tf32:
+    return 2.0 * d * u + 2.0 / 1024;
+  case Precision::SplitTf32:
+    return 2.0 * 3 * d * u + 4.0 / (1 << 21);
+  }
+  return 1;
+}
+
+/// A matrix on the device: its raw rows (the exact re-check reads them) and its packed rows.
+struct DeviceRows {
+  DeviceBuffer<float> raw, packed, norms;
+  int width = 0;
+};
+
+/// Uploads `m` (all rows, or `rows` of it) and packs it for `precision` in `queryRole`.
+void uploadRows(const MatrixView<float>& m, const std::vector<std::int64_t>* rows,
+                const float* deviceMean, Metric metric, Precision precision, bool queryRole,
+                DeviceRows& out) {
+  const std::int64_t n = rows ? std::int64_t(rows->size()) : m.rows;
+  const int d = int(m.cols);
+  out.width = precision == Precision::SplitTf32 ? 3 * d : d;
+  out.raw = DeviceBuffer<float>(std::size_t(n) * d);
+  out.packed = DeviceBuffer<float>(std::size_t(n) * out.width);
+  out.norms = DeviceBuffer<float>(std::size_t(n));
+  if (rows) {
+    std::vector<float> gathered(static_cast<std::size_t>(n * d));
+    for (std::int64_t i = 0; i < n; ++i)
+      std::memcpy(gathered.data() + i * d, m.row((*rows)[i]), sizeof(float) * d);
+    NEARSCAPE_CUDA_CHECK(cudaMemcpy(out.raw.get(), gathered.data(), sizeof(float) * n * d,
+                                    cudaMemcpyHostToDevice));
+  } else {
+    NEARSCAPE_CUDA_CHECK(cudaMemcpy(out.raw.get(), m.data, sizeof(float) * n * d,
+                                    cudaMemcpyHostToDevice));
+  }
+  packKernel<<<unsigned((n + kWarpsPerBlock - 1) / kWarpsPerBlock), kWarpsPerBlock * 32>>>(
+      out.raw.get(), n, d, deviceMean, int(metric), precision == Precision::SplitTf32 ? 1 : 0,
+      queryRole ? 1 : 0, out.packed.get(), out.norms.get());
+  NEARSCAPE_CUDA_CHECK_LAUNCH();
+}
+
 struct Tiles {
   int bq;
   int bb;
 };
 
-KnnResult runOnDevice(const MatrixView<float>& queries, const MatrixView<float>& base, int k,
-                      Metric metric, bool excludeSelf, const Context& context, JobControl& job,
-                      const ExactKnnParams& params, Tiles tiles) {
-  const auto started = std::chrono::steady_clock::now();
-  const int device = context.device;
-  NEARSCAPE_CUDA_CHECK(cudaSetDevice(device));
-  const std::int64_t nq = queries.rows, nb = base.rows;
-  const int d = int(base.cols);
+/// What one pass over a set of query rows produced.
+struct PassResult {
+  std::vector<std::int64_t> overflow; ///< local query rows whose margin kept too many candidates
+  std::int64_t candidates = 0;        ///< candidates re-checked, summed over the other rows
+};
+
+/// Exact search of the `nq` query rows in `q` against `base`; writes row i's result to
+/// outIds/outDist row targets[i] (host). `selfIds` (device, may be null): the base id each query
+/// may not return.
+PassResult searchPass(const DeviceRows& q, std::int64_t nq, const std::int64_t* selfIds,
+                      const DeviceRows& base, std::int64_t nb, int d, float maxBaseNorm2,
+                      Metric metric, Precision precision, int k, Tiles tiles,
+                      const CublasHandle& cublas, const std::vector<std::int64_t>& targets,
+                      std::int32_t* outIds, float* outDist, JobControl& job, double progressFrom,
+                      double progressSpan) {
   const int cap = int(knn::candidateCap(k));
   const int bq = int(std::min<std::int64_t>(tiles.bq, nq));
   const int bb = int(std::min<std::int64_t>(tiles.bb, nb));
   const int capG = bb + cap;
-  const double tf32 = params.reducedPrecision ? kTf32Rounding : 0.0;
-
-  // The data on the device: raw (for the exact re-check) and packed (for the GEMM).
-  const knn::Packing packing = knn::makePacking(base, metric, effectiveThreads(context));
-  DeviceBuffer<float> rawBase{std::size_t(nb) * d}, packedBase{std::size_t(nb) * d};
-  DeviceBuffer<float> baseNorms{std::size_t(nb)}, mean{std::size_t(d)};
-  NEARSCAPE_CUDA_CHECK(cudaMemcpy(rawBase.get(), base.data, sizeof(float) * nb * d,
-                                  cudaMemcpyHostToDevice));
-  if (metric == Metric::L2)
-    NEARSCAPE_CUDA_CHECK(cudaMemcpy(mean.get(), packing.mean.data(), sizeof(float) * d,
-                                    cudaMemcpyHostToDevice));
-  packKernel<<<unsigned((nb + kWarpsPerBlock - 1) / kWarpsPerBlock), kWarpsPerBlock * 32>>>(
-      rawBase.get(), nb, d, mean.get(), int(metric), packedBase.get(), baseNorms.get());
-  NEARSCAPE_CUDA_CHECK_LAUNCH();
-  DeviceBuffer<float> rawQueries, packedQueries, queryNorms;
-  const float* rawQ = rawBase.get();
-  const float* packedQ = packedBase.get();
-  const float* normsQ = baseNorms.get();
-  if (!excludeSelf) {
-    rawQueries = DeviceBuffer<float>(std::size_t(nq) * d);
-    packedQueries = DeviceBuffer<float>(std::size_t(nq) * d);
-    queryNorms = DeviceBuffer<float>(std::size_t(nq));
-    NEARSCAPE_CUDA_CHECK(cudaMemcpy(rawQueries.get(), queries.data, sizeof(float) * nq * d,
-                                    cudaMemcpyHostToDevice));
-    packKernel<<<unsigned((nq + kWarpsPerBlock - 1) / kWarpsPerBlock), kWarpsPerBlock * 32>>>(
-        rawQueries.get(), nq, d, mean.get(), int(metric), packedQueries.get(), queryNorms.get());
-    NEARSCAPE_CUDA_CHECK_LAUNCH();
-    rawQ = rawQueries.get();
-    packedQ = packedQueries.get();
-    normsQ = queryNorms.get();
-  }
-  std::vector<float> hostNorms(static_cast<std::size_t>(nb));
-  NEARSCAPE_CUDA_CHECK(cudaMemcpy(hostNorms.data(), baseNorms.get(), sizeof(float) * nb,
-                                  cudaMemcpyDeviceToHost));
-  const float maxBaseNorm2 = *std::max_element(hostNorms.begin(), hostNorms.end());
-
+  const int width = base.width;
   DeviceBuffer<float> C{std::size_t(bq) * bb};
   DeviceBuffer<RowState> states{std::size_t(bq)};
   DeviceBuffer<Candidate> lists{std::size_t(bq) * capG};
   DeviceBuffer<int> pruneList{std::size_t(bq)}, pruneCount{1};
-  DeviceBuffer<std::int32_t> outIds{std::size_t(nq) * k};
-  DeviceBuffer<float> outDist{std::size_t(nq) * k};
-  CublasHandle cublas;
+  DeviceBuffer<std::int32_t> tileIds{std::size_t(bq) * k};
+  DeviceBuffer<float> tileDist{std::size_t(bq) * k};
   NEARSCAPE_CUBLAS_CHECK(cublasSetMathMode(
-      cublas.get(), params.reducedPrecision ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
+      cublas.get(), precision == Precision::Fp32 ? CUBLAS_DEFAULT_MATH : CUBLAS_TF32_TENSOR_OP_MATH));
   const cublasComputeType_t compute =
-      params.reducedPrecision ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
-
+      precision == Precision::Fp32 ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_32F_FAST_TF32;
   int sortSize = 1;
   while (sortSize < cap)
     sortSize *= 2;
@@ -398,55 +433,161 @@ KnnResult runOnDevice(const MatrixView<float>& queries, const MatrixView<float>&
         rerankKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(rerankShared)));
 
   const float one = 1.0f, zero = 0.0f;
+  PassResult result;
   std::vector<RowState> hostStates(static_cast<std::size_t>(bq));
-  std::vector<std::int64_t> overflowRows;
+  std::vector<std::int32_t> hostIds(static_cast<std::size_t>(bq) * k);
+  std::vector<float> hostDist(static_cast<std::size_t>(bq) * k);
   for (std::int64_t i0 = 0; i0 < nq; i0 += bq) {
     const int rows = int(std::min<std::int64_t>(bq, nq - i0));
-    initStatesKernel<<<(rows + 255) / 256, 256>>>(states.get(), normsQ + i0, rows, int(metric), d,
-                                                  maxBaseNorm2, float(tf32));
+    initStatesKernel<<<(rows + 255) / 256, 256>>>(states.get(), q.norms.get() + i0, rows,
+                                                  int(metric), maxBaseNorm2,
+                                                  dotError(precision, d));
     NEARSCAPE_CUDA_CHECK_LAUNCH();
     for (std::int64_t j0 = 0; j0 < nb; j0 += bb) {
       job.check();
       const int cols = int(std::min<std::int64_t>(bb, nb - j0));
       // Row-major C (rows × cols) = Q · Bᵀ, i.e. column-major C (cols × rows) = B · Qᵀ.
-      NEARSCAPE_CUBLAS_CHECK(cublasGemmEx(cublas.get(), CUBLAS_OP_T, CUBLAS_OP_N, cols, rows, d,
-                                          &one, packedBase.get() + j0 * d, CUDA_R_32F, d,
-                                          packedQ + i0 * d, CUDA_R_32F, d, &zero, C.get(),
-                                          CUDA_R_32F, cols, compute, CUBLAS_GEMM_DEFAULT));
+      NEARSCAPE_CUBLAS_CHECK(cublasGemmEx(cublas.get(), CUBLAS_OP_T, CUBLAS_OP_N, cols, rows,
+                                          width, &one, base.packed.get() + j0 * width, CUDA_R_32F,
+                                          width, q.packed.get() + i0 * width, CUDA_R_32F, width,
+                                          &zero, C.get(), CUDA_R_32F, cols, compute,
+                                          CUBLAS_GEMM_DEFAULT));
       NEARSCAPE_CUDA_CHECK(cudaMemsetAsync(pruneCount.get(), 0, sizeof(int)));
       filterKernel<<<(rows + kWarpsPerBlock - 1) / kWarpsPerBlock, kWarpsPerBlock * 32>>>(
-          C.get(), rows, cols, normsQ + i0, baseNorms.get() + j0, i0, j0, excludeSelf ? 1 : 0,
-          int(metric), states.get(), lists.get(), capG, cap, pruneList.get(), pruneCount.get());
+          C.get(), rows, cols, q.norms.get() + i0, base.norms.get() + j0,
+          selfIds ? selfIds + i0 : nullptr, j0, int(metric), states.get(), lists.get(), capG, cap,
+          pruneList.get(), pruneCount.get());
       NEARSCAPE_CUDA_CHECK_LAUNCH();
       pruneKernel<<<std::min(rows, 4096), kPruneThreads>>>(states.get(), lists.get(), capG,
                                                             pruneList.get(), pruneCount.get(), k,
                                                             cap);
       NEARSCAPE_CUDA_CHECK_LAUNCH();
-      job.progress((double(i0) + double(rows) * double(j0 + cols) / double(nb)) / double(nq),
-                   excludeSelf ? "exact kNN graph (GPU)" : "exact kNN search (GPU)");
+      job.progress(progressFrom + progressSpan *
+                                      (double(i0) + double(rows) * double(j0 + cols) / double(nb)) /
+                                      double(nq),
+                   "exact kNN (GPU)");
     }
     rerankKernel<<<rows, kRerankThreads, rerankShared>>>(
-        rawQ + i0 * d, rawBase.get(), d, int(metric), states.get(), lists.get(), capG, k,
-        sortSize, outIds.get() + i0 * k, outDist.get() + i0 * k);
+        q.raw.get() + i0 * d, base.raw.get(), d, int(metric), states.get(), lists.get(), capG, k,
+        sortSize, tileIds.get(), tileDist.get());
     NEARSCAPE_CUDA_CHECK_LAUNCH();
     NEARSCAPE_CUDA_CHECK(cudaMemcpy(hostStates.data(), states.get(), sizeof(RowState) * rows,
                                     cudaMemcpyDeviceToHost));
-    for (int r = 0; r < rows; ++r)
-      if (hostStates[r].overflow)
-        overflowRows.push_back(i0 + r);
+    NEARSCAPE_CUDA_CHECK(cudaMemcpy(hostIds.data(), tileIds.get(), sizeof(std::int32_t) * rows * k,
+                                    cudaMemcpyDeviceToHost));
+    NEARSCAPE_CUDA_CHECK(cudaMemcpy(hostDist.data(), tileDist.get(), sizeof(float) * rows * k,
+                                    cudaMemcpyDeviceToHost));
+    for (int r = 0; r < rows; ++r) {
+      if (hostStates[r].overflow) {
+        result.overflow.push_back(i0 + r);
+        continue;
+      }
+      result.candidates += hostStates[r].count;
+      const std::int64_t target = targets.empty() ? i0 + r : targets[std::size_t(i0 + r)];
+      std::memcpy(outIds + target * k, hostIds.data() + std::size_t(r) * k, sizeof(std::int32_t) * k);
+      std::memcpy(outDist + target * k, hostDist.data() + std::size_t(r) * k, sizeof(float) * k);
+    }
   }
+  return result;
+}
 
+KnnResult runOnDevice(const MatrixView<float>& queries, const MatrixView<float>& base, int k,
+                      Metric metric, bool excludeSelf, const Context& context, JobControl& job,
+                      const ExactKnnParams& params, Tiles tiles) {
+  const auto started = std::chrono::steady_clock::now();
+  const int device = context.device;
+  NEARSCAPE_CUDA_CHECK(cudaSetDevice(device));
+  const std::int64_t nq = queries.rows, nb = base.rows;
+  const int d = int(base.cols);
+  const int threads = effectiveThreads(context);
+  const knn::Packing packing = knn::makePacking(base, metric, threads);
+  DeviceBuffer<float> mean{std::size_t(d)};
+  if (metric == Metric::L2)
+    NEARSCAPE_CUDA_CHECK(cudaMemcpy(mean.get(), packing.mean.data(), sizeof(float) * d,
+                                    cudaMemcpyHostToDevice));
+  CublasHandle cublas;
   std::vector<std::int32_t> ids(static_cast<std::size_t>(nq * k));
   std::vector<float> dists(static_cast<std::size_t>(nq * k));
-  NEARSCAPE_CUDA_CHECK(cudaMemcpy(ids.data(), outIds.get(), sizeof(std::int32_t) * nq * k,
-                                  cudaMemcpyDeviceToHost));
-  NEARSCAPE_CUDA_CHECK(cudaMemcpy(dists.data(), outDist.get(), sizeof(float) * nq * k,
-                                  cudaMemcpyDeviceToHost));
-  // Rows whose bound kept too many candidates: a direct exact scan on the CPU.
-  const int threads = effectiveThreads(context);
+  std::int64_t candidates = 0;
+
+  // Base rows packed for one precision; the maximum packed norm feeds every row's bound.
+  DeviceRows deviceBase;
+  float maxBaseNorm2 = 0;
+  auto packBase = [&](Precision p) {
+    uploadRows(base, nullptr, mean.get(), metric, p, false, deviceBase);
+    std::vector<float> norms(static_cast<std::size_t>(nb));
+    NEARSCAPE_CUDA_CHECK(cudaMemcpy(norms.data(), deviceBase.norms.get(), sizeof(float) * nb,
+                                    cudaMemcpyDeviceToHost));
+    maxBaseNorm2 = *std::max_element(norms.begin(), norms.end());
+  };
+  // A pass over `rows` of the queries (all when null); returns the rows that overflowed.
+  auto pass = [&](Precision p, const std::vector<std::int64_t>* rows, double from, double span) {
+    DeviceRows q;
+    uploadRows(queries, rows, mean.get(), metric, p, true, q);
+    const std::int64_t n = rows ? std::int64_t(rows->size()) : nq;
+    DeviceBuffer<std::int64_t> selfIds;
+    if (excludeSelf) {
+      std::vector<std::int64_t> self(static_cast<std::size_t>(n));
+      for (std::int64_t i = 0; i < n; ++i)
+        self[i] = rows ? (*rows)[i] : i;
+      selfIds = DeviceBuffer<std::int64_t>(std::size_t(n));
+      NEARSCAPE_CUDA_CHECK(cudaMemcpy(selfIds.get(), self.data(), sizeof(std::int64_t) * n,
+                                      cudaMemcpyHostToDevice));
+    }
+    const PassResult r = searchPass(q, n, selfIds.get(), deviceBase, nb, d, maxBaseNorm2, metric,
+                                    p, k, tiles, cublas, rows ? *rows : std::vector<std::int64_t>{},
+                                    ids.data(), dists.data(), job, from, span);
+    candidates += r.candidates;
+    std::vector<std::int64_t> overflow;
+    for (const auto local : r.overflow)
+      overflow.push_back(rows ? (*rows)[std::size_t(local)] : local);
+    return overflow;
+  };
+
+  std::vector<std::int64_t> remaining;
+  std::string how;
+  if (!params.reducedPrecision) {
+    packBase(Precision::Fp32);
+    remaining = pass(Precision::Fp32, nullptr, 0.0, 1.0);
+    how = "float32 candidates";
+  } else {
+    // One TF32 pass is 8× cheaper than float32 but its bound is loose: on data of high intrinsic
+    // dimension (many near-equal distances) most rows would overflow. A probe of the first rows
+    // decides; rows that still overflow are redone with 3xTF32.
+    packBase(Precision::Tf32);
+    std::vector<std::int64_t> probe;
+    for (std::int64_t i = 0; i < std::min<std::int64_t>(nq, 2048); ++i)
+      probe.push_back(i);
+    const auto probeOverflow = pass(Precision::Tf32, &probe, 0.0, 0.05);
+    const bool tf32Works = probeOverflow.size() * 50 <= probe.size(); // ≤ 2% overflow
+    std::vector<std::int64_t> rest;
+    for (std::int64_t i = std::int64_t(probe.size()); i < nq; ++i)
+      rest.push_back(i);
+    if (tf32Works) {
+      remaining = probeOverflow;
+      if (!rest.empty()) {
+        const auto more = pass(Precision::Tf32, &rest, 0.05, 0.9);
+        remaining.insert(remaining.end(), more.begin(), more.end());
+      }
+      how = "TF32 candidates";
+    } else {
+      remaining = probeOverflow;
+      remaining.insert(remaining.end(), rest.begin(), rest.end());
+      how = "3xTF32 candidates";
+    }
+    if (!remaining.empty()) {
+      packBase(Precision::SplitTf32);
+      remaining = pass(Precision::SplitTf32, &remaining, tf32Works ? 0.95 : 0.05,
+                       tf32Works ? 0.05 : 0.95);
+      if (tf32Works)
+        how += " (3xTF32 for the rest)";
+    }
+  }
+
+  // Rows whose bound kept too many candidates even so: a direct exact scan on the CPU.
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-  for (std::size_t r = 0; r < overflowRows.size(); ++r) {
-    const std::int64_t i = overflowRows[r];
+  for (std::size_t r = 0; r < remaining.size(); ++r) {
+    const std::int64_t i = remaining[r];
     knn::directRow(queries.row(i), base, metric, k, excludeSelf ? i : -1, ids.data() + i * k,
                    dists.data() + i * k);
   }
@@ -458,8 +599,10 @@ KnnResult runOnDevice(const MatrixView<float>& queries, const MatrixView<float>&
   result.ids = Matrix<std::int32_t>(std::move(ids), nq, k);
   result.distances = Matrix<float>(std::move(dists), nq, k);
   result.backend = Backend::Cuda;
-  result.device = std::string(prop.name) + (params.reducedPrecision ? " (TF32 candidates)" : "");
-  result.fallbackRows = std::int64_t(overflowRows.size());
+  result.device = std::string(prop.name) + " (" + how + ")";
+  result.fallbackRows = std::int64_t(remaining.size());
+  result.candidatesPerRow =
+      nq > result.fallbackRows ? double(candidates) / double(nq - result.fallbackRows) : 0.0;
   result.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   job.progress(1.0, "done");
