@@ -186,6 +186,11 @@ private slots:
     const KnnResult ref = knnReference(v, v, 10, Metric::L2, true);
     QString why;
     QVERIFY2(sameAsReference(got, ref, why), qPrintable(why));
+    ExactKnnParams fp32;
+    fp32.reducedPrecision = false; // GPU: float32 GEMM candidates instead of TF32
+    QVERIFY2(sameAsReference(knnGraph(v, 10, Metric::L2, contextFor(backend), noJobControl(), fp32),
+                             ref, why),
+             qPrintable("fp32: " + why));
     const KnnResult ip = knnGraph(v, 10, Metric::InnerProduct, contextFor(backend));
     const KnnResult ipRef = knnReference(v, v, 10, Metric::InnerProduct, true);
     QVERIFY2(sameAsReference(ip, ipRef, why), qPrintable("ip: " + why));

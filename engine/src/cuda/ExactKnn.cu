@@ -357,35 +357,54 @@ double dotError(Precision p, int d) {
   return 1;
 }
 
-/// A matrix on the device: its raw rows (the exact re-check reads them) and its packed rows.
+/// Rows on the device: raw (the exact re-check reads them) and packed for the GEMM. Either owns
+/// its buffers or views another's (rows [offset, offset + n) of it).
 struct DeviceRows {
-  DeviceBuffer<float> raw, packed, norms;
+  DeviceBuffer<float> rawOwned, packedOwned, normsOwned;
+  const float* raw = nullptr;
+  const float* packed = nullptr;
+  const float* norms = nullptr;
   int width = 0;
+
+  DeviceRows view(std::int64_t offset, int d) const {
+    DeviceRows v;
+    v.raw = raw + offset * d;
+    v.packed = packed + offset * width;
+    v.norms = norms + offset;
+    v.width = width;
+    return v;
+  }
 };
 
-/// Uploads `m` (all rows, or `rows` of it) and packs it for `precision` in `queryRole`.
-void uploadRows(const MatrixView<float>& m, const std::vector<std::int64_t>* rows,
-                const float* deviceMean, Metric metric, Precision precision, bool queryRole,
-                DeviceRows& out) {
-  const std::int64_t n = rows ? std::int64_t(rows->size()) : m.rows;
+/// Uploads `n` raw rows (host, contiguous or gathered by `rows`) to the device.
+void uploadRaw(const MatrixView<float>& m, std::int64_t begin, std::int64_t n,
+               const std::vector<std::int64_t>* rows, DeviceRows& out) {
   const int d = int(m.cols);
-  out.width = precision == Precision::SplitTf32 ? 3 * d : d;
-  out.raw = DeviceBuffer<float>(std::size_t(n) * d);
-  out.packed = DeviceBuffer<float>(std::size_t(n) * out.width);
-  out.norms = DeviceBuffer<float>(std::size_t(n));
+  out.rawOwned = DeviceBuffer<float>(std::size_t(n) * d);
+  out.raw = out.rawOwned.get();
   if (rows) {
     std::vector<float> gathered(static_cast<std::size_t>(n * d));
     for (std::int64_t i = 0; i < n; ++i)
       std::memcpy(gathered.data() + i * d, m.row((*rows)[i]), sizeof(float) * d);
-    NEARSCAPE_CUDA_CHECK(cudaMemcpy(out.raw.get(), gathered.data(), sizeof(float) * n * d,
+    NEARSCAPE_CUDA_CHECK(cudaMemcpy(out.rawOwned.get(), gathered.data(), sizeof(float) * n * d,
                                     cudaMemcpyHostToDevice));
   } else {
-    NEARSCAPE_CUDA_CHECK(cudaMemcpy(out.raw.get(), m.data, sizeof(float) * n * d,
+    NEARSCAPE_CUDA_CHECK(cudaMemcpy(out.rawOwned.get(), m.row(begin), sizeof(float) * n * d,
                                     cudaMemcpyHostToDevice));
   }
+}
+
+/// Packs the `n` raw rows of `rows` on the device for `precision` in `queryRole`.
+void packRows(DeviceRows& rows, std::int64_t n, int d, const float* deviceMean, Metric metric,
+              Precision precision, bool queryRole) {
+  rows.width = precision == Precision::SplitTf32 ? 3 * d : d;
+  rows.packedOwned = DeviceBuffer<float>(std::size_t(n) * rows.width);
+  rows.normsOwned = DeviceBuffer<float>(std::size_t(n));
+  rows.packed = rows.packedOwned.get();
+  rows.norms = rows.normsOwned.get();
   packKernel<<<unsigned((n + kWarpsPerBlock - 1) / kWarpsPerBlock), kWarpsPerBlock * 32>>>(
-      out.raw.get(), n, d, deviceMean, int(metric), precision == Precision::SplitTf32 ? 1 : 0,
-      queryRole ? 1 : 0, out.packed.get(), out.norms.get());
+      rows.raw, n, d, deviceMean, int(metric), precision == Precision::SplitTf32 ? 1 : 0,
+      queryRole ? 1 : 0, rows.packedOwned.get(), rows.normsOwned.get());
   NEARSCAPE_CUDA_CHECK_LAUNCH();
 }
 
@@ -407,6 +426,7 @@ PassResult searchPass(const DeviceRows& q, std::int64_t nq, const std::int64_t* 
                       const DeviceRows& base, std::int64_t nb, int d, float maxBaseNorm2,
                       Metric metric, Precision precision, int k, Tiles tiles,
                       const CublasHandle& cublas, const std::vector<std::int64_t>& targets,
+                      std::int64_t targetOffset,
                       std::int32_t* outIds, float* outDist, JobControl& job, double progressFrom,
                       double progressSpan) {
   const int cap = int(knn::candidateCap(k));
@@ -439,7 +459,7 @@ PassResult searchPass(const DeviceRows& q, std::int64_t nq, const std::int64_t* 
   std::vector<float> hostDist(static_cast<std::size_t>(bq) * k);
   for (std::int64_t i0 = 0; i0 < nq; i0 += bq) {
     const int rows = int(std::min<std::int64_t>(bq, nq - i0));
-    initStatesKernel<<<(rows + 255) / 256, 256>>>(states.get(), q.norms.get() + i0, rows,
+    initStatesKernel<<<(rows + 255) / 256, 256>>>(states.get(), q.norms + i0, rows,
                                                   int(metric), maxBaseNorm2,
                                                   dotError(precision, d));
     NEARSCAPE_CUDA_CHECK_LAUNCH();
@@ -448,13 +468,13 @@ PassResult searchPass(const DeviceRows& q, std::int64_t nq, const std::int64_t* 
       const int cols = int(std::min<std::int64_t>(bb, nb - j0));
       // Row-major C (rows × cols) = Q · Bᵀ, i.e. column-major C (cols × rows) = B · Qᵀ.
       NEARSCAPE_CUBLAS_CHECK(cublasGemmEx(cublas.get(), CUBLAS_OP_T, CUBLAS_OP_N, cols, rows,
-                                          width, &one, base.packed.get() + j0 * width, CUDA_R_32F,
-                                          width, q.packed.get() + i0 * width, CUDA_R_32F, width,
+                                          width, &one, base.packed + j0 * width, CUDA_R_32F,
+                                          width, q.packed + i0 * width, CUDA_R_32F, width,
                                           &zero, C.get(), CUDA_R_32F, cols, compute,
                                           CUBLAS_GEMM_DEFAULT));
       NEARSCAPE_CUDA_CHECK(cudaMemsetAsync(pruneCount.get(), 0, sizeof(int)));
       filterKernel<<<(rows + kWarpsPerBlock - 1) / kWarpsPerBlock, kWarpsPerBlock * 32>>>(
-          C.get(), rows, cols, q.norms.get() + i0, base.norms.get() + j0,
+          C.get(), rows, cols, q.norms + i0, base.norms + j0,
           selfIds ? selfIds + i0 : nullptr, j0, int(metric), states.get(), lists.get(), capG, cap,
           pruneList.get(), pruneCount.get());
       NEARSCAPE_CUDA_CHECK_LAUNCH();
@@ -468,7 +488,7 @@ PassResult searchPass(const DeviceRows& q, std::int64_t nq, const std::int64_t* 
                    "exact kNN (GPU)");
     }
     rerankKernel<<<rows, kRerankThreads, rerankShared>>>(
-        q.raw.get() + i0 * d, base.raw.get(), d, int(metric), states.get(), lists.get(), capG, k,
+        q.raw + i0 * d, base.raw, d, int(metric), states.get(), lists.get(), capG, k,
         sortSize, tileIds.get(), tileDist.get());
     NEARSCAPE_CUDA_CHECK_LAUNCH();
     NEARSCAPE_CUDA_CHECK(cudaMemcpy(hostStates.data(), states.get(), sizeof(RowState) * rows,
@@ -483,7 +503,8 @@ PassResult searchPass(const DeviceRows& q, std::int64_t nq, const std::int64_t* 
         continue;
       }
       result.candidates += hostStates[r].count;
-      const std::int64_t target = targets.empty() ? i0 + r : targets[std::size_t(i0 + r)];
+      const std::int64_t target =
+          targets.empty() ? targetOffset + i0 + r : targets[std::size_t(i0 + r)];
       std::memcpy(outIds + target * k, hostIds.data() + std::size_t(r) * k, sizeof(std::int32_t) * k);
       std::memcpy(outDist + target * k, hostDist.data() + std::size_t(r) * k, sizeof(float) * k);
     }
@@ -510,37 +531,49 @@ KnnResult runOnDevice(const MatrixView<float>& queries, const MatrixView<float>&
   std::vector<float> dists(static_cast<std::size_t>(nq * k));
   std::int64_t candidates = 0;
 
-  // Base rows packed for one precision; the maximum packed norm feeds every row's bound.
+  // The base goes up once; it is packed again on the device when the precision changes.
   DeviceRows deviceBase;
+  uploadRaw(base, 0, nb, nullptr, deviceBase);
   float maxBaseNorm2 = 0;
   auto packBase = [&](Precision p) {
-    uploadRows(base, nullptr, mean.get(), metric, p, false, deviceBase);
+    packRows(deviceBase, nb, d, mean.get(), metric, p, false);
     std::vector<float> norms(static_cast<std::size_t>(nb));
-    NEARSCAPE_CUDA_CHECK(cudaMemcpy(norms.data(), deviceBase.norms.get(), sizeof(float) * nb,
+    NEARSCAPE_CUDA_CHECK(cudaMemcpy(norms.data(), deviceBase.norms, sizeof(float) * nb,
                                     cudaMemcpyDeviceToHost));
     maxBaseNorm2 = *std::max_element(norms.begin(), norms.end());
   };
-  // A pass over `rows` of the queries (all when null); returns the rows that overflowed.
-  auto pass = [&](Precision p, const std::vector<std::int64_t>* rows, double from, double span) {
+  // A pass over query rows [begin, end), or over `rows` when given; returns the overflowed rows.
+  auto pass = [&](Precision p, std::int64_t begin, std::int64_t end,
+                  const std::vector<std::int64_t>* rows, double from, double span) {
+    const std::int64_t n = rows ? std::int64_t(rows->size()) : end - begin;
     DeviceRows q;
-    uploadRows(queries, rows, mean.get(), metric, p, true, q);
-    const std::int64_t n = rows ? std::int64_t(rows->size()) : nq;
+    if (excludeSelf && !rows && p != Precision::SplitTf32) {
+      q = deviceBase.view(begin, d); // the graph's queries are the base, packed alike
+    } else {
+      if (excludeSelf && !rows) {
+        q.raw = deviceBase.raw + begin * d;
+      } else {
+        uploadRaw(queries, begin, n, rows, q);
+      }
+      packRows(q, n, d, mean.get(), metric, p, true);
+    }
     DeviceBuffer<std::int64_t> selfIds;
     if (excludeSelf) {
       std::vector<std::int64_t> self(static_cast<std::size_t>(n));
       for (std::int64_t i = 0; i < n; ++i)
-        self[i] = rows ? (*rows)[i] : i;
+        self[i] = rows ? (*rows)[i] : begin + i;
       selfIds = DeviceBuffer<std::int64_t>(std::size_t(n));
       NEARSCAPE_CUDA_CHECK(cudaMemcpy(selfIds.get(), self.data(), sizeof(std::int64_t) * n,
                                       cudaMemcpyHostToDevice));
     }
-    const PassResult r = searchPass(q, n, selfIds.get(), deviceBase, nb, d, maxBaseNorm2, metric,
-                                    p, k, tiles, cublas, rows ? *rows : std::vector<std::int64_t>{},
-                                    ids.data(), dists.data(), job, from, span);
+    const PassResult r =
+        searchPass(q, n, selfIds.get(), deviceBase, nb, d, maxBaseNorm2, metric, p, k, tiles,
+                   cublas, rows ? *rows : std::vector<std::int64_t>{}, begin, ids.data(),
+                   dists.data(), job, from, span);
     candidates += r.candidates;
     std::vector<std::int64_t> overflow;
     for (const auto local : r.overflow)
-      overflow.push_back(rows ? (*rows)[std::size_t(local)] : local);
+      overflow.push_back(rows ? (*rows)[std::size_t(local)] : begin + local);
     return overflow;
   };
 
@@ -548,39 +581,37 @@ KnnResult runOnDevice(const MatrixView<float>& queries, const MatrixView<float>&
   std::string how;
   if (!params.reducedPrecision) {
     packBase(Precision::Fp32);
-    remaining = pass(Precision::Fp32, nullptr, 0.0, 1.0);
+    remaining = pass(Precision::Fp32, 0, nq, nullptr, 0.0, 1.0);
     how = "float32 candidates";
   } else {
     // One TF32 pass is 8× cheaper than float32 but its bound is loose: on data of high intrinsic
     // dimension (many near-equal distances) most rows would overflow. A probe of the first rows
     // decides; rows that still overflow are redone with 3xTF32.
     packBase(Precision::Tf32);
-    std::vector<std::int64_t> probe;
-    for (std::int64_t i = 0; i < std::min<std::int64_t>(nq, 2048); ++i)
-      probe.push_back(i);
-    const auto probeOverflow = pass(Precision::Tf32, &probe, 0.0, 0.05);
-    const bool tf32Works = probeOverflow.size() * 50 <= probe.size(); // ≤ 2% overflow
-    std::vector<std::int64_t> rest;
-    for (std::int64_t i = std::int64_t(probe.size()); i < nq; ++i)
-      rest.push_back(i);
+    const std::int64_t probe = std::min<std::int64_t>(nq, std::clamp<std::int64_t>(nq / 16, 64, 2048));
+    remaining = pass(Precision::Tf32, 0, probe, nullptr, 0.0, 0.05);
+    const bool tf32Works = remaining.size() * 50 <= std::size_t(probe); // ≤ 2% overflow
     if (tf32Works) {
-      remaining = probeOverflow;
-      if (!rest.empty()) {
-        const auto more = pass(Precision::Tf32, &rest, 0.05, 0.9);
+      if (probe < nq) {
+        const auto more = pass(Precision::Tf32, probe, nq, nullptr, 0.05, 0.9);
         remaining.insert(remaining.end(), more.begin(), more.end());
       }
       how = "TF32 candidates";
+      if (!remaining.empty()) {
+        how += "; 3xTF32 for " + std::to_string(remaining.size()) + " rows";
+        packBase(Precision::SplitTf32);
+        const auto redo = remaining;
+        remaining = pass(Precision::SplitTf32, 0, 0, &redo, 0.95, 0.05);
+      }
     } else {
-      remaining = probeOverflow;
-      remaining.insert(remaining.end(), rest.begin(), rest.end());
-      how = "3xTF32 candidates";
-    }
-    if (!remaining.empty()) {
       packBase(Precision::SplitTf32);
-      remaining = pass(Precision::SplitTf32, &remaining, tf32Works ? 0.95 : 0.05,
-                       tf32Works ? 0.05 : 0.95);
-      if (tf32Works)
-        how += " (3xTF32 for the rest)";
+      auto again = remaining;
+      remaining = pass(Precision::SplitTf32, probe, nq, nullptr, 0.05, 0.9);
+      if (!again.empty()) {
+        const auto more = pass(Precision::SplitTf32, 0, 0, &again, 0.95, 0.05);
+        remaining.insert(remaining.end(), more.begin(), more.end());
+      }
+      how = "3xTF32 candidates";
     }
   }
 
