@@ -12,4 +12,7 @@ void addInfoCommand(CLI::App& app, int& exitCode);
 /// `knn PATH --k K [--queries Q] [--out IDS.npy] ...`: exact kNN graph or search.
 void addKnnCommand(CLI::App& app, int& exitCode);
 
+/// `path PATH --from I --to J [--graph G] [--bridge]`: the min-max path and the shortest path.
+void addPathCommand(CLI::App& app, int& exitCode);
+
 } // namespace nearscape::cli

@@ -10,6 +10,7 @@ int main(int argc, char** argv) {
   int exitCode = nearscape::cli::kExitOk;
   nearscape::cli::addInfoCommand(app, exitCode);
   nearscape::cli::addKnnCommand(app, exitCode);
+  nearscape::cli::addPathCommand(app, exitCode);
   nearscape::cli::installCancelHandlers();
   try {
     app.parse(argc, argv);

@@ -82,6 +82,7 @@ private slots:
         {"l2 k=1", Metric::L2, 500, 0, 8, 1, true, 0},
         {"l2 k=n-1", Metric::L2, 120, 0, 5, 119, true, 0},
         {"l2 k=n search", Metric::L2, 90, 13, 6, 90, false, 0},
+        {"l2 k=2048 search", Metric::L2, 3000, 17, 8, 2048, false, 0},
         {"ip d17 graph", Metric::InnerProduct, 800, 0, 17, 10, true, 0},
         {"ip d64 search tiles", Metric::InnerProduct, 1500, 300, 64, 32, false, 100},
         {"cos d3 graph", Metric::Cosine, 640, 0, 3, 10, true, 0},

@@ -11,6 +11,7 @@
 #include "nearscape/core/Norms.h"
 #include "nearscape/io/DatasetReader.h"
 #include "nearscape/io/Npy.h"
+#include "nearscape/graph/Graph.h"
 #include "nearscape/knn/Knn.h"
 #include "nearscape/layout/Pca.h"
 #include "nearscape/layout/PointGrid.h"

@@ -24,7 +24,7 @@ namespace {
 constexpr int kWarpsPerBlock = 8;
 constexpr int kPruneThreads = 256;
 constexpr int kRerankThreads = 256;
-constexpr int kMaxCap = 2048;       // candidates kept per row after a prune (k ≤ 512)
+constexpr int kMaxCap = 8192; // candidates kept per row after a prune: k ≤ 2048
 
 struct Candidate {
   float approx;

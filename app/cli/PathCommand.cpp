@@ -1,0 +1,166 @@
+// nearscape-cli path: the min-max ("smoothest") path between two items through the kNN graph,
+// beside the plain shortest path.
+#include "Commands.h"
+#include "CommonOptions.h"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <iostream>
+#include <memory>
+
+namespace nearscape::cli {
+namespace {
+
+struct PathArgs {
+  std::string path, graph, metric, meta;
+  std::int64_t from = -1, to = -1;
+  int k = 10;
+  bool bridge = false;
+  CommonOptions common;
+};
+
+double since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+/// The kNN graph from an ids .npy (n × k, int32/int64), its distances recomputed exactly.
+KnnResult graphFromIds(const std::string& file, const MatrixView<float>& data, Metric metric) {
+  const Matrix<std::int64_t> ids = readNpyIds(file);
+  if (ids.rows() != data.rows)
+    throw InvalidArgument(file + ": the graph has " + std::to_string(ids.rows()) +
+                          " rows but the data has " + std::to_string(data.rows));
+  std::vector<std::int32_t> ids32(static_cast<std::size_t>(ids.rows() * ids.cols()));
+  std::vector<float> dists(ids32.size());
+  for (std::int64_t i = 0; i < ids.rows(); ++i)
+    for (std::int64_t c = 0; c < ids.cols(); ++c) {
+      const std::int64_t j = ids.row(i)[c];
+      if (j < -1 || j >= data.rows)
+        throw InvalidArgument(file + ": id " + std::to_string(j) + " at row " + std::to_string(i) +
+                              " is out of range");
+      ids32[std::size_t(i * ids.cols() + c)] = std::int32_t(j);
+      dists[std::size_t(i * ids.cols() + c)] =
+          j < 0 ? 0.0f : float(exactDistance(data.row(i), data.row(j), data.cols, metric));
+    }
+  KnnResult r;
+  r.ids = Matrix<std::int32_t>(std::move(ids32), ids.rows(), ids.cols());
+  r.distances = Matrix<float>(std::move(dists), ids.rows(), ids.cols());
+  return r;
+}
+
+nlohmann::ordered_json describe(const GraphPath& p, const Dataset& ds) {
+  nlohmann::ordered_json j;
+  j["found"] = p.found();
+  j["path"] = p.nodes;
+  j["steps"] = p.steps;
+  j["bottleneck"] = p.bottleneck;
+  j["bottleneck_step"] = p.bottleneckIndex;
+  j["total"] = p.total;
+  if (ds.hasLabels()) {
+    std::vector<std::string> labels;
+    for (auto id : p.nodes)
+      labels.push_back(ds.labelOf(id));
+    j["labels"] = labels;
+  }
+  return j;
+}
+
+int runPath(const PathArgs& a) {
+  const Context context = a.common.context();
+  JobControl& job = commandJob();
+  OpenOptions options;
+  options.metaPath = a.meta;
+  options.loadThumbnails = false;
+  auto t = std::chrono::steady_clock::now();
+  const Dataset ds = openDataset(a.path, options, job);
+  const double loadSeconds = since(t);
+  for (auto [name, id] : {std::pair{"--from", a.from}, std::pair{"--to", a.to}})
+    if (id < 0 || id >= ds.size())
+      throw InvalidArgument(std::string(name) + " " + std::to_string(id) + " is out of range [0, " +
+                            std::to_string(ds.size()) + ")");
+  Metric metric = ds.metric.value_or(Metric::L2);
+  if (!a.metric.empty()) {
+    const auto m = parseMetric(a.metric);
+    if (!m)
+      throw InvalidArgument("unknown metric '" + a.metric + "' (l2, ip or cos)");
+    metric = *m;
+  }
+
+  t = std::chrono::steady_clock::now();
+  const KnnResult knn = a.graph.empty() ? knnGraph(ds.vectors.view(), a.k, metric, context, job)
+                                        : graphFromIds(a.graph, ds.vectors.view(), metric);
+  const double graphSeconds = since(t);
+  t = std::chrono::steady_clock::now();
+  UndirectedGraph graph = symmetrizeKnnGraph(knn.ids.view(), knn.distances.view(), metric);
+  std::vector<WeightedEdge> bridges;
+  if (a.bridge) {
+    bridges = bridgeComponents(graph, ds.vectors.view(), metric, job);
+    graph = withEdges(graph, bridges);
+  }
+  const SpanningForest forest(graph, job);
+  const double mstSeconds = since(t);
+  t = std::chrono::steady_clock::now();
+  const GraphPath minimax = minimaxPath(forest, std::int32_t(a.from), std::int32_t(a.to));
+  const double pathSeconds = since(t);
+  const GraphPath shortest = shortestPath(graph, std::int32_t(a.from), std::int32_t(a.to));
+  const Components comps = connectedComponents(graph);
+
+  if (a.common.json) {
+    nlohmann::ordered_json j = describe(minimax, ds);
+    j["from"] = a.from;
+    j["to"] = a.to;
+    j["metric"] = std::string(metricName(metric));
+    j["weights"] = graph.weightNote;
+    j["components"] = comps.count;
+    j["bridges_added"] = bridges.size();
+    j["shortest"] = describe(shortest, ds);
+    j["graph"] = a.graph.empty() ? "exact k=" + std::to_string(a.k) + " (" + knn.device + ")"
+                                 : a.graph;
+    j["timings"] = {{"load_s", loadSeconds}, {"graph_s", graphSeconds},
+                    {"mst_s", mstSeconds}, {"path_s", pathSeconds}};
+    std::cout << j.dump(2) << '\n';
+  } else if (!minimax.found()) {
+    std::cout << "items " << a.from << " and " << a.to << " lie in different components of the "
+              << "graph (" << comps.count << " components). Run again with --bridge to join "
+              << "the components with their exact nearest cross-component edges.\n";
+  } else {
+    std::cout << "min-max path from " << a.from << " to " << a.to << " (" << graph.weightNote
+              << "):\n";
+    for (std::size_t i = 0; i < minimax.nodes.size(); ++i) {
+      std::cout << "  " << minimax.nodes[i];
+      if (ds.hasLabels())
+        std::cout << "  [" << ds.labelOf(minimax.nodes[i]) << "]";
+      if (i + 1 < minimax.nodes.size())
+        std::cout << "   step " << minimax.steps[i]
+                  << (std::int64_t(i) == minimax.bottleneckIndex ? "  <- bottleneck" : "");
+      std::cout << '\n';
+    }
+    std::cout << "bottleneck    " << minimax.bottleneck << " (step " << minimax.bottleneckIndex
+              << "), total " << minimax.total << ", " << minimax.steps.size() << " steps\n"
+              << "shortest path " << shortest.steps.size() << " steps, total " << shortest.total
+              << ", largest step " << shortest.bottleneck << '\n'
+              << "time          graph " << graphSeconds << " s, MST " << mstSeconds
+              << " s, path " << pathSeconds * 1e3 << " ms\n";
+  }
+  return minimax.found() ? kExitOk : kExitFailure;
+}
+
+} // namespace
+
+void addPathCommand(CLI::App& app, int& exitCode) {
+  auto a = std::make_shared<PathArgs>();
+  CLI::App* cmd = app.add_subcommand("path", "Min-max (smoothest) path between two items");
+  cmd->add_option("path", a->path, "Data file or IDX folder")->required();
+  cmd->add_option("--from", a->from, "First item")->required();
+  cmd->add_option("--to", a->to, "Last item")->required();
+  cmd->add_option("--graph", a->graph, "kNN graph ids (.npy, n × k); built exactly when absent");
+  cmd->add_option("--k", a->k, "Neighbours per item when the graph is built")->capture_default_str();
+  cmd->add_option("--metric", a->metric, "l2, ip or cos (default: the file's, else l2)");
+  cmd->add_option("--meta", a->meta, "Metadata TSV (labels along the path)");
+  cmd->add_flag("--bridge", a->bridge,
+                "Join disconnected components with exact nearest cross-component edges");
+  a->common.addTo(*cmd);
+  cmd->callback([a, &exitCode] { exitCode = runGuarded([&] { return runPath(*a); }); });
+}
+
+} // namespace nearscape::cli

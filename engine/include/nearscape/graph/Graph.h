@@ -1,0 +1,108 @@
+#pragma once
+/// @file Graph.h
+/// Undirected weighted graphs made from kNN graphs, their minimum spanning forest, and min-max
+/// ("smoothest") paths: the path between two items whose largest step is smallest (Faiss paper
+/// §6.6, eq. 19). Such a path always lies on a minimum spanning tree, so after one MST every
+/// query is a walk up the tree.
+
+#include "nearscape/core/JobControl.h"
+#include "nearscape/core/Matrix.h"
+#include "nearscape/core/Metric.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace nearscape {
+
+/// An undirected graph in CSR form with non-negative weights.
+struct UndirectedGraph {
+  std::int64_t nodes = 0;
+  std::vector<std::int64_t> offsets; ///< nodes + 1
+  std::vector<std::int32_t> targets; ///< both directions of every edge
+  std::vector<float> weights;        ///< parallel to targets
+  std::string weightNote;            ///< how weights relate to the metric's distances
+  float weightOffset = 0;            ///< weight = distance − weightOffset (non-zero for IP only)
+
+  std::int64_t edgeCount() const { return std::int64_t(targets.size() / 2); }
+};
+
+/// The symmetrised kNN graph: an edge {i, j} when either lists the other, weighted by their
+/// distance. Inner-product distances (−⟨x, y⟩) become max⟨x, y⟩ − ⟨x, y⟩ over the graph's edges
+/// so that weights are non-negative (weightNote says so). `ids`/`distances` are n × k; ids < 0
+/// are skipped. Throws InvalidArgument for out-of-range ids or shape mismatches.
+UndirectedGraph symmetrizeKnnGraph(const MatrixView<std::int32_t>& ids,
+                                   const MatrixView<float>& distances, Metric metric);
+
+/// Connected components: a label per node in [0, count), numbered by smallest member.
+struct Components {
+  std::vector<std::int32_t> label;
+  std::int32_t count = 0;
+  std::vector<std::int64_t> sizes;
+};
+Components connectedComponents(const UndirectedGraph& graph);
+
+/// One edge of a spanning forest.
+struct WeightedEdge {
+  std::int32_t a = 0, b = 0;
+  float weight = 0;
+};
+
+/// A minimum spanning forest (Kruskal; ties by (a, b)), rooted per tree for path queries.
+class SpanningForest {
+public:
+  /// Builds the forest of `graph`. Throws Cancelled.
+  explicit SpanningForest(const UndirectedGraph& graph, JobControl& job = noJobControl());
+
+  const std::vector<WeightedEdge>& edges() const { return m_edges; }
+  double totalWeight() const;
+  std::int64_t nodes() const { return std::int64_t(m_parent.size()); }
+  /// Trees in the forest (1 when the graph is connected).
+  std::int64_t treeCount() const { return m_trees; }
+  /// The tree (by its root) holding `node`.
+  std::int32_t rootOf(std::int32_t node) const { return m_root[std::size_t(node)]; }
+
+  /// Node ids along the forest path from `from` to `to` (inclusive); empty when they lie in
+  /// different trees. Throws InvalidArgument for ids out of range.
+  std::vector<std::int32_t> path(std::int32_t from, std::int32_t to) const;
+  /// Weight of the forest edge between adjacent path nodes.
+  float edgeWeight(std::int32_t child, std::int32_t parent) const;
+
+private:
+  std::vector<WeightedEdge> m_edges;
+  std::vector<std::int32_t> m_parent;  ///< −1 at roots
+  std::vector<float> m_parentWeight;
+  std::vector<std::int32_t> m_depth;
+  std::vector<std::int32_t> m_root;
+  std::int64_t m_trees = 0;
+};
+
+/// A path with its steps.
+struct GraphPath {
+  std::vector<std::int32_t> nodes; ///< from … to; empty when none exists
+  std::vector<float> steps;        ///< nodes.size() − 1 edge weights
+  float bottleneck = 0;            ///< the largest step
+  std::int64_t bottleneckIndex = -1; ///< index into steps of the largest step (first if tied)
+  double total = 0;                ///< sum of steps
+  bool found() const { return !nodes.empty(); }
+};
+
+/// The min-max path between `from` and `to` (through the forest). Not found when they lie in
+/// different components. Throws InvalidArgument for ids out of range.
+GraphPath minimaxPath(const SpanningForest& forest, std::int32_t from, std::int32_t to);
+
+/// The shortest path (least total weight, Dijkstra) for comparison. Throws InvalidArgument.
+GraphPath shortestPath(const UndirectedGraph& graph, std::int32_t from, std::int32_t to);
+
+/// Exact nearest cross-component edges that connect the graph's components (Borůvka rounds over
+/// components: each non-largest component gets its exact nearest outside neighbour, computed
+/// from the vectors). Returns the added edges, already weighted like the graph's.
+/// Throws Cancelled.
+std::vector<WeightedEdge> bridgeComponents(const UndirectedGraph& graph,
+                                           const MatrixView<float>& data, Metric metric,
+                                           JobControl& job = noJobControl());
+
+/// `graph` with `extra` edges added (both directions).
+UndirectedGraph withEdges(const UndirectedGraph& graph, const std::vector<WeightedEdge>& extra);
+
+} // namespace nearscape

@@ -1,0 +1,378 @@
+#include "nearscape/graph/Graph.h"
+
+#include "nearscape/core/Error.h"
+#include "nearscape/knn/Knn.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <queue>
+
+namespace nearscape {
+namespace {
+
+class UnionFind {
+public:
+  explicit UnionFind(std::int64_t n) : m_parent(static_cast<std::size_t>(n)) {
+    std::iota(m_parent.begin(), m_parent.end(), 0);
+  }
+  std::int32_t find(std::int32_t x) {
+    while (m_parent[x] != x) {
+      m_parent[x] = m_parent[m_parent[x]]; // path halving
+      x = m_parent[x];
+    }
+    return x;
+  }
+  bool unite(std::int32_t a, std::int32_t b) {
+    a = find(a);
+    b = find(b);
+    if (a == b)
+      return false;
+    if (a > b)
+      std::swap(a, b);
+    m_parent[b] = a; // the smaller id becomes the root: deterministic
+    return true;
+  }
+
+private:
+  std::vector<std::int32_t> m_parent;
+};
+
+void checkNode(std::int64_t node, std::int64_t n, const char* what) {
+  NEARSCAPE_EXPECTS(node >= 0 && node < n, std::string(what) + " = " + std::to_string(node) +
+                                               " is out of range [0, " + std::to_string(n) + ")");
+}
+
+UndirectedGraph fromEdges(std::int64_t n, std::vector<WeightedEdge> edges) {
+  // Deduplicate {a, b} (keeping the smaller weight), then lay out CSR in both directions.
+  for (auto& e : edges)
+    if (e.a > e.b)
+      std::swap(e.a, e.b);
+  std::sort(edges.begin(), edges.end(), [](const WeightedEdge& x, const WeightedEdge& y) {
+    return x.a != y.a ? x.a < y.a : x.b != y.b ? x.b < y.b : x.weight < y.weight;
+  });
+  edges.erase(std::unique(edges.begin(), edges.end(),
+                          [](const WeightedEdge& x, const WeightedEdge& y) {
+                            return x.a == y.a && x.b == y.b;
+                          }),
+              edges.end());
+  UndirectedGraph g;
+  g.nodes = n;
+  g.offsets.assign(static_cast<std::size_t>(n + 1), 0);
+  for (const auto& e : edges) {
+    ++g.offsets[e.a + 1];
+    ++g.offsets[e.b + 1];
+  }
+  for (std::int64_t i = 0; i < n; ++i)
+    g.offsets[i + 1] += g.offsets[i];
+  g.targets.resize(edges.size() * 2);
+  g.weights.resize(edges.size() * 2);
+  std::vector<std::int64_t> fill(g.offsets.begin(), g.offsets.end() - 1);
+  for (const auto& e : edges) {
+    g.targets[fill[e.a]] = e.b;
+    g.weights[fill[e.a]++] = e.weight;
+    g.targets[fill[e.b]] = e.a;
+    g.weights[fill[e.b]++] = e.weight;
+  }
+  return g;
+}
+
+std::vector<WeightedEdge> edgesOf(const UndirectedGraph& g) {
+  std::vector<WeightedEdge> edges;
+  edges.reserve(g.targets.size() / 2);
+  for (std::int64_t a = 0; a < g.nodes; ++a)
+    for (std::int64_t e = g.offsets[a]; e < g.offsets[a + 1]; ++e)
+      if (a < g.targets[e])
+        edges.push_back({std::int32_t(a), g.targets[e], g.weights[e]});
+  return edges;
+}
+
+GraphPath describe(std::vector<std::int32_t> nodes, std::vector<float> steps) {
+  GraphPath p;
+  p.nodes = std::move(nodes);
+  p.steps = std::move(steps);
+  for (std::size_t i = 0; i < p.steps.size(); ++i) {
+    p.total += p.steps[i];
+    if (p.bottleneckIndex < 0 || p.steps[i] > p.bottleneck) {
+      p.bottleneck = p.steps[i];
+      p.bottleneckIndex = std::int64_t(i);
+    }
+  }
+  return p;
+}
+
+} // namespace
+
+UndirectedGraph symmetrizeKnnGraph(const MatrixView<std::int32_t>& ids,
+                                   const MatrixView<float>& distances, Metric metric) {
+  NEARSCAPE_EXPECTS(ids.rows == distances.rows && ids.cols == distances.cols,
+                    "ids and distances have different shapes");
+  const std::int64_t n = ids.rows;
+  float offset = 0;
+  if (metric == Metric::InnerProduct) {
+    offset = std::numeric_limits<float>::infinity();
+    for (std::size_t i = 0; i < ids.size(); ++i)
+      if (ids.data[i] >= 0)
+        offset = std::min(offset, distances.data[i]);
+    if (!std::isfinite(offset))
+      offset = 0;
+  }
+  std::vector<WeightedEdge> edges;
+  edges.reserve(ids.size());
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t c = 0; c < ids.cols; ++c) {
+      const std::int32_t j = ids.row(i)[c];
+      if (j < 0 || j == i)
+        continue;
+      NEARSCAPE_EXPECTS(j < n, "graph id " + std::to_string(j) + " at row " + std::to_string(i) +
+                                   " is out of range");
+      edges.push_back({std::int32_t(i), j, std::max(0.0f, distances.row(i)[c] - offset)});
+    }
+  UndirectedGraph g = fromEdges(n, std::move(edges));
+  g.weightOffset = offset;
+  if (metric == Metric::InnerProduct)
+    g.weightNote = "weights are max<x,y> - <x,y> over the graph's edges (inner product made "
+                   "non-negative)";
+  else
+    g.weightNote = metric == Metric::L2 ? "weights are Euclidean distances"
+                                        : "weights are cosine distances (1 - cos)";
+  return g;
+}
+
+Components connectedComponents(const UndirectedGraph& graph) {
+  UnionFind uf(graph.nodes);
+  for (std::int64_t a = 0; a < graph.nodes; ++a)
+    for (std::int64_t e = graph.offsets[a]; e < graph.offsets[a + 1]; ++e)
+      uf.unite(std::int32_t(a), graph.targets[e]);
+  Components c;
+  c.label.assign(static_cast<std::size_t>(graph.nodes), -1);
+  std::vector<std::int32_t> labelOfRoot(static_cast<std::size_t>(graph.nodes), -1);
+  for (std::int64_t i = 0; i < graph.nodes; ++i) {
+    const std::int32_t root = uf.find(std::int32_t(i));
+    if (labelOfRoot[root] < 0) {
+      labelOfRoot[root] = c.count++;
+      c.sizes.push_back(0);
+    }
+    c.label[i] = labelOfRoot[root];
+    ++c.sizes[std::size_t(c.label[i])];
+  }
+  return c;
+}
+
+SpanningForest::SpanningForest(const UndirectedGraph& graph, JobControl& job) {
+  const std::int64_t n = graph.nodes;
+  std::vector<WeightedEdge> edges = edgesOf(graph);
+  job.progress(0.1, "MST: sorting edges");
+  std::sort(edges.begin(), edges.end(), [](const WeightedEdge& x, const WeightedEdge& y) {
+    return x.weight != y.weight ? x.weight < y.weight : x.a != y.a ? x.a < y.a : x.b < y.b;
+  });
+  job.check();
+  UnionFind uf(n);
+  for (const auto& e : edges)
+    if (uf.unite(e.a, e.b))
+      m_edges.push_back(e);
+  job.check();
+
+  // Root every tree at its smallest node (BFS), recording parent, depth and the parent edge.
+  std::vector<std::int64_t> offsets(static_cast<std::size_t>(n + 1), 0);
+  for (const auto& e : m_edges) {
+    ++offsets[e.a + 1];
+    ++offsets[e.b + 1];
+  }
+  for (std::int64_t i = 0; i < n; ++i)
+    offsets[i + 1] += offsets[i];
+  std::vector<std::int32_t> adj(m_edges.size() * 2);
+  std::vector<float> adjW(m_edges.size() * 2);
+  std::vector<std::int64_t> fill(offsets.begin(), offsets.end() - 1);
+  for (const auto& e : m_edges) {
+    adj[fill[e.a]] = e.b;
+    adjW[fill[e.a]++] = e.weight;
+    adj[fill[e.b]] = e.a;
+    adjW[fill[e.b]++] = e.weight;
+  }
+  m_parent.assign(static_cast<std::size_t>(n), -1);
+  m_parentWeight.assign(static_cast<std::size_t>(n), 0);
+  m_depth.assign(static_cast<std::size_t>(n), -1);
+  m_root.assign(static_cast<std::size_t>(n), -1);
+  std::vector<std::int32_t> queue;
+  queue.reserve(static_cast<std::size_t>(n));
+  for (std::int64_t s = 0; s < n; ++s) {
+    if (m_depth[s] >= 0)
+      continue;
+    ++m_trees;
+    m_depth[s] = 0;
+    m_root[s] = std::int32_t(s);
+    queue.clear();
+    queue.push_back(std::int32_t(s));
+    for (std::size_t h = 0; h < queue.size(); ++h) {
+      const std::int32_t u = queue[h];
+      for (std::int64_t e = offsets[u]; e < offsets[u + 1]; ++e) {
+        const std::int32_t v = adj[e];
+        if (m_depth[v] >= 0)
+          continue;
+        m_depth[v] = m_depth[u] + 1;
+        m_parent[v] = u;
+        m_parentWeight[v] = adjW[e];
+        m_root[v] = std::int32_t(s);
+        queue.push_back(v);
+      }
+    }
+  }
+  job.progress(1.0, "MST: done");
+}
+
+double SpanningForest::totalWeight() const {
+  double total = 0;
+  for (const auto& e : m_edges)
+    total += e.weight;
+  return total;
+}
+
+std::vector<std::int32_t> SpanningForest::path(std::int32_t from, std::int32_t to) const {
+  checkNode(from, nodes(), "from");
+  checkNode(to, nodes(), "to");
+  if (m_root[from] != m_root[to])
+    return {};
+  std::vector<std::int32_t> up, down; // from … meeting point, to … (excluding meeting point)
+  std::int32_t a = from, b = to;
+  while (m_depth[a] > m_depth[b]) {
+    up.push_back(a);
+    a = m_parent[a];
+  }
+  while (m_depth[b] > m_depth[a]) {
+    down.push_back(b);
+    b = m_parent[b];
+  }
+  while (a != b) {
+    up.push_back(a);
+    a = m_parent[a];
+    down.push_back(b);
+    b = m_parent[b];
+  }
+  up.push_back(a);
+  up.insert(up.end(), down.rbegin(), down.rend());
+  return up;
+}
+
+float SpanningForest::edgeWeight(std::int32_t x, std::int32_t y) const {
+  if (m_parent[x] == y)
+    return m_parentWeight[x];
+  if (m_parent[y] == x)
+    return m_parentWeight[y];
+  throw InvalidArgument("no forest edge between " + std::to_string(x) + " and " +
+                        std::to_string(y));
+}
+
+GraphPath minimaxPath(const SpanningForest& forest, std::int32_t from, std::int32_t to) {
+  std::vector<std::int32_t> nodes = forest.path(from, to);
+  std::vector<float> steps;
+  for (std::size_t i = 0; i + 1 < nodes.size(); ++i)
+    steps.push_back(forest.edgeWeight(nodes[i], nodes[i + 1]));
+  return describe(std::move(nodes), std::move(steps));
+}
+
+GraphPath shortestPath(const UndirectedGraph& graph, std::int32_t from, std::int32_t to) {
+  checkNode(from, graph.nodes, "from");
+  checkNode(to, graph.nodes, "to");
+  std::vector<double> dist(static_cast<std::size_t>(graph.nodes),
+                           std::numeric_limits<double>::infinity());
+  std::vector<std::int32_t> prev(static_cast<std::size_t>(graph.nodes), -1);
+  std::vector<float> prevW(static_cast<std::size_t>(graph.nodes), 0);
+  using Item = std::pair<double, std::int32_t>;
+  std::priority_queue<Item, std::vector<Item>, std::greater<Item>> heap;
+  dist[from] = 0;
+  heap.push({0, from});
+  while (!heap.empty()) {
+    const auto [d, u] = heap.top();
+    heap.pop();
+    if (d > dist[u])
+      continue;
+    if (u == to)
+      break;
+    for (std::int64_t e = graph.offsets[u]; e < graph.offsets[u + 1]; ++e) {
+      const std::int32_t v = graph.targets[e];
+      const double nd = d + graph.weights[e];
+      if (nd < dist[v] || (nd == dist[v] && u < prev[v])) {
+        dist[v] = nd;
+        prev[v] = u;
+        prevW[v] = graph.weights[e];
+        heap.push({nd, v});
+      }
+    }
+  }
+  if (!std::isfinite(dist[to]))
+    return {};
+  std::vector<std::int32_t> nodes;
+  std::vector<float> steps;
+  for (std::int32_t v = to; v != -1; v = prev[v]) {
+    nodes.push_back(v);
+    if (prev[v] != -1)
+      steps.push_back(prevW[v]);
+    if (v == from)
+      break;
+  }
+  std::reverse(nodes.begin(), nodes.end());
+  std::reverse(steps.begin(), steps.end());
+  return describe(std::move(nodes), std::move(steps));
+}
+
+std::vector<WeightedEdge> bridgeComponents(const UndirectedGraph& graph,
+                                           const MatrixView<float>& data, Metric metric,
+                                           JobControl& job) {
+  NEARSCAPE_EXPECTS(data.rows == graph.nodes, "the data and the graph have different sizes");
+  std::vector<WeightedEdge> added;
+  UndirectedGraph current = graph;
+  for (;;) {
+    const Components comps = connectedComponents(current);
+    if (comps.count <= 1)
+      return added;
+    job.check();
+    const auto largest = std::int32_t(std::max_element(comps.sizes.begin(), comps.sizes.end()) -
+                                      comps.sizes.begin());
+    std::vector<std::vector<std::int64_t>> members(static_cast<std::size_t>(comps.count));
+    for (std::int64_t i = 0; i < graph.nodes; ++i)
+      members[std::size_t(comps.label[i])].push_back(i);
+    std::vector<WeightedEdge> round;
+    for (std::int32_t c = 0; c < comps.count; ++c) {
+      if (c == largest)
+        continue;
+      // Each member's nearest items, enough of them (|C| + 1) to reach outside C for sure.
+      const auto& m = members[std::size_t(c)];
+      std::vector<float> q(m.size() * std::size_t(data.cols));
+      for (std::size_t r = 0; r < m.size(); ++r)
+        std::copy(data.row(m[r]), data.row(m[r]) + data.cols, q.begin() + r * data.cols);
+      const int k = int(std::min<std::int64_t>(std::int64_t(m.size()) + 1, data.rows));
+      Context cpu;
+      cpu.backend = Backend::Cpu;
+      const KnnResult nn =
+          knnSearch({q.data(), std::int64_t(m.size()), data.cols}, data, k, metric, cpu, job);
+      WeightedEdge best{-1, -1, std::numeric_limits<float>::infinity()};
+      for (std::size_t r = 0; r < m.size(); ++r)
+        for (int j = 0; j < k; ++j) {
+          const std::int32_t other = nn.ids.row(std::int64_t(r))[j];
+          if (comps.label[other] == c)
+            continue;
+          const float w = std::max(0.0f, nn.distances.row(std::int64_t(r))[j] - graph.weightOffset);
+          if (w < best.weight || (w == best.weight && std::int32_t(m[r]) < best.a))
+            best = {std::int32_t(m[r]), other, w};
+          break; // ids are nearest first: the first outsider is this member's best
+        }
+      if (best.a >= 0)
+        round.push_back(best);
+    }
+    added.insert(added.end(), round.begin(), round.end());
+    current = withEdges(current, round);
+  }
+}
+
+UndirectedGraph withEdges(const UndirectedGraph& graph, const std::vector<WeightedEdge>& extra) {
+  std::vector<WeightedEdge> edges = edgesOf(graph);
+  edges.insert(edges.end(), extra.begin(), extra.end());
+  UndirectedGraph g = fromEdges(graph.nodes, std::move(edges));
+  g.weightNote = graph.weightNote;
+  g.weightOffset = graph.weightOffset;
+  return g;
+}
+
+} // namespace nearscape
