@@ -1,5 +1,6 @@
 // nearscape-bench: named suites; each prints a table and can write JSON. Engine only, no Qt.
 #include "ExactSuite.h"
+#include "LayoutSuite.h"
 
 #include "nearscape/Nearscape.h"
 
@@ -9,6 +10,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   int exitCode = 0;
   nearscape::bench::addExactSuite(app, exitCode);
+  nearscape::bench::addLayoutSuite(app, exitCode);
+  nearscape::bench::addMstSuite(app, exitCode);
   CLI11_PARSE(app, argc, argv);
   return exitCode;
 }

@@ -15,4 +15,7 @@ void addKnnCommand(CLI::App& app, int& exitCode);
 /// `path PATH --from I --to J [--graph G] [--bridge]`: the min-max path and the shortest path.
 void addPathCommand(CLI::App& app, int& exitCode);
 
+/// `layout PATH --dim 2|3 [--graph G] --out XY.npy`: the map and its neighbour-kept share.
+void addLayoutCommand(CLI::App& app, int& exitCode);
+
 } // namespace nearscape::cli

@@ -1,0 +1,126 @@
+// nearscape-cli layout: the map (2D or 3D) of the kNN graph, and how many true neighbours it keeps.
+#include "Commands.h"
+#include "CommonOptions.h"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <iostream>
+#include <memory>
+#include <optional>
+
+namespace nearscape::cli {
+namespace {
+
+struct LayoutArgs {
+  std::string path, graph, out, metric;
+  int dim = 2, k = 15, epochs = 0;
+  CommonOptions common;
+};
+
+double since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+int runLayout(const LayoutArgs& a) {
+  const Context context = a.common.context();
+  JobControl& job = commandJob();
+  OpenOptions options;
+  options.loadThumbnails = false;
+  const Dataset ds = openDataset(a.path, options, job);
+  if (a.dim != 2 && a.dim != 3)
+    throw InvalidArgument("--dim must be 2 or 3");
+  Metric metric = ds.metric.value_or(Metric::L2);
+  if (!a.metric.empty()) {
+    const auto m = parseMetric(a.metric);
+    if (!m)
+      throw InvalidArgument("unknown metric '" + a.metric + "' (l2, ip or cos)");
+    metric = *m;
+  }
+  const auto started = std::chrono::steady_clock::now();
+  auto t = started;
+  KnnResult knn;
+  if (a.graph.empty()) {
+    knn = knnGraph(ds.vectors.view(), a.k, metric, context, job);
+  } else {
+    const Matrix<std::int64_t> ids = readNpyIds(a.graph);
+    if (ids.rows() != ds.size())
+      throw InvalidArgument(a.graph + ": the graph has " + std::to_string(ids.rows()) +
+                            " rows but the data has " + std::to_string(ds.size()));
+    std::vector<std::int32_t> ids32(static_cast<std::size_t>(ids.rows() * ids.cols()));
+    std::vector<float> d(ids32.size());
+    for (std::int64_t i = 0; i < ids.rows(); ++i)
+      for (std::int64_t c = 0; c < ids.cols(); ++c) {
+        const std::int64_t j = ids.row(i)[c];
+        if (j < -1 || j >= ds.size())
+          throw InvalidArgument(a.graph + ": id " + std::to_string(j) + " is out of range");
+        ids32[std::size_t(i * ids.cols() + c)] = std::int32_t(j);
+        d[std::size_t(i * ids.cols() + c)] =
+            j < 0 ? 0.0f : float(exactDistance(ds.vectors.row(i), ds.vectors.row(j), ds.dim(), metric));
+      }
+    knn.ids = Matrix<std::int32_t>(std::move(ids32), ids.rows(), ids.cols());
+    knn.distances = Matrix<float>(std::move(d), ids.rows(), ids.cols());
+  }
+  const double graphSeconds = since(t);
+  t = std::chrono::steady_clock::now();
+  PcaParams pcaParams;
+  pcaParams.components = a.dim;
+  pcaParams.maxSampleRows = 25000;
+  const PcaResult pca = computePca(ds.vectors.view(), pcaParams, context, job);
+  LayoutParams params;
+  params.dim = a.dim;
+  params.epochs = a.epochs;
+  const Matrix<float> xy = layoutGraph(knn.ids.view(), knn.distances.view(),
+                                       pca.coordinates.view(), params, context, job);
+  const double layoutSeconds = since(t);
+  const double totalSeconds = since(started);
+  job.check();
+  if (!a.out.empty())
+    writeNpy(a.out, xy.view());
+
+  // Quality against the true 10-NN: the graph's first 10 columns when it is exact and wide enough.
+  const int qk = 10;
+  std::optional<double> kept, pcaKept;
+  if (knn.ids.cols() >= qk && a.graph.empty()) {
+    kept = layoutQuality(knn.ids.view(), xy.view(), qk).overall;
+    pcaKept = layoutQuality(knn.ids.view(), pca.coordinates.view(), qk).overall;
+  }
+  if (a.common.json) {
+    nlohmann::ordered_json j;
+    j["rows"] = ds.size();
+    j["dim"] = a.dim;
+    j["k"] = knn.ids.cols();
+    j["metric"] = std::string(metricName(metric));
+    j["neighbours_kept_10"] = kept ? nlohmann::json(*kept) : nlohmann::json(nullptr);
+    j["pca_neighbours_kept_10"] = pcaKept ? nlohmann::json(*pcaKept) : nlohmann::json(nullptr);
+    j["out"] = a.out;
+    j["timings"] = {{"graph_s", graphSeconds}, {"layout_s", layoutSeconds}, {"total_s", totalSeconds}};
+    std::cout << j.dump(2) << '\n';
+  } else {
+    std::cout << a.dim << "D layout of " << ds.size() << " items: " << totalSeconds << " s (graph "
+              << graphSeconds << " s, layout " << layoutSeconds << " s)\n";
+    if (kept)
+      std::cout << "true 10-NN kept in the map: " << *kept << " (PCA: " << *pcaKept << ")\n";
+    if (!a.out.empty())
+      std::cout << "wrote " << a.out << '\n';
+  }
+  return kExitOk;
+}
+
+} // namespace
+
+void addLayoutCommand(CLI::App& app, int& exitCode) {
+  auto a = std::make_shared<LayoutArgs>();
+  CLI::App* cmd = app.add_subcommand("layout", "2D/3D map of the kNN graph, with its quality");
+  cmd->add_option("path", a->path, "Data file or IDX folder")->required();
+  cmd->add_option("--dim", a->dim, "2 or 3")->capture_default_str();
+  cmd->add_option("--graph", a->graph, "kNN graph ids (.npy, n × k); built exactly when absent");
+  cmd->add_option("--k", a->k, "Neighbours per item when the graph is built")->capture_default_str();
+  cmd->add_option("--epochs", a->epochs, "SGD epochs (0: 500 up to 10,000 items, else 200)");
+  cmd->add_option("--metric", a->metric, "l2, ip or cos (default: the file's, else l2)");
+  cmd->add_option("--out", a->out, "Write positions here (.npy, float32, n × dim)");
+  a->common.addTo(*cmd);
+  cmd->callback([a, &exitCode] { exitCode = runGuarded([&] { return runLayout(*a); }); });
+}
+
+} // namespace nearscape::cli

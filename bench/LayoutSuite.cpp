@@ -1,0 +1,176 @@
+// The map and the min-max path suites.
+#include "LayoutSuite.h"
+
+#include "BenchUtil.h"
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <random>
+#include <sstream>
+
+namespace nearscape::bench {
+namespace {
+
+struct LayoutArgs {
+  std::string data, label, jsonOut, peer = "umap-learn";
+  int dim = 2, k = 15, repeats = 1, threads = 0;
+  std::string python = "/usr/bin/python3";
+  std::string peersDir = NEARSCAPE_PEERS_DIR;
+};
+
+int runLayout(const LayoutArgs& a) {
+  Context context;
+  context.threads = a.threads;
+  OpenOptions options;
+  options.loadThumbnails = false;
+  const Dataset ds = openDataset(a.data, options);
+  const MatrixView<float> x = ds.vectors.view();
+  const std::string label = a.label.empty() ? std::filesystem::path(a.data).filename().string() : a.label;
+  const std::string peerData = a.peer == "none" ? "" : writeTemporaryNpy(x, "layout-data.npy");
+  const std::string peerOut =
+      (std::filesystem::temp_directory_path() / "nearscape-bench" / "layout-peer.npy").string();
+
+  std::vector<double> ours, theirs, oursKept, theirsKept;
+  KnnResult truth; // exact 10-NN, the judge of both maps
+  for (int r = 0; r < a.repeats; ++r) {
+    const auto t = std::chrono::steady_clock::now();
+    const KnnResult g = knnGraph(x, a.k, Metric::L2, context);
+    PcaParams pp;
+    pp.components = a.dim;
+    pp.maxSampleRows = 25000;
+    const PcaResult pca = computePca(x, pp, context);
+    LayoutParams lp;
+    lp.dim = a.dim;
+    const Matrix<float> xy = layoutGraph(g.ids.view(), g.distances.view(), pca.coordinates.view(), lp, context);
+    ours.push_back(secondsSince(t));
+    if (truth.ids.empty())
+      truth = g; // exact, k ≥ 10: its first 10 columns are the true 10-NN
+    oursKept.push_back(layoutQuality(truth.ids.view(), xy.view(), 10).overall);
+    if (a.peer == "none")
+      continue;
+    std::ostringstream cmd;
+    cmd << a.python << " " << a.peersDir << "/umap_layout.py " << peerData << " " << peerOut
+        << " --dim " << a.dim << " --neighbors " << a.k;
+    const nlohmann::json p = runPeer(cmd.str());
+    theirs.push_back(p.at("seconds").get<double>());
+    const Dataset peerMap = openDataset(peerOut, options);
+    theirsKept.push_back(layoutQuality(truth.ids.view(), peerMap.vectors.view(), 10).overall);
+  }
+  std::vector<Row> table;
+  std::ostringstream note;
+  note << "10-NN kept: ours " << median(oursKept) << ", peer " << median(theirsKept)
+       << " (graph included in both times)";
+  table.push_back({label + " " + std::to_string(a.dim) + "D map", median(ours), a.peer, median(theirs), note.str()});
+  printTable("layout (median of " + std::to_string(a.repeats) + ", interleaved)", table);
+  if (!a.jsonOut.empty()) {
+    nlohmann::json j = {{"suite", "layout"}, {"data", label}, {"rows", x.rows}, {"dim", a.dim},
+                        {"ours_s", median(ours)}, {"ours_runs", ours}, {"ours_kept10", median(oursKept)},
+                        {"peer", a.peer}, {"peer_s", median(theirs)}, {"peer_runs", theirs},
+                        {"peer_kept10", median(theirsKept)}};
+    std::ofstream(a.jsonOut) << j.dump(2) << '\n';
+  }
+  if (!peerData.empty())
+    std::filesystem::remove(peerData);
+  return 0;
+}
+
+struct MstArgs {
+  std::string data, label, graph;
+  int k = 10, queries = 1000, threads = 0;
+};
+
+int runMst(const MstArgs& a) {
+  Context context;
+  context.threads = a.threads;
+  OpenOptions options;
+  options.loadThumbnails = false;
+  const Dataset ds = openDataset(a.data, options);
+  KnnResult g;
+  if (!a.graph.empty()) {
+    const Matrix<std::int64_t> ids = readNpyIds(a.graph);
+    std::vector<std::int32_t> ids32(static_cast<std::size_t>(ids.rows() * ids.cols()));
+    std::vector<float> d(ids32.size());
+    for (std::int64_t i = 0; i < ids.rows(); ++i)
+      for (std::int64_t c = 0; c < ids.cols(); ++c) {
+        const auto j = ids.row(i)[c];
+        ids32[std::size_t(i * ids.cols() + c)] = std::int32_t(j);
+        d[std::size_t(i * ids.cols() + c)] = float(exactDistance(ds.vectors.row(i), ds.vectors.row(j), ds.dim(), Metric::L2));
+      }
+    g.ids = Matrix<std::int32_t>(std::move(ids32), ids.rows(), ids.cols());
+    g.distances = Matrix<float>(std::move(d), ids.rows(), ids.cols());
+  } else {
+    g = knnGraph(ds.vectors.view(), a.k, Metric::L2, context);
+  }
+  auto t = std::chrono::steady_clock::now();
+  const UndirectedGraph graph = symmetrizeKnnGraph(g.ids.view(), g.distances.view(), Metric::L2);
+  const double symSeconds = secondsSince(t);
+  t = std::chrono::steady_clock::now();
+  const SpanningForest forest(graph);
+  const double mstSeconds = secondsSince(t);
+  std::mt19937_64 rng(5);
+  std::uniform_int_distribution<std::int32_t> pick(0, std::int32_t(ds.size() - 1));
+  std::vector<double> perQuery;
+  double steps = 0;
+  for (int q = 0; q < a.queries; ++q) {
+    const std::int32_t s = pick(rng), e = pick(rng);
+    t = std::chrono::steady_clock::now();
+    const GraphPath p = minimaxPath(forest, s, e);
+    perQuery.push_back(secondsSince(t));
+    steps += double(p.steps.size());
+  }
+  const std::string label = a.label.empty() ? std::filesystem::path(a.data).filename().string() : a.label;
+  std::ostringstream note;
+  note << graph.edgeCount() << " edges, " << forest.treeCount() << " trees; symmetrise "
+       << symSeconds << " s; path p50 " << median(perQuery) * 1e3 << " ms, mean "
+       << steps / a.queries << " steps";
+  printTable("MST and min-max paths (CPU)", {{label + " MST", mstSeconds, "none", 0, note.str()}});
+  return 0;
+}
+
+} // namespace
+
+void addLayoutSuite(CLI::App& app, int& exitCode) {
+  auto a = std::make_shared<LayoutArgs>();
+  CLI::App* cmd = app.add_subcommand("layout", "kNN graph + map vs umap-learn, with 10-NN kept");
+  cmd->add_option("--data", a->data, "Data: any format nearscape reads")->required();
+  cmd->add_option("--dim", a->dim)->capture_default_str();
+  cmd->add_option("--k", a->k, "Graph neighbours (umap-learn's n_neighbors)")->capture_default_str();
+  cmd->add_option("--repeats", a->repeats)->capture_default_str();
+  cmd->add_option("--peer", a->peer, "umap-learn or none")->capture_default_str();
+  cmd->add_option("--threads", a->threads);
+  cmd->add_option("--python", a->python)->capture_default_str();
+  cmd->add_option("--peers-dir", a->peersDir)->capture_default_str();
+  cmd->add_option("--label", a->label);
+  cmd->add_option("--json-out", a->jsonOut);
+  cmd->callback([a, &exitCode] {
+    try {
+      exitCode = runLayout(*a);
+    } catch (const std::exception& e) {
+      std::cerr << "nearscape-bench: " << e.what() << '\n';
+      exitCode = 1;
+    }
+  });
+}
+
+void addMstSuite(CLI::App& app, int& exitCode) {
+  auto a = std::make_shared<MstArgs>();
+  CLI::App* cmd = app.add_subcommand("mst", "Spanning forest and min-max path queries");
+  cmd->add_option("--data", a->data, "Data: any format nearscape reads")->required();
+  cmd->add_option("--graph", a->graph, "kNN ids (.npy); built exactly when absent");
+  cmd->add_option("--k", a->k)->capture_default_str();
+  cmd->add_option("--queries", a->queries)->capture_default_str();
+  cmd->add_option("--threads", a->threads);
+  cmd->add_option("--label", a->label);
+  cmd->callback([a, &exitCode] {
+    try {
+      exitCode = runMst(*a);
+    } catch (const std::exception& e) {
+      std::cerr << "nearscape-bench: " << e.what() << '\n';
+      exitCode = 1;
+    }
+  });
+}
+
+} // namespace nearscape::bench
