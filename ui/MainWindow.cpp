@@ -2,6 +2,7 @@
 
 #include "Colors.h"
 #include "HoverCard.h"
+#include "ItemStrip.h"
 #include "JobRunner.h"
 #include "LegendPanel.h"
 #include "MapView.h"
@@ -15,12 +16,26 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QPointer>
 #include <QProgressBar>
 #include <QStatusBar>
 #include <QTimer>
 #include <QToolButton>
 
 namespace nearscape::ui {
+
+struct MainWindow::Exploration {
+  std::shared_ptr<const Dataset> dataset; ///< what it was computed for
+  KnnResult graph;                        ///< exact kNN graph, k = kGraphK
+  UndirectedGraph undirected;
+  std::shared_ptr<SpanningForest> forest;
+  double graphSeconds = 0, layoutSeconds = 0, mstSeconds = 0;
+};
+
+namespace {
+constexpr int kGraphK = 15;      // neighbours per item in the graph (umap-learn's default)
+constexpr int kShownNeighbours = 10;
+} // namespace
 
 struct MainWindow::Loaded {
   std::shared_ptr<Dataset> dataset;
@@ -31,7 +46,9 @@ struct MainWindow::Loaded {
 MainWindow::MainWindow(Context context, QWidget* parent)
     : QMainWindow(parent), m_context(context), m_map(new MapView(this)),
       m_legend(new LegendPanel(this)), m_hoverCard(new HoverCard(this)),
-      m_jobs(new JobRunner(this)), m_summary(new QLabel(this)), m_progress(new QProgressBar(this)),
+      m_jobs(new JobRunner(this)), m_pipelineJobs(new JobRunner(this)),
+      m_neighbours(new ItemStrip(false, this)), m_pathStrip(new ItemStrip(true, this)),
+      m_summary(new QLabel(this)), m_progress(new QProgressBar(this)),
       m_cancel(new QToolButton(this)) {
   setWindowTitle(tr("Nearscape"));
   setAcceptDrops(true);
@@ -41,6 +58,16 @@ MainWindow::MainWindow(Context context, QWidget* parent)
   dock->setWidget(m_legend);
   dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
   addDockWidget(Qt::RightDockWidgetArea, dock);
+  auto* neighboursDock = new QDockWidget(tr("Nearest neighbours"), this);
+  neighboursDock->setObjectName(QStringLiteral("neighboursDock"));
+  neighboursDock->setWidget(m_neighbours);
+  addDockWidget(Qt::RightDockWidgetArea, neighboursDock);
+  auto* pathDock = new QDockWidget(tr("Smoothest path"), this);
+  pathDock->setObjectName(QStringLiteral("pathDock"));
+  pathDock->setWidget(m_pathStrip);
+  addDockWidget(Qt::BottomDockWidgetArea, pathDock);
+  m_pathStrip->setMaximumHeight(150);
+  m_neighbours->setToolTip(tr("Click an item in the map; Ctrl+click another for the smoothest path"));
 
   m_backendText = QString::fromStdString(describeBackend(m_context));
   m_summary->setText(tr("No data · %1").arg(m_backendText));
@@ -59,48 +86,57 @@ MainWindow::MainWindow(Context context, QWidget* parent)
   auto* showTimer = new QTimer(this);
   showTimer->setSingleShot(true);
   showTimer->setInterval(150);
-  connect(showTimer, &QTimer::timeout, this, [this] {
-    if (m_jobs->busy()) {
+  auto anyBusy = [this] { return m_jobs->busy() || m_pipelineJobs->busy(); };
+  connect(showTimer, &QTimer::timeout, this, [this, anyBusy] {
+    if (anyBusy()) {
       m_progress->show();
       m_cancel->show();
     }
   });
-  connect(m_jobs, &JobRunner::started, this, [this, showTimer](const QString& title) {
-    m_progress->setValue(0);
-    m_progress->setFormat(title + QStringLiteral(" %p%"));
-    showTimer->start();
-  });
-  connect(m_jobs, &JobRunner::progress, this, [this](double fraction, const QString& message) {
-    m_progress->setValue(int(fraction * 1000));
-    if (!message.isEmpty())
-      m_progress->setFormat(message + QStringLiteral(" %p%"));
-  });
-  auto hideProgress = [this] {
-    if (!m_jobs->busy()) {
-      m_progress->hide();
-      m_cancel->hide();
-    }
-  };
-  connect(m_jobs, &JobRunner::finished, this, hideProgress);
-  connect(m_jobs, &JobRunner::cancelled, this, [this, hideProgress](const QString& title) {
-    hideProgress();
-    statusBar()->showMessage(tr("%1: cancelled").arg(title), 5000);
-  });
-  connect(m_jobs, &JobRunner::failed, this,
-          [this, hideProgress](const QString& title, const QString& message) {
-            hideProgress();
-            showError(title, message);
-          });
+  connect(m_cancel, &QToolButton::clicked, m_pipelineJobs, &JobRunner::cancel);
+  for (JobRunner* runner : {m_jobs, m_pipelineJobs}) {
+    connect(runner, &JobRunner::started, this, [this, showTimer](const QString& title) {
+      m_progress->setValue(0);
+      m_progress->setFormat(title + QStringLiteral(" %p%"));
+      showTimer->start();
+    });
+    connect(runner, &JobRunner::progress, this, [this](double fraction, const QString& message) {
+      m_progress->setValue(int(fraction * 1000));
+      if (!message.isEmpty())
+        m_progress->setFormat(message + QStringLiteral(" %p%"));
+    });
+    auto hideProgress = [this, anyBusy] {
+      if (!anyBusy()) {
+        m_progress->hide();
+        m_cancel->hide();
+      }
+    };
+    connect(runner, &JobRunner::finished, this, hideProgress);
+    connect(runner, &JobRunner::cancelled, this, [this, hideProgress](const QString& title) {
+      hideProgress();
+      statusBar()->showMessage(tr("%1: cancelled").arg(title), 5000);
+    });
+    connect(runner, &JobRunner::failed, this,
+            [this, hideProgress](const QString& title, const QString& message) {
+              hideProgress();
+              showError(title, message);
+            });
+  }
 
   connect(m_legend, &LegendPanel::visibilityChanged, this, &MainWindow::applyVisibility);
   connect(m_map, &MapView::hovered, this, &MainWindow::showHover);
+  connect(m_map, &MapView::clicked, this, &MainWindow::onMapClicked);
+  connect(m_neighbours, &ItemStrip::itemChosen, this, [this](std::int32_t item) { selectItem(item); });
+  connect(m_pathStrip, &ItemStrip::itemChosen, this, [this](std::int32_t item) { selectItem(item); });
   buildMenus();
   resize(1200, 800);
 }
 
 MainWindow::~MainWindow() {
   m_jobs->cancel();
+  m_pipelineJobs->cancel();
   m_jobs->waitForDone();
+  m_pipelineJobs->waitForDone();
 }
 
 void MainWindow::buildMenus() {
@@ -165,6 +201,7 @@ void MainWindow::buildMenus() {
 
 void MainWindow::openPath(const QString& path, const QString& metaPath) {
   m_lastError.clear();
+  m_pipelineJobs->cancel();
   const Context context = m_context;
   const std::string file = path.toStdString();
   const std::string meta = metaPath.toStdString();
@@ -205,7 +242,126 @@ void MainWindow::showLoaded(Loaded& loaded) {
   m_legend->setLabels(ds.labelNames, counts);
   setWindowTitle(tr("Nearscape — %1").arg(QFileInfo(QString::fromStdString(ds.path)).fileName()));
   m_summary->setText(summaryText() + tr(" · PCA map in %1 s").arg(loaded.seconds, 0, 'f', 2));
+  m_explore.reset();
+  m_selected = -1;
+  m_lastPath = {};
+  m_neighbours->clear();
+  m_pathStrip->clear();
   emit mapShown();
+  startExploration();
+}
+
+void MainWindow::startExploration() {
+  auto dataset = m_dataset;
+  if (!dataset || dataset->size() <= kGraphK)
+    return;
+  const Context context = m_context;
+  const std::vector<float> start = m_map->positions();
+  QPointer<MainWindow> self(this);
+  m_pipelineJobs->run<std::shared_ptr<Exploration>>(
+      tr("Exploring"),
+      [dataset, context, start, self](JobControl& job) {
+        auto e = std::make_shared<Exploration>();
+        e->dataset = dataset;
+        const auto t0 = std::chrono::steady_clock::now();
+        // The refined map needs the exact kNN graph; the GPU builds it when there is one.
+        e->graph = knnGraph(dataset->vectors.view(), kGraphK, Metric::L2, context, job);
+        const auto t1 = std::chrono::steady_clock::now();
+        e->graphSeconds = std::chrono::duration<double>(t1 - t0).count();
+        job.check();
+        LayoutParams params;
+        params.reportEvery = 5;
+        const auto layout = layoutGraph(
+            e->graph.ids.view(), e->graph.distances.view(),
+            MatrixView<float>{start.data(), dataset->size(), 2}, params, context, job,
+            [self, dataset](const MatrixView<float>& xy, double) {
+              std::vector<float> copy(xy.data, xy.data + xy.rows * xy.cols);
+              QMetaObject::invokeMethod(
+                  self.data(),
+                  [self, dataset, copy = std::move(copy)] {
+                    if (self && self->m_dataset == dataset)
+                      self->m_map->movePoints(copy, !self->m_map->userMovedCamera());
+                  },
+                  Qt::QueuedConnection);
+            });
+        const auto t2 = std::chrono::steady_clock::now();
+        e->layoutSeconds = std::chrono::duration<double>(t2 - t1).count();
+        e->undirected = symmetrizeKnnGraph(e->graph.ids.view(), e->graph.distances.view(), Metric::L2);
+        e->forest = std::make_shared<SpanningForest>(e->undirected, job);
+        e->mstSeconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t2).count();
+        return e;
+      },
+      [this](std::shared_ptr<Exploration>& e) {
+        if (e->dataset != m_dataset)
+          return;
+        m_explore = e;
+        m_summary->setText(summaryText() +
+                           tr(" · exact %1-NN graph %2 s (%3) · map %4 s · MST %5 s")
+                               .arg(kGraphK)
+                               .arg(e->graphSeconds, 0, 'f', 1)
+                               .arg(QString::fromStdString(e->graph.device))
+                               .arg(e->layoutSeconds, 0, 'f', 1)
+                               .arg(e->mstSeconds, 0, 'f', 2));
+        emit explorationFinished();
+      });
+}
+
+void MainWindow::onMapClicked(std::int64_t item, Qt::KeyboardModifiers modifiers) {
+  if (item < 0)
+    return;
+  if ((modifiers & (Qt::ControlModifier | Qt::ShiftModifier)) && m_selected >= 0)
+    showPathTo(item);
+  else
+    selectItem(item);
+}
+
+void MainWindow::selectItem(std::int64_t item) {
+  if (!m_dataset || item < 0 || item >= m_dataset->size())
+    return;
+  m_selected = item;
+  m_lastPath = {};
+  m_pathStrip->clear();
+  std::vector<std::int32_t> ids;
+  std::vector<QString> captions;
+  if (m_explore) {
+    for (int c = 0; c < kShownNeighbours; ++c) {
+      ids.push_back(m_explore->graph.ids.row(item)[c]);
+      captions.push_back(tr("distance %1").arg(double(m_explore->graph.distances.row(item)[c]), 0, 'g', 4));
+    }
+  }
+  m_neighbours->setItems(*m_dataset, ids, captions);
+  m_map->setOverlay(item, ids, {});
+  statusBar()->showMessage(
+      m_explore ? tr("Item %1: its %2 exact nearest neighbours. Ctrl+click another item for the "
+                     "smoothest path.").arg(item).arg(kShownNeighbours)
+                : tr("Item %1 selected; its neighbours appear once the kNN graph is built.").arg(item),
+      8000);
+}
+
+void MainWindow::showPathTo(std::int64_t item) {
+  if (!m_explore || m_selected < 0 || item < 0 || item >= m_dataset->size())
+    return;
+  m_lastPath = minimaxPath(*m_explore->forest, std::int32_t(m_selected), std::int32_t(item));
+  if (!m_lastPath.found()) {
+    statusBar()->showMessage(tr("Items %1 and %2 lie in different components of the kNN graph.")
+                                 .arg(m_selected).arg(item), 8000);
+    return;
+  }
+  std::vector<QString> captions;
+  std::vector<bool> bottleneck;
+  for (std::size_t i = 0; i < m_lastPath.nodes.size(); ++i) {
+    captions.push_back(i == 0 ? tr("start")
+                              : tr("step %1").arg(double(m_lastPath.steps[i - 1]), 0, 'g', 4));
+    bottleneck.push_back(i > 0 && std::int64_t(i - 1) == m_lastPath.bottleneckIndex);
+  }
+  m_pathStrip->setItems(*m_dataset, m_lastPath.nodes, captions, bottleneck);
+  m_map->setOverlay(m_selected, {}, m_lastPath.nodes);
+  statusBar()->showMessage(tr("Smoothest path %1 → %2: %3 steps, largest step %4 (bold)")
+                               .arg(m_selected).arg(item)
+                               .arg(m_lastPath.steps.size())
+                               .arg(double(m_lastPath.bottleneck), 0, 'g', 4),
+                           10000);
 }
 
 QString MainWindow::summaryText() const {

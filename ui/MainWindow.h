@@ -6,6 +6,7 @@
 #include <QMainWindow>
 
 #include <memory>
+#include <vector>
 
 class QLabel;
 class QMenu;
@@ -15,6 +16,7 @@ class QToolButton;
 namespace nearscape::ui {
 
 class HoverCard;
+class ItemStrip;
 class JobRunner;
 class LegendPanel;
 class MapView;
@@ -30,7 +32,20 @@ public:
   /// Reads metadata for the open data set in the background and recolours the map.
   void attachMetadataFile(const QString& metaPath);
 
+  /// Selects `item`: marks it and lists its exact nearest neighbours (once the graph exists).
+  void selectItem(std::int64_t item);
+  /// Shows the min-max path from the selected item to `item` on the map and in the path strip.
+  void showPathTo(std::int64_t item);
+
   MapView* mapView() const { return m_map; }
+  ItemStrip* neighboursPanel() const { return m_neighbours; }
+  ItemStrip* pathStrip() const { return m_pathStrip; }
+  JobRunner* pipelineJobs() const { return m_pipelineJobs; }
+  /// True once the kNN graph, the refined map and the spanning forest exist.
+  bool explorationReady() const { return m_explore != nullptr; }
+  /// The last path shown (empty when none).
+  const GraphPath& lastPath() const { return m_lastPath; }
+  std::int64_t selectedItem() const { return m_selected; }
   LegendPanel* legend() const { return m_legend; }
   HoverCard* hoverCard() const { return m_hoverCard; }
   JobRunner* jobs() const { return m_jobs; }
@@ -45,6 +60,8 @@ signals:
   void mapShown();
   /// Opening or computing failed; the message was shown.
   void loadFailed(const QString& message);
+  /// The kNN graph, the refined map and the spanning forest are ready.
+  void explorationFinished();
 
 protected:
   void dragEnterEvent(QDragEnterEvent* event) override;
@@ -52,7 +69,10 @@ protected:
 
 private:
   struct Loaded;
+  struct Exploration;
   void buildMenus();
+  void startExploration();
+  void onMapClicked(std::int64_t item, Qt::KeyboardModifiers modifiers);
   void showLoaded(Loaded& loaded);
   void applyVisibility();
   void showError(const QString& title, const QString& message);
@@ -63,6 +83,12 @@ private:
   LegendPanel* m_legend;
   HoverCard* m_hoverCard;
   JobRunner* m_jobs;
+  JobRunner* m_pipelineJobs;
+  ItemStrip* m_neighbours;
+  ItemStrip* m_pathStrip;
+  std::shared_ptr<const Exploration> m_explore;
+  std::int64_t m_selected = -1;
+  GraphPath m_lastPath;
   QLabel* m_summary;
   QProgressBar* m_progress;
   QToolButton* m_cancel;

@@ -28,6 +28,7 @@
 namespace nearscape::ui {
 
 QColor MapView::backgroundColor() { return QColor(250, 250, 248); }
+QColor MapView::overlayColor() { return QColor(20, 20, 20); }
 
 MapView::MapView(QWidget* parent) : QOpenGLWidget(parent) {
   setMouseTracking(true);
@@ -52,6 +53,25 @@ MapView::MapView(QWidget* parent) : QOpenGLWidget(parent) {
   m_actor->GetProperty()->SetPointSize(3.0f);
   m_renderer->AddActor(m_actor);
 
+  // Overlays above the points: selection and neighbours as large dots, the path as a line.
+  const QColor ov = overlayColor();
+  m_overlayPoints = vtkPolyData::New();
+  vtkNew<vtkPolyDataMapper> overlayMapper;
+  overlayMapper->SetInputData(m_overlayPoints);
+  m_overlayPointsActor = vtkActor::New();
+  m_overlayPointsActor->SetMapper(overlayMapper);
+  m_overlayPointsActor->GetProperty()->SetPointSize(7.0f);
+  m_overlayPointsActor->GetProperty()->SetColor(ov.redF(), ov.greenF(), ov.blueF());
+  m_renderer->AddActor(m_overlayPointsActor);
+  m_pathLine = vtkPolyData::New();
+  vtkNew<vtkPolyDataMapper> pathMapper;
+  pathMapper->SetInputData(m_pathLine);
+  m_pathActor = vtkActor::New();
+  m_pathActor->SetMapper(pathMapper);
+  m_pathActor->GetProperty()->SetLineWidth(2.5f);
+  m_pathActor->GetProperty()->SetColor(ov.redF(), ov.greenF(), ov.blueF());
+  m_renderer->AddActor(m_pathActor);
+
   // VTK asks its host to make the context current and whether it is; we answer with Qt's.
   vtkNew<vtkCallbackCommand> callback;
   callback->SetClientData(this);
@@ -71,6 +91,10 @@ MapView::~MapView() {
   doneCurrent();
   m_actor->Delete();
   m_polyData->Delete();
+  m_overlayPointsActor->Delete();
+  m_overlayPoints->Delete();
+  m_pathActor->Delete();
+  m_pathLine->Delete();
   m_renderer->Delete();
   m_renderWindow->Delete();
 }
@@ -159,6 +183,11 @@ void MapView::setPoints(const std::vector<float>& xy, const std::vector<std::uin
   m_polyData->GetPointData()->SetScalars(colors);
   rebuildCells();
   m_grid = PointGrid(MatrixView<float>{m_xy.data(), n, 2});
+  m_selected = -1;
+  m_neighbours.clear();
+  m_path.clear();
+  rebuildOverlay();
+  m_userMoved = false;
   resetCamera();
 }
 
@@ -169,6 +198,68 @@ void MapView::setColors(const std::vector<std::uint8_t>& rgb) {
   std::copy(rgb.begin(), rgb.end(), colors->GetPointer(0));
   colors->Modified();
   update();
+}
+
+void MapView::movePoints(const std::vector<float>& xy, bool fit) {
+  const std::int64_t n = pointCount();
+  if (std::int64_t(xy.size()) != 2 * n)
+    return;
+  m_xy = xy;
+  vtkPoints* points = m_polyData->GetPoints();
+  for (std::int64_t i = 0; i < n; ++i)
+    points->SetPoint(i, xy[2 * i], xy[2 * i + 1], 0.0);
+  points->Modified();
+  m_polyData->Modified();
+  m_grid = PointGrid(MatrixView<float>{m_xy.data(), n, 2});
+  rebuildOverlay();
+  if (fit) {
+    resetCamera();
+    m_userMoved = false;
+  }
+  update();
+}
+
+void MapView::setOverlay(std::int64_t selected, const std::vector<std::int32_t>& neighbours,
+                         const std::vector<std::int32_t>& path) {
+  m_selected = selected;
+  m_neighbours = neighbours;
+  m_path = path;
+  rebuildOverlay();
+  update();
+}
+
+void MapView::rebuildOverlay() {
+  vtkNew<vtkPoints> dots;
+  vtkNew<vtkCellArray> verts;
+  auto addDot = [&](std::int64_t item) {
+    if (item < 0 || item >= pointCount())
+      return;
+    const vtkIdType id = dots->InsertNextPoint(m_xy[2 * item], m_xy[2 * item + 1], 0.01);
+    verts->InsertNextCell(1, &id);
+  };
+  addDot(m_selected);
+  for (auto item : m_neighbours)
+    addDot(item);
+  if (!m_path.empty()) {
+    addDot(m_path.front());
+    addDot(m_path.back());
+  }
+  m_overlayPoints->SetPoints(dots);
+  m_overlayPoints->SetVerts(verts);
+  m_overlayPoints->Modified();
+
+  vtkNew<vtkPoints> linePoints;
+  vtkNew<vtkCellArray> lines;
+  if (m_path.size() >= 2) {
+    std::vector<vtkIdType> ids;
+    for (auto item : m_path)
+      if (item >= 0 && item < pointCount())
+        ids.push_back(linePoints->InsertNextPoint(m_xy[2 * item], m_xy[2 * item + 1], 0.02));
+    lines->InsertNextCell(vtkIdType(ids.size()), ids.data());
+  }
+  m_pathLine->SetPoints(linePoints);
+  m_pathLine->SetLines(lines);
+  m_pathLine->Modified();
 }
 
 void MapView::setVisibleMask(std::vector<bool> visible) {
@@ -258,6 +349,7 @@ void MapView::zoomAt(const QPointF& at, double factor) {
   const double dx = before.x() - after.x(), dy = before.y() - after.y();
   camera->SetFocalPoint(focal[0] + dx, focal[1] + dy, 0);
   camera->SetPosition(focal[0] + dx, focal[1] + dy, 1);
+  m_userMoved = true;
   update();
 }
 
@@ -265,6 +357,7 @@ void MapView::mousePressEvent(QMouseEvent* event) {
   if (event->button() == Qt::LeftButton || event->button() == Qt::MiddleButton) {
     m_dragging = true;
     m_dragStart = event->position();
+    m_pressPos = event->position();
     setCursor(Qt::ClosedHandCursor);
   }
 }
@@ -279,15 +372,21 @@ void MapView::mouseMoveEvent(QMouseEvent* event) {
     const double s = worldPerPixel();
     camera->SetFocalPoint(focal[0] - delta.x() * s, focal[1] + delta.y() * s, 0);
     camera->SetPosition(focal[0] - delta.x() * s, focal[1] + delta.y() * s, 1);
+    if (delta.manhattanLength() > 0)
+      m_userMoved = true;
     update();
     return;
   }
   emit hovered(itemAt(event->position()), event->globalPosition().toPoint());
 }
 
-void MapView::mouseReleaseEvent(QMouseEvent*) {
+void MapView::mouseReleaseEvent(QMouseEvent* event) {
+  const bool wasDragging = m_dragging;
   m_dragging = false;
   unsetCursor();
+  if (wasDragging && event->button() == Qt::LeftButton &&
+      (event->position() - m_pressPos).manhattanLength() < 4)
+    emit clicked(itemAt(event->position()), event->modifiers());
 }
 
 void MapView::wheelEvent(QWheelEvent* event) {

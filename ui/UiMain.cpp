@@ -49,9 +49,15 @@ int runGui(int argc, char** argv) {
                              QStringLiteral("backend"), QStringLiteral("auto"));
   QCommandLineOption screenshot(QStringLiteral("screenshot"),
                                 QStringLiteral("Save the window to this PNG once the map is "
-                                               "shown, then quit"),
+                                               "refined, then quit"),
                                 QStringLiteral("png"));
-  parser.addOptions({meta, backend, screenshot});
+  QCommandLineOption select(QStringLiteral("select"),
+                            QStringLiteral("Select this item once the graph is built"),
+                            QStringLiteral("item"));
+  QCommandLineOption pathTo(QStringLiteral("path-to"),
+                            QStringLiteral("Then show the smoothest path to this item"),
+                            QStringLiteral("item"));
+  parser.addOptions({meta, backend, screenshot, select, pathTo});
   parser.process(app);
 
   Context context;
@@ -64,8 +70,18 @@ int runGui(int argc, char** argv) {
   if (path.isEmpty())
     path = QString::fromStdString(defaultDatasetPath().string());
   const QString shot = parser.value(screenshot);
+  if (parser.isSet(select)) {
+    const qint64 a = parser.value(select).toLongLong(), b = parser.value(pathTo).toLongLong();
+    const bool withPath = parser.isSet(pathTo);
+    QObject::connect(&window, &MainWindow::explorationFinished, &window, [&window, a, b, withPath] {
+      window.selectItem(a);
+      if (withPath)
+        window.showPathTo(b);
+    });
+  }
   if (!shot.isEmpty()) {
-    QObject::connect(&window, &MainWindow::mapShown, &window, [&window, shot] {
+    // The screenshot waits for the refined map (or the PCA map when there is nothing to refine).
+    QObject::connect(&window, &MainWindow::explorationFinished, &window, [&window, shot] {
       QTimer::singleShot(300, &window, [&window, shot] {
         const bool ok = window.grab().save(shot);
         std::fprintf(stderr, "nearscape: %s %s\n", ok ? "saved" : "could not save",

@@ -1,5 +1,6 @@
 // The first map as a person sees it: open Fashion-MNIST, wait for the map, look at the pixels.
 #include "HoverCard.h"
+#include "ItemStrip.h"
 #include "JobRunner.h"
 #include "LegendPanel.h"
 #include "MainWindow.h"
@@ -12,6 +13,9 @@
 #include <QFileInfo>
 #include <QSignalSpy>
 #include <QTemporaryDir>
+
+#include <cmath>
+#include <random>
 #include <QTest>
 
 using namespace nearscape;
@@ -167,6 +171,65 @@ private slots:
     QVERIFY(failed.wait(30000));
     QVERIFY(window.lastError().contains("2 rows"));
     QCOMPARE(window.legend()->count(), 2);
+  }
+
+  void exploreNeighboursAndSmoothestPath() {
+    // A noisy spiral in 8-D: one connected kNN graph, clear neighbourhoods.
+    QTemporaryDir dir;
+    const int n = 1500, d = 8;
+    std::vector<float> x(std::size_t(n * d));
+    std::mt19937_64 rng(3);
+    std::normal_distribution<float> noise(0.0f, 0.05f);
+    for (int i = 0; i < n; ++i) {
+      const float t = 0.01f * float(i);
+      x[std::size_t(i * d)] = t * std::cos(4 * t);
+      x[std::size_t(i * d + 1)] = t * std::sin(4 * t);
+      for (int j = 2; j < d; ++j)
+        x[std::size_t(i * d + j)] = noise(rng);
+    }
+    const QString file = dir.path() + "/spiral.npy";
+    writeNpy(file.toStdString(), MatrixView<float>{x.data(), n, d});
+    MainWindow window;
+    window.resize(1000, 760);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QSignalSpy explored(&window, &MainWindow::explorationFinished);
+    window.openPath(file);
+    QVERIFY2(explored.wait(120000), qPrintable(window.lastError()));
+    QVERIFY(window.explorationReady());
+
+    // Click an item: its 10 exact nearest neighbours are listed and ringed on the map.
+    MapView* map = window.mapView();
+    const std::int64_t a = map->itemAt(map->widgetPosOf(100));
+    QVERIFY(a >= 0);
+    QTest::mouseClick(map, Qt::LeftButton, Qt::NoModifier, map->widgetPosOf(a).toPoint());
+    QTRY_COMPARE(window.selectedItem(), a);
+    const MatrixView<float> v{x.data(), n, d};
+    const KnnResult truth = knnReference(v, v, 10, Metric::L2, true, {a});
+    QCOMPARE(window.neighboursPanel()->count(), 10);
+    for (int c = 0; c < 10; ++c)
+      QCOMPARE(window.neighboursPanel()->itemAt(c), truth.ids.row(0)[c]);
+    const int ringed = countColor(map->grabFramebuffer(), MapView::overlayColor());
+    QVERIFY2(ringed > 30, qPrintable(QString::number(ringed)));
+
+    // Ctrl+click a far item: the min-max path is drawn and listed, and it is the engine's.
+    const std::int64_t b = map->itemAt(map->widgetPosOf(1400));
+    QVERIFY(b >= 0);
+    QTest::mouseClick(map, Qt::LeftButton, Qt::ControlModifier, map->widgetPosOf(b).toPoint());
+    QTRY_VERIFY(window.lastPath().found());
+    const GraphPath& shown = window.lastPath();
+    QCOMPARE(std::int64_t(shown.nodes.front()), a);
+    QCOMPARE(std::int64_t(shown.nodes.back()), b);
+    QCOMPARE(window.pathStrip()->count(), int(shown.nodes.size()));
+    const KnnResult g = knnReference(v, v, 15, Metric::L2, true);
+    const SpanningForest forest(symmetrizeKnnGraph(g.ids.view(), g.distances.view(), Metric::L2));
+    const GraphPath expected = minimaxPath(forest, std::int32_t(a), std::int32_t(b));
+    QVERIFY(std::abs(shown.bottleneck - expected.bottleneck) <= 1e-6f * expected.bottleneck);
+    QTest::qWait(50);
+    const QImage withPath = map->grabFramebuffer();
+    QVERIFY(withPath.save(artifact("spiral-path.png")));
+    const int drawn = countColor(withPath, MapView::overlayColor());
+    QVERIFY2(drawn > ringed / 3 && drawn > 100, qPrintable(QString::number(drawn)));
   }
 
   void cancellingALoadLeavesNoMap() {

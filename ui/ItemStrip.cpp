@@ -1,0 +1,63 @@
+#include "ItemStrip.h"
+
+#include <QIcon>
+#include <QImage>
+#include <QPixmap>
+
+namespace nearscape::ui {
+
+QIcon thumbnailIcon(const Dataset& dataset, std::int64_t item, int size) {
+  const Thumbnails& t = dataset.thumbnails;
+  if (t.empty() || item < 0 || item >= t.pixels.rows())
+    return {};
+  const QImage image(t.image(item), t.width, t.height, t.width * t.channels,
+                     t.channels == 3 ? QImage::Format_RGB888 : QImage::Format_Grayscale8);
+  return QIcon(QPixmap::fromImage(image.scaled(size, size, Qt::KeepAspectRatio, Qt::FastTransformation)));
+}
+
+ItemStrip::ItemStrip(bool horizontal, QWidget* parent) : QListWidget(parent) {
+  setIconSize(QSize(56, 56));
+  if (horizontal) {
+    setViewMode(QListView::IconMode);
+    setFlow(QListView::LeftToRight);
+    setWrapping(false);
+    setMovement(QListView::Static);
+    setMinimumHeight(120);
+  }
+  setUniformItemSizes(horizontal);
+  connect(this, &QListWidget::itemDoubleClicked, this,
+          [this](QListWidgetItem* it) { emit itemChosen(it->data(Qt::UserRole).toInt()); });
+}
+
+void ItemStrip::setItems(const Dataset& dataset, const std::vector<std::int32_t>& ids,
+                         const std::vector<QString>& captions, const std::vector<bool>& emphasised) {
+  clear();
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    const std::int32_t id = ids[i];
+    QString text = QStringLiteral("#%1").arg(id);
+    const std::string label = dataset.labelOf(id);
+    if (!label.empty())
+      text += QStringLiteral(" ") + QString::fromStdString(label);
+    if (i < captions.size() && !captions[i].isEmpty())
+      text += QStringLiteral("\n") + captions[i];
+    std::string body = dataset.textOf(id);
+    if (!body.empty()) {
+      if (body.size() > 90)
+        body = body.substr(0, 90) + "…";
+      text += QStringLiteral("\n") + QString::fromStdString(body);
+    }
+    auto* entry = new QListWidgetItem(thumbnailIcon(dataset, id, 56), text, this);
+    entry->setData(Qt::UserRole, id);
+    if (i < emphasised.size() && emphasised[i]) {
+      QFont f = entry->font();
+      f.setBold(true);
+      entry->setFont(f);
+    }
+  }
+}
+
+std::int32_t ItemStrip::itemAt(int row) const {
+  return row >= 0 && row < count() ? item(row)->data(Qt::UserRole).toInt() : -1;
+}
+
+} // namespace nearscape::ui

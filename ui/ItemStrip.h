@@ -1,0 +1,31 @@
+#pragma once
+// A row of items (thumbnail or text, label, a caption such as a distance): the neighbours of the
+// selected item, or the steps of a path.
+
+#include "nearscape/core/Dataset.h"
+
+#include <QListWidget>
+
+namespace nearscape::ui {
+
+class ItemStrip : public QListWidget {
+  Q_OBJECT
+public:
+  /// `horizontal`: items flow left to right (a path strip); else top to bottom (a list).
+  explicit ItemStrip(bool horizontal, QWidget* parent = nullptr);
+  /// Shows `ids` of `dataset`, each with its caption (same length, may be empty strings);
+  /// `emphasised` items are drawn in bold (the path's bottleneck).
+  void setItems(const Dataset& dataset, const std::vector<std::int32_t>& ids,
+                const std::vector<QString>& captions, const std::vector<bool>& emphasised = {});
+  /// The item shown at row `row`.
+  std::int32_t itemAt(int row) const;
+
+signals:
+  /// The person activated (double-clicked) an item.
+  void itemChosen(std::int32_t item);
+};
+
+/// A thumbnail of `item` as an icon, or a null icon when the data has none.
+QIcon thumbnailIcon(const Dataset& dataset, std::int64_t item, int size);
+
+} // namespace nearscape::ui
