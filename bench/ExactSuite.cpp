@@ -131,7 +131,94 @@ int runExact(const ExactArgs& a) {
   return 0;
 }
 
+struct TopkArgs {
+  std::string data, queries, label, jsonOut;
+  std::vector<int> ks = {10, 100, 1000, 100000};
+  int queryCount = 50;
+  std::string python = "python3";
+  std::string peersDir = NEARSCAPE_PEERS_DIR;
+  std::string backend = "auto";
+};
+
+/// One query at a time against a resident base (the GUI's click): median latency per query.
+int runTopk(const TopkArgs& a) {
+  Context context;
+  context.backend = parseBackend(a.backend).value_or(Backend::Auto);
+  OpenOptions options;
+  options.loadThumbnails = false;
+  const Dataset base = openDataset(a.data, options);
+  const Dataset all = openDataset(a.queries, options);
+  const std::int64_t nq = std::min<std::int64_t>(a.queryCount, all.size());
+  const MatrixView<float> q{all.vectors.data(), nq, all.dim()};
+  const ExactKnnIndex index(base.vectors.view(), Metric::L2, context);
+  const std::string label = a.label.empty() ? std::filesystem::path(a.data).filename().string() : a.label;
+  const std::string peerBase = writeTemporaryNpy(base.vectors.view(), "topk-base.npy");
+  const std::string peerQueries = writeTemporaryNpy(q, "topk-queries.npy");
+  std::vector<Row> table;
+  nlohmann::json records = nlohmann::json::array();
+  for (const int k : a.ks) {
+    if (k > base.size())
+      continue;
+    // Correct first: every query against float64.
+    const KnnResult all = index.search(q, k);
+    const KnnResult ref = knnReference(q, base.vectors.view(), k, Metric::L2, false);
+    const std::string mismatch = compareWithReference(all, ref);
+    if (!mismatch.empty()) {
+      std::cerr << "nearscape-bench: NOT EXACT, top-" << k << ": " << mismatch << '\n';
+      return 1;
+    }
+    std::vector<double> times;
+    for (std::int64_t i = 0; i < nq; ++i) {
+      const KnnResult one = index.search({q.row(i), 1, q.cols}, k);
+      times.push_back(one.seconds);
+    }
+    double theirs = 0;
+    if (a.python != "none") {
+      std::ostringstream cmd;
+      cmd << a.python << " " << a.peersDir << "/torch_topk.py " << peerBase << " " << peerQueries
+          << " " << k;
+      theirs = runPeer(cmd.str()).at("seconds").get<double>();
+    }
+    std::ostringstream note;
+    note << "exact on " << nq << " queries; " << all.candidatesPerRow << " cand/query; "
+         << all.device;
+    table.push_back({label + " one query, top-" + std::to_string(k), median(times), "torch", theirs,
+                     note.str()});
+    records.push_back({{"suite", "topk"}, {"data", label}, {"k", k}, {"ours_s", median(times)},
+                       {"peer", "torch"}, {"peer_s", theirs}, {"device", all.device},
+                       {"candidates_per_query", all.candidatesPerRow}, {"date", today()}});
+  }
+  printTable("single-query top-k against a resident base (median per query)", table);
+  if (!a.jsonOut.empty())
+    std::ofstream(a.jsonOut) << records.dump(2) << '\n';
+  std::filesystem::remove(peerBase);
+  std::filesystem::remove(peerQueries);
+  return 0;
+}
+
 } // namespace
+
+void addTopkSuite(CLI::App& app, int& exitCode) {
+  auto a = std::make_shared<TopkArgs>();
+  CLI::App* cmd = app.add_subcommand("topk", "One query at a time, any k, against a resident base");
+  cmd->add_option("--data", a->data, "Base")->required();
+  cmd->add_option("--queries", a->queries, "Queries (the first --count are used)")->required();
+  cmd->add_option("--k", a->ks, "k values")->delimiter(',')->capture_default_str();
+  cmd->add_option("--count", a->queryCount)->capture_default_str();
+  cmd->add_option("--python", a->python, "Python running the torch peer, or none")->capture_default_str();
+  cmd->add_option("--peers-dir", a->peersDir)->capture_default_str();
+  cmd->add_option("--backend", a->backend)->capture_default_str();
+  cmd->add_option("--label", a->label);
+  cmd->add_option("--json-out", a->jsonOut);
+  cmd->callback([a, &exitCode] {
+    try {
+      exitCode = runTopk(*a);
+    } catch (const std::exception& e) {
+      std::cerr << "nearscape-bench: " << e.what() << '\n';
+      exitCode = 1;
+    }
+  });
+}
 
 void addExactSuite(CLI::App& app, int& exitCode) {
   auto a = std::make_shared<ExactArgs>();

@@ -10,6 +10,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   int exitCode = 0;
   nearscape::bench::addExactSuite(app, exitCode);
+  nearscape::bench::addTopkSuite(app, exitCode);
   nearscape::bench::addLayoutSuite(app, exitCode);
   nearscape::bench::addMstSuite(app, exitCode);
   CLI11_PARSE(app, argc, argv);

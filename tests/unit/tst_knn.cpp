@@ -197,6 +197,32 @@ private slots:
     QVERIFY2(sameAsReference(ip, ipRef, why), qPrintable("ip: " + why));
   }
 
+  void residentIndexAnyK_data() {
+    QTest::addColumn<Backend>("backend");
+    QTest::addColumn<Metric>("metric");
+    QTest::addColumn<int>("k");
+    for (Metric m : {Metric::L2, Metric::InnerProduct, Metric::Cosine})
+      for (int k : {1, 100, 5000, 19999})
+        addBackendRows(qPrintable(QString("%1 k=%2").arg(metricName(m).data()).arg(k)),
+                       [&](QTestData& row) { row << m << k; });
+  }
+  void residentIndexAnyK() {
+    QFETCH(Backend, backend);
+    QFETCH(Metric, metric);
+    QFETCH(int, k);
+    SKIP_WITHOUT_DEVICE(backend);
+    std::random_device seed;
+    const auto base = gaussian(19999, 16, seed());
+    const auto queries = gaussian(3, 16, seed());
+    const MatrixView<float> b{base.data(), 19999, 16}, q{queries.data(), 3, 16};
+    const ExactKnnIndex index(b, metric, contextFor(backend));
+    QCOMPARE(int(index.backend()), int(backend));
+    const KnnResult got = index.search(q, k);
+    QString why;
+    QVERIFY2(sameAsReference(got, knnReference(q, b, k, metric, false), why), qPrintable(why));
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, index.search(q, 20000));
+  }
+
   void badArguments() {
     const auto data = gaussian(50, 4, 5);
     const MatrixView<float> v{data.data(), 50, 4};

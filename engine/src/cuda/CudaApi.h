@@ -7,6 +7,7 @@
 #include "nearscape/knn/Knn.h"
 
 #include <cstdint>
+#include <memory>
 
 namespace nearscape::cuda {
 
@@ -24,5 +25,21 @@ void rowNormsSquared(const float* hostData, std::int64_t n, std::int64_t d, floa
 KnnResult exactSearch(const MatrixView<float>& queries, const MatrixView<float>& base, int k,
                       Metric metric, bool excludeSelf, const Context& context, JobControl& job,
                       const ExactKnnParams& params);
+
+/// A base kept on the device for single-query exact searches of any k (ExactKnnIndex's CUDA side).
+class ResidentBase {
+public:
+  /// Uploads and packs `base`. Throws DeviceOutOfMemory, Error.
+  ResidentBase(const MatrixView<float>& base, Metric metric, const Context& context);
+  ~ResidentBase();
+  ResidentBase(const ResidentBase&) = delete;
+  ResidentBase& operator=(const ResidentBase&) = delete;
+  /// The k nearest rows for each query, one query at a time. Throws Error, Cancelled.
+  KnnResult search(const MatrixView<float>& queries, int k, JobControl& job) const;
+
+private:
+  struct State;
+  std::unique_ptr<State> m_state;
+};
 
 } // namespace nearscape::cuda

@@ -15,6 +15,7 @@
 #include "nearscape/core/Metric.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 namespace nearscape {
@@ -48,6 +49,29 @@ KnnResult knnSearch(const MatrixView<float>& queries, const MatrixView<float>& b
 /// Throws as knnSearch.
 KnnResult knnGraph(const MatrixView<float>& data, int k, Metric metric, const Context& context,
                    JobControl& job = noJobControl(), const ExactKnnParams& params = {});
+
+/// An exact search over a fixed base kept ready for many small calls — the GUI's click, one query
+/// against millions. With CUDA the base stays on the device and each query is one pass: distances
+/// (GEMV), a radix select of the k-th (Dr. Top-k's radix-select top-k), every candidate within
+/// the rounding bound of it re-checked in float64, sorted; any k up to n.
+class ExactKnnIndex {
+public:
+  /// Keeps `base` (the caller keeps it alive) and, on CUDA, uploads it.
+  /// Throws InvalidArgument (empty, NaN/Inf), DeviceOutOfMemory (CUDA forced).
+  ExactKnnIndex(const MatrixView<float>& base, Metric metric, const Context& context);
+  ~ExactKnnIndex();
+  ExactKnnIndex(const ExactKnnIndex&) = delete;
+  ExactKnnIndex& operator=(const ExactKnnIndex&) = delete;
+
+  /// The k nearest base rows of each query (k ≤ n). Throws InvalidArgument, Cancelled.
+  KnnResult search(const MatrixView<float>& queries, int k, JobControl& job = noJobControl()) const;
+  /// Where the base lives.
+  Backend backend() const;
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> m_impl;
+};
 
 /// The exact distance between two vectors of length d under `metric`, in float64.
 double exactDistance(const float* a, const float* b, std::int64_t d, Metric metric);

@@ -1,0 +1,329 @@
+// One query against a resident base, any k: distances by GEMV (float32, a tight bound), the
+// k-th smallest by radix select over the float's ordered bits (Dr. Top-k §3: radix-select top-k,
+// four 8-bit digit passes with shared-memory histograms), every candidate within the rounding
+// bound of it kept in id order (CUB's order-preserving select), re-checked in float64 and sorted
+// stably by distance (so ties keep the smaller id first).
+#include "cuda/CudaApi.h"
+#include "cuda/CudaCheck.cuh"
+#include "cuda/DeviceBuffer.cuh"
+#include "knn/ExactCommon.h"
+
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_select.cuh>
+#include <cublas_v2.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <mutex>
+#include <string>
+
+namespace nearscape::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+
+__device__ inline unsigned orderedBits(float f) {
+  const unsigned u = __float_as_uint(f);
+  return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+}
+
+/// Packs rows (centre for L2, normalise for cosine) and their squared norms: one warp per row.
+__global__ void packRowsKernel(const float* __restrict__ raw, std::int64_t n, int d,
+                               const float* __restrict__ mean, int metric,
+                               float* __restrict__ packed, float* __restrict__ norms) {
+  const std::int64_t row = std::int64_t(blockIdx.x) * (kThreads / 32) + threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  if (row >= n)
+    return;
+  const float* x = raw + row * d;
+  double scale = 1.0;
+  if (metric == int(Metric::Cosine)) {
+    double s = 0;
+    for (int j = lane; j < d; j += 32)
+      s += double(x[j]) * x[j];
+    for (int off = 16; off > 0; off /= 2)
+      s += __shfl_xor_sync(0xffffffffu, s, off);
+    scale = s > 0 ? 1.0 / sqrt(s) : 0.0;
+  }
+  double s = 0;
+  for (int j = lane; j < d; j += 32) {
+    const float v = metric == int(Metric::L2)       ? x[j] - mean[j]
+                    : metric == int(Metric::Cosine) ? float(x[j] * scale)
+                                                    : x[j];
+    packed[row * d + j] = v;
+    s += double(v) * v;
+  }
+  for (int off = 16; off > 0; off /= 2)
+    s += __shfl_xor_sync(0xffffffffu, s, off);
+  if (lane == 0)
+    norms[row] = float(s);
+}
+
+__global__ void approxKernel(const float* __restrict__ dots, const float* __restrict__ norms,
+                             std::int64_t n, float queryNorm, int metric, float* __restrict__ out) {
+  for (std::int64_t j = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; j < n;
+       j += std::int64_t(gridDim.x) * blockDim.x) {
+    const float dot = dots[j];
+    out[j] = metric == int(Metric::L2)             ? queryNorm + norms[j] - 2.0f * dot
+             : metric == int(Metric::InnerProduct) ? -dot
+                                                   : 1.0f - dot;
+  }
+}
+
+/// Selection state on the device: the digits fixed so far and the rank still wanted.
+struct RadixState {
+  unsigned prefix;
+  unsigned mask;
+  int remaining;
+  float threshold;
+};
+
+__global__ void histogramKernel(const float* __restrict__ values, std::int64_t n,
+                                const RadixState* __restrict__ state, int shift,
+                                unsigned* __restrict__ histogram) {
+  __shared__ unsigned local[256];
+  for (int b = threadIdx.x; b < 256; b += blockDim.x)
+    local[b] = 0;
+  __syncthreads();
+  const unsigned prefix = state->prefix, mask = state->mask;
+  for (std::int64_t j = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; j < n;
+       j += std::int64_t(gridDim.x) * blockDim.x) {
+    const unsigned key = orderedBits(values[j]);
+    if ((key & mask) == prefix)
+      atomicAdd(&local[(key >> shift) & 0xffu], 1u);
+  }
+  __syncthreads();
+  for (int b = threadIdx.x; b < 256; b += blockDim.x)
+    if (local[b])
+      atomicAdd(&histogram[b], local[b]);
+}
+
+/// Fixes the next digit: the bucket that holds the wanted rank. On the last digit, sets the
+/// threshold to the k-th value plus the margin.
+__global__ void chooseDigitKernel(unsigned* __restrict__ histogram, RadixState* __restrict__ state,
+                                  int shift, float margin) {
+  if (threadIdx.x != 0)
+    return;
+  int r = state->remaining;
+  unsigned b = 0;
+  while (b < 255 && int(histogram[b]) < r) {
+    r -= int(histogram[b]);
+    ++b;
+  }
+  state->remaining = r;
+  state->prefix |= b << shift;
+  state->mask |= 0xffu << shift;
+  for (int i = 0; i < 256; ++i)
+    histogram[i] = 0;
+  if (shift == 0) {
+    const unsigned key = state->prefix;
+    const float kth = __uint_as_float((key & 0x80000000u) ? (key & 0x7fffffffu) : ~key);
+    state->threshold = kth + margin;
+  }
+}
+
+struct WithinThreshold {
+  const float* values;
+  const RadixState* state;
+  __device__ bool operator()(std::int32_t j) const { return values[j] <= state->threshold; }
+};
+
+/// Exact float64 distances of the candidates, a warp per candidate.
+__global__ void exactKernel(const float* __restrict__ query, const float* __restrict__ raw, int d,
+                            int metric, const std::int32_t* __restrict__ ids, int count,
+                            double* __restrict__ out) {
+  const int c = blockIdx.x * (kThreads / 32) + threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  if (c >= count)
+    return;
+  const float* b = raw + std::int64_t(ids[c]) * d;
+  double s = 0, qq = 0, bb = 0;
+  for (int j = lane; j < d; j += 32) {
+    const double x = query[j], y = b[j];
+    if (metric == int(Metric::L2)) {
+      s += (x - y) * (x - y);
+    } else {
+      s += x * y;
+      qq += x * x;
+      bb += y * y;
+    }
+  }
+  for (int off = 16; off > 0; off /= 2) {
+    s += __shfl_xor_sync(0xffffffffu, s, off);
+    qq += __shfl_xor_sync(0xffffffffu, qq, off);
+    bb += __shfl_xor_sync(0xffffffffu, bb, off);
+  }
+  if (lane == 0)
+    out[c] = metric == int(Metric::L2)             ? sqrt(s)
+             : metric == int(Metric::InnerProduct) ? -s
+             : (qq == 0 || bb == 0)                ? 1.0
+                                                   : 1.0 - s / (sqrt(qq) * sqrt(bb));
+}
+
+__global__ void iotaKernel(std::int32_t* out, std::int64_t n) {
+  for (std::int64_t j = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; j < n;
+       j += std::int64_t(gridDim.x) * blockDim.x)
+    out[j] = std::int32_t(j);
+}
+
+} // namespace
+
+struct ResidentBase::State {
+  int device = 0;
+  Metric metric = Metric::L2;
+  std::int64_t n = 0;
+  int d = 0;
+  float maxNorm2 = 0;
+  std::vector<float> mean;
+  DeviceBuffer<float> raw, packed, norms, meanDevice;
+  DeviceBuffer<std::int32_t> iota;
+  cublasHandle_t cublas = nullptr;
+  std::string name;
+  // Working buffers of a search, allocated once: a click must not pay for allocations.
+  DeviceBuffer<float> query, rawQuery, dots, approx;
+  DeviceBuffer<unsigned> histogram;
+  DeviceBuffer<RadixState> radix;
+  DeviceBuffer<std::int32_t> selected, sortedIds;
+  DeviceBuffer<int> selectedCount;
+  DeviceBuffer<double> exact, exactSorted;
+  DeviceBuffer<unsigned char> scratch;
+  std::mutex busy; // one search at a time
+};
+
+ResidentBase::ResidentBase(const MatrixView<float>& base, Metric metric, const Context& context)
+    : m_state(std::make_unique<State>()) {
+  State& s = *m_state;
+  s.device = context.device;
+  s.metric = metric;
+  s.n = base.rows;
+  s.d = int(base.cols);
+  NEARSCAPE_CUDA_CHECK(cudaSetDevice(s.device));
+  const knn::Packing packing = knn::makePacking(base, metric, effectiveThreads(context));
+  s.mean = packing.mean;
+  s.raw = DeviceBuffer<float>(std::size_t(s.n) * s.d);
+  s.packed = DeviceBuffer<float>(std::size_t(s.n) * s.d);
+  s.norms = DeviceBuffer<float>(std::size_t(s.n));
+  s.meanDevice = DeviceBuffer<float>(std::size_t(s.d));
+  s.iota = DeviceBuffer<std::int32_t>(std::size_t(s.n));
+  NEARSCAPE_CUDA_CHECK(cudaMemcpy(s.raw.get(), base.data, sizeof(float) * s.n * s.d,
+                                  cudaMemcpyHostToDevice));
+  if (metric == Metric::L2)
+    NEARSCAPE_CUDA_CHECK(cudaMemcpy(s.meanDevice.get(), s.mean.data(), sizeof(float) * s.d,
+                                    cudaMemcpyHostToDevice));
+  packRowsKernel<<<unsigned((s.n + kThreads / 32 - 1) / (kThreads / 32)), kThreads>>>(
+      s.raw.get(), s.n, s.d, s.meanDevice.get(), int(metric), s.packed.get(), s.norms.get());
+  NEARSCAPE_CUDA_CHECK_LAUNCH();
+  iotaKernel<<<1024, kThreads>>>(s.iota.get(), s.n);
+  NEARSCAPE_CUDA_CHECK_LAUNCH();
+  std::vector<float> norms(static_cast<std::size_t>(s.n));
+  NEARSCAPE_CUDA_CHECK(cudaMemcpy(norms.data(), s.norms.get(), sizeof(float) * s.n,
+                                  cudaMemcpyDeviceToHost));
+  s.maxNorm2 = *std::max_element(norms.begin(), norms.end());
+  s.query = DeviceBuffer<float>(std::size_t(s.d));
+  s.rawQuery = DeviceBuffer<float>(std::size_t(s.d));
+  s.dots = DeviceBuffer<float>(std::size_t(s.n));
+  s.approx = DeviceBuffer<float>(std::size_t(s.n));
+  s.histogram = DeviceBuffer<unsigned>(256);
+  s.radix = DeviceBuffer<RadixState>(1);
+  s.selected = DeviceBuffer<std::int32_t>(std::size_t(s.n));
+  s.sortedIds = DeviceBuffer<std::int32_t>(std::size_t(s.n));
+  s.selectedCount = DeviceBuffer<int>(1);
+  s.exact = DeviceBuffer<double>(std::size_t(s.n));
+  s.exactSorted = DeviceBuffer<double>(std::size_t(s.n));
+  NEARSCAPE_CUDA_CHECK(cudaMemset(s.histogram.get(), 0, 256 * sizeof(unsigned)));
+  std::size_t selectBytes = 0, sortBytes = 0;
+  cub::DeviceSelect::If(nullptr, selectBytes, s.iota.get(), s.selected.get(), s.selectedCount.get(),
+                        int(s.n), WithinThreshold{s.approx.get(), s.radix.get()});
+  cub::DeviceRadixSort::SortPairs(nullptr, sortBytes, s.exact.get(), s.exactSorted.get(),
+                                  s.selected.get(), s.sortedIds.get(), int(s.n));
+  s.scratch = DeviceBuffer<unsigned char>(std::max(selectBytes, sortBytes));
+  if (cublasCreate(&s.cublas) != CUBLAS_STATUS_SUCCESS)
+    throw Error("cuBLAS could not start");
+  cublasSetMathMode(s.cublas, CUBLAS_DEFAULT_MATH); // float32 GEMV: the bound stays tight
+  cudaDeviceProp prop{};
+  cudaGetDeviceProperties(&prop, s.device);
+  s.name = prop.name;
+}
+
+ResidentBase::~ResidentBase() {
+  if (m_state && m_state->cublas)
+    cublasDestroy(m_state->cublas);
+}
+
+KnnResult ResidentBase::search(const MatrixView<float>& queries, int k, JobControl& job) const {
+  const auto started = std::chrono::steady_clock::now();
+  State& s = *m_state;
+  std::lock_guard lock(s.busy);
+  NEARSCAPE_CUDA_CHECK(cudaSetDevice(s.device));
+  const std::int64_t n = s.n;
+  const int d = s.d;
+  std::vector<std::int32_t> ids(static_cast<std::size_t>(queries.rows * k));
+  std::vector<float> dists(ids.size());
+  const float one = 1.0f, zero = 0.0f;
+  std::int64_t candidates = 0;
+  std::vector<float> packedQuery(static_cast<std::size_t>(d));
+  for (std::int64_t q = 0; q < queries.rows; ++q) {
+    job.check();
+    const float* x = queries.row(q);
+    // Pack the query on the host (one row): centre, normalise or copy, as the base was.
+    double norm2 = 0, raw2 = 0;
+    for (int j = 0; j < d; ++j)
+      raw2 += double(x[j]) * x[j];
+    const double inv = s.metric == Metric::Cosine && raw2 > 0 ? 1.0 / std::sqrt(raw2) : 1.0;
+    for (int j = 0; j < d; ++j) {
+      packedQuery[j] = s.metric == Metric::L2       ? x[j] - s.mean[j]
+                       : s.metric == Metric::Cosine ? float(x[j] * inv)
+                                                    : x[j];
+      norm2 += double(packedQuery[j]) * packedQuery[j];
+    }
+    const float margin = float(2.0 * knn::errorBound(s.metric, d, norm2, s.maxNorm2, 0.0));
+    NEARSCAPE_CUDA_CHECK(cudaMemcpy(s.query.get(), packedQuery.data(), sizeof(float) * d,
+                                    cudaMemcpyHostToDevice));
+    NEARSCAPE_CUDA_CHECK(cudaMemcpy(s.rawQuery.get(), x, sizeof(float) * d, cudaMemcpyHostToDevice));
+    // dots = packedBase · query (the row-major base is a column-major d × n matrix).
+    if (cublasSgemv(s.cublas, CUBLAS_OP_T, d, int(n), &one, s.packed.get(), d, s.query.get(), 1,
+                    &zero, s.dots.get(), 1) != CUBLAS_STATUS_SUCCESS)
+      throw Error("cublasSgemv failed");
+    approxKernel<<<1024, kThreads>>>(s.dots.get(), s.norms.get(), n, float(norm2), int(s.metric),
+                                     s.approx.get());
+    NEARSCAPE_CUDA_CHECK_LAUNCH();
+    const RadixState init{0u, 0u, k, 0.0f};
+    NEARSCAPE_CUDA_CHECK(cudaMemcpy(s.radix.get(), &init, sizeof(init), cudaMemcpyHostToDevice));
+    for (int shift = 24; shift >= 0; shift -= 8) {
+      histogramKernel<<<512, kThreads>>>(s.approx.get(), n, s.radix.get(), shift, s.histogram.get());
+      chooseDigitKernel<<<1, 32>>>(s.histogram.get(), s.radix.get(), shift, margin);
+    }
+    NEARSCAPE_CUDA_CHECK_LAUNCH();
+    std::size_t bytes = s.scratch.size();
+    cub::DeviceSelect::If(s.scratch.get(), bytes, s.iota.get(), s.selected.get(), s.selectedCount.get(),
+                          int(n), WithinThreshold{s.approx.get(), s.radix.get()});
+    int count = 0;
+    NEARSCAPE_CUDA_CHECK(cudaMemcpy(&count, s.selectedCount.get(), sizeof(int), cudaMemcpyDeviceToHost));
+    candidates += count;
+    exactKernel<<<(count + kThreads / 32 - 1) / (kThreads / 32), kThreads>>>(
+        s.rawQuery.get(), s.raw.get(), d, int(s.metric), s.selected.get(), count, s.exact.get());
+    NEARSCAPE_CUDA_CHECK_LAUNCH();
+    bytes = s.scratch.size();
+    cub::DeviceRadixSort::SortPairs(s.scratch.get(), bytes, s.exact.get(), s.exactSorted.get(),
+                                    s.selected.get(), s.sortedIds.get(), count);
+    std::vector<double> best(static_cast<std::size_t>(k));
+    NEARSCAPE_CUDA_CHECK(cudaMemcpy(ids.data() + q * k, s.sortedIds.get(), sizeof(std::int32_t) * k,
+                                    cudaMemcpyDeviceToHost));
+    NEARSCAPE_CUDA_CHECK(cudaMemcpy(best.data(), s.exactSorted.get(), sizeof(double) * k,
+                                    cudaMemcpyDeviceToHost));
+    for (int c = 0; c < k; ++c)
+      dists[std::size_t(q * k + c)] = float(best[std::size_t(c)]);
+  }
+  KnnResult result;
+  result.ids = Matrix<std::int32_t>(std::move(ids), queries.rows, k);
+  result.distances = Matrix<float>(std::move(dists), queries.rows, k);
+  result.backend = Backend::Cuda;
+  result.device = s.name + " (resident base, radix select)";
+  result.candidatesPerRow = queries.rows ? double(candidates) / double(queries.rows) : 0.0;
+  result.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return result;
+}
+
+} // namespace nearscape::cuda

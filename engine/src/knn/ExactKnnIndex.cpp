@@ -1,0 +1,61 @@
+#include "nearscape/knn/Knn.h"
+
+#include "cuda/CudaApi.h"
+#include "nearscape/core/Dataset.h"
+#include "nearscape/core/Error.h"
+
+namespace nearscape {
+
+struct ExactKnnIndex::Impl {
+  MatrixView<float> base;
+  Metric metric;
+  Context context;
+  Backend backend = Backend::Cpu;
+#ifdef NEARSCAPE_WITH_CUDA
+  std::unique_ptr<cuda::ResidentBase> device;
+#endif
+};
+
+ExactKnnIndex::ExactKnnIndex(const MatrixView<float>& base, Metric metric, const Context& context)
+    : m_impl(std::make_unique<Impl>()) {
+  NEARSCAPE_EXPECTS(base.rows > 0 && base.cols > 0, "the data is empty");
+  requireFinite(base, "the data");
+  m_impl->base = base;
+  m_impl->metric = metric;
+  m_impl->context = context;
+#ifdef NEARSCAPE_WITH_CUDA
+  if (resolveBackend(context) == Backend::Cuda) {
+    try {
+      m_impl->device = std::make_unique<cuda::ResidentBase>(base, metric, context);
+      m_impl->backend = Backend::Cuda;
+    } catch (const DeviceOutOfMemory&) {
+      if (context.backend == Backend::Cuda)
+        throw;
+    }
+  }
+#endif
+}
+
+ExactKnnIndex::~ExactKnnIndex() = default;
+
+Backend ExactKnnIndex::backend() const { return m_impl->backend; }
+
+KnnResult ExactKnnIndex::search(const MatrixView<float>& queries, int k, JobControl& job) const {
+  const Impl& s = *m_impl;
+  NEARSCAPE_EXPECTS(queries.cols == s.base.cols,
+                    "queries have dimension " + std::to_string(queries.cols) +
+                        " but the data has " + std::to_string(s.base.cols));
+  NEARSCAPE_EXPECTS(k >= 1 && k <= s.base.rows, "k = " + std::to_string(k) +
+                                                    " is out of range [1, " +
+                                                    std::to_string(s.base.rows) + "]");
+  requireFinite(queries, "the queries");
+#ifdef NEARSCAPE_WITH_CUDA
+  if (s.device)
+    return s.device->search(queries, k, job);
+#endif
+  Context cpu = s.context;
+  cpu.backend = Backend::Cpu;
+  return knnSearch(queries, s.base, k, s.metric, cpu, job);
+}
+
+} // namespace nearscape
