@@ -34,5 +34,10 @@ for s in ${SUITES:-tests fashion}; do
         --label blobs-1M-128 --k 10 --backend cuda --peer torch-fp32 --python python3 \
         --peers-dir bench/peers --repeats 3 --check-rows 1000 --json-out "$out/blobs-search.json" \
         2>&1 | tee -a "$out/bench.log" ;;
+    topk)
+      [ -f /tmp/data/blobs_base.npy ] || python3 "$pack/make-data" blobs /tmp/data/blobs 1000000 128 10000
+      $bin/nearscape-bench topk --data /tmp/data/blobs_base.npy --queries /tmp/data/blobs_query.npy \
+        --label blobs-1M-128 --k 10,100,1000,100000 --count 50 --backend cuda --python python3 \
+        --peers-dir bench/peers --json-out "$out/topk.json" 2>&1 | tee -a "$out/bench.log" ;;
   esac
 done
