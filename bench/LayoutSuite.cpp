@@ -129,7 +129,81 @@ int runMst(const MstArgs& a) {
   return 0;
 }
 
+struct NndArgs {
+  std::string data, truth, label;
+  int k = 10, repeats = 1;
+  std::string python = "/usr/bin/python3";
+  std::string peersDir = NEARSCAPE_PEERS_DIR;
+};
+
+int runNnd(const NndArgs& a) {
+  Context context;
+  context.backend = Backend::Cpu;
+  OpenOptions options;
+  options.loadThumbnails = false;
+  const Dataset ds = openDataset(a.data, options);
+  const MatrixView<float> x = ds.vectors.view();
+  std::vector<std::int32_t> truth;
+  if (!a.truth.empty()) {
+    const Matrix<std::int64_t> t = readNpyIds(a.truth);
+    for (std::int64_t i = 0; i < t.rows(); ++i)
+      for (int c = 0; c < a.k; ++c)
+        truth.push_back(std::int32_t(t.row(i)[c]));
+  } else {
+    const KnnResult exact = knnGraph(x, a.k, Metric::L2, context);
+    truth.assign(exact.ids.data(), exact.ids.data() + exact.ids.rows() * a.k);
+  }
+  const MatrixView<std::int32_t> truthView{truth.data(), x.rows, a.k};
+  const std::string peerData = writeTemporaryNpy(x, "nnd-data.npy");
+  const std::string peerOut =
+      (std::filesystem::temp_directory_path() / "nearscape-bench" / "nnd-peer.npy").string();
+  std::vector<double> ours, theirs, oursRecall, theirsRecall;
+  int iterations = 0;
+  for (int r = 0; r < a.repeats; ++r) {
+    const KnnResult g = nnDescentGraph(x, a.k, Metric::L2, context, noJobControl(), {},
+                                       [&](int it, double) { iterations = it; });
+    ours.push_back(g.seconds);
+    oursRecall.push_back(recallAtK(g.ids.view(), truthView, a.k, x, x, Metric::L2));
+    std::ostringstream cmd;
+    cmd << a.python << " " << a.peersDir << "/pynndescent_graph.py " << peerData << " " << a.k
+        << " " << peerOut;
+    theirs.push_back(runPeer(cmd.str()).at("seconds").get<double>());
+    const Matrix<std::int64_t> p = readNpyIds(peerOut);
+    std::vector<std::int32_t> p32(p.data(), p.data() + p.rows() * p.cols());
+    theirsRecall.push_back(recallAtK({p32.data(), p.rows(), p.cols()}, truthView, a.k, x, x, Metric::L2));
+  }
+  const std::string label = a.label.empty() ? std::filesystem::path(a.data).filename().string() : a.label;
+  std::ostringstream note;
+  note << "recall@" << a.k << ": ours " << median(oursRecall) << " (" << iterations
+       << " iterations), peer " << median(theirsRecall);
+  printTable("NN-Descent kNN graph (CPU, median of " + std::to_string(a.repeats) + ", interleaved)",
+             {{label + " " + std::to_string(a.k) + "-NN graph", median(ours), "pynndescent",
+               median(theirs), note.str()}});
+  std::filesystem::remove(peerData);
+  return 0;
+}
+
 } // namespace
+
+void addNnDescentSuite(CLI::App& app, int& exitCode) {
+  auto a = std::make_shared<NndArgs>();
+  CLI::App* cmd = app.add_subcommand("nndescent", "NN-Descent graph vs pynndescent, with recall");
+  cmd->add_option("--data", a->data, "Data: any format nearscape reads")->required();
+  cmd->add_option("--truth", a->truth, "Exact ids (.npy); computed when absent");
+  cmd->add_option("--k", a->k)->capture_default_str();
+  cmd->add_option("--repeats", a->repeats)->capture_default_str();
+  cmd->add_option("--python", a->python)->capture_default_str();
+  cmd->add_option("--peers-dir", a->peersDir)->capture_default_str();
+  cmd->add_option("--label", a->label);
+  cmd->callback([a, &exitCode] {
+    try {
+      exitCode = runNnd(*a);
+    } catch (const std::exception& e) {
+      std::cerr << "nearscape-bench: " << e.what() << '\n';
+      exitCode = 1;
+    }
+  });
+}
 
 void addLayoutSuite(CLI::App& app, int& exitCode) {
   auto a = std::make_shared<LayoutArgs>();

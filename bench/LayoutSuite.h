@@ -6,4 +6,6 @@ namespace nearscape::bench {
 void addLayoutSuite(CLI::App& app, int& exitCode);
 /// `mst`: symmetrise, spanning forest and path queries on a kNN graph.
 void addMstSuite(CLI::App& app, int& exitCode);
+/// `nndescent`: our NN-Descent graph against pynndescent, both judged by recall@k.
+void addNnDescentSuite(CLI::App& app, int& exitCode);
 } // namespace nearscape::bench

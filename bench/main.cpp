@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   nearscape::bench::addTopkSuite(app, exitCode);
   nearscape::bench::addLayoutSuite(app, exitCode);
   nearscape::bench::addMstSuite(app, exitCode);
+  nearscape::bench::addNnDescentSuite(app, exitCode);
   CLI11_PARSE(app, argc, argv);
   return exitCode;
 }

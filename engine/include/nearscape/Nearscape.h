@@ -13,6 +13,7 @@
 #include "nearscape/io/Npy.h"
 #include "nearscape/graph/Graph.h"
 #include "nearscape/knn/Knn.h"
+#include "nearscape/knn/NnDescent.h"
 #include "nearscape/layout/GraphLayout.h"
 #include "nearscape/layout/Pca.h"
 #include "nearscape/layout/PointGrid.h"

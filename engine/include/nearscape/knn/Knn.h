@@ -15,6 +15,7 @@
 #include "nearscape/core/Metric.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 

@@ -1,0 +1,29 @@
+#pragma once
+/// @file NnDescent.h
+/// Approximate kNN graphs by NN-Descent (Dong, Moses & Li 2011) with the NEW/OLD sampling of
+/// GNND (../shared/papers/gnnd-knn-graph-construction-on-gpu.txt §3): a neighbour of a neighbour
+/// is likely a neighbour, so each node's lists are refined by joining its sampled neighbours.
+
+#include "nearscape/knn/Knn.h"
+
+namespace nearscape {
+
+struct NnDescentParams {
+  int sampleSize = 0;       ///< NEW/OLD samples per node and iteration; 0 = 2k
+  int maxIterations = 12;   ///< upper bound on iterations
+  double delta = 0.001;     ///< stop when fewer than delta · n · k entries changed in an iteration
+};
+
+/// Called after each iteration with its number and the share of entries it changed.
+using NnDescentProgress = std::function<void(int iteration, double updateRate)>;
+
+/// The approximate kNN graph (itself excluded; k ≤ n − 1): ids nearest first; each reported
+/// distance is the exact float64 distance of its id. Deterministic for a seed (context.seed)
+/// whatever the thread count. Throws InvalidArgument (k out of range, n < 2, NaN/Inf),
+/// Cancelled (checked between chunks of nodes).
+KnnResult nnDescentGraph(const MatrixView<float>& data, int k, Metric metric,
+                         const Context& context, JobControl& job = noJobControl(),
+                         const NnDescentParams& params = {},
+                         const NnDescentProgress& progress = {});
+
+} // namespace nearscape

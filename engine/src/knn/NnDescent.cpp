@@ -1,0 +1,302 @@
+// NN-Descent on the CPU. Each node keeps a bounded max-heap of its k best (distance, id, NEW
+// flag). An iteration samples up to s NEW and s OLD neighbours per node, adds reverse samples,
+// and joins every NEW×NEW and NEW×OLD pair of each node's lists (GNND §3.1–3.2: sampling into
+// fixed-size lists, reverse samples, cross-matching). Nodes are processed in fixed chunks: the
+// joins of a chunk read the heaps as they stand, their updates are sorted and applied after the
+// chunk — so the result depends on the seed alone, not on the number of threads.
+#include "nearscape/knn/NnDescent.h"
+
+#include "nearscape/core/Dataset.h"
+#include "nearscape/core/Error.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+
+#include <omp.h>
+
+namespace nearscape {
+namespace {
+
+std::uint64_t mix(std::uint64_t x) { // splitmix64
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+// Picked at run time for the CPU at hand (the binaries target baseline x86-64).
+__attribute__((target_clones("avx512f", "avx2", "default"))) float
+squaredL2(const float* a, const float* b, std::int64_t d) {
+  float s = 0;
+#pragma omp simd reduction(+ : s)
+  for (std::int64_t j = 0; j < d; ++j) {
+    const float t = a[j] - b[j];
+    s += t * t;
+  }
+  return s;
+}
+
+__attribute__((target_clones("avx512f", "avx2", "default"))) float
+negativeDot(const float* a, const float* b, std::int64_t d) {
+  float s = 0;
+#pragma omp simd reduction(+ : s)
+  for (std::int64_t j = 0; j < d; ++j)
+    s += a[j] * b[j];
+  return -s;
+}
+
+/// The k best of one node, a max-heap on (distance, id): the worst on top.
+struct Entry {
+  float dist;
+  std::int32_t id;
+  bool fresh; // NEW: not yet joined
+  bool operator<(const Entry& o) const { return dist < o.dist || (dist == o.dist && id < o.id); }
+};
+
+struct Update {
+  std::int32_t target, id;
+  float dist;
+  bool operator<(const Update& o) const {
+    return target != o.target ? target < o.target
+                              : dist != o.dist ? dist < o.dist : id < o.id;
+  }
+};
+
+class Graph {
+public:
+  Graph(std::int64_t n, int k) : m_k(k), m_entries(static_cast<std::size_t>(n * k)),
+                                 m_size(static_cast<std::size_t>(n), 0) {}
+  Entry* row(std::int64_t i) { return &m_entries[std::size_t(i * m_k)]; }
+  int size(std::int64_t i) const { return m_size[std::size_t(i)]; }
+  float worst(std::int64_t i) const {
+    return m_size[std::size_t(i)] < m_k ? std::numeric_limits<float>::infinity()
+                                        : m_entries[std::size_t(i * m_k)].dist;
+  }
+  /// Inserts (dist, id) as NEW if it beats the worst and is not already listed.
+  bool insert(std::int64_t i, float dist, std::int32_t id) {
+    Entry* r = row(i);
+    int& size = m_size[std::size_t(i)];
+    const Entry e{dist, id, true};
+    if (size == m_k && !(e < r[0]))
+      return false;
+    for (int c = 0; c < size; ++c)
+      if (r[c].id == id)
+        return false;
+    if (size < m_k) {
+      r[size++] = e;
+      std::push_heap(r, r + size);
+    } else {
+      std::pop_heap(r, r + size);
+      r[size - 1] = e;
+      std::push_heap(r, r + size);
+    }
+    return true;
+  }
+
+private:
+  int m_k;
+  std::vector<Entry> m_entries;
+  std::vector<int> m_size;
+};
+
+} // namespace
+
+KnnResult nnDescentGraph(const MatrixView<float>& data, int k, Metric metric,
+                         const Context& context, JobControl& job, const NnDescentParams& params,
+                         const NnDescentProgress& progress) {
+  const auto started = std::chrono::steady_clock::now();
+  const std::int64_t n = data.rows, d = data.cols;
+  NEARSCAPE_EXPECTS(n >= 2, "a kNN graph needs at least two items");
+  NEARSCAPE_EXPECTS(k >= 1 && k <= n - 1, "k = " + std::to_string(k) +
+                                              " is out of range: it must lie in [1, " +
+                                              std::to_string(n - 1) + "] (n − 1)");
+  NEARSCAPE_EXPECTS(n <= std::numeric_limits<std::int32_t>::max(), "more than 2^31 − 1 items");
+  requireFinite(data, "the data");
+  const int threads = effectiveThreads(context);
+  const int s = params.sampleSize > 0 ? params.sampleSize : 2 * k;
+  const std::uint64_t seed = context.seed;
+
+  // Cosine works on normalised copies (its order is L2's there); L2 and inner product on the data.
+  std::vector<float> normalised;
+  const float* x = data.data;
+  if (metric == Metric::Cosine) {
+    normalised.resize(data.size());
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (std::int64_t i = 0; i < n; ++i) {
+      double s2 = 0;
+      for (std::int64_t j = 0; j < d; ++j)
+        s2 += double(data.row(i)[j]) * data.row(i)[j];
+      const double inv = s2 > 0 ? 1.0 / std::sqrt(s2) : 0.0;
+      for (std::int64_t j = 0; j < d; ++j)
+        normalised[std::size_t(i * d + j)] = float(data.row(i)[j] * inv);
+    }
+    x = normalised.data();
+  }
+  auto distance = [&](std::int64_t a, std::int64_t b) {
+    return metric == Metric::InnerProduct ? negativeDot(x + a * d, x + b * d, d)
+                                          : squaredL2(x + a * d, x + b * d, d);
+  };
+
+  // Random initial neighbours (distinct, never itself).
+  Graph graph(n, k);
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 256)
+  for (std::int64_t i = 0; i < n; ++i) {
+    std::uint64_t h = mix(seed ^ mix(std::uint64_t(i)));
+    int tries = 0;
+    while (graph.size(i) < k && tries < 64 * k) {
+      h = mix(h);
+      const auto j = std::int64_t(h % std::uint64_t(n));
+      ++tries;
+      if (j != i)
+        graph.insert(i, distance(i, j), std::int32_t(j));
+    }
+    for (std::int64_t j = 0; graph.size(i) < k; ++j) // tiny n: fill deterministically
+      if (j != i)
+        graph.insert(i, distance(i, j), std::int32_t(j));
+  }
+
+  std::vector<std::int32_t> newList(static_cast<std::size_t>(n * s)), oldList(newList.size());
+  std::vector<int> newCount(static_cast<std::size_t>(n)), oldCount(newCount.size());
+  std::vector<std::vector<std::int32_t>> newRev(static_cast<std::size_t>(n)), oldRev(newRev.size());
+  const std::int64_t chunk = 4096;
+  int iteration = 0;
+  for (; iteration < params.maxIterations; ++iteration) {
+    job.check();
+    const std::uint64_t iterSeed = mix(seed ^ (std::uint64_t(iteration + 1) << 32));
+    // 1. Sample up to s NEW (marking them OLD) and s OLD neighbours per node.
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 256)
+    for (std::int64_t i = 0; i < n; ++i) {
+      Entry* r = graph.row(i);
+      const int size = graph.size(i);
+      std::vector<std::pair<std::uint64_t, int>> fresh, old;
+      for (int c = 0; c < size; ++c)
+        (r[c].fresh ? fresh : old).push_back({mix(iterSeed ^ mix(std::uint64_t(r[c].id) ^ (std::uint64_t(i) << 31))), c});
+      std::sort(fresh.begin(), fresh.end());
+      std::sort(old.begin(), old.end());
+      int nc = 0, oc = 0;
+      for (const auto& [h, c] : fresh)
+        if (nc < s) {
+          newList[std::size_t(i * s + nc++)] = r[c].id;
+          r[c].fresh = false;
+        }
+      for (const auto& [h, c] : old)
+        if (oc < s)
+          oldList[std::size_t(i * s + oc++)] = r[c].id;
+      newCount[i] = nc;
+      oldCount[i] = oc;
+    }
+    // 2. Reverse samples: j learns of i when i sampled j; each keeps s of them by hash order.
+    for (std::int64_t i = 0; i < n; ++i) {
+      newRev[i].clear();
+      oldRev[i].clear();
+    }
+    for (std::int64_t i = 0; i < n; ++i) {
+      for (int c = 0; c < newCount[i]; ++c)
+        newRev[newList[std::size_t(i * s + c)]].push_back(std::int32_t(i));
+      for (int c = 0; c < oldCount[i]; ++c)
+        oldRev[oldList[std::size_t(i * s + c)]].push_back(std::int32_t(i));
+    }
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 256)
+    for (std::int64_t j = 0; j < n; ++j)
+      for (auto* rev : {&newRev[j], &oldRev[j]})
+        if (int(rev->size()) > s) {
+          std::partial_sort(rev->begin(), rev->begin() + s, rev->end(),
+                            [&](std::int32_t a, std::int32_t b) {
+                              return mix(iterSeed ^ std::uint64_t(a) ^ (std::uint64_t(j) << 32)) <
+                                     mix(iterSeed ^ std::uint64_t(b) ^ (std::uint64_t(j) << 32));
+                            });
+          rev->resize(std::size_t(s));
+        }
+    // 3. Local joins, chunk by chunk; 4. sorted updates applied after each chunk.
+    std::int64_t changed = 0;
+    for (std::int64_t c0 = 0; c0 < n; c0 += chunk) {
+      job.check();
+      const std::int64_t c1 = std::min(n, c0 + chunk);
+      std::vector<std::vector<Update>> buffers(static_cast<std::size_t>(threads));
+#pragma omp parallel num_threads(threads)
+      {
+        std::vector<Update>& out = buffers[std::size_t(omp_get_thread_num())];
+        std::vector<std::int32_t> fresh, old;
+#pragma omp for schedule(dynamic, 64)
+        for (std::int64_t v = c0; v < c1; ++v) {
+          fresh.assign(newList.begin() + v * s, newList.begin() + v * s + newCount[v]);
+          fresh.insert(fresh.end(), newRev[v].begin(), newRev[v].end());
+          std::sort(fresh.begin(), fresh.end());
+          fresh.erase(std::unique(fresh.begin(), fresh.end()), fresh.end());
+          old.assign(oldList.begin() + v * s, oldList.begin() + v * s + oldCount[v]);
+          old.insert(old.end(), oldRev[v].begin(), oldRev[v].end());
+          std::sort(old.begin(), old.end());
+          old.erase(std::unique(old.begin(), old.end()), old.end());
+          auto tryPair = [&](std::int32_t a, std::int32_t b) {
+            if (a == b)
+              return;
+            const float dist = distance(a, b);
+            if (dist < graph.worst(a))
+              out.push_back({a, b, dist});
+            if (dist < graph.worst(b))
+              out.push_back({b, a, dist});
+          };
+          for (std::size_t p = 0; p < fresh.size(); ++p) {
+            for (std::size_t q = p + 1; q < fresh.size(); ++q)
+              tryPair(fresh[p], fresh[q]);
+            for (const auto o : old)
+              tryPair(fresh[p], o);
+          }
+        }
+      }
+      std::vector<Update> updates;
+      for (auto& b : buffers)
+        updates.insert(updates.end(), b.begin(), b.end());
+      std::sort(updates.begin(), updates.end());
+      // Updates of one target are contiguous: targets are disjoint between threads.
+      std::vector<std::size_t> starts;
+      for (std::size_t u = 0; u < updates.size(); ++u)
+        if (u == 0 || updates[u].target != updates[u - 1].target)
+          starts.push_back(u);
+      starts.push_back(updates.size());
+      const std::int64_t groups = std::int64_t(starts.size()) - 1;
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 64) reduction(+ : changed)
+      for (std::int64_t g = 0; g < groups; ++g)
+        for (std::size_t u = starts[g]; u < starts[g + 1]; ++u)
+          changed += graph.insert(updates[u].target, updates[u].dist, updates[u].id) ? 1 : 0;
+    }
+    const double rate = double(changed) / double(n * k);
+    if (progress)
+      progress(iteration + 1, rate);
+    job.progress(double(iteration + 1) / params.maxIterations,
+                 "NN-Descent: iteration " + std::to_string(iteration + 1));
+    if (rate < params.delta) {
+      ++iteration;
+      break;
+    }
+  }
+
+  // Exact float64 distances of the final lists, nearest first, ties by id.
+  std::vector<std::int32_t> ids(static_cast<std::size_t>(n * k));
+  std::vector<float> dists(ids.size());
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 256)
+  for (std::int64_t i = 0; i < n; ++i) {
+    std::vector<std::pair<double, std::int32_t>> row;
+    for (int c = 0; c < graph.size(i); ++c)
+      row.push_back({exactDistance(data.row(i), data.row(graph.row(i)[c].id), d, metric),
+                     graph.row(i)[c].id});
+    std::sort(row.begin(), row.end());
+    for (int c = 0; c < k; ++c) {
+      ids[std::size_t(i * k + c)] = row[std::size_t(c)].second;
+      dists[std::size_t(i * k + c)] = float(row[std::size_t(c)].first);
+    }
+  }
+  KnnResult result;
+  result.ids = Matrix<std::int32_t>(std::move(ids), n, k);
+  result.distances = Matrix<float>(std::move(dists), n, k);
+  result.backend = Backend::Cpu;
+  result.device = "CPU (" + std::to_string(threads) + " threads), NN-Descent, " +
+                  std::to_string(iteration) + " iterations";
+  result.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return result;
+}
+
+} // namespace nearscape

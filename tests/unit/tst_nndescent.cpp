@@ -1,0 +1,110 @@
+// NN-Descent: recall against the exact graph, determinism, bad arguments, cancellation.
+#include "nearscape/Nearscape.h"
+
+#include <QTest>
+
+#include <random>
+
+using namespace nearscape;
+
+Q_DECLARE_METATYPE(nearscape::Metric)
+
+namespace {
+
+/// A mixture of 30 Gaussian clusters in 24-D (seeded).
+std::vector<float> mixture(int n, int d, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> normal;
+  std::vector<float> centres(std::size_t(30 * d));
+  for (auto& c : centres)
+    c = 4.0f * normal(rng);
+  std::vector<float> x(std::size_t(n * d));
+  for (int i = 0; i < n; ++i) {
+    const int c = int(rng() % 30);
+    for (int j = 0; j < d; ++j)
+      x[std::size_t(i * d + j)] = centres[std::size_t(c * d + j)] + normal(rng);
+  }
+  return x;
+}
+
+} // namespace
+
+class TestNnDescent : public QObject {
+  Q_OBJECT
+
+private slots:
+  void recallAgainstExact_data() {
+    QTest::addColumn<Metric>("metric");
+    QTest::newRow("l2") << Metric::L2;
+    QTest::newRow("cos") << Metric::Cosine;
+    QTest::newRow("ip") << Metric::InnerProduct;
+  }
+  void recallAgainstExact() {
+    QFETCH(Metric, metric);
+    const int n = 4000, d = 24, k = 10;
+    const auto x = mixture(n, d, 1);
+    const MatrixView<float> v{x.data(), n, d};
+    Context c;
+    c.backend = Backend::Cpu;
+    int iterations = 0;
+    const KnnResult got = nnDescentGraph(v, k, metric, c, noJobControl(), {},
+                                         [&](int it, double) { iterations = it; });
+    QVERIFY(iterations >= 2);
+    const KnnResult exact = knnGraph(v, k, metric, c);
+    const double recall = recallAtK(got.ids.view(), exact.ids.view(), k, v, v, metric);
+    qInfo("recall@10 %.4f after %d iterations", recall, iterations);
+    QVERIFY2(recall >= (metric == Metric::InnerProduct ? 0.90 : 0.97), qPrintable(QString::number(recall)));
+    for (std::int64_t i = 0; i < n; ++i) {
+      for (int a = 0; a < k; ++a) {
+        QVERIFY(got.ids.row(i)[a] != i);
+        // Reported distances are the exact ones, ascending.
+        const double exactD = exactDistance(v.row(i), v.row(got.ids.row(i)[a]), d, metric);
+        QVERIFY(std::abs(got.distances.row(i)[a] - exactD) <= 1e-5 * (1 + std::abs(exactD)));
+        if (a > 0)
+          QVERIFY(got.distances.row(i)[a - 1] <= got.distances.row(i)[a]);
+        for (int b = 0; b < a; ++b)
+          QVERIFY(got.ids.row(i)[a] != got.ids.row(i)[b]); // no duplicate ids
+      }
+    }
+  }
+
+  void deterministicForASeed() {
+    const auto x = mixture(2500, 16, 2);
+    const MatrixView<float> v{x.data(), 2500, 16};
+    Context one, two;
+    one.backend = two.backend = Backend::Cpu;
+    one.threads = 1;
+    two.threads = 2;
+    one.seed = two.seed = 5;
+    const KnnResult a = nnDescentGraph(v, 8, Metric::L2, one);
+    const KnnResult b = nnDescentGraph(v, 8, Metric::L2, two);
+    for (std::int64_t i = 0; i < 2500 * 8; ++i)
+      QCOMPARE(a.ids.data()[i], b.ids.data()[i]);
+  }
+
+  void duplicatesAndTinyInputs() {
+    auto x = mixture(300, 8, 3);
+    for (int i = 150; i < 300; ++i) // every row twice
+      std::copy(x.begin() + (i - 150) * 8, x.begin() + (i - 149) * 8, x.begin() + i * 8);
+    const MatrixView<float> v{x.data(), 300, 8};
+    Context c;
+    const KnnResult g = nnDescentGraph(v, 5, Metric::L2, c);
+    for (int i = 0; i < 150; ++i)
+      QCOMPARE(g.distances.row(i)[0], 0.0f); // its twin
+    std::vector<float> two = {0, 0, 1, 1};
+    const KnnResult t = nnDescentGraph({two.data(), 2, 2}, 1, Metric::L2, c);
+    QCOMPARE(t.ids.row(0)[0], 1);
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, nnDescentGraph({two.data(), 2, 2}, 2, Metric::L2, c));
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, nnDescentGraph({two.data(), 1, 2}, 1, Metric::L2, c));
+  }
+
+  void cancellation() {
+    const auto x = mixture(3000, 16, 4);
+    JobControl job;
+    job.requestStop();
+    QVERIFY_THROWS_EXCEPTION(Cancelled, nnDescentGraph({x.data(), 3000, 16}, 10, Metric::L2, Context{}, job));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestNnDescent)
+#include "tst_nndescent.moc"
