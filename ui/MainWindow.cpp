@@ -26,7 +26,9 @@ namespace nearscape::ui {
 
 struct MainWindow::Exploration {
   std::shared_ptr<const Dataset> dataset; ///< what it was computed for
-  KnnResult graph;                        ///< exact kNN graph, k = kGraphK
+  KnnResult graph;                        ///< kNN graph, k = kGraphK (exact or NN-Descent)
+  std::string graphMethod;                ///< how the graph was built
+  std::shared_ptr<ExactKnnIndex> index;   ///< exact neighbours of a clicked item
   UndirectedGraph undirected;
   std::shared_ptr<SpanningForest> forest;
   double graphSeconds = 0, layoutSeconds = 0, mstSeconds = 0;
@@ -264,8 +266,17 @@ void MainWindow::startExploration() {
         auto e = std::make_shared<Exploration>();
         e->dataset = dataset;
         const auto t0 = std::chrono::steady_clock::now();
-        // The refined map needs the exact kNN graph; the GPU builds it when there is one.
-        e->graph = knnGraph(dataset->vectors.view(), kGraphK, Metric::L2, context, job);
+        // The map and the paths need a kNN graph: exact where that is cheap (a GPU, or a small
+        // data set), NN-Descent on the CPU beyond. Clicked items always get exact neighbours.
+        const bool exact = resolveBackend(context) == Backend::Cuda || dataset->size() <= 20000;
+        if (exact) {
+          e->graph = knnGraph(dataset->vectors.view(), kGraphK, Metric::L2, context, job);
+          e->graphMethod = "exact";
+        } else {
+          e->graph = nnDescentGraph(dataset->vectors.view(), kGraphK, Metric::L2, context, job);
+          e->graphMethod = "NN-Descent";
+        }
+        e->index = std::make_shared<ExactKnnIndex>(dataset->vectors.view(), Metric::L2, context);
         const auto t1 = std::chrono::steady_clock::now();
         e->graphSeconds = std::chrono::duration<double>(t1 - t0).count();
         job.check();
@@ -297,7 +308,8 @@ void MainWindow::startExploration() {
           return;
         m_explore = e;
         m_summary->setText(summaryText() +
-                           tr(" · exact %1-NN graph %2 s (%3) · map %4 s · MST %5 s")
+                           tr(" · %1 %2-NN graph %3 s (%4) · map %5 s · MST %6 s")
+                               .arg(QString::fromStdString(e->graphMethod))
                                .arg(kGraphK)
                                .arg(e->graphSeconds, 0, 'f', 1)
                                .arg(QString::fromStdString(e->graph.device))
@@ -322,21 +334,42 @@ void MainWindow::selectItem(std::int64_t item) {
   m_selected = item;
   m_lastPath = {};
   m_pathStrip->clear();
-  std::vector<std::int32_t> ids;
-  std::vector<QString> captions;
-  if (m_explore) {
-    for (int c = 0; c < kShownNeighbours; ++c) {
-      ids.push_back(m_explore->graph.ids.row(item)[c]);
-      captions.push_back(tr("distance %1").arg(double(m_explore->graph.distances.row(item)[c]), 0, 'g', 4));
-    }
+  m_neighbours->clear();
+  m_map->setOverlay(item, {}, {});
+  if (!m_explore) {
+    statusBar()->showMessage(
+        tr("Item %1 selected; its neighbours appear once the kNN graph is built.").arg(item), 8000);
+    return;
   }
-  m_neighbours->setItems(*m_dataset, ids, captions);
-  m_map->setOverlay(item, ids, {});
-  statusBar()->showMessage(
-      m_explore ? tr("Item %1: its %2 exact nearest neighbours. Ctrl+click another item for the "
-                     "smoothest path.").arg(item).arg(kShownNeighbours)
-                : tr("Item %1 selected; its neighbours appear once the kNN graph is built.").arg(item),
-      8000);
+  // Exact neighbours in the original space, off the GUI thread; the item itself is dropped.
+  auto explore = m_explore;
+  auto dataset = m_dataset;
+  m_jobs->run<KnnResult>(
+      tr("Neighbours of %1").arg(item),
+      [explore, dataset, item](JobControl& job) {
+        const int k = int(std::min<std::int64_t>(kShownNeighbours + 1, dataset->size()));
+        return explore->index->search({dataset->vectors.row(item), 1, dataset->dim()}, k, job);
+      },
+      [this, item, dataset](KnnResult& nn) {
+        if (m_selected != item || m_dataset != dataset)
+          return;
+        std::vector<std::int32_t> ids;
+        std::vector<QString> captions;
+        for (std::int64_t c = 0; c < nn.ids.cols() && int(ids.size()) < kShownNeighbours; ++c) {
+          if (nn.ids.row(0)[c] == item)
+            continue;
+          ids.push_back(nn.ids.row(0)[c]);
+          captions.push_back(tr("distance %1").arg(double(nn.distances.row(0)[c]), 0, 'g', 4));
+        }
+        m_neighbours->setItems(*m_dataset, ids, captions);
+        if (m_lastPath.nodes.empty())
+          m_map->setOverlay(item, ids, {});
+        statusBar()->showMessage(tr("Item %1: its %2 exact nearest neighbours. Ctrl+click another "
+                                    "item for the smoothest path.")
+                                     .arg(item)
+                                     .arg(ids.size()),
+                                 8000);
+      });
 }
 
 void MainWindow::showPathTo(std::int64_t item) {
