@@ -362,8 +362,9 @@ void MainWindow::selectItem(std::int64_t item) {
           captions.push_back(tr("distance %1").arg(double(nn.distances.row(0)[c]), 0, 'g', 4));
         }
         m_neighbours->setItems(*m_dataset, ids, captions);
-        if (m_lastPath.nodes.empty())
-          m_map->setOverlay(item, ids, {});
+        if (!m_lastPath.nodes.empty())
+          return; // a path is on screen: keep its overlay and message
+        m_map->setOverlay(item, ids, {});
         statusBar()->showMessage(tr("Item %1: its %2 exact nearest neighbours. Ctrl+click another "
                                     "item for the smoothest path.")
                                      .arg(item)
