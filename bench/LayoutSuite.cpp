@@ -89,17 +89,7 @@ int runMst(const MstArgs& a) {
   const Dataset ds = openDataset(a.data, options);
   KnnResult g;
   if (!a.graph.empty()) {
-    const Matrix<std::int64_t> ids = readNpyIds(a.graph);
-    std::vector<std::int32_t> ids32(static_cast<std::size_t>(ids.rows() * ids.cols()));
-    std::vector<float> d(ids32.size());
-    for (std::int64_t i = 0; i < ids.rows(); ++i)
-      for (std::int64_t c = 0; c < ids.cols(); ++c) {
-        const auto j = ids.row(i)[c];
-        ids32[std::size_t(i * ids.cols() + c)] = std::int32_t(j);
-        d[std::size_t(i * ids.cols() + c)] = float(exactDistance(ds.vectors.row(i), ds.vectors.row(j), ds.dim(), Metric::L2));
-      }
-    g.ids = Matrix<std::int32_t>(std::move(ids32), ids.rows(), ids.cols());
-    g.distances = Matrix<float>(std::move(d), ids.rows(), ids.cols());
+    g = readKnnGraph(a.graph, ds, Metric::L2);
   } else {
     g = knnGraph(ds.vectors.view(), a.k, Metric::L2, context);
   }

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <filesystem>
 #include <iostream>
 #include <optional>
 #include <memory>
@@ -93,8 +94,21 @@ int runKnn(const KnnArgs& args) {
 
   t = std::chrono::steady_clock::now();
   job.check(); // a cancelled run writes nothing
-  if (!args.out.empty())
-    writeNpy(args.out, result.ids.view());
+  if (!args.out.empty()) {
+    if (std::filesystem::path(args.out).extension() == ".npy") {
+      writeNpy(args.out, result.ids.view());
+    } else { // our graph file: ids, distances, the data's hash and how it was built
+      GraphFile g;
+      g.ids = result.ids;
+      g.distances = result.distances;
+      g.metric = metric;
+      g.contentHash = data.contentHash;
+      g.paramsJson = nlohmann::json({{"method", method}, {"k", args.k}, {"device", result.device},
+                                     {"iterations", rates.size()}})
+                         .dump();
+      writeGraphFile(args.out, g);
+    }
+  }
   if (!args.outDist.empty())
     writeNpy(args.outDist, result.distances.view());
   const double writeSeconds = since(t);
@@ -151,7 +165,9 @@ void addKnnCommand(CLI::App& app, int& exitCode) {
   cmd->add_option("--method", args->method, "exact, nndescent or auto")->capture_default_str();
   cmd->add_option("--iters", args->iters, "NN-Descent: at most this many iterations")
       ->capture_default_str();
-  cmd->add_option("--out", args->out, "Write ids here (.npy, int32, rows × k)");
+  cmd->add_option("--out", args->out,
+                 "Write the result here: ids as .npy (int32, rows × k), or any other name for our "
+                 "graph file (ids, distances, the data's hash, the parameters)");
   cmd->add_option("--out-dist", args->outDist, "Write distances here (.npy, float32, rows × k)");
   cmd->add_option("--truth", args->truth, "Ground-truth ids (.npy, rows × ≥k) for recall@k");
   args->common.addTo(*cmd);

@@ -43,23 +43,7 @@ int runLayout(const LayoutArgs& a) {
   if (a.graph.empty()) {
     knn = knnGraph(ds.vectors.view(), a.k, metric, context, job);
   } else {
-    const Matrix<std::int64_t> ids = readNpyIds(a.graph);
-    if (ids.rows() != ds.size())
-      throw InvalidArgument(a.graph + ": the graph has " + std::to_string(ids.rows()) +
-                            " rows but the data has " + std::to_string(ds.size()));
-    std::vector<std::int32_t> ids32(static_cast<std::size_t>(ids.rows() * ids.cols()));
-    std::vector<float> d(ids32.size());
-    for (std::int64_t i = 0; i < ids.rows(); ++i)
-      for (std::int64_t c = 0; c < ids.cols(); ++c) {
-        const std::int64_t j = ids.row(i)[c];
-        if (j < -1 || j >= ds.size())
-          throw InvalidArgument(a.graph + ": id " + std::to_string(j) + " is out of range");
-        ids32[std::size_t(i * ids.cols() + c)] = std::int32_t(j);
-        d[std::size_t(i * ids.cols() + c)] =
-            j < 0 ? 0.0f : float(exactDistance(ds.vectors.row(i), ds.vectors.row(j), ds.dim(), metric));
-      }
-    knn.ids = Matrix<std::int32_t>(std::move(ids32), ids.rows(), ids.cols());
-    knn.distances = Matrix<float>(std::move(d), ids.rows(), ids.cols());
+    knn = readKnnGraph(a.graph, ds, metric);
   }
   const double graphSeconds = since(t);
   t = std::chrono::steady_clock::now();
@@ -114,7 +98,7 @@ void addLayoutCommand(CLI::App& app, int& exitCode) {
   CLI::App* cmd = app.add_subcommand("layout", "2D/3D map of the kNN graph, with its quality");
   cmd->add_option("path", a->path, "Data file or IDX folder")->required();
   cmd->add_option("--dim", a->dim, "2 or 3")->capture_default_str();
-  cmd->add_option("--graph", a->graph, "kNN graph ids (.npy, n × k); built exactly when absent");
+  cmd->add_option("--graph", a->graph, "kNN graph: our graph file or ids (.npy, n × k); built exactly when absent");
   cmd->add_option("--k", a->k, "Neighbours per item when the graph is built")->capture_default_str();
   cmd->add_option("--epochs", a->epochs, "SGD epochs (0: 500 up to 10,000 items, else 200)");
   cmd->add_option("--metric", a->metric, "l2, ip or cos (default: the file's, else l2)");

@@ -24,30 +24,6 @@ double since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
-/// The kNN graph from an ids .npy (n × k, int32/int64), its distances recomputed exactly.
-KnnResult graphFromIds(const std::string& file, const MatrixView<float>& data, Metric metric) {
-  const Matrix<std::int64_t> ids = readNpyIds(file);
-  if (ids.rows() != data.rows)
-    throw InvalidArgument(file + ": the graph has " + std::to_string(ids.rows()) +
-                          " rows but the data has " + std::to_string(data.rows));
-  std::vector<std::int32_t> ids32(static_cast<std::size_t>(ids.rows() * ids.cols()));
-  std::vector<float> dists(ids32.size());
-  for (std::int64_t i = 0; i < ids.rows(); ++i)
-    for (std::int64_t c = 0; c < ids.cols(); ++c) {
-      const std::int64_t j = ids.row(i)[c];
-      if (j < -1 || j >= data.rows)
-        throw InvalidArgument(file + ": id " + std::to_string(j) + " at row " + std::to_string(i) +
-                              " is out of range");
-      ids32[std::size_t(i * ids.cols() + c)] = std::int32_t(j);
-      dists[std::size_t(i * ids.cols() + c)] =
-          j < 0 ? 0.0f : float(exactDistance(data.row(i), data.row(j), data.cols, metric));
-    }
-  KnnResult r;
-  r.ids = Matrix<std::int32_t>(std::move(ids32), ids.rows(), ids.cols());
-  r.distances = Matrix<float>(std::move(dists), ids.rows(), ids.cols());
-  return r;
-}
-
 nlohmann::ordered_json describe(const GraphPath& p, const Dataset& ds) {
   nlohmann::ordered_json j;
   j["found"] = p.found();
@@ -88,7 +64,7 @@ int runPath(const PathArgs& a) {
 
   t = std::chrono::steady_clock::now();
   const KnnResult knn = a.graph.empty() ? knnGraph(ds.vectors.view(), a.k, metric, context, job)
-                                        : graphFromIds(a.graph, ds.vectors.view(), metric);
+                                        : readKnnGraph(a.graph, ds, metric);
   const double graphSeconds = since(t);
   t = std::chrono::steady_clock::now();
   UndirectedGraph graph = symmetrizeKnnGraph(knn.ids.view(), knn.distances.view(), metric);
@@ -153,7 +129,7 @@ void addPathCommand(CLI::App& app, int& exitCode) {
   cmd->add_option("path", a->path, "Data file or IDX folder")->required();
   cmd->add_option("--from", a->from, "First item")->required();
   cmd->add_option("--to", a->to, "Last item")->required();
-  cmd->add_option("--graph", a->graph, "kNN graph ids (.npy, n × k); built exactly when absent");
+  cmd->add_option("--graph", a->graph, "kNN graph: our graph file or ids (.npy, n × k); built exactly when absent");
   cmd->add_option("--k", a->k, "Neighbours per item when the graph is built")->capture_default_str();
   cmd->add_option("--metric", a->metric, "l2, ip or cos (default: the file's, else l2)");
   cmd->add_option("--meta", a->meta, "Metadata TSV (labels along the path)");

@@ -98,6 +98,33 @@ private slots:
     QVERIFY_THROWS_EXCEPTION(InvalidArgument, nnDescentGraph({two.data(), 1, 2}, 1, Metric::L2, c));
   }
 
+  void mergeMatchesOnePiece() {
+    const int n = 4000, d = 24, k = 10, split = 1700;
+    const auto x = mixture(n, d, 6);
+    const MatrixView<float> v{x.data(), n, d};
+    Context c;
+    c.backend = Backend::Cpu;
+    const KnnResult whole = nnDescentGraph(v, k, Metric::L2, c);
+    const KnnResult a = nnDescentGraph({x.data(), split, d}, k, Metric::L2, c);
+    const KnnResult b = nnDescentGraph({x.data() + std::size_t(split) * d, n - split, d}, k, Metric::L2, c);
+    const KnnResult merged = mergeKnnGraphs(v, split, a.ids.view(), b.ids.view(), k, Metric::L2, c);
+    const KnnResult exact = knnGraph(v, k, Metric::L2, c);
+    const double rWhole = recallAtK(whole.ids.view(), exact.ids.view(), k, v, v, Metric::L2);
+    const double rMerged = recallAtK(merged.ids.view(), exact.ids.view(), k, v, v, Metric::L2);
+    qInfo("recall@10: one piece %.4f, merged %.4f", rWhole, rMerged);
+    QVERIFY(rMerged >= rWhole - 0.005);
+    for (std::int64_t i = 0; i < n; ++i)
+      for (int p = 0; p < k; ++p) {
+        QVERIFY(merged.ids.row(i)[p] != i);
+        if (p > 0)
+          QVERIFY(merged.distances.row(i)[p - 1] <= merged.distances.row(i)[p]);
+        for (int q = 0; q < p; ++q)
+          QVERIFY(merged.ids.row(i)[p] != merged.ids.row(i)[q]);
+      }
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument,
+                             mergeKnnGraphs(v, 0, a.ids.view(), b.ids.view(), k, Metric::L2, c));
+  }
+
   void cancellation() {
     const auto x = mixture(3000, 16, 4);
     JobControl job;

@@ -65,6 +65,18 @@ private:
     H5Fclose(f);
   }
 
+  void expectGraphError(const QString& file, const char* fragment, const std::string& hash) {
+    try {
+      readGraphFile(file.toStdString(), hash);
+      QFAIL(qPrintable("no error for " + file));
+    } catch (const FormatError& e) {
+      const QString message = QString::fromUtf8(e.what());
+      QVERIFY2(message.contains(QFileInfo(file).fileName()) &&
+                   message.contains(QLatin1String(fragment), Qt::CaseInsensitive),
+               qPrintable(message));
+    }
+  }
+
 private slots:
   void initTestCase() { QVERIFY(m_dir.isValid()); }
 
@@ -370,6 +382,44 @@ private slots:
     }
     QCOMPARE(readBytes(path("keep.npy")), before);
     QCOMPARE(QFileInfo(path("keep.npy")).lastModified(), modified);
+  }
+
+  void graphFileRoundTripAndCorruption() {
+    const auto values = randomFloats(40 * 3, 9);
+    QVERIFY(writeBytes(path("g.npy"), npyBytes("<f4", {40, 3}, rawBytes(values))));
+    const Dataset ds = openDataset(path("g.npy").toStdString());
+    const KnnResult knn = knnReference(ds.vectors.view(), ds.vectors.view(), 4, Metric::L2, true);
+    GraphFile g;
+    g.ids = knn.ids;
+    g.distances = knn.distances;
+    g.contentHash = ds.contentHash;
+    g.paramsJson = R"({"method":"exact"})";
+    const QString file = path("g.nsg");
+    writeGraphFile(file.toStdString(), g);
+    QVERIFY(isGraphFile(file.toStdString()));
+    const GraphFile back = readGraphFile(file.toStdString(), ds.contentHash);
+    QCOMPARE(back.ids.rows(), 40);
+    QVERIFY(std::memcmp(back.ids.data(), knn.ids.data(), 40 * 4 * 4) == 0);
+    QVERIFY(std::memcmp(back.distances.data(), knn.distances.data(), 40 * 4 * 4) == 0);
+    QVERIFY(back.paramsJson.find("exact") != std::string::npos);
+    // Through readKnnGraph: our file, or an ids .npy with distances recomputed exactly.
+    const KnnResult viaFile = readKnnGraph(file.toStdString(), ds, Metric::L2);
+    QCOMPARE(viaFile.ids.row(7)[2], knn.ids.row(7)[2]);
+    writeNpy(path("gids.npy").toStdString(), knn.ids.view());
+    const KnnResult viaNpy = readKnnGraph(path("gids.npy").toStdString(), ds, Metric::L2);
+    QCOMPARE(viaNpy.distances.row(5)[1], knn.distances.row(5)[1]);
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, readKnnGraph(file.toStdString(), ds, Metric::Cosine));
+
+    QByteArray bytes = readBytes(file);
+    QByteArray flipped = bytes;
+    flipped[bytes.size() / 2] = char(flipped[bytes.size() / 2] ^ 0x40);
+    QVERIFY(writeBytes(path("bad.nsg"), flipped));
+    expectGraphError(path("bad.nsg"), "checksum", ds.contentHash);
+    QVERIFY(writeBytes(path("short.nsg"), bytes.left(bytes.size() - 20)));
+    expectGraphError(path("short.nsg"), "truncated", ds.contentHash);
+    expectGraphError(file, "other data", "0123456789abcdef0123456789abcdef");
+    QVERIFY(writeBytes(path("magic.nsg"), "NOTAGRAPHFILE.........."));
+    expectGraphError(path("magic.nsg"), "magic", {});
   }
 
   void cancellationStopsReading() {

@@ -10,6 +10,7 @@
 #include "nearscape/core/Metric.h"
 #include "nearscape/core/Norms.h"
 #include "nearscape/io/DatasetReader.h"
+#include "nearscape/io/GraphFile.h"
 #include "nearscape/io/Npy.h"
 #include "nearscape/graph/Graph.h"
 #include "nearscape/knn/Knn.h"

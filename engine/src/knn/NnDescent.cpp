@@ -103,9 +103,14 @@ private:
 
 } // namespace
 
-KnnResult nnDescentGraph(const MatrixView<float>& data, int k, Metric metric,
-                         const Context& context, JobControl& job, const NnDescentParams& params,
-                         const NnDescentProgress& progress) {
+namespace {
+
+/// NN-Descent from random neighbours, or (GGM, GNND §5.1) from two graphs: rows [0, split) and
+/// [split, n) start from `initial` (global ids) marked OLD, and the first iteration's NEW samples
+/// are drawn from the other part, so the joins look across the two graphs.
+KnnResult run(const MatrixView<float>& data, int k, Metric metric, const Context& context,
+              JobControl& job, const NnDescentParams& params, const NnDescentProgress& progress,
+              const MatrixView<std::int32_t>* initial, std::int64_t split) {
   const auto started = std::chrono::steady_clock::now();
   const std::int64_t n = data.rows, d = data.cols;
   NEARSCAPE_EXPECTS(n >= 2, "a kNN graph needs at least two items");
@@ -139,10 +144,20 @@ KnnResult nnDescentGraph(const MatrixView<float>& data, int k, Metric metric,
                                           : squaredL2(x + a * d, x + b * d, d);
   };
 
-  // Random initial neighbours (distinct, never itself).
+  // Random initial neighbours (distinct, never itself), or the given graphs' (marked OLD).
   Graph graph(n, k);
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 256)
   for (std::int64_t i = 0; i < n; ++i) {
+    if (initial) {
+      for (std::int64_t c = 0; c < initial->cols; ++c) {
+        const std::int32_t j = initial->row(i)[c];
+        if (j >= 0 && j != i)
+          graph.insert(i, distance(i, j), j);
+      }
+      for (int c = 0; c < graph.size(i); ++c)
+        graph.row(i)[c].fresh = false;
+      continue;
+    }
     std::uint64_t h = mix(seed ^ mix(std::uint64_t(i)));
     int tries = 0;
     while (graph.size(i) < k && tries < 64 * k) {
@@ -184,6 +199,15 @@ KnnResult nnDescentGraph(const MatrixView<float>& data, int k, Metric metric,
       for (const auto& [h, c] : old)
         if (oc < s)
           oldList[std::size_t(i * s + oc++)] = r[c].id;
+      if (initial && iteration == 0) { // GGM: the first NEW samples come from the other part
+        const std::int64_t lo = i < split ? split : 0, hi = i < split ? n : split;
+        std::uint64_t h = mix(iterSeed ^ mix(std::uint64_t(i) + 0x51ed));
+        nc = 0;
+        for (int c = 0; c < s && hi > lo; ++c) {
+          h = mix(h);
+          newList[std::size_t(i * s + nc++)] = std::int32_t(lo + std::int64_t(h % std::uint64_t(hi - lo)));
+        }
+      }
       newCount[i] = nc;
       oldCount[i] = oc;
     }
@@ -292,11 +316,45 @@ KnnResult nnDescentGraph(const MatrixView<float>& data, int k, Metric metric,
   result.ids = Matrix<std::int32_t>(std::move(ids), n, k);
   result.distances = Matrix<float>(std::move(dists), n, k);
   result.backend = Backend::Cpu;
-  result.device = "CPU (" + std::to_string(threads) + " threads), NN-Descent, " +
-                  std::to_string(iteration) + " iterations";
+  result.device = "CPU (" + std::to_string(threads) + " threads), " +
+                  (initial ? "GGM merge, " : "NN-Descent, ") + std::to_string(iteration) +
+                  " iterations";
   result.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return result;
+}
+
+} // namespace
+
+KnnResult nnDescentGraph(const MatrixView<float>& data, int k, Metric metric,
+                         const Context& context, JobControl& job, const NnDescentParams& params,
+                         const NnDescentProgress& progress) {
+  return run(data, k, metric, context, job, params, progress, nullptr, 0);
+}
+
+KnnResult mergeKnnGraphs(const MatrixView<float>& data, std::int64_t split,
+                         const MatrixView<std::int32_t>& first, const MatrixView<std::int32_t>& second,
+                         int k, Metric metric, const Context& context, JobControl& job,
+                         const NnDescentParams& params, const NnDescentProgress& progress) {
+  NEARSCAPE_EXPECTS(split > 0 && split < data.rows, "the split must lie inside the data");
+  NEARSCAPE_EXPECTS(first.rows == split && second.rows == data.rows - split,
+                    "the two graphs must cover rows [0, split) and [split, n)");
+  std::vector<std::int32_t> ids(static_cast<std::size_t>(data.rows * std::max(first.cols, second.cols)), -1);
+  const std::int64_t w = std::max(first.cols, second.cols);
+  for (std::int64_t i = 0; i < split; ++i)
+    for (std::int64_t c = 0; c < first.cols; ++c) {
+      const std::int32_t j = first.row(i)[c];
+      NEARSCAPE_EXPECTS(j < split, "an id of the first graph lies outside it");
+      ids[std::size_t(i * w + c)] = j;
+    }
+  for (std::int64_t i = split; i < data.rows; ++i)
+    for (std::int64_t c = 0; c < second.cols; ++c) {
+      const std::int32_t j = second.row(i - split)[c];
+      NEARSCAPE_EXPECTS(j < data.rows - split, "an id of the second graph lies outside it");
+      ids[std::size_t(i * w + c)] = j < 0 ? -1 : std::int32_t(j + split);
+    }
+  const MatrixView<std::int32_t> initial{ids.data(), data.rows, w};
+  return run(data, k, metric, context, job, params, progress, &initial, split);
 }
 
 } // namespace nearscape

@@ -26,4 +26,14 @@ KnnResult nnDescentGraph(const MatrixView<float>& data, int k, Metric metric,
                          const NnDescentParams& params = {},
                          const NnDescentProgress& progress = {});
 
+/// GGM (GNND §5.1): the graph of S1 ∪ S2 from the graphs of S1 = rows [0, split) and
+/// S2 = rows [split, n) of `data`. `first` holds ids in [0, split); `second` ids local to S2
+/// (0 is row `split`). For data beyond memory (shards built one at a time, merged pairwise) and
+/// for adding items to an existing graph. Throws as nnDescentGraph.
+KnnResult mergeKnnGraphs(const MatrixView<float>& data, std::int64_t split,
+                         const MatrixView<std::int32_t>& first, const MatrixView<std::int32_t>& second,
+                         int k, Metric metric, const Context& context,
+                         JobControl& job = noJobControl(), const NnDescentParams& params = {},
+                         const NnDescentProgress& progress = {});
+
 } // namespace nearscape

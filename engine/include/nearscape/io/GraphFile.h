@@ -1,0 +1,43 @@
+#pragma once
+/// @file GraphFile.h
+/// Our kNN graph file: a header (magic, version, n, k, metric, the data's content hash, the build
+/// parameters as JSON), int32 ids, float32 distances and a checksum (DESIGN.md, Conventions).
+///
+/// Layout: "NSKNNG\0\0" (8 bytes), version (u32), header length H (u32), H bytes of JSON
+/// {"n","k","metric","content_hash","params"}, n·k int32 ids, n·k float32 distances, then the
+/// XXH3-64 of every byte before it (u64). Little-endian.
+
+#include "nearscape/core/Dataset.h"
+#include "nearscape/core/Matrix.h"
+#include "nearscape/knn/Knn.h"
+#include "nearscape/core/Metric.h"
+
+#include <filesystem>
+#include <string>
+
+namespace nearscape {
+
+struct GraphFile {
+  Matrix<std::int32_t> ids;    ///< n × k
+  Matrix<float> distances;     ///< n × k
+  Metric metric = Metric::L2;
+  std::string contentHash;     ///< Dataset::contentHash of the data it was built on
+  std::string paramsJson = "{}"; ///< how it was built
+};
+
+/// Writes atomically (temporary file + rename). Throws IoError.
+void writeGraphFile(const std::filesystem::path& path, const GraphFile& graph);
+
+/// Reads and verifies magic, version, sizes and checksum; with `expectedHash` non-empty, refuses
+/// a graph built on other data. Throws IoError, FormatError (naming the file and the problem).
+GraphFile readGraphFile(const std::filesystem::path& path, const std::string& expectedHash = {});
+
+/// True when the file starts with the graph magic (cheap sniffing for "--graph" arguments).
+bool isGraphFile(const std::filesystem::path& path);
+
+/// A kNN graph as any command takes it: our graph file (refused when built on other data or with
+/// another metric) or an ids .npy (n × k, int32/int64) whose distances are recomputed exactly.
+/// Throws FormatError, InvalidArgument, IoError.
+KnnResult readKnnGraph(const std::filesystem::path& path, const Dataset& data, Metric metric);
+
+} // namespace nearscape
