@@ -40,6 +40,15 @@ void installCancelHandlers() {
   std::signal(SIGTERM, onSignal);
 }
 
+Metric chooseMetric(const std::string& option, const Dataset& data) {
+  if (option.empty())
+    return data.metric.value_or(Metric::L2);
+  const auto parsed = parseMetric(option);
+  if (!parsed)
+    throw InvalidArgument("unknown metric '" + option + "' (l2, ip or cos)");
+  return *parsed;
+}
+
 int runGuarded(const std::function<int()>& body) {
   try {
     return body();

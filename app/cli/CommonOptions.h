@@ -33,6 +33,10 @@ JobControl& commandJob();
 /// Installs the signal handlers that cancel commandJob().
 void installCancelHandlers();
 
+/// The metric named by --metric (l2, ip, cos), else the one `data` declares, else L2.
+/// Throws InvalidArgument for an unknown name.
+Metric chooseMetric(const std::string& option, const Dataset& data);
+
 /// Runs `body`, mapping engine errors to messages on stderr and to exit codes.
 int runGuarded(const std::function<int()>& body);
 

@@ -40,13 +40,7 @@ int runKnn(const KnnArgs& args) {
     queries = openDataset(args.queries, options, job);
   const double loadSeconds = since(t);
 
-  Metric metric = data.metric.value_or(Metric::L2);
-  if (!args.metric.empty()) {
-    const auto parsed = parseMetric(args.metric);
-    if (!parsed)
-      throw InvalidArgument("unknown metric '" + args.metric + "' (l2, ip or cos)");
-    metric = *parsed;
-  }
+  const Metric metric = chooseMetric(args.metric, data);
 
   Matrix<std::int64_t> truth;
   if (!args.truth.empty()) {

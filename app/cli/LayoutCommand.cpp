@@ -30,13 +30,7 @@ int runLayout(const LayoutArgs& a) {
   const Dataset ds = openDataset(a.path, options, job);
   if (a.dim != 2 && a.dim != 3)
     throw InvalidArgument("--dim must be 2 or 3");
-  Metric metric = ds.metric.value_or(Metric::L2);
-  if (!a.metric.empty()) {
-    const auto m = parseMetric(a.metric);
-    if (!m)
-      throw InvalidArgument("unknown metric '" + a.metric + "' (l2, ip or cos)");
-    metric = *m;
-  }
+  const Metric metric = chooseMetric(a.metric, ds);
   const auto started = std::chrono::steady_clock::now();
   auto t = started;
   KnnResult knn;

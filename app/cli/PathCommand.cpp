@@ -54,13 +54,7 @@ int runPath(const PathArgs& a) {
     if (id < 0 || id >= ds.size())
       throw InvalidArgument(std::string(name) + " " + std::to_string(id) + " is out of range [0, " +
                             std::to_string(ds.size()) + ")");
-  Metric metric = ds.metric.value_or(Metric::L2);
-  if (!a.metric.empty()) {
-    const auto m = parseMetric(a.metric);
-    if (!m)
-      throw InvalidArgument("unknown metric '" + a.metric + "' (l2, ip or cos)");
-    metric = *m;
-  }
+  const Metric metric = chooseMetric(a.metric, ds);
 
   t = std::chrono::steady_clock::now();
   const KnnResult knn = a.graph.empty() ? knnGraph(ds.vectors.view(), a.k, metric, context, job)

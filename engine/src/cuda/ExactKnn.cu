@@ -7,6 +7,7 @@
 #include "cuda/CudaApi.h"
 #include "cuda/CudaCheck.cuh"
 #include "cuda/DeviceBuffer.cuh"
+#include "cuda/WarpRows.cuh"
 #include "knn/ExactCommon.h"
 
 #include <cublas_v2.h>
@@ -83,24 +84,10 @@ __global__ void packKernel(const float* __restrict__ raw, std::int64_t n, int d,
   const float* x = raw + row * d;
   const int width = split ? 3 * d : d;
   float* o = packed + row * width;
-  double scale = 1.0;
-  if (metric == int(Metric::Cosine)) {
-    double s = 0;
-    for (int j = lane; j < d; j += 32)
-      s += double(x[j]) * x[j];
-    for (int off = 16; off > 0; off /= 2)
-      s += __shfl_xor_sync(0xffffffffu, s, off);
-    scale = s > 0 ? 1.0 / sqrt(s) : 0.0;
-  }
+  const double scale = warpCosineScale(x, d, metric, lane);
   double s = 0;
   for (int j = lane; j < d; j += 32) {
-    float v;
-    if (metric == int(Metric::L2))
-      v = x[j] - mean[j];
-    else if (metric == int(Metric::Cosine))
-      v = float(x[j] * scale);
-    else
-      v = x[j];
+    const float v = packedValue(x, j, mean, metric, scale);
     if (split) {
       const float hi = tf32High(v), lo = v - hi;
       o[j] = hi;
@@ -111,8 +98,7 @@ __global__ void packKernel(const float* __restrict__ raw, std::int64_t n, int d,
     }
     s += double(v) * v;
   }
-  for (int off = 16; off > 0; off /= 2)
-    s += __shfl_xor_sync(0xffffffffu, s, off);
+  s = warpSum(s);
   if (lane == 0)
     norms[row] = float(s);
 }
@@ -266,31 +252,8 @@ __global__ void rerankKernel(const float* __restrict__ queries, const float* __r
       continue;
     }
     const std::int32_t id = list[c].id;
-    const float* b = base + std::int64_t(id) * d;
-    double s = 0, qq = 0, bb = 0;
-    for (int j = lane; j < d; j += 32) {
-      const double x = q[j], y = b[j];
-      if (metric == int(Metric::L2)) {
-        s += (x - y) * (x - y);
-      } else {
-        s += x * y;
-        qq += x * x;
-        bb += y * y;
-      }
-    }
-    for (int off = 16; off > 0; off /= 2) {
-      s += __shfl_xor_sync(0xffffffffu, s, off);
-      qq += __shfl_xor_sync(0xffffffffu, qq, off);
-      bb += __shfl_xor_sync(0xffffffffu, bb, off);
-    }
+    const double v = warpExactDistance(q, base + std::int64_t(id) * d, d, metric, lane);
     if (lane == 0) {
-      double v;
-      if (metric == int(Metric::L2))
-        v = sqrt(s);
-      else if (metric == int(Metric::InnerProduct))
-        v = -s;
-      else
-        v = (qq == 0 || bb == 0) ? 1.0 : 1.0 - s / (sqrt(qq) * sqrt(bb));
       dist[c] = v;
       ids[c] = id;
     }

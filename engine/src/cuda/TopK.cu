@@ -6,6 +6,7 @@
 #include "cuda/CudaApi.h"
 #include "cuda/CudaCheck.cuh"
 #include "cuda/DeviceBuffer.cuh"
+#include "cuda/WarpRows.cuh"
 #include "knn/ExactCommon.h"
 
 #include <cub/device/device_radix_sort.cuh>
@@ -37,25 +38,14 @@ __global__ void packRowsKernel(const float* __restrict__ raw, std::int64_t n, in
   if (row >= n)
     return;
   const float* x = raw + row * d;
-  double scale = 1.0;
-  if (metric == int(Metric::Cosine)) {
-    double s = 0;
-    for (int j = lane; j < d; j += 32)
-      s += double(x[j]) * x[j];
-    for (int off = 16; off > 0; off /= 2)
-      s += __shfl_xor_sync(0xffffffffu, s, off);
-    scale = s > 0 ? 1.0 / sqrt(s) : 0.0;
-  }
+  const double scale = warpCosineScale(x, d, metric, lane);
   double s = 0;
   for (int j = lane; j < d; j += 32) {
-    const float v = metric == int(Metric::L2)       ? x[j] - mean[j]
-                    : metric == int(Metric::Cosine) ? float(x[j] * scale)
-                                                    : x[j];
+    const float v = packedValue(x, j, mean, metric, scale);
     packed[row * d + j] = v;
     s += double(v) * v;
   }
-  for (int off = 16; off > 0; off /= 2)
-    s += __shfl_xor_sync(0xffffffffu, s, off);
+  s = warpSum(s);
   if (lane == 0)
     norms[row] = float(s);
 }
@@ -137,28 +127,9 @@ __global__ void exactKernel(const float* __restrict__ query, const float* __rest
   const int lane = threadIdx.x % 32;
   if (c >= count)
     return;
-  const float* b = raw + std::int64_t(ids[c]) * d;
-  double s = 0, qq = 0, bb = 0;
-  for (int j = lane; j < d; j += 32) {
-    const double x = query[j], y = b[j];
-    if (metric == int(Metric::L2)) {
-      s += (x - y) * (x - y);
-    } else {
-      s += x * y;
-      qq += x * x;
-      bb += y * y;
-    }
-  }
-  for (int off = 16; off > 0; off /= 2) {
-    s += __shfl_xor_sync(0xffffffffu, s, off);
-    qq += __shfl_xor_sync(0xffffffffu, qq, off);
-    bb += __shfl_xor_sync(0xffffffffu, bb, off);
-  }
+  const double v = warpExactDistance(query, raw + std::int64_t(ids[c]) * d, d, metric, lane);
   if (lane == 0)
-    out[c] = metric == int(Metric::L2)             ? sqrt(s)
-             : metric == int(Metric::InnerProduct) ? -s
-             : (qq == 0 || bb == 0)                ? 1.0
-                                                   : 1.0 - s / (sqrt(qq) * sqrt(bb));
+    out[c] = v;
 }
 
 __global__ void iotaKernel(std::int32_t* out, std::int64_t n) {

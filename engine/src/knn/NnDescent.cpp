@@ -8,6 +8,7 @@
 
 #include "nearscape/core/Dataset.h"
 #include "nearscape/core/Error.h"
+#include "util/Hash.h"
 
 #include <algorithm>
 #include <chrono>
@@ -19,12 +20,6 @@
 namespace nearscape {
 namespace {
 
-std::uint64_t mix(std::uint64_t x) { // splitmix64
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
 
 // Picked at run time for the CPU at hand (the binaries target baseline x86-64).
 __attribute__((target_clones("avx512f", "avx2", "default"))) float
@@ -158,10 +153,10 @@ KnnResult run(const MatrixView<float>& data, int k, Metric metric, const Context
         graph.row(i)[c].fresh = false;
       continue;
     }
-    std::uint64_t h = mix(seed ^ mix(std::uint64_t(i)));
+    std::uint64_t h = mixBits(seed ^ mixBits(std::uint64_t(i)));
     int tries = 0;
     while (graph.size(i) < k && tries < 64 * k) {
-      h = mix(h);
+      h = mixBits(h);
       const auto j = std::int64_t(h % std::uint64_t(n));
       ++tries;
       if (j != i)
@@ -179,7 +174,7 @@ KnnResult run(const MatrixView<float>& data, int k, Metric metric, const Context
   int iteration = 0;
   for (; iteration < params.maxIterations; ++iteration) {
     job.check();
-    const std::uint64_t iterSeed = mix(seed ^ (std::uint64_t(iteration + 1) << 32));
+    const std::uint64_t iterSeed = mixBits(seed ^ (std::uint64_t(iteration + 1) << 32));
     // 1. Sample up to s NEW (marking them OLD) and s OLD neighbours per node.
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 256)
     for (std::int64_t i = 0; i < n; ++i) {
@@ -187,7 +182,7 @@ KnnResult run(const MatrixView<float>& data, int k, Metric metric, const Context
       const int size = graph.size(i);
       std::vector<std::pair<std::uint64_t, int>> fresh, old;
       for (int c = 0; c < size; ++c)
-        (r[c].fresh ? fresh : old).push_back({mix(iterSeed ^ mix(std::uint64_t(r[c].id) ^ (std::uint64_t(i) << 31))), c});
+        (r[c].fresh ? fresh : old).push_back({mixBits(iterSeed ^ mixBits(std::uint64_t(r[c].id) ^ (std::uint64_t(i) << 31))), c});
       std::sort(fresh.begin(), fresh.end());
       std::sort(old.begin(), old.end());
       int nc = 0, oc = 0;
@@ -201,10 +196,10 @@ KnnResult run(const MatrixView<float>& data, int k, Metric metric, const Context
           oldList[std::size_t(i * s + oc++)] = r[c].id;
       if (initial && iteration == 0) { // GGM: the first NEW samples come from the other part
         const std::int64_t lo = i < split ? split : 0, hi = i < split ? n : split;
-        std::uint64_t h = mix(iterSeed ^ mix(std::uint64_t(i) + 0x51ed));
+        std::uint64_t h = mixBits(iterSeed ^ mixBits(std::uint64_t(i) + 0x51ed));
         nc = 0;
         for (int c = 0; c < s && hi > lo; ++c) {
-          h = mix(h);
+          h = mixBits(h);
           newList[std::size_t(i * s + nc++)] = std::int32_t(lo + std::int64_t(h % std::uint64_t(hi - lo)));
         }
       }
@@ -228,8 +223,8 @@ KnnResult run(const MatrixView<float>& data, int k, Metric metric, const Context
         if (int(rev->size()) > s) {
           std::partial_sort(rev->begin(), rev->begin() + s, rev->end(),
                             [&](std::int32_t a, std::int32_t b) {
-                              return mix(iterSeed ^ std::uint64_t(a) ^ (std::uint64_t(j) << 32)) <
-                                     mix(iterSeed ^ std::uint64_t(b) ^ (std::uint64_t(j) << 32));
+                              return mixBits(iterSeed ^ std::uint64_t(a) ^ (std::uint64_t(j) << 32)) <
+                                     mixBits(iterSeed ^ std::uint64_t(b) ^ (std::uint64_t(j) << 32));
                             });
           rev->resize(std::size_t(s));
         }

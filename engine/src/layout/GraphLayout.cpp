@@ -6,6 +6,7 @@
 #include "nearscape/layout/GraphLayout.h"
 
 #include "nearscape/core/Error.h"
+#include "util/Hash.h"
 
 #include <algorithm>
 #include <cmath>
@@ -14,12 +15,6 @@
 namespace nearscape {
 namespace {
 
-std::uint64_t mix(std::uint64_t x) { // splitmix64
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
 
 /// a, b of the curve 1 / (1 + a·x^2b) fitted to umap-learn's target: 1 up to minDist, then
 /// exp(−(x − minDist)) (spread 1). A coarse-to-fine grid search is plenty for two parameters.
@@ -199,7 +194,7 @@ Matrix<float> layoutGraph(const MatrixView<std::int32_t>& ids, const MatrixView<
     for (std::int64_t i = 0; i < n; ++i) {
       const float* yi = &cur[i * dim];
       float move[3] = {0, 0, 0};
-      std::uint64_t state = mix(context.seed ^ mix(std::uint64_t(epoch) * 0x100000001b3ull ^ std::uint64_t(i)));
+      std::uint64_t state = mixBits(context.seed ^ mixBits(std::uint64_t(epoch) * 0x100000001b3ull ^ std::uint64_t(i)));
       for (std::int64_t e = g.offsets[i]; e < g.offsets[i + 1]; ++e) {
         if (nextSample[e] > float(epoch + 1))
           continue;
@@ -214,7 +209,7 @@ Matrix<float> layoutGraph(const MatrixView<std::int32_t>& ids, const MatrixView<
             move[c] += alpha * clip(coef * (yi[c] - yj[c]));
         }
         for (int s = 0; s < params.negativeSamples; ++s) {
-          state = mix(state);
+          state = mixBits(state);
           const std::int64_t other = std::int64_t(state % std::uint64_t(n));
           if (other == i)
             continue;
