@@ -14,7 +14,8 @@ for s in ${SUITES:-tests fashion}; do
   case $s in
     tests)
       $bin/tst_gpu_norms 2>&1 | tail -3 | tee -a "$out/tests.log"
-      $bin/tst_knn 2>&1 | grep -E "FAIL|Totals|what|Loc" | tee -a "$out/tests.log" ;;
+      $bin/tst_knn 2>&1 | grep -E "FAIL|Totals|what|Loc" | tee -a "$out/tests.log"
+      for t in tst_nndescent tst_graph; do [ -x $bin/$t ] && $bin/$t 2>&1 | grep -E "FAIL|Totals" | tee -a "$out/tests.log"; done ;;
     fashion)
       $bin/nearscape-bench exact --data "$pack/fashion-mnist" --label fashion-mnist --k 10 \
         --backend cuda --peer torch-fp32 --python python3 --peers-dir bench/peers --repeats 3 \
