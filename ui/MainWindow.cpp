@@ -373,13 +373,50 @@ void MainWindow::selectItem(std::int64_t item) {
       });
 }
 
+void MainWindow::bridgeComponentsAndRetry(std::int64_t retryTo) {
+  if (!m_explore)
+    return;
+  auto explore = m_explore;
+  m_pipelineJobs->run<std::shared_ptr<Exploration>>(
+      tr("Joining components"),
+      [explore](JobControl& job) {
+        auto e = std::make_shared<Exploration>(*explore);
+        const auto bridges = bridgeComponents(e->undirected, e->dataset->vectors.view(), Metric::L2, job);
+        e->undirected = withEdges(e->undirected, bridges);
+        e->forest = std::make_shared<SpanningForest>(e->undirected, job);
+        return e;
+      },
+      [this, retryTo](std::shared_ptr<Exploration>& e) {
+        if (e->dataset != m_dataset)
+          return;
+        m_explore = e;
+        statusBar()->showMessage(tr("Components joined: the graph is connected."), 5000);
+        if (retryTo >= 0 && m_selected >= 0)
+          showPathTo(retryTo);
+      });
+}
+
 void MainWindow::showPathTo(std::int64_t item) {
   if (!m_explore || m_selected < 0 || item < 0 || item >= m_dataset->size())
     return;
   m_lastPath = minimaxPath(*m_explore->forest, std::int32_t(m_selected), std::int32_t(item));
   if (!m_lastPath.found()) {
+    const int components = connectedComponents(m_explore->undirected).count;
     statusBar()->showMessage(tr("Items %1 and %2 lie in different components of the kNN graph.")
                                  .arg(m_selected).arg(item), 8000);
+    auto* ask = new QMessageBox(
+        QMessageBox::Question, tr("No path"),
+        tr("Items %1 and %2 lie in different components of the kNN graph (%3 components).\n\n"
+           "Join the components with their exact nearest cross-component edges and try again?")
+            .arg(m_selected).arg(item).arg(components),
+        QMessageBox::Yes | QMessageBox::No, this);
+    ask->setAttribute(Qt::WA_DeleteOnClose);
+    connect(ask, &QMessageBox::finished, this, [this, item](int result) {
+      if (result == QMessageBox::Yes)
+        bridgeComponentsAndRetry(item);
+    });
+    ask->open();
+    emit componentsDisconnected(m_selected, item, components);
     return;
   }
   std::vector<QString> captions;

@@ -35,7 +35,11 @@ public:
   /// Selects `item`: marks it and lists its exact nearest neighbours (once the graph exists).
   void selectItem(std::int64_t item);
   /// Shows the min-max path from the selected item to `item` on the map and in the path strip.
+  /// When they lie in different components, offers to join the components.
   void showPathTo(std::int64_t item);
+  /// Joins the graph's components with their exact nearest cross-component edges (in the
+  /// background), then shows the path to `retryTo` (when ≥ 0).
+  void bridgeComponentsAndRetry(std::int64_t retryTo);
 
   MapView* mapView() const { return m_map; }
   ItemStrip* neighboursPanel() const { return m_neighbours; }
@@ -62,6 +66,8 @@ signals:
   void loadFailed(const QString& message);
   /// The kNN graph, the refined map and the spanning forest are ready.
   void explorationFinished();
+  /// A path was asked for between two components; the offer to join them is on screen.
+  void componentsDisconnected(std::int64_t from, std::int64_t to, int components);
 
 protected:
   void dragEnterEvent(QDragEnterEvent* event) override;

@@ -232,6 +232,39 @@ private slots:
     QVERIFY2(drawn > ringed / 3 && drawn > 100, qPrintable(QString::number(drawn)));
   }
 
+  void disconnectedComponentsCanBeJoined() {
+    // Two far-apart blobs: their 15-NN graph has two components, so no path joins them at first.
+    QTemporaryDir dir;
+    const int n = 600, d = 4;
+    std::vector<float> x(std::size_t(n * d));
+    std::mt19937_64 rng(4);
+    std::normal_distribution<float> normal;
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < d; ++j)
+        x[std::size_t(i * d + j)] = normal(rng) + (i < n / 2 ? 0.0f : 100.0f);
+    writeNpy((dir.path() + "/two.npy").toStdString(), MatrixView<float>{x.data(), n, d});
+    MainWindow window;
+    window.show();
+    QSignalSpy explored(&window, &MainWindow::explorationFinished);
+    window.openPath(dir.path() + "/two.npy");
+    QVERIFY(explored.wait(60000));
+    QSignalSpy disconnected(&window, &MainWindow::componentsDisconnected);
+    window.selectItem(3);
+    window.showPathTo(n - 3);
+    QCOMPARE(disconnected.count(), 1);
+    QCOMPARE(disconnected.at(0).at(2).toInt(), 2);
+    QVERIFY(!window.lastPath().found());
+    window.bridgeComponentsAndRetry(n - 3);
+    QTRY_VERIFY_WITH_TIMEOUT(window.lastPath().found(), 30000);
+    QCOMPARE(std::int64_t(window.lastPath().nodes.back()), std::int64_t(n - 3));
+    // The bridge is the exact nearest pair between the blobs: the path's largest step.
+    double nearest = INFINITY;
+    for (int i = 0; i < n / 2; ++i)
+      for (int j = n / 2; j < n; ++j)
+        nearest = std::min(nearest, exactDistance(&x[std::size_t(i * d)], &x[std::size_t(j * d)], d, Metric::L2));
+    QVERIFY(std::abs(window.lastPath().bottleneck - nearest) <= 1e-4 * nearest);
+  }
+
   void cancellingALoadLeavesNoMap() {
     MainWindow window;
     window.show();
