@@ -69,9 +69,17 @@ MainWindow::MainWindow(Context context, QWidget* parent)
   pathDock->setWidget(m_pathStrip);
   addDockWidget(Qt::BottomDockWidgetArea, pathDock);
   m_pathStrip->setMaximumHeight(150);
+  resizeDocks({pathDock}, {130}, Qt::Vertical);
   m_neighbours->setToolTip(tr("Click an item in the map; Ctrl+click another for the smoothest path"));
 
-  m_backendText = QString::fromStdString(describeBackend(m_context));
+  // The status bar names the backend; why there is no GPU goes in its tooltip and the About box.
+  {
+    const DeviceInfo device = queryDevice(m_context.device);
+    m_backendText = device.usable && m_context.backend != Backend::Cpu
+                        ? tr("GPU: %1").arg(QString::fromStdString(device.name))
+                        : tr("CPU, %1 threads").arg(effectiveThreads(m_context));
+    m_summary->setToolTip(QString::fromStdString(describeBackend(m_context)));
+  }
   m_summary->setText(tr("No data · %1").arg(m_backendText));
   statusBar()->addWidget(m_summary, 1);
   m_progress->setRange(0, 1000);
@@ -308,13 +316,13 @@ void MainWindow::startExploration() {
           return;
         m_explore = e;
         m_summary->setText(summaryText() +
-                           tr(" · %1 %2-NN graph %3 s (%4) · map %5 s · MST %6 s")
+                           tr(" · %1 %2-NN graph %3 s · map %4 s · MST %5 s")
                                .arg(QString::fromStdString(e->graphMethod))
                                .arg(kGraphK)
                                .arg(e->graphSeconds, 0, 'f', 1)
-                               .arg(QString::fromStdString(e->graph.device))
                                .arg(e->layoutSeconds, 0, 'f', 1)
                                .arg(e->mstSeconds, 0, 'f', 2));
+        m_summary->setToolTip(QString::fromStdString(e->graph.device));
         emit explorationFinished();
       });
 }
