@@ -44,7 +44,7 @@ void checkNode(std::int64_t node, std::int64_t n, const char* what) {
                                                " is out of range [0, " + std::to_string(n) + ")");
 }
 
-UndirectedGraph fromEdges(std::int64_t n, std::vector<WeightedEdge> edges) {
+UndirectedGraph buildFromEdges(std::int64_t n, std::vector<WeightedEdge> edges) {
   // Deduplicate {a, b} (keeping the smaller weight), then lay out CSR in both directions.
   for (auto& e : edges)
     if (e.a > e.b)
@@ -104,6 +104,10 @@ GraphPath describe(std::vector<std::int32_t> nodes, std::vector<float> steps) {
 
 } // namespace
 
+UndirectedGraph graphFromEdges(std::int64_t nodes, std::vector<WeightedEdge> edges) {
+  return buildFromEdges(nodes, std::move(edges));
+}
+
 UndirectedGraph symmetrizeKnnGraph(const MatrixView<std::int32_t>& ids,
                                    const MatrixView<float>& distances, Metric metric) {
   NEARSCAPE_EXPECTS(ids.rows == distances.rows && ids.cols == distances.cols,
@@ -129,7 +133,7 @@ UndirectedGraph symmetrizeKnnGraph(const MatrixView<std::int32_t>& ids,
                                    " is out of range");
       edges.push_back({std::int32_t(i), j, std::max(0.0f, distances.row(i)[c] - offset)});
     }
-  UndirectedGraph g = fromEdges(n, std::move(edges));
+  UndirectedGraph g = buildFromEdges(n, std::move(edges));
   g.weightOffset = offset;
   if (metric == Metric::InnerProduct)
     g.weightNote = "weights are max<x,y> - <x,y> over the graph's edges (inner product made "
@@ -369,7 +373,7 @@ std::vector<WeightedEdge> bridgeComponents(const UndirectedGraph& graph,
 UndirectedGraph withEdges(const UndirectedGraph& graph, const std::vector<WeightedEdge>& extra) {
   std::vector<WeightedEdge> edges = edgesOf(graph);
   edges.insert(edges.end(), extra.begin(), extra.end());
-  UndirectedGraph g = fromEdges(graph.nodes, std::move(edges));
+  UndirectedGraph g = buildFromEdges(graph.nodes, std::move(edges));
   g.weightNote = graph.weightNote;
   g.weightOffset = graph.weightOffset;
   return g;

@@ -6,6 +6,7 @@
 #include "nearscape/layout/GraphLayout.h"
 
 #include "nearscape/core/Error.h"
+#include "nearscape/graph/Graph.h"
 #include "util/Hash.h"
 
 #include <algorithm>
@@ -52,14 +53,8 @@ void fitCurve(float minDist, double& a, double& b) {
   b = bestB;
 }
 
-struct FuzzyGraph {
-  std::vector<std::int64_t> offsets;
-  std::vector<std::int32_t> targets;
-  std::vector<float> weights;
-};
-
 /// UMAP's smooth kNN weights, symmetrised by the fuzzy union w = a + b − a·b.
-FuzzyGraph fuzzyGraph(const MatrixView<std::int32_t>& ids, const MatrixView<float>& dist,
+UndirectedGraph fuzzyGraph(const MatrixView<std::int32_t>& ids, const MatrixView<float>& dist,
                       int threads) {
   const std::int64_t n = ids.rows, k = ids.cols;
   std::vector<float> w(static_cast<std::size_t>(n * k), 0.0f);
@@ -120,24 +115,11 @@ FuzzyGraph fuzzyGraph(const MatrixView<std::int32_t>& ids, const MatrixView<floa
     merged.push_back({edges[e].a, edges[e].b, u});
     e = f;
   }
-  FuzzyGraph g;
-  g.offsets.assign(static_cast<std::size_t>(n + 1), 0);
-  for (const auto& e : merged) {
-    ++g.offsets[e.a + 1];
-    ++g.offsets[e.b + 1];
-  }
-  for (std::int64_t i = 0; i < n; ++i)
-    g.offsets[i + 1] += g.offsets[i];
-  g.targets.resize(merged.size() * 2);
-  g.weights.resize(merged.size() * 2);
-  std::vector<std::int64_t> fill(g.offsets.begin(), g.offsets.end() - 1);
-  for (const auto& e : merged) {
-    g.targets[fill[e.a]] = e.b;
-    g.weights[fill[e.a]++] = e.w;
-    g.targets[fill[e.b]] = e.a;
-    g.weights[fill[e.b]++] = e.w;
-  }
-  return g;
+  std::vector<WeightedEdge> weighted;
+  weighted.reserve(merged.size());
+  for (const auto& e : merged)
+    weighted.push_back({e.a, e.b, e.w});
+  return graphFromEdges(n, std::move(weighted));
 }
 
 inline float clip(float v) { return std::clamp(v, -4.0f, 4.0f); }
@@ -159,7 +141,7 @@ Matrix<float> layoutGraph(const MatrixView<std::int32_t>& ids, const MatrixView<
   const int epochs = params.epochs > 0 ? params.epochs : (n <= 10000 ? 500 : 200);
 
   job.progress(0.0, "layout: fuzzy graph");
-  const FuzzyGraph g = fuzzyGraph(ids, distances, threads);
+  const UndirectedGraph g = fuzzyGraph(ids, distances, threads);
   double a = 0, b = 0;
   fitCurve(params.minDist, a, b);
   float maxW = 0;

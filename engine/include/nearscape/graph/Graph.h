@@ -27,6 +27,16 @@ struct UndirectedGraph {
   std::int64_t edgeCount() const { return std::int64_t(targets.size() / 2); }
 };
 
+/// One edge of a graph or a spanning forest.
+struct WeightedEdge {
+  std::int32_t a = 0, b = 0;
+  float weight = 0;
+};
+
+/// The undirected graph of `edges` over `nodes` nodes ({a, b} listed twice keeps the smaller
+/// weight; self loops are kept out by the caller).
+UndirectedGraph graphFromEdges(std::int64_t nodes, std::vector<WeightedEdge> edges);
+
 /// The symmetrised kNN graph: an edge {i, j} when either lists the other, weighted by their
 /// distance. Inner-product distances (−⟨x, y⟩) become max⟨x, y⟩ − ⟨x, y⟩ over the graph's edges
 /// so that weights are non-negative (weightNote says so). `ids`/`distances` are n × k; ids < 0
@@ -41,12 +51,6 @@ struct Components {
   std::vector<std::int64_t> sizes;
 };
 Components connectedComponents(const UndirectedGraph& graph);
-
-/// One edge of a spanning forest.
-struct WeightedEdge {
-  std::int32_t a = 0, b = 0;
-  float weight = 0;
-};
 
 /// A minimum spanning forest (Kruskal; ties by (a, b)), rooted per tree for path queries.
 class SpanningForest {
