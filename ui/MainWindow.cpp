@@ -276,7 +276,8 @@ void MainWindow::startExploration() {
         const auto t0 = std::chrono::steady_clock::now();
         // The map and the paths need a kNN graph: exact where that is cheap (a GPU, or a small
         // data set), NN-Descent on the CPU beyond. Clicked items always get exact neighbours.
-        const bool exact = resolveBackend(context) == Backend::Cuda || dataset->size() <= 20000;
+        const bool exact =
+            exactGraphIsCheaper(dataset->size(), dataset->dim(), resolveBackend(context));
         if (exact) {
           e->graph = knnGraph(dataset->vectors.view(), kGraphK, Metric::L2, context, job);
           e->graphMethod = "exact";

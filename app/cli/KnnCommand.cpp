@@ -53,12 +53,12 @@ int runKnn(const KnnArgs& args) {
   }
 
   t = std::chrono::steady_clock::now();
-  // auto: exact wherever it is cheap (the GPU, or up to 20,000 items on the CPU, where the two
-  // take about the same time on 2 cores), NN-Descent beyond. Searches are always exact.
+  // auto: exact where it is the cheaper way (exactGraphIsCheaper), NN-Descent beyond.
+  // Searches are always exact.
   std::string method = args.method;
   if (method == "auto")
-    method = !args.queries.empty() || resolveBackend(context) == Backend::Cuda ||
-                     data.size() <= 20000
+    method = !args.queries.empty() ||
+                     exactGraphIsCheaper(data.size(), data.dim(), resolveBackend(context))
                  ? "exact"
                  : "nndescent";
   if (method == "nndescent" && !args.queries.empty())

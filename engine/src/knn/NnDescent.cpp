@@ -321,6 +321,12 @@ KnnResult run(const MatrixView<float>& data, int k, Metric metric, const Context
 
 } // namespace
 
+bool exactGraphIsCheaper(std::int64_t n, std::int64_t d, Backend backend) {
+  if (backend == Backend::Cuda)
+    return true;
+  return double(n) * double(n) * double(d) <= 12000.0 * 12000.0 * 784.0;
+}
+
 KnnResult nnDescentGraph(const MatrixView<float>& data, int k, Metric metric,
                          const Context& context, JobControl& job, const NnDescentParams& params,
                          const NnDescentProgress& progress) {

@@ -26,6 +26,12 @@ KnnResult nnDescentGraph(const MatrixView<float>& data, int k, Metric metric,
                          const NnDescentParams& params = {},
                          const NnDescentProgress& progress = {});
 
+/// `method = auto`: true when the exact graph is the cheaper way to a kNN graph of n × d items on
+/// `backend`. On the GPU (until GNND lands) always; on the CPU when n²·d ≤ 12,000² · 784, the
+/// crossover measured on fashion-mnist subsets on 2 cores (docs/benchmarks.md: exact 0.94 s vs
+/// NN-Descent 1.13 s at 10,000 items; 3.6 s vs 1.9 s at 20,000).
+bool exactGraphIsCheaper(std::int64_t n, std::int64_t d, Backend backend);
+
 /// GGM (GNND §5.1): the graph of S1 ∪ S2 from the graphs of S1 = rows [0, split) and
 /// S2 = rows [split, n) of `data`. `first` holds ids in [0, split); `second` ids local to S2
 /// (0 is row `split`). For data beyond memory (shards built one at a time, merged pairwise) and
