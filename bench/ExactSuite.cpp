@@ -160,9 +160,9 @@ int runTopk(const TopkArgs& a) {
     if (k > base.size())
       continue;
     // Correct first: every query against float64.
-    const KnnResult all = index.search(q, k);
+    const KnnResult checked = index.search(q, k);
     const KnnResult ref = knnReference(q, base.vectors.view(), k, Metric::L2, false);
-    const std::string mismatch = compareWithReference(all, ref);
+    const std::string mismatch = compareWithReference(checked, ref);
     if (!mismatch.empty()) {
       std::cerr << "nearscape-bench: NOT EXACT, top-" << k << ": " << mismatch << '\n';
       return 1;
@@ -180,13 +180,13 @@ int runTopk(const TopkArgs& a) {
       theirs = runPeer(cmd.str()).at("seconds").get<double>();
     }
     std::ostringstream note;
-    note << "exact on " << nq << " queries; " << all.candidatesPerRow << " cand/query; "
-         << all.device;
+    note << "exact on " << nq << " queries; " << checked.candidatesPerRow << " cand/query; "
+         << checked.device;
     table.push_back({label + " one query, top-" + std::to_string(k), median(times), "torch", theirs,
                      note.str()});
     records.push_back({{"suite", "topk"}, {"data", label}, {"k", k}, {"ours_s", median(times)},
-                       {"peer", "torch"}, {"peer_s", theirs}, {"device", all.device},
-                       {"candidates_per_query", all.candidatesPerRow}, {"date", today()}});
+                       {"peer", "torch"}, {"peer_s", theirs}, {"device", checked.device},
+                       {"candidates_per_query", checked.candidatesPerRow}, {"date", today()}});
   }
   printTable("single-query top-k against a resident base (median per query)", table);
   if (!a.jsonOut.empty())

@@ -44,7 +44,34 @@ void checkNode(std::int64_t node, std::int64_t n, const char* what) {
                                                " is out of range [0, " + std::to_string(n) + ")");
 }
 
-UndirectedGraph buildFromEdges(std::int64_t n, std::vector<WeightedEdge> edges) {
+
+std::vector<WeightedEdge> edgesOf(const UndirectedGraph& g) {
+  std::vector<WeightedEdge> edges;
+  edges.reserve(g.targets.size() / 2);
+  for (std::int64_t a = 0; a < g.nodes; ++a)
+    for (std::int64_t e = g.offsets[a]; e < g.offsets[a + 1]; ++e)
+      if (a < g.targets[e])
+        edges.push_back({std::int32_t(a), g.targets[e], g.weights[e]});
+  return edges;
+}
+
+GraphPath describe(std::vector<std::int32_t> nodes, std::vector<float> steps) {
+  GraphPath p;
+  p.nodes = std::move(nodes);
+  p.steps = std::move(steps);
+  for (std::size_t i = 0; i < p.steps.size(); ++i) {
+    p.total += p.steps[i];
+    if (p.bottleneckIndex < 0 || p.steps[i] > p.bottleneck) {
+      p.bottleneck = p.steps[i];
+      p.bottleneckIndex = std::int64_t(i);
+    }
+  }
+  return p;
+}
+
+} // namespace
+
+UndirectedGraph graphFromEdges(std::int64_t n, std::vector<WeightedEdge> edges) {
   // Deduplicate {a, b} (keeping the smaller weight), then lay out CSR in both directions.
   for (auto& e : edges)
     if (e.a > e.b)
@@ -78,36 +105,6 @@ UndirectedGraph buildFromEdges(std::int64_t n, std::vector<WeightedEdge> edges) 
   return g;
 }
 
-std::vector<WeightedEdge> edgesOf(const UndirectedGraph& g) {
-  std::vector<WeightedEdge> edges;
-  edges.reserve(g.targets.size() / 2);
-  for (std::int64_t a = 0; a < g.nodes; ++a)
-    for (std::int64_t e = g.offsets[a]; e < g.offsets[a + 1]; ++e)
-      if (a < g.targets[e])
-        edges.push_back({std::int32_t(a), g.targets[e], g.weights[e]});
-  return edges;
-}
-
-GraphPath describe(std::vector<std::int32_t> nodes, std::vector<float> steps) {
-  GraphPath p;
-  p.nodes = std::move(nodes);
-  p.steps = std::move(steps);
-  for (std::size_t i = 0; i < p.steps.size(); ++i) {
-    p.total += p.steps[i];
-    if (p.bottleneckIndex < 0 || p.steps[i] > p.bottleneck) {
-      p.bottleneck = p.steps[i];
-      p.bottleneckIndex = std::int64_t(i);
-    }
-  }
-  return p;
-}
-
-} // namespace
-
-UndirectedGraph graphFromEdges(std::int64_t nodes, std::vector<WeightedEdge> edges) {
-  return buildFromEdges(nodes, std::move(edges));
-}
-
 UndirectedGraph symmetrizeKnnGraph(const MatrixView<std::int32_t>& ids,
                                    const MatrixView<float>& distances, Metric metric) {
   NEARSCAPE_EXPECTS(ids.rows == distances.rows && ids.cols == distances.cols,
@@ -133,7 +130,7 @@ UndirectedGraph symmetrizeKnnGraph(const MatrixView<std::int32_t>& ids,
                                    " is out of range");
       edges.push_back({std::int32_t(i), j, std::max(0.0f, distances.row(i)[c] - offset)});
     }
-  UndirectedGraph g = buildFromEdges(n, std::move(edges));
+  UndirectedGraph g = graphFromEdges(n, std::move(edges));
   g.weightOffset = offset;
   if (metric == Metric::InnerProduct)
     g.weightNote = "weights are max<x,y> - <x,y> over the graph's edges (inner product made "
@@ -373,7 +370,7 @@ std::vector<WeightedEdge> bridgeComponents(const UndirectedGraph& graph,
 UndirectedGraph withEdges(const UndirectedGraph& graph, const std::vector<WeightedEdge>& extra) {
   std::vector<WeightedEdge> edges = edgesOf(graph);
   edges.insert(edges.end(), extra.begin(), extra.end());
-  UndirectedGraph g = buildFromEdges(graph.nodes, std::move(edges));
+  UndirectedGraph g = graphFromEdges(graph.nodes, std::move(edges));
   g.weightNote = graph.weightNote;
   g.weightOffset = graph.weightOffset;
   return g;
