@@ -54,24 +54,6 @@ std::string writeTemporaryNpy(const MatrixView<float>& m, const std::string& nam
   return path.string();
 }
 
-std::vector<std::int64_t> sampleRows(std::int64_t n, std::int64_t count, std::uint64_t seed) {
-  std::vector<std::int64_t> rows;
-  if (count >= n) {
-    for (std::int64_t i = 0; i < n; ++i)
-      rows.push_back(i);
-    return rows;
-  }
-  std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<std::int64_t> pick(0, n - 1);
-  while (std::int64_t(rows.size()) < count) {
-    rows.push_back(pick(rng));
-    if (std::int64_t(rows.size()) == count) {
-      std::sort(rows.begin(), rows.end());
-      rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
-    }
-  }
-  return rows;
-}
 
 void printTable(const std::string& title, const std::vector<Row>& rows) {
   std::cout << "\n" << title << "\n";

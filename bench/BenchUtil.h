@@ -21,9 +21,6 @@ nlohmann::json runPeer(const std::string& command);
 /// A float32 .npy copy of `m` in a temporary folder (peers read .npy); removed by the caller.
 std::string writeTemporaryNpy(const MatrixView<float>& m, const std::string& name);
 
-/// `count` seeded distinct rows of [0, n), sorted (all rows when count ≥ n).
-std::vector<std::int64_t> sampleRows(std::int64_t n, std::int64_t count, std::uint64_t seed);
-
 /// One row of the printed table.
 struct Row {
   std::string work;

@@ -60,7 +60,7 @@ int runExact(const ExactArgs& a) {
   for (const int k : a.ks) {
     // 1. Correctness: compare with float64 on every row (small data) or a seeded sample.
     const KnnResult first = graph ? knnGraph(b, k, metric, context) : knnSearch(q, b, k, metric, context);
-    const auto rows = sampleRows(q.rows, a.checkRows, 1234);
+    const auto rows = seededSample(q.rows, a.checkRows, 1234);
     const KnnResult ref = knnReference(q, b, k, metric, graph, rows);
     const std::string mismatch = compareWithReference(first, ref, rows);
     if (!mismatch.empty()) {

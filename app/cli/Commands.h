@@ -18,4 +18,7 @@ void addPathCommand(CLI::App& app, int& exitCode);
 /// `layout PATH --dim 2|3 [--graph G] --out XY.npy`: the map and its neighbour-kept share.
 void addLayoutCommand(CLI::App& app, int& exitCode);
 
+/// `sweep PATH --index graph|ivf --k K [--queries Q] [--truth T] --out ROWS.csv`: recall/QPS sweep.
+void addSweepCommand(CLI::App& app, int& exitCode);
+
 } // namespace nearscape::cli

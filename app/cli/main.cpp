@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   nearscape::cli::addKnnCommand(app, exitCode);
   nearscape::cli::addPathCommand(app, exitCode);
   nearscape::cli::addLayoutCommand(app, exitCode);
+  nearscape::cli::addSweepCommand(app, exitCode);
   nearscape::cli::installCancelHandlers();
   try {
     app.parse(argc, argv);

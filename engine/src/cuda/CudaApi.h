@@ -43,3 +43,35 @@ private:
 };
 
 } // namespace nearscape::cuda
+
+namespace nearscape::cuda {
+
+/// The graph index's CUDA search (SONG, ../shared/papers/song-graph-ann-search-on-gpu.txt):
+/// vectors (in the index's working form) and the fixed-degree graph stay on the device; one warp
+/// per query keeps its bounded candidate queue, its top list and a visited hash in shared memory.
+class DeviceGraphSearch {
+public:
+  /// Uploads. Throws DeviceOutOfMemory, Error.
+  DeviceGraphSearch(const MatrixView<float>& vectors, const std::int32_t* graph, int degree,
+                    const std::int32_t* entries, int entryCount, Metric metric,
+                    const Context& context);
+  ~DeviceGraphSearch();
+  DeviceGraphSearch(const DeviceGraphSearch&) = delete;
+  DeviceGraphSearch& operator=(const DeviceGraphSearch&) = delete;
+
+  /// Largest queue (ef) the kernel holds.
+  static constexpr int kMaxQueue = 512;
+
+  /// For each (working) query, the k best ids and working scores (squared L2 or −dot) found with
+  /// a queue of `ef` (k ≤ ef ≤ kMaxQueue), the first `degree` edges per node and `entries` entry
+  /// points; rows short of k pad with −1. Throws Error, Cancelled (between batches).
+  void search(const MatrixView<float>& queries, int k, int ef, int degree, int entries,
+              std::int32_t* ids, float* scores, JobControl& job) const;
+  std::uint64_t bytes() const;
+
+private:
+  struct State;
+  std::unique_ptr<State> m_state;
+};
+
+} // namespace nearscape::cuda

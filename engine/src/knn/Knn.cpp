@@ -129,12 +129,15 @@ double recallAtK(const MatrixView<std::int32_t>& found, const MatrixView<std::in
   NEARSCAPE_EXPECTS(found.rows == truth.rows, "found and truth have different row counts");
   NEARSCAPE_EXPECTS(found.cols >= k && truth.cols >= k,
                     "recall@" + std::to_string(k) + " needs at least k columns");
+  for (std::int64_t r = 0; r < truth.rows; ++r) // checked before the loop: no throw inside it
+    NEARSCAPE_EXPECTS(truth.row(r)[k - 1] >= 0 && truth.row(r)[k - 1] < base.rows,
+                      "truth id " + std::to_string(truth.row(r)[k - 1]) + " at row " +
+                          std::to_string(r) + " is out of range");
   std::int64_t hits = 0;
 #pragma omp parallel for reduction(+ : hits) schedule(dynamic, 16)
   for (std::int64_t r = 0; r < found.rows; ++r) {
     const float* q = queries.row(queryRows.empty() ? r : queryRows[r]);
     const std::int32_t kthId = truth.row(r)[k - 1];
-    NEARSCAPE_EXPECTS(kthId >= 0 && kthId < base.rows, "a truth id is out of range");
     const double kth = exactDistance(q, base.row(kthId), base.cols, metric);
     const double limit = kth + 1e-6 * std::abs(kth);
     for (int c = 0; c < k; ++c) {

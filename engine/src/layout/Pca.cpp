@@ -1,5 +1,7 @@
 #include "nearscape/layout/Pca.h"
 
+#include "nearscape/core/Sampling.h"
+
 #include "nearscape/core/Dataset.h"
 #include "nearscape/core/Error.h"
 #include "util/Blas.h"
@@ -15,23 +17,11 @@ namespace {
 
 using RowMatrixD = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
-/// Rows used to fit: all of them, or an evenly spaced seeded selection of maxRows.
-std::vector<std::int64_t> sampleRows(std::int64_t n, std::int64_t maxRows, std::uint64_t seed) {
-  std::vector<std::int64_t> rows;
+/// Rows used to fit: all of them (empty), or a seeded sample of maxRows.
+std::vector<std::int64_t> fitRows(std::int64_t n, std::int64_t maxRows, std::uint64_t seed) {
   if (maxRows <= 0 || maxRows >= n)
-    return rows; // empty = all rows
-  std::mt19937_64 rng(seed);
-  rows.resize(static_cast<std::size_t>(n));
-  for (std::int64_t i = 0; i < n; ++i)
-    rows[i] = i;
-  // Partial Fisher-Yates: the first maxRows entries are a uniform sample.
-  for (std::int64_t i = 0; i < maxRows; ++i) {
-    std::uniform_int_distribution<std::int64_t> pick(i, n - 1);
-    std::swap(rows[i], rows[pick(rng)]);
-  }
-  rows.resize(static_cast<std::size_t>(maxRows));
-  std::sort(rows.begin(), rows.end());
-  return rows;
+    return {};
+  return seededSample(n, maxRows, seed);
 }
 
 /// Top `k` eigenpairs of the symmetric `cov` (descending). Dense solver for small d; beyond,
@@ -74,7 +64,7 @@ PcaResult computePca(const MatrixView<float>& data, const PcaParams& params,
   const int threads = effectiveThreads(context);
   const std::int64_t n = data.rows;
   const std::int64_t d = data.cols;
-  const std::vector<std::int64_t> sample = sampleRows(n, params.maxSampleRows, context.seed);
+  const std::vector<std::int64_t> sample = fitRows(n, params.maxSampleRows, context.seed);
   const std::int64_t m = sample.empty() ? n : std::int64_t(sample.size());
   auto fitRow = [&](std::int64_t i) { return data.row(sample.empty() ? i : sample[i]); };
 

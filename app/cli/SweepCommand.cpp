@@ -1,0 +1,255 @@
+// nearscape-cli sweep: build an ANN index on the data, sweep its search parameters, measure
+// recall@k / QPS / latency for each setting against exact ground truth, and print the front.
+#include "Commands.h"
+#include "CommonOptions.h"
+
+#include "nearscape/io/AtomicFile.h"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstring>
+#include <iomanip>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+namespace nearscape::cli {
+namespace {
+
+struct SweepArgs {
+  std::string path, queries, truth, out, metric, kind = "graph", saveIndex, loadIndex;
+  std::vector<std::string> build, grid;
+  int k = 10;
+  std::int64_t holdout = 1000, batch = 0, latencyQueries = 200, missedQuery = 0;
+  CommonOptions common;
+};
+
+double since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+/// "name=v1,v2,…" → (name, values). Throws InvalidArgument.
+std::pair<std::string, std::vector<double>> parseAssignment(const std::string& text) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
+    throw InvalidArgument("expected NAME=VALUE[,VALUE…], got '" + text + "'");
+  std::vector<double> values;
+  std::stringstream list(text.substr(eq + 1));
+  for (std::string item; std::getline(list, item, ',');) {
+    std::size_t used = 0;
+    double v = 0;
+    try {
+      v = std::stod(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != item.size() || item.empty())
+      throw InvalidArgument("'" + item + "' in '" + text + "' is not a number");
+    values.push_back(v);
+  }
+  return {text.substr(0, eq), values};
+}
+
+/// The cartesian product of every --grid assignment.
+std::vector<ParameterValues> gridOf(const std::vector<std::string>& assignments) {
+  std::vector<ParameterValues> grid = {{}};
+  for (const std::string& a : assignments) {
+    const auto [name, values] = parseAssignment(a);
+    std::vector<ParameterValues> next;
+    for (const ParameterValues& g : grid)
+      for (double v : values) {
+        ParameterValues p = g;
+        p[name] = v;
+        next.push_back(p);
+      }
+    grid = next;
+  }
+  return assignments.empty() ? std::vector<ParameterValues>{} : grid;
+}
+
+std::string describeRow(const SweepRow& r) {
+  std::ostringstream s;
+  s << std::left << std::setw(24) << formatParameters(r.params) << std::right << std::fixed
+    << std::setprecision(4) << " recall " << r.recall << std::setprecision(0) << "  qps "
+    << std::setw(9) << r.qps << std::setprecision(3) << "  p50 " << r.p50Ms << " ms  p99 "
+    << r.p99Ms << " ms";
+  return s.str();
+}
+
+int runSweepCommand(const SweepArgs& args) {
+  const Context context = args.common.context();
+  JobControl& job = commandJob();
+  OpenOptions options;
+  options.loadThumbnails = false;
+  const Dataset data = openDataset(args.path, options, job);
+  const Metric metric = chooseMetric(args.metric, data);
+  NEARSCAPE_EXPECTS(args.k >= 1, "--k must be at least 1");
+
+  // The base and the queries: given queries, or a seeded sample held out of the base.
+  std::vector<float> baseCopy, queryCopy;
+  std::vector<std::int64_t> baseRows; // base row → data row, when rows were held out
+  MatrixView<float> base = data.vectors.view(), queries;
+  Dataset queryData;
+  if (!args.queries.empty()) {
+    queryData = openDataset(args.queries, options, job);
+    queries = queryData.vectors.view();
+  } else {
+    const std::int64_t n = data.size(), d = data.dim();
+    const std::int64_t held = std::min(args.holdout, n / 2);
+    NEARSCAPE_EXPECTS(held >= 1, "the data is too small to hold queries out of it; give --queries");
+    std::vector<bool> isQuery(std::size_t(n), false);
+    for (const std::int64_t r : seededSample(n, held, context.seed))
+      isQuery[std::size_t(r)] = true;
+    for (std::int64_t r = 0; r < n; ++r) {
+      std::vector<float>& into = isQuery[std::size_t(r)] ? queryCopy : baseCopy;
+      into.insert(into.end(), data.vectors.row(r), data.vectors.row(r) + d);
+      if (!isQuery[std::size_t(r)])
+        baseRows.push_back(r);
+    }
+    base = {baseCopy.data(), n - held, d};
+    queries = {queryCopy.data(), held, d};
+  }
+
+  // Ground truth: given, or our exact search.
+  auto t = std::chrono::steady_clock::now();
+  Matrix<std::int32_t> truth;
+  if (!args.truth.empty()) {
+    const Matrix<std::int64_t> ids = readNpyIds(args.truth);
+    NEARSCAPE_EXPECTS(ids.rows() == queries.rows && ids.cols() >= args.k,
+                      args.truth + ": ground truth is " + std::to_string(ids.rows()) + " × " +
+                          std::to_string(ids.cols()) + ", expected " +
+                          std::to_string(queries.rows) + " × ≥" + std::to_string(args.k));
+    std::vector<std::int32_t> t32(std::size_t(ids.rows() * args.k));
+    for (std::int64_t r = 0; r < ids.rows(); ++r)
+      for (int c = 0; c < args.k; ++c)
+        t32[std::size_t(r * args.k + c)] = std::int32_t(ids.row(r)[c]);
+    truth = Matrix<std::int32_t>(std::move(t32), ids.rows(), args.k);
+  } else {
+    truth = knnSearch(queries, base, args.k, metric, context, job).ids;
+  }
+  const double truthSeconds = since(t);
+
+  // The index: loaded, or built (and saved when asked).
+  t = std::chrono::steady_clock::now();
+  ParameterValues build;
+  for (const std::string& b : args.build) {
+    const auto [name, values] = parseAssignment(b);
+    NEARSCAPE_EXPECTS(values.size() == 1, "--build takes one value per parameter: " + b);
+    build[name] = values.front();
+  }
+  // A held-out base is our copy, not the file: its hash is the file's plus the hold-out.
+  const std::string baseHash = data.contentHash + (baseRows.empty() ? "" : "/holdout=" +
+                               std::to_string(queries.rows) + ",seed=" + std::to_string(context.seed));
+  std::unique_ptr<AnnIndex> index =
+      args.loadIndex.empty() ? buildIndex(args.kind, base, metric, build, context, job)
+                             : loadIndex(args.loadIndex, base, baseHash, context);
+  const double buildSeconds = since(t);
+  if (!args.saveIndex.empty())
+    index->save(args.saveIndex, baseHash);
+
+  if (!args.common.json)
+    std::cout << index->kind() << " index over " << base.rows << " × " << base.cols << " ("
+              << metricName(metric) << ", " << backendName(index->backend()) << "), built in "
+              << buildSeconds << " s with " << formatParameters(index->buildValues()) << "; "
+              << queries.rows << " queries, k = " << args.k << '\n';
+  SweepOptions sweep;
+  sweep.k = args.k;
+  sweep.grid = gridOf(args.grid);
+  sweep.batchSize = args.batch;
+  sweep.latencyQueries = args.latencyQueries;
+  sweep.missedQuery = args.missedQuery;
+  const std::vector<SweepRow> rows =
+      runSweep(*index, queries, base, truth.view(), sweep,
+               [&](const SweepRow& r) {
+                 if (!args.common.json)
+                   std::cout << describeRow(r) << std::endl; // streamed as measured
+               },
+               job);
+
+  job.check(); // a cancelled sweep writes nothing
+  if (!args.out.empty()) {
+    const std::string csv = sweepCsv(rows);
+    writeFileAtomically(args.out, [&](std::FILE* f) {
+      if (std::fwrite(csv.data(), 1, csv.size(), f) != csv.size())
+        throw IoError(args.out + ": write failed");
+    });
+  }
+  auto dataId = [&](std::int32_t baseId) {
+    return baseRows.empty() ? std::int64_t(baseId) : baseRows[std::size_t(baseId)];
+  };
+  if (args.common.json) {
+    nlohmann::ordered_json j;
+    j["index"] = std::string(index->kind());
+    j["build"] = index->buildValues();
+    j["backend"] = std::string(backendName(index->backend()));
+    j["metric"] = std::string(metricName(metric));
+    j["base_rows"] = base.rows;
+    j["queries"] = queries.rows;
+    j["k"] = args.k;
+    j["bytes"] = index->bytes();
+    nlohmann::json out = nlohmann::json::array();
+    for (const SweepRow& r : rows) {
+      std::vector<std::int64_t> missed;
+      for (std::int32_t id : r.missed)
+        missed.push_back(dataId(id));
+      out.push_back({{"params", r.params}, {"recall", r.recall}, {"qps", r.qps},
+                     {"p50_ms", r.p50Ms}, {"p99_ms", r.p99Ms}, {"pareto", r.pareto},
+                     {"missed", missed}});
+    }
+    j["rows"] = out;
+    j["timings"] = {{"truth_s", truthSeconds}, {"build_s", buildSeconds}};
+    std::cout << j.dump(2) << '\n';
+  } else {
+    std::cout << "Pareto front (recall vs QPS):\n";
+    for (const SweepRow& r : rows)
+      if (r.pareto)
+        std::cout << "  " << describeRow(r) << '\n';
+    if (!args.out.empty())
+      std::cout << "wrote " << args.out << '\n';
+  }
+  return kExitOk;
+}
+
+} // namespace
+
+void addSweepCommand(CLI::App& app, int& exitCode) {
+  auto args = std::make_shared<SweepArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "sweep", "Build an ANN index and sweep its search parameters: recall@k, QPS, latency, "
+               "and the recall/QPS Pareto front");
+  cmd->add_option("path", args->path, "Data file or IDX folder")->required();
+  cmd->add_option("--index", args->kind, "graph or ivf")->capture_default_str();
+  cmd->add_option("--k", args->k, "Neighbours per query")->capture_default_str();
+  cmd->add_option("--metric", args->metric, "l2, ip or cos (default: the file's, else l2)");
+  cmd->add_option("--queries", args->queries,
+                  "Query vectors; without, --holdout rows of the data (seeded) serve as queries "
+                  "and are left out of the index");
+  cmd->add_option("--holdout", args->holdout, "Rows held out as queries when no --queries")
+      ->capture_default_str();
+  cmd->add_option("--truth", args->truth, "Ground-truth ids (.npy, queries × ≥k); without, our "
+                                          "exact search computes them");
+  cmd->add_option("--out", args->out, "Write the rows here as CSV");
+  cmd->add_option("--build", args->build,
+                  "A build parameter, NAME=VALUE (graph: degree, build_k; ivf: nlist, "
+                  "iterations, kmeans_pp); repeatable");
+  cmd->add_option("--grid", args->grid,
+                  "Search values to sweep, NAME=V1,V2,… (graph: ef, degree, entries; ivf: "
+                  "nprobe); repeatable for a product; default: the index's accuracy knob");
+  cmd->add_option("--batch", args->batch, "Queries per search call for QPS (0: all at once)")
+      ->capture_default_str();
+  cmd->add_option("--latency-queries", args->latencyQueries,
+                  "Queries timed one at a time for p50/p99")
+      ->capture_default_str();
+  cmd->add_option("--missed-query", args->missedQuery,
+                  "The query whose missed true neighbours each row lists (--json)")
+      ->capture_default_str();
+  cmd->add_option("--save-index", args->saveIndex, "Save the built index here");
+  cmd->add_option("--load-index", args->loadIndex, "Load this index instead of building one");
+  args->common.addTo(*cmd);
+  cmd->callback([args, &exitCode] {
+    exitCode = runGuarded([&] { return runSweepCommand(*args); });
+  });
+}
+
+} // namespace nearscape::cli

@@ -1,0 +1,54 @@
+#pragma once
+/// @file Sweep.h
+/// Parameter sweeps of an ANN index on the person's own data: for each setting, recall@k against
+/// exact ground truth, throughput at a batch size, batch-1 latency, build time and bytes; and the
+/// recall/throughput Pareto front.
+
+#include "nearscape/index/AnnIndex.h"
+
+#include <functional>
+#include <optional>
+
+namespace nearscape {
+
+struct SweepOptions {
+  int k = 10;
+  /// The settings to measure, in order; empty = defaultSweepGrid(index, k).
+  std::vector<ParameterValues> grid;
+  std::int64_t batchSize = 0;       ///< queries per search call for QPS; 0 = all at once
+  std::int64_t latencyQueries = 200; ///< first queries timed one by one for p50/p99 (0 = none)
+  std::int64_t missedQuery = 0;     ///< the query row whose missed true neighbours each row lists
+};
+
+struct SweepRow {
+  ParameterValues params;
+  double recall = 0;           ///< recall@k (DESIGN.md, Conventions)
+  double qps = 0;              ///< queries per second at options.batchSize
+  double p50Ms = 0, p99Ms = 0; ///< batch-1 latency
+  double buildSeconds = 0;
+  std::uint64_t bytes = 0;
+  bool pareto = false;         ///< on the recall/QPS front (set once the sweep ends)
+  std::vector<std::int32_t> missed; ///< true neighbours of options.missedQuery this setting missed
+};
+
+/// The settings a sweep of `index` walks by default: its accuracy parameter over a geometric
+/// range (graph: ef from k to 512; ivf: nprobe 1, 2, 4 … nlist), others at their defaults.
+std::vector<ParameterValues> defaultSweepGrid(const AnnIndex& index, int k);
+
+/// Measures each setting and calls `onRow` as soon as it is measured (the GUI plots rows live);
+/// marks the Pareto front at the end. `truth` is queries × ≥k exact ids. Throws InvalidArgument,
+/// Cancelled (between and inside settings).
+std::vector<SweepRow> runSweep(const AnnIndex& index, const MatrixView<float>& queries,
+                               const MatrixView<float>& base, const MatrixView<std::int32_t>& truth,
+                               const SweepOptions& options,
+                               const std::function<void(const SweepRow&)>& onRow = {},
+                               JobControl& job = noJobControl());
+
+/// For each row, whether no other row has recall ≥ and QPS ≥ with one of them strictly greater.
+std::vector<bool> paretoFront(const std::vector<SweepRow>& rows);
+
+/// The rows as CSV: one column per parameter (the union, sorted by name), then recall, qps,
+/// p50_ms, p99_ms, build_s, bytes, pareto.
+std::string sweepCsv(const std::vector<SweepRow>& rows);
+
+} // namespace nearscape

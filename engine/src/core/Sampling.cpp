@@ -1,0 +1,25 @@
+#include "nearscape/core/Sampling.h"
+
+#include "util/Hash.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace nearscape {
+
+std::vector<std::int64_t> seededSample(std::int64_t n, std::int64_t count, std::uint64_t seed) {
+  std::vector<std::int64_t> rows(static_cast<std::size_t>(std::max<std::int64_t>(n, 0)));
+  std::iota(rows.begin(), rows.end(), 0);
+  if (count >= n)
+    return rows;
+  count = std::max<std::int64_t>(count, 0);
+  for (std::int64_t i = 0; i < count; ++i) {
+    const std::uint64_t draw = mixBits(seed * 0x9e3779b97f4a7c15ull + std::uint64_t(i));
+    std::swap(rows[std::size_t(i)], rows[std::size_t(i + std::int64_t(draw % std::uint64_t(n - i)))]);
+  }
+  rows.resize(static_cast<std::size_t>(count));
+  std::sort(rows.begin(), rows.end());
+  return rows;
+}
+
+} // namespace nearscape

@@ -1,0 +1,334 @@
+// The graph index's search on the GPU, after SONG (../shared/papers/song-graph-ann-search-on-gpu.txt):
+// one warp per query; its candidate pool (SONG's bounded priority queue and top-k list, kept as
+// one sorted array as CAGRA does), its visited set (SONG §4.3's open-addressing hash in shared
+// memory) and the query live in shared memory. Each step expands the best unexpanded node: its
+// neighbours are filtered through the hash, their distances computed by teams of lanes, sorted
+// with a warp bitonic network and merged into the pool in one parallel merge (SONG's "selected
+// insertion": only candidates better than the pool's worst get in). When the hash fills, it is
+// rebuilt from the pool (SONG's "visited deletion": a node that left the pool can never re-enter
+// it, since the pool's worst only improves).
+#include "cuda/CudaApi.h"
+#include "cuda/DeviceBuffer.cuh"
+
+#include "nearscape/core/Error.h"
+
+#include <algorithm>
+#include <cstdint>
+
+namespace nearscape::cuda {
+namespace {
+
+constexpr unsigned kFull = 0xffffffffu;
+constexpr std::uint32_t kExpanded = 0x80000000u; ///< flag bit on a pool entry's id
+constexpr std::uint32_t kNoId = 0x7fffffffu;     ///< an empty pool slot
+constexpr std::uint32_t kFree = 0xffffffffu;     ///< an empty hash slot
+constexpr int kWarps = 4;                         ///< queries per block
+
+struct Entry {
+  float score;
+  std::uint32_t id; // with kExpanded
+};
+
+__device__ __forceinline__ bool lessThan(float as, std::uint32_t ai, float bs, std::uint32_t bi) {
+  ai &= ~kExpanded, bi &= ~kExpanded;
+  return as < bs || (as == bs && ai < bi);
+}
+
+/// True when `id` was not in the table (and is now).
+__device__ __forceinline__ bool hashInsert(std::uint32_t* table, int bits, std::uint32_t id) {
+  const std::uint32_t mask = (1u << bits) - 1;
+  std::uint32_t h = (id * 2654435761u) >> (32 - bits);
+  for (std::uint32_t probe = 0; probe <= mask; ++probe, h = (h + 1) & mask) {
+    const std::uint32_t prev = atomicCAS(table + h, kFree, id);
+    if (prev == kFree)
+      return true;
+    if (prev == id)
+      return false;
+  }
+  return false;
+}
+
+/// Per-warp shared memory: query (dPad floats), two pools of ef, the hash, the chunk.
+struct WarpMemory {
+  float* query;
+  Entry* pool;
+  Entry* spare;
+  std::uint32_t* table;
+  Entry* chunk;
+};
+
+__host__ __device__ inline std::size_t warpBytes(int dPad, int ef, int hashBits) {
+  return std::size_t(dPad) * 4 + 2 * std::size_t(ef) * 8 + (std::size_t(1) << hashBits) * 4 + 32 * 8;
+}
+
+template <int TEAM>
+__device__ __forceinline__ void scoreChunk(const float* __restrict__ x, int d, bool vec4,
+                                           bool innerProduct, const WarpMemory& m, int count,
+                                           int lane) {
+  constexpr int kTeams = 32 / TEAM;
+  for (int base = 0; base < count; base += kTeams) {
+    const int c = base + lane / TEAM;
+    const int t = lane % TEAM;
+    float partial = 0;
+    if (c < count) {
+      const float* row = x + std::size_t(m.chunk[c].id) * std::size_t(d);
+      if (vec4) {
+        const float4* r4 = reinterpret_cast<const float4*>(row);
+        const float4* q4 = reinterpret_cast<const float4*>(m.query);
+        for (int i = t; i < d / 4; i += TEAM) {
+          const float4 a = __ldg(r4 + i), b = q4[i];
+          partial += innerProduct ? a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w
+                                  : (a.x - b.x) * (a.x - b.x) + (a.y - b.y) * (a.y - b.y) +
+                                        (a.z - b.z) * (a.z - b.z) + (a.w - b.w) * (a.w - b.w);
+        }
+      } else {
+        for (int i = t; i < d; i += TEAM) {
+          const float a = __ldg(row + i), b = m.query[i];
+          partial += innerProduct ? a * b : (a - b) * (a - b);
+        }
+      }
+    }
+#pragma unroll
+    for (int off = TEAM / 2; off > 0; off /= 2)
+      partial += __shfl_xor_sync(kFull, partial, off);
+    if (c < count && t == 0)
+      m.chunk[c].score = innerProduct ? -partial : partial;
+  }
+  __syncwarp();
+}
+
+/// Sorts one (score, id) per lane ascending across the warp (bitonic network).
+__device__ __forceinline__ void warpSort(float& s, std::uint32_t& id, int lane) {
+#pragma unroll
+  for (int size = 2; size <= 32; size <<= 1)
+#pragma unroll
+    for (int stride = size / 2; stride > 0; stride >>= 1) {
+      const float os = __shfl_xor_sync(kFull, s, stride);
+      const std::uint32_t oi = __shfl_xor_sync(kFull, id, stride);
+      const bool up = size == 32 || (lane & size) == 0;
+      const bool wantMin = ((lane & stride) == 0) == up;
+      const bool take = wantMin ? lessThan(os, oi, s, id) : lessThan(s, id, os, oi);
+      if (take)
+        s = os, id = oi;
+    }
+}
+
+/// Merges the chunk's `count` new entries (already in m.chunk, any order) into the pool.
+__device__ __forceinline__ void mergeChunk(WarpMemory& m, int& size, int ef, int count, int lane) {
+  // Selected insertion: only entries better than a full pool's worst.
+  Entry mine = lane < count ? m.chunk[lane] : Entry{INFINITY, kNoId};
+  if (size == ef && !lessThan(mine.score, mine.id, m.pool[ef - 1].score, m.pool[ef - 1].id))
+    mine = Entry{INFINITY, kNoId};
+  const unsigned keep = __ballot_sync(kFull, mine.id != kNoId);
+  const int kept = __popc(keep);
+  if (kept == 0)
+    return;
+  warpSort(mine.score, mine.id, lane);
+  __syncwarp();
+  m.chunk[lane] = mine; // sorted; the first `kept` are real
+  __syncwarp();
+  const int newSize = min(ef, size + kept);
+  for (int i = lane; i < size; i += 32) { // each pool entry moves by the chunk entries before it
+    const Entry e = m.pool[i];
+    int lo = 0, hi = kept;
+    while (lo < hi) {
+      const int mid = (lo + hi) / 2;
+      if (lessThan(m.chunk[mid].score, m.chunk[mid].id, e.score, e.id))
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    if (i + lo < newSize)
+      m.spare[i + lo] = e;
+  }
+  if (lane < kept) { // each chunk entry moves by the pool entries before it
+    int lo = 0, hi = size;
+    while (lo < hi) {
+      const int mid = (lo + hi) / 2;
+      if (lessThan(m.pool[mid].score, m.pool[mid].id, mine.score, mine.id))
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    if (lane + lo < newSize)
+      m.spare[lane + lo] = mine;
+  }
+  __syncwarp();
+  Entry* t = m.pool;
+  m.pool = m.spare;
+  m.spare = t;
+  size = newSize;
+}
+
+template <int TEAM>
+__global__ void __launch_bounds__(kWarps * 32)
+graphSearchKernel(const float* __restrict__ x, int d, int dPad, const std::int32_t* __restrict__ graph,
+                  int graphDegree, int useDegree, const std::int32_t* __restrict__ entries,
+                  int entryCount, const float* __restrict__ queries, std::int64_t nq, int ef, int k,
+                  int hashBits, bool innerProduct, std::int32_t* __restrict__ outIds,
+                  float* __restrict__ outScores) {
+  extern __shared__ __align__(16) unsigned char shared[];
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const std::int64_t q = std::int64_t(blockIdx.x) * kWarps + warp;
+  if (q >= nq)
+    return; // the whole warp leaves together
+  unsigned char* mine = shared + std::size_t(warp) * warpBytes(dPad, ef, hashBits);
+  WarpMemory m;
+  m.query = reinterpret_cast<float*>(mine);
+  m.pool = reinterpret_cast<Entry*>(mine + std::size_t(dPad) * 4);
+  m.spare = m.pool + ef;
+  m.table = reinterpret_cast<std::uint32_t*>(m.spare + ef);
+  m.chunk = reinterpret_cast<Entry*>(m.table + (1 << hashBits));
+  const bool vec4 = d % 4 == 0;
+  for (int i = lane; i < dPad; i += 32)
+    m.query[i] = i < d ? queries[q * d + i] : 0.0f;
+  for (int i = lane; i < (1 << hashBits); i += 32)
+    m.table[i] = kFree;
+  __syncwarp();
+  int size = 0, visited = 0;
+  const int resetAt = (1 << hashBits) / 2;
+
+  // Start from the entry points.
+  for (int c = 0; c < entryCount; c += 32) {
+    const int e = c + lane;
+    const std::uint32_t id = e < entryCount ? std::uint32_t(entries[e]) : kNoId;
+    const bool fresh = id != kNoId && hashInsert(m.table, hashBits, id);
+    const unsigned mask = __ballot_sync(kFull, fresh);
+    if (fresh)
+      m.chunk[__popc(mask & ((1u << lane) - 1))] = Entry{0, id};
+    __syncwarp();
+    const int count = __popc(mask);
+    visited += count;
+    scoreChunk<TEAM>(x, d, vec4, innerProduct, m, count, lane);
+    mergeChunk(m, size, ef, count, lane);
+  }
+
+  for (;;) {
+    // The best unexpanded node.
+    int found = -1;
+    for (int base = 0; base < size && found < 0; base += 32) {
+      const int i = base + lane;
+      const unsigned open = __ballot_sync(kFull, i < size && !(m.pool[i].id & kExpanded));
+      if (open)
+        found = base + __ffs(open) - 1;
+    }
+    if (found < 0)
+      break;
+    const std::uint32_t node = m.pool[found].id;
+    __syncwarp();
+    if (lane == 0)
+      m.pool[found].id = node | kExpanded;
+    if (visited > resetAt) { // visited deletion: keep only what the pool holds
+      __syncwarp();
+      for (int i = lane; i < (1 << hashBits); i += 32)
+        m.table[i] = kFree;
+      __syncwarp();
+      for (int i = lane; i < size; i += 32)
+        hashInsert(m.table, hashBits, m.pool[i].id & ~kExpanded);
+      visited = size;
+    }
+    __syncwarp();
+    const std::int32_t* edges = graph + std::size_t(node) * std::size_t(graphDegree);
+    for (int c = 0; c < useDegree; c += 32) {
+      const int j = c + lane;
+      const std::int32_t nb = j < useDegree ? __ldg(edges + j) : -1;
+      const bool fresh = nb >= 0 && hashInsert(m.table, hashBits, std::uint32_t(nb));
+      const unsigned mask = __ballot_sync(kFull, fresh);
+      if (fresh)
+        m.chunk[__popc(mask & ((1u << lane) - 1))] = Entry{0, std::uint32_t(nb)};
+      __syncwarp();
+      const int count = __popc(mask);
+      visited += count;
+      scoreChunk<TEAM>(x, d, vec4, innerProduct, m, count, lane);
+      mergeChunk(m, size, ef, count, lane);
+    }
+  }
+  for (int j = lane; j < k; j += 32) {
+    const bool has = j < size;
+    outIds[q * k + j] = has ? std::int32_t(m.pool[j].id & ~kExpanded) : -1;
+    outScores[q * k + j] = has ? m.pool[j].score : INFINITY;
+  }
+}
+
+} // namespace
+
+struct DeviceGraphSearch::State {
+  int device = 0;
+  std::int64_t n = 0;
+  int d = 0, degree = 0, entryCount = 0;
+  bool innerProduct = false;
+  DeviceBuffer<float> x;
+  DeviceBuffer<std::int32_t> graph, entries;
+};
+
+DeviceGraphSearch::DeviceGraphSearch(const MatrixView<float>& vectors, const std::int32_t* graph,
+                                     int degree, const std::int32_t* entries, int entryCount,
+                                     Metric metric, const Context& context)
+    : m_state(std::make_unique<State>()) {
+  State& s = *m_state;
+  NEARSCAPE_EXPECTS(vectors.cols <= 4096, "the GPU graph search holds queries of at most 4096 "
+                                          "dimensions in shared memory");
+  s.device = context.device;
+  s.n = vectors.rows;
+  s.d = int(vectors.cols);
+  s.degree = degree;
+  s.entryCount = entryCount;
+  s.innerProduct = metric != Metric::L2;
+  NEARSCAPE_CUDA_CHECK(cudaSetDevice(s.device));
+  s.x = DeviceBuffer<float>(vectors.size());
+  s.graph = DeviceBuffer<std::int32_t>(std::size_t(s.n) * std::size_t(degree));
+  s.entries = DeviceBuffer<std::int32_t>(std::size_t(entryCount));
+  NEARSCAPE_CUDA_CHECK(cudaMemcpy(s.x.get(), vectors.data, vectors.size() * 4, cudaMemcpyHostToDevice));
+  NEARSCAPE_CUDA_CHECK(cudaMemcpy(s.graph.get(), graph, s.graph.size() * 4, cudaMemcpyHostToDevice));
+  NEARSCAPE_CUDA_CHECK(cudaMemcpy(s.entries.get(), entries, s.entries.size() * 4, cudaMemcpyHostToDevice));
+}
+
+DeviceGraphSearch::~DeviceGraphSearch() = default;
+
+std::uint64_t DeviceGraphSearch::bytes() const {
+  const State& s = *m_state;
+  return (s.x.size() + s.graph.size() + s.entries.size()) * 4;
+}
+
+void DeviceGraphSearch::search(const MatrixView<float>& queries, int k, int ef, int degree,
+                               int entries, std::int32_t* ids, float* scores, JobControl& job) const {
+  const State& s = *m_state;
+  NEARSCAPE_EXPECTS(k >= 1 && k <= ef && ef <= kMaxQueue, "ef must lie in [k, 512] on the GPU");
+  NEARSCAPE_CUDA_CHECK(cudaSetDevice(s.device));
+  const int dPad = (s.d + 3) / 4 * 4;
+  // A hash four times the pool (at least 512 slots) keeps probes short between rebuilds.
+  int hashBits = 9;
+  while ((1 << hashBits) < 4 * ef)
+    ++hashBits;
+  const std::size_t sharedBytes = kWarps * warpBytes(dPad, ef, hashBits);
+  const int team = s.d <= 64 ? 4 : s.d <= 256 ? 8 : s.d <= 1024 ? 16 : 32;
+  auto kernel = team == 4    ? graphSearchKernel<4>
+                : team == 8  ? graphSearchKernel<8>
+                : team == 16 ? graphSearchKernel<16>
+                             : graphSearchKernel<32>;
+  NEARSCAPE_CUDA_CHECK(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(sharedBytes)));
+  const std::int64_t batch = 1 << 16; // queries per launch, between cancellation checks
+  const std::int64_t rows = std::min<std::int64_t>(batch, queries.rows);
+  DeviceBuffer<float> q(std::size_t(rows) * std::size_t(s.d));
+  DeviceBuffer<std::int32_t> outIds(std::size_t(rows) * std::size_t(k));
+  DeviceBuffer<float> outScores(std::size_t(rows) * std::size_t(k));
+  for (std::int64_t b0 = 0; b0 < queries.rows; b0 += batch) {
+    job.check();
+    const std::int64_t nq = std::min(batch, queries.rows - b0);
+    NEARSCAPE_CUDA_CHECK(cudaMemcpy(q.get(), queries.row(b0), std::size_t(nq) * s.d * 4,
+                                    cudaMemcpyHostToDevice));
+    const unsigned blocks = unsigned((nq + kWarps - 1) / kWarps);
+    kernel<<<blocks, kWarps * 32, sharedBytes>>>(
+        s.x.get(), s.d, dPad, s.graph.get(), s.degree, std::min(degree, s.degree), s.entries.get(),
+        std::min(entries, s.entryCount), q.get(), nq, ef, k, hashBits, s.innerProduct,
+        outIds.get(), outScores.get());
+    NEARSCAPE_CUDA_CHECK_LAUNCH();
+    NEARSCAPE_CUDA_CHECK(cudaMemcpy(ids + b0 * k, outIds.get(), std::size_t(nq) * k * 4,
+                                    cudaMemcpyDeviceToHost));
+    NEARSCAPE_CUDA_CHECK(cudaMemcpy(scores + b0 * k, outScores.get(), std::size_t(nq) * k * 4,
+                                    cudaMemcpyDeviceToHost));
+  }
+}
+
+} // namespace nearscape::cuda

@@ -1,0 +1,339 @@
+#include "index/GraphIndex.h"
+
+#include "cuda/CudaApi.h"
+#include "index/SearchGraph.h"
+#include "nearscape/core/Dataset.h"
+#include "nearscape/core/Error.h"
+#include "nearscape/knn/NnDescent.h"
+#include "util/Hash.h"
+
+#include <algorithm>
+#include <cmath>
+#include <chrono>
+#include <cstring>
+
+#ifndef NEARSCAPE_WITH_CUDA
+namespace nearscape::cuda {
+class DeviceGraphSearch {}; // never made without CUDA; complete for the unique_ptr
+} // namespace nearscape::cuda
+#endif
+
+namespace nearscape::index {
+namespace {
+
+constexpr int kMaxEntries = 256;
+
+/// A best-first search's candidate pool (SONG §3's bounded priority queue and top list in one
+/// sorted array, as CAGRA keeps its "internal top-k"): the `capacity` best nodes seen, each
+/// flagged once expanded.
+class Pool {
+public:
+  explicit Pool(int capacity) : m_capacity(capacity) { m_items.reserve(std::size_t(capacity) + 1); }
+  void clear() { m_items.clear(), m_cursor = 0; }
+  bool full() const { return int(m_items.size()) == m_capacity; }
+  float worst() const { return m_items.back().score; }
+  void insert(float score, std::int32_t id) {
+    if (full() && !(score < m_items.back().score ||
+                    (score == m_items.back().score && id < m_items.back().id)))
+      return;
+    std::size_t at = m_items.size();
+    while (at > 0 && (score < m_items[at - 1].score ||
+                      (score == m_items[at - 1].score && id < m_items[at - 1].id)))
+      --at;
+    m_items.insert(m_items.begin() + std::ptrdiff_t(at), {score, id, false});
+    if (int(m_items.size()) > m_capacity)
+      m_items.pop_back();
+    m_cursor = std::min(m_cursor, at);
+  }
+  /// The best node not yet expanded (marking it expanded), or −1.
+  std::int32_t next() {
+    while (m_cursor < m_items.size() && m_items[m_cursor].expanded)
+      ++m_cursor;
+    if (m_cursor == m_items.size())
+      return -1;
+    m_items[m_cursor].expanded = true;
+    return m_items[m_cursor].id;
+  }
+  void emit(Metric metric, int k, std::int32_t* ids, float* distances) const {
+    for (int j = 0; j < k; ++j) {
+      const bool has = j < int(m_items.size());
+      ids[j] = has ? m_items[std::size_t(j)].id : -1;
+      distances[j] = has ? reportedDistance(metric, m_items[std::size_t(j)].score)
+                         : std::numeric_limits<float>::infinity();
+    }
+  }
+
+private:
+  struct Item {
+    float score;
+    std::int32_t id;
+    bool expanded;
+  };
+  int m_capacity;
+  std::vector<Item> m_items;
+  std::size_t m_cursor = 0;
+};
+
+/// Per-thread visited marks: a stamp per node, bumped per query (no clearing between queries).
+class Visited {
+public:
+  explicit Visited(std::int64_t n) : m_stamps(std::size_t(n), 0) {}
+  void nextQuery() {
+    if (++m_stamp == 0) {
+      std::fill(m_stamps.begin(), m_stamps.end(), 0);
+      m_stamp = 1;
+    }
+  }
+  /// True the first time `id` is seen in this query.
+  bool visit(std::int32_t id) {
+    std::uint32_t& s = m_stamps[std::size_t(id)];
+    if (s == m_stamp)
+      return false;
+    s = m_stamp;
+    return true;
+  }
+
+private:
+  std::vector<std::uint32_t> m_stamps;
+  std::uint32_t m_stamp = 0;
+};
+
+} // namespace
+
+std::vector<IndexParameter> GraphIndex::buildParameters(std::int64_t n) {
+  const double maxDegree = double(std::max<std::int64_t>(1, std::min<std::int64_t>(256, n - 1)));
+  return {
+      {"degree", "edges per node of the search graph", 1, maxDegree, std::min(32.0, maxDegree),
+       true, true},
+      {"build_k", "neighbours per node of the kNN graph it is pruned from (≥ degree)", 1,
+       std::max(1.0, std::min(512.0, double(n - 1))), std::min(64.0, std::max(1.0, double(n - 1))),
+       true, true},
+  };
+}
+
+GraphIndex::GraphIndex(const MatrixView<float>& base, Metric metric, const Context& context)
+    : m_vectors(base, metric, effectiveThreads(context)), m_metric(metric), m_context(context) {}
+
+GraphIndex::~GraphIndex() = default;
+
+std::unique_ptr<GraphIndex> GraphIndex::build(const MatrixView<float>& base, Metric metric,
+                                              const ParameterValues& values,
+                                              const Context& context, JobControl& job) {
+  const auto t0 = std::chrono::steady_clock::now();
+  NEARSCAPE_EXPECTS(base.rows >= 2, "a graph index needs at least 2 items");
+  const auto known = buildParameters(base.rows);
+  rejectUnknown(known, values, "graph build");
+  const int degree = int(parameterValue(known, values, "degree"));
+  const int buildK = std::max(degree, int(parameterValue(known, values, "build_k")));
+  std::unique_ptr<GraphIndex> index(new GraphIndex(base, metric, context));
+  index->m_degree = degree;
+  index->m_buildK = int(std::min<std::int64_t>(buildK, base.rows - 1));
+
+  // The kNN graph, the cheaper way for this size (the crossover of `method = auto`).
+  job.progress(0.0, "kNN graph");
+  const KnnResult knn =
+      exactGraphIsCheaper(base.rows, base.cols, resolveBackend(context))
+          ? knnGraph(base, index->m_buildK, metric, context, job)
+          : nnDescentGraph(base, index->m_buildK, metric, context, job);
+  job.check();
+  job.progress(0.9, "search graph");
+  index->m_graph = optimiseSearchGraph(knn.ids.view(), degree, effectiveThreads(context));
+  index->addLongRangeEdges(job);
+  index->attachDevice();
+  index->m_buildSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  job.progress(1.0, "graph index built");
+  return index;
+}
+
+void GraphIndex::addLongRangeEdges(JobControl& job) {
+  // A seeded sample of ~8·√n nodes (every cluster of more than √n/8 items is likely to hold
+  // one), its exact kNN graph, pruned, folded into the graph; the first of the sample (random
+  // order) are the entry points.
+  const std::int64_t n = size(), d = dim();
+  const std::int64_t count =
+      std::min<std::int64_t>(n, std::max<std::int64_t>(kMaxEntries, std::llround(8.0 * std::sqrt(double(n)))));
+  std::vector<std::int32_t> sample;
+  std::vector<bool> taken(std::size_t(n), false);
+  for (std::uint64_t draw = 0; std::int64_t(sample.size()) < count; ++draw) {
+    const auto id = std::int32_t(mixBits(m_context.seed * 0x632be59bd9b4e019ull + draw) %
+                                 std::uint64_t(n));
+    if (!taken[std::size_t(id)])
+      taken[std::size_t(id)] = true, sample.push_back(id);
+  }
+  m_entries.assign(sample.begin(), sample.begin() + std::min<std::int64_t>(kMaxEntries, count));
+  const int sampleDegree = std::max(1, m_degree / 2);
+  if (count < 3 || sampleDegree >= count)
+    return;
+  std::vector<float> rows(std::size_t(count) * std::size_t(d));
+  for (std::int64_t s = 0; s < count; ++s)
+    std::memcpy(rows.data() + s * d, m_vectors.view.row(sample[std::size_t(s)]), std::size_t(d) * 4);
+  const int k = int(std::min<std::int64_t>(count - 1, 2 * std::int64_t(m_degree)));
+  const KnnResult knn = knnGraph({rows.data(), count, d},
+                                 k, m_metric == Metric::L2 ? Metric::L2 : Metric::InnerProduct,
+                                 m_context, job);
+  const std::vector<std::int32_t> pruned =
+      optimiseSearchGraph(knn.ids.view(), std::min(sampleDegree, k), effectiveThreads(m_context));
+  index::addLongRangeEdges(m_graph, m_degree, sample, pruned, std::min(sampleDegree, k));
+}
+
+void GraphIndex::attachDevice() {
+#ifdef NEARSCAPE_WITH_CUDA
+  if (resolveBackend(m_context) != Backend::Cuda)
+    return;
+  try {
+    m_device = std::make_unique<cuda::DeviceGraphSearch>(
+        m_vectors.view, m_graph.data(), m_degree, m_entries.data(), int(m_entries.size()),
+        m_metric, m_context);
+    m_backend = Backend::Cuda;
+  } catch (const DeviceOutOfMemory&) {
+    if (m_context.backend == Backend::Cuda)
+      throw;
+  }
+#endif
+}
+
+std::vector<IndexParameter> GraphIndex::searchParameters() const {
+  const double maxQueue =
+      m_backend == Backend::Cuda ? 512.0 : double(std::min<std::int64_t>(4096, size()));
+  return {
+      {"ef", "candidates kept during the search (at least k)", 1, maxQueue,
+       std::min(64.0, maxQueue), true, true},
+      {"degree", "edges of each node followed", 1, double(m_degree), double(m_degree), true, true},
+      {"entries", "seeded entry points the search starts from", 1, double(m_entries.size()),
+       std::min(16.0, double(m_entries.size())), true, true},
+  };
+}
+
+ParameterValues GraphIndex::buildValues() const {
+  return {{"degree", m_degree}, {"build_k", m_buildK}};
+}
+
+std::uint64_t GraphIndex::bytes() const {
+  return m_graph.size() * 4 + m_entries.size() * 4 + m_vectors.bytes();
+}
+
+KnnResult GraphIndex::search(const MatrixView<float>& queries, int k, const ParameterValues& params,
+                             JobControl& job) const {
+  const auto t0 = std::chrono::steady_clock::now();
+  checkSearch(queries, k, size(), dim());
+  const auto known = searchParameters();
+  rejectUnknown(known, params, "graph search");
+  const int ef = std::max(k, int(parameterValue(known, params, "ef")));
+  const int degree = int(parameterValue(known, params, "degree"));
+  const int entries = int(parameterValue(known, params, "entries"));
+  KnnResult r;
+#ifdef NEARSCAPE_WITH_CUDA
+  if (m_device && ef <= cuda::DeviceGraphSearch::kMaxQueue) {
+    const WorkingVectors q = workingQueries(queries, m_metric, effectiveThreads(m_context));
+    std::vector<std::int32_t> ids(std::size_t(queries.rows) * std::size_t(k));
+    std::vector<float> scores(ids.size());
+    m_device->search(q.view, k, ef, degree, entries, ids.data(), scores.data(), job);
+    for (float& s : scores)
+      s = reportedDistance(m_metric, s);
+    r.ids = Matrix<std::int32_t>(std::move(ids), queries.rows, k);
+    r.distances = Matrix<float>(std::move(scores), queries.rows, k);
+    r.backend = Backend::Cuda;
+    r.device = describeBackend(m_context);
+  }
+#endif
+  if (r.ids.empty())
+    r = searchCpu(queries, k, ef, degree, entries, job);
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+KnnResult GraphIndex::searchCpu(const MatrixView<float>& queries, int k, int ef, int degree,
+                                int entries, JobControl& job) const {
+  const int threads = effectiveThreads(m_context);
+  const WorkingVectors q = workingQueries(queries, m_metric, threads);
+  const MatrixView<float> x = m_vectors.view;
+  const std::int64_t d = x.cols;
+  std::vector<std::int32_t> ids(std::size_t(queries.rows) * std::size_t(k));
+  std::vector<float> dists(ids.size());
+  constexpr std::int64_t kBatch = 2048; // queries between cancellation checks
+  for (std::int64_t b0 = 0; b0 < queries.rows; b0 += kBatch) {
+    job.check();
+    const std::int64_t b1 = std::min(queries.rows, b0 + kBatch);
+#pragma omp parallel num_threads(int(std::min<std::int64_t>(threads, b1 - b0)))
+    {
+      thread_local std::unique_ptr<Visited> visited;
+      thread_local std::int64_t visitedSize = -1;
+      if (visitedSize != x.rows)
+        visited = std::make_unique<Visited>(x.rows), visitedSize = x.rows;
+      Pool pool(ef);
+      std::int32_t fresh[256];
+#pragma omp for schedule(dynamic, 8)
+      for (std::int64_t i = b0; i < b1; ++i) {
+        const float* query = q.view.row(i);
+        visited->nextQuery();
+        pool.clear();
+        for (int e = 0; e < entries; ++e) {
+          const std::int32_t id = m_entries[std::size_t(e)];
+          visited->visit(id);
+          pool.insert(workingScore(m_metric, query, x.row(id), d), id);
+        }
+        for (std::int32_t node; (node = pool.next()) >= 0;) {
+          const std::int32_t* edges = m_graph.data() + std::size_t(node) * std::size_t(m_degree);
+          int count = 0;
+          for (int j = 0; j < degree; ++j) {
+            const std::int32_t nb = edges[j];
+            if (nb < 0)
+              break;
+            if (visited->visit(nb)) {
+              fresh[count++] = nb;
+              __builtin_prefetch(x.row(nb));
+            }
+          }
+          for (int j = 0; j < count; ++j) {
+            const float s = workingScore(m_metric, query, x.row(fresh[j]), d);
+            if (!pool.full() || s < pool.worst())
+              pool.insert(s, fresh[j]);
+          }
+        }
+        pool.emit(m_metric, k, ids.data() + i * k, dists.data() + i * k);
+      }
+    }
+    job.progress(double(b1) / double(queries.rows), "graph search");
+  }
+  KnnResult r;
+  r.ids = Matrix<std::int32_t>(std::move(ids), queries.rows, k);
+  r.distances = Matrix<float>(std::move(dists), queries.rows, k);
+  r.backend = Backend::Cpu;
+  r.device = describeBackend(Context{Backend::Cpu, m_context.threads});
+  return r;
+}
+
+std::vector<AnnIndex::Section> GraphIndex::sections() const {
+  return {{m_graph.data(), m_graph.size() * 4}, {m_entries.data(), m_entries.size() * 4}};
+}
+
+std::unique_ptr<GraphIndex> GraphIndex::load(const io::ChecksummedFile& file,
+                                             const MatrixView<float>& base, Metric metric,
+                                             const Context& context) {
+  const nlohmann::json& build = file.header.at("build");
+  std::unique_ptr<GraphIndex> index(new GraphIndex(base, metric, context));
+  index->m_degree = build.at("degree").get<int>();
+  index->m_buildK = build.at("build_k").get<int>();
+  const std::size_t graphCells = std::size_t(base.rows) * std::size_t(std::max(0, index->m_degree));
+  // The body: the graph, then the entry points (whatever is left).
+  const std::int64_t entries = std::int64_t(file.bodySize / 4) - std::int64_t(graphCells);
+  if (index->m_degree < 1 || index->m_degree > 256 || file.bodySize % 4 != 0 || entries < 1 ||
+      entries > kMaxEntries)
+    throw FormatError("the graph index's sizes do not match its file");
+  index->m_graph.resize(graphCells);
+  index->m_entries.resize(std::size_t(entries));
+  std::memcpy(index->m_graph.data(), file.body, graphCells * 4);
+  std::memcpy(index->m_entries.data(), file.body + graphCells * 4, std::size_t(entries) * 4);
+  for (const std::int32_t id : index->m_graph)
+    if (id < -1 || id >= base.rows)
+      throw FormatError("the graph index holds an out-of-range id");
+  for (const std::int32_t id : index->m_entries)
+    if (id < 0 || id >= base.rows)
+      throw FormatError("the graph index holds an out-of-range entry point");
+  index->m_buildSeconds = file.header.value("build_seconds", 0.0);
+  index->attachDevice();
+  return index;
+}
+
+} // namespace nearscape::index

@@ -1,0 +1,76 @@
+#include "index/IndexCommon.h"
+
+#include "nearscape/core/Dataset.h"
+#include "nearscape/core/Error.h"
+
+#include <sstream>
+
+namespace nearscape::index {
+
+double parameterValue(const std::vector<IndexParameter>& known, const ParameterValues& values,
+                      const std::string& name) {
+  for (const IndexParameter& p : known) {
+    if (p.name != name)
+      continue;
+    const auto it = values.find(name);
+    if (it == values.end())
+      return p.defaultValue;
+    const double v = it->second;
+    if (!(v >= p.minimum && v <= p.maximum) || (p.integer && v != std::floor(v))) {
+      std::ostringstream m;
+      m << name << " = " << v << " is out of range: " << (p.integer ? "an integer in " : "")
+        << "[" << p.minimum << ", " << p.maximum << "]";
+      throw InvalidArgument(m.str());
+    }
+    return v;
+  }
+  throw InvalidArgument("no parameter named " + name);
+}
+
+void rejectUnknown(const std::vector<IndexParameter>& known, const ParameterValues& values,
+                   const std::string& what) {
+  for (const auto& [name, value] : values) {
+    bool found = false;
+    std::string names;
+    for (const IndexParameter& p : known) {
+      found = found || p.name == name;
+      names += (names.empty() ? "" : ", ") + p.name;
+    }
+    if (!found)
+      throw InvalidArgument("unknown " + what + " parameter '" + name + "' (known: " + names + ")");
+  }
+}
+
+void normaliseRow(const float* row, std::int64_t d, float* out) {
+  double s = 0;
+  for (std::int64_t c = 0; c < d; ++c)
+    s += double(row[c]) * row[c];
+  const float scale = s > 0 ? float(1.0 / std::sqrt(s)) : 0.0f;
+  for (std::int64_t c = 0; c < d; ++c)
+    out[c] = row[c] * scale;
+}
+
+WorkingVectors::WorkingVectors(const MatrixView<float>& base, Metric metric, int threads)
+    : view(base) {
+  if (metric != Metric::Cosine)
+    return;
+  normalised.resize(base.size());
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (std::int64_t i = 0; i < base.rows; ++i)
+    normaliseRow(base.row(i), base.cols, normalised.data() + i * base.cols);
+  view = {normalised.data(), base.rows, base.cols};
+}
+
+WorkingVectors workingQueries(const MatrixView<float>& queries, Metric metric, int threads) {
+  return WorkingVectors(queries, metric, threads);
+}
+
+void checkSearch(const MatrixView<float>& queries, int k, std::int64_t n, std::int64_t d) {
+  NEARSCAPE_EXPECTS(queries.cols == d, "queries have dimension " + std::to_string(queries.cols) +
+                                           " but the index has " + std::to_string(d));
+  NEARSCAPE_EXPECTS(k >= 1 && k <= n,
+                    "k = " + std::to_string(k) + " is out of range [1, " + std::to_string(n) + "]");
+  requireFinite(queries, "the queries");
+}
+
+} // namespace nearscape::index

@@ -1,0 +1,103 @@
+#pragma once
+// Pieces every ANN index shares (internal): parameter lookup, the metric's working form, and the
+// conversion of working scores into DESIGN.md's distances.
+
+#include "nearscape/core/Matrix.h"
+#include "nearscape/index/AnnIndex.h"
+#include "util/VectorDistance.h"
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+namespace nearscape::index {
+
+/// The value of `name` in `values`, else its default; checked against the range and integrality.
+/// Throws InvalidArgument for an out-of-range value.
+double parameterValue(const std::vector<IndexParameter>& known, const ParameterValues& values,
+                      const std::string& name);
+
+/// Throws InvalidArgument when `values` names a parameter not in `known`.
+void rejectUnknown(const std::vector<IndexParameter>& known, const ParameterValues& values,
+                   const std::string& what);
+
+/// The vectors an index searches: the base itself, or for cosine a normalised copy (a zero row
+/// stays zero: cos = 0 with everything, as the exact search says).
+struct WorkingVectors {
+  std::vector<float> normalised; ///< cosine only
+  MatrixView<float> view;
+
+  WorkingVectors(const MatrixView<float>& base, Metric metric, int threads);
+  std::uint64_t bytes() const { return normalised.size() * sizeof(float); }
+};
+
+/// Writes the normalised `row` (d values) into `out` (zero stays zero).
+void normaliseRow(const float* row, std::int64_t d, float* out);
+
+/// The working score (smaller = nearer) of a working query against a working base row:
+/// squared L2, or −dot for inner product and cosine (rows normalised).
+inline float workingScore(Metric metric, const float* q, const float* x, std::int64_t d) {
+  return metric == Metric::L2 ? simd::l2Squared(q, x, d) : -simd::dot(q, x, d);
+}
+
+/// DESIGN.md's distance from a working score.
+inline float reportedDistance(Metric metric, float score) {
+  switch (metric) {
+  case Metric::L2:
+    return std::sqrt(std::max(score, 0.0f));
+  case Metric::InnerProduct:
+    return score;
+  case Metric::Cosine:
+    return 1.0f + score;
+  }
+  return score;
+}
+
+/// The k best (score, id) pairs seen, ties to the smaller id: a sorted array, which beats a heap
+/// at the k of a search (≤ a few hundred).
+class TopK {
+public:
+  explicit TopK(int k) : m_k(k) { m_items.reserve(std::size_t(k) + 1); }
+  float worst() const {
+    return int(m_items.size()) < m_k ? std::numeric_limits<float>::infinity() : m_items.back().score;
+  }
+  void push(float score, std::int32_t id) {
+    if (int(m_items.size()) == m_k && !less(score, id, m_items.back()))
+      return;
+    auto it = m_items.end();
+    while (it != m_items.begin() && less(score, id, *(it - 1)))
+      --it;
+    m_items.insert(it, {score, id});
+    if (int(m_items.size()) > m_k)
+      m_items.pop_back();
+  }
+  /// Writes ids and distances (padding with −1 and +inf) and clears.
+  void emit(Metric metric, std::int32_t* ids, float* distances) {
+    for (int j = 0; j < m_k; ++j) {
+      const bool has = j < int(m_items.size());
+      ids[j] = has ? m_items[std::size_t(j)].id : -1;
+      distances[j] = has ? reportedDistance(metric, m_items[std::size_t(j)].score)
+                         : std::numeric_limits<float>::infinity();
+    }
+    m_items.clear();
+  }
+
+private:
+  struct Item {
+    float score;
+    std::int32_t id;
+  };
+  static bool less(float s, std::int32_t id, const Item& b) {
+    return s < b.score || (s == b.score && id < b.id);
+  }
+  int m_k;
+  std::vector<Item> m_items;
+};
+
+/// Checks a search call's k and queries against an index of n rows and dimension d.
+void checkSearch(const MatrixView<float>& queries, int k, std::int64_t n, std::int64_t d);
+
+/// The working form of the queries (normalised copies for cosine; the queries otherwise).
+WorkingVectors workingQueries(const MatrixView<float>& queries, Metric metric, int threads);
+
+} // namespace nearscape::index

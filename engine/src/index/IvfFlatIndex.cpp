@@ -1,0 +1,156 @@
+#include "index/IvfFlatIndex.h"
+
+#include "nearscape/core/Dataset.h"
+#include "nearscape/core/Error.h"
+#include "nearscape/index/KMeans.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+
+namespace nearscape::index {
+
+std::vector<IndexParameter> IvfFlatIndex::buildParameters(std::int64_t n) {
+  const double maxLists = double(std::max<std::int64_t>(1, std::min<std::int64_t>(n, 1 << 20)));
+  const double lists = std::clamp(std::round(4.0 * std::sqrt(double(n))), 1.0, maxLists);
+  return {
+      {"nlist", "k-means lists (4·√n by default)", 1, maxLists, lists, true, true},
+      {"iterations", "k-means iterations", 1, 100, 10, true, true},
+      {"kmeans_pp", "1: k-means++ seeding; 0: random rows", 0, 1, 0, true, true},
+  };
+}
+
+std::unique_ptr<IvfFlatIndex> IvfFlatIndex::build(const MatrixView<float>& base, Metric metric,
+                                                  const ParameterValues& values,
+                                                  const Context& context, JobControl& job) {
+  const auto t0 = std::chrono::steady_clock::now();
+  NEARSCAPE_EXPECTS(!base.empty(), "the data is empty");
+  const auto known = buildParameters(base.rows);
+  rejectUnknown(known, values, "ivf build");
+  std::unique_ptr<IvfFlatIndex> index(new IvfFlatIndex(metric, context));
+  index->m_n = base.rows;
+  index->m_d = base.cols;
+  index->m_nlist = int(parameterValue(known, values, "nlist"));
+  index->m_iterations = int(parameterValue(known, values, "iterations"));
+  index->m_plusPlus = int(parameterValue(known, values, "kmeans_pp"));
+  KMeansParams kp;
+  kp.clusters = index->m_nlist;
+  kp.iterations = index->m_iterations;
+  kp.plusPlus = index->m_plusPlus != 0;
+  KMeansResult km = kmeans(base, kp, metric, context, job);
+  index->m_centroids.assign(km.centroids.data(), km.centroids.data() + km.centroids.rows() * base.cols);
+  job.check();
+  index->fillLists(base);
+  index->m_buildSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return index;
+}
+
+void IvfFlatIndex::fillLists(const MatrixView<float>& base) {
+  const int threads = effectiveThreads(m_context);
+  const WorkingVectors work(base, m_metric, threads);
+  const std::vector<std::int32_t> list =
+      nearestCentroids(work.view, {m_centroids.data(), m_nlist, m_d}, 1, coarseMetric(), m_context);
+  m_offsets.assign(std::size_t(m_nlist) + 1, 0);
+  for (const std::int32_t j : list)
+    ++m_offsets[std::size_t(j) + 1];
+  for (int j = 0; j < m_nlist; ++j)
+    m_offsets[std::size_t(j) + 1] += m_offsets[std::size_t(j)];
+  m_ids.resize(std::size_t(m_n));
+  std::vector<std::int64_t> fill(m_offsets.begin(), m_offsets.end() - 1);
+  for (std::int64_t i = 0; i < m_n; ++i) // in id order: each list ascending by id
+    m_ids[std::size_t(fill[std::size_t(list[std::size_t(i)])]++)] = std::int32_t(i);
+  m_vectors.resize(std::size_t(m_n) * std::size_t(m_d));
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (std::int64_t r = 0; r < m_n; ++r)
+    std::memcpy(m_vectors.data() + r * m_d, work.view.row(m_ids[std::size_t(r)]),
+                std::size_t(m_d) * sizeof(float));
+}
+
+std::vector<IndexParameter> IvfFlatIndex::searchParameters() const {
+  return {{"nprobe", "lists scanned per query", 1, double(m_nlist),
+           std::min(8.0, double(m_nlist)), true, true}};
+}
+
+ParameterValues IvfFlatIndex::buildValues() const {
+  return {{"nlist", m_nlist}, {"iterations", m_iterations}, {"kmeans_pp", m_plusPlus}};
+}
+
+std::uint64_t IvfFlatIndex::bytes() const {
+  return (m_centroids.size() + m_vectors.size()) * 4 + m_ids.size() * 4 + m_offsets.size() * 8;
+}
+
+KnnResult IvfFlatIndex::search(const MatrixView<float>& queries, int k,
+                               const ParameterValues& params, JobControl& job) const {
+  const auto t0 = std::chrono::steady_clock::now();
+  checkSearch(queries, k, m_n, m_d);
+  const auto known = searchParameters();
+  rejectUnknown(known, params, "ivf search");
+  const int nprobe = int(parameterValue(known, params, "nprobe"));
+  const int threads = effectiveThreads(m_context);
+  const WorkingVectors q = workingQueries(queries, m_metric, threads);
+  std::vector<std::int32_t> ids(std::size_t(queries.rows) * std::size_t(k));
+  std::vector<float> dists(ids.size());
+  constexpr std::int64_t kBatch = 4096; // queries between cancellation checks
+  for (std::int64_t b0 = 0; b0 < queries.rows; b0 += kBatch) {
+    job.check();
+    const std::int64_t b1 = std::min(queries.rows, b0 + kBatch);
+    const MatrixView<float> batch{q.view.row(b0), b1 - b0, m_d};
+    const std::vector<std::int32_t> probes =
+        nearestCentroids(batch, {m_centroids.data(), m_nlist, m_d}, nprobe, coarseMetric(), m_context);
+#pragma omp parallel num_threads(threads)
+    {
+      TopK best(k);
+#pragma omp for schedule(dynamic, 4)
+      for (std::int64_t i = b0; i < b1; ++i) {
+        const float* query = q.view.row(i);
+        const std::int32_t* lists = probes.data() + (i - b0) * nprobe;
+        for (int p = 0; p < nprobe; ++p) {
+          const std::int64_t r0 = m_offsets[std::size_t(lists[p])], r1 = m_offsets[std::size_t(lists[p]) + 1];
+          for (std::int64_t r = r0; r < r1; ++r) {
+            const float s = workingScore(m_metric, query, m_vectors.data() + r * m_d, m_d);
+            if (s <= best.worst())
+              best.push(s, m_ids[std::size_t(r)]);
+          }
+        }
+        best.emit(m_metric, ids.data() + i * k, dists.data() + i * k);
+      }
+    }
+    job.progress(double(b1) / double(queries.rows), "ivf search");
+  }
+  KnnResult r;
+  r.ids = Matrix<std::int32_t>(std::move(ids), queries.rows, k);
+  r.distances = Matrix<float>(std::move(dists), queries.rows, k);
+  r.backend = Backend::Cpu;
+  r.device = describeBackend(Context{Backend::Cpu, m_context.threads});
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+std::vector<AnnIndex::Section> IvfFlatIndex::sections() const {
+  return {{m_centroids.data(), m_centroids.size() * 4}};
+}
+
+std::unique_ptr<IvfFlatIndex> IvfFlatIndex::load(const io::ChecksummedFile& file,
+                                                 const MatrixView<float>& base, Metric metric,
+                                                 const Context& context) {
+  const nlohmann::json& build = file.header.at("build");
+  std::unique_ptr<IvfFlatIndex> index(new IvfFlatIndex(metric, context));
+  index->m_n = base.rows;
+  index->m_d = base.cols;
+  index->m_nlist = build.at("nlist").get<int>();
+  index->m_iterations = build.at("iterations").get<int>();
+  index->m_plusPlus = build.at("kmeans_pp").get<int>();
+  const std::size_t cells = std::size_t(index->m_nlist) * std::size_t(base.cols);
+  if (index->m_nlist < 1 || index->m_nlist > base.rows || file.bodySize != cells * 4)
+    throw FormatError("the ivf index's sizes do not match its file");
+  index->m_centroids.resize(cells);
+  std::memcpy(index->m_centroids.data(), file.body, cells * 4);
+  requireFinite({index->m_centroids.data(), index->m_nlist, base.cols}, "the index's centroids");
+  index->m_buildSeconds = file.header.value("build_seconds", 0.0);
+  index->fillLists(base); // the lists follow from the centroids and the base
+  return index;
+}
+
+} // namespace nearscape::index

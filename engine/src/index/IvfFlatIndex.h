@@ -1,0 +1,53 @@
+#pragma once
+// IVF-Flat (internal): k-means lists holding the full vectors; a search scans the nprobe lists
+// whose centroids are nearest the query (the Faiss paper's IVF, without compression).
+
+#include "index/IndexCommon.h"
+#include "io/ChecksummedFile.h"
+
+#include <memory>
+
+namespace nearscape::index {
+
+class IvfFlatIndex final : public AnnIndex {
+public:
+  static std::vector<IndexParameter> buildParameters(std::int64_t n);
+  static std::unique_ptr<IvfFlatIndex> build(const MatrixView<float>& base, Metric metric,
+                                             const ParameterValues& values,
+                                             const Context& context, JobControl& job);
+  static std::unique_ptr<IvfFlatIndex> load(const io::ChecksummedFile& file,
+                                            const MatrixView<float>& base, Metric metric,
+                                            const Context& context);
+
+  std::string_view kind() const override { return "ivf"; }
+  std::vector<IndexParameter> searchParameters() const override;
+  ParameterValues buildValues() const override;
+  KnnResult search(const MatrixView<float>& queries, int k, const ParameterValues& params,
+                   JobControl& job) const override;
+  std::uint64_t bytes() const override;
+  Metric metric() const override { return m_metric; }
+  Backend backend() const override { return Backend::Cpu; }
+  std::int64_t size() const override { return m_n; }
+  std::int64_t dim() const override { return m_d; }
+
+protected:
+  std::vector<Section> sections() const override;
+
+private:
+  IvfFlatIndex(Metric metric, const Context& context) : m_metric(metric), m_context(context) {}
+  /// Fills the lists from the centroids: assignment, counting sort, vectors copied list by list.
+  void fillLists(const MatrixView<float>& base);
+  /// Squared L2 for L2; −dot for inner product and cosine (vectors normalised for cosine).
+  Metric coarseMetric() const { return m_metric == Metric::L2 ? Metric::L2 : Metric::InnerProduct; }
+
+  Metric m_metric;
+  Context m_context;
+  std::int64_t m_n = 0, m_d = 0;
+  int m_nlist = 0, m_iterations = 0, m_plusPlus = 0;
+  std::vector<float> m_centroids;     ///< nlist × d
+  std::vector<std::int64_t> m_offsets; ///< nlist + 1: list j is rows [offsets[j], offsets[j+1])
+  std::vector<std::int32_t> m_ids;    ///< n: base id of each list row
+  std::vector<float> m_vectors;       ///< n × d in list order (working form: normalised for cosine)
+};
+
+} // namespace nearscape::index

@@ -1,0 +1,148 @@
+#include "nearscape/index/Sweep.h"
+
+#include "nearscape/core/Error.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <set>
+#include <sstream>
+
+namespace nearscape {
+namespace {
+
+double secondsSince(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+double percentile(std::vector<double> v, double p) {
+  if (v.empty())
+    return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t i = std::min(v.size() - 1, std::size_t(std::ceil(p * double(v.size())) - 1));
+  return v[i];
+}
+
+/// True neighbours of row `row` (the first k of `truth`) that `found` does not hold.
+std::vector<std::int32_t> missedNeighbours(const MatrixView<std::int32_t>& found,
+                                           const MatrixView<std::int32_t>& truth, std::int64_t row,
+                                           int k) {
+  std::vector<std::int32_t> missed;
+  const std::int32_t* f = found.row(row);
+  for (int j = 0; j < k; ++j)
+    if (std::find(f, f + found.cols, truth.row(row)[j]) == f + found.cols)
+      missed.push_back(truth.row(row)[j]);
+  return missed;
+}
+
+} // namespace
+
+std::vector<ParameterValues> defaultSweepGrid(const AnnIndex& index, int k) {
+  std::vector<ParameterValues> grid;
+  for (const IndexParameter& p : index.searchParameters()) {
+    if (p.name == "ef") {
+      for (double ef : {10., 16., 24., 32., 48., 64., 96., 128., 192., 256., 384., 512.})
+        if (ef >= k && ef <= p.maximum)
+          grid.push_back({{"ef", ef}});
+      if (grid.empty() || grid.front().at("ef") != k)
+        grid.insert(grid.begin(), {{"ef", double(k)}});
+    } else if (p.name == "nprobe") {
+      for (double probe = 1; probe < p.maximum; probe *= 2)
+        grid.push_back({{"nprobe", probe}});
+      grid.push_back({{"nprobe", p.maximum}});
+    }
+  }
+  return grid;
+}
+
+std::vector<SweepRow> runSweep(const AnnIndex& index, const MatrixView<float>& queries,
+                               const MatrixView<float>& base, const MatrixView<std::int32_t>& truth,
+                               const SweepOptions& options,
+                               const std::function<void(const SweepRow&)>& onRow, JobControl& job) {
+  const int k = options.k;
+  NEARSCAPE_EXPECTS(queries.rows > 0, "a sweep needs queries");
+  NEARSCAPE_EXPECTS(truth.rows == queries.rows && truth.cols >= k,
+                    "ground truth is " + std::to_string(truth.rows) + " × " +
+                        std::to_string(truth.cols) + ", expected " + std::to_string(queries.rows) +
+                        " × ≥" + std::to_string(k));
+  NEARSCAPE_EXPECTS(options.missedQuery >= 0 && options.missedQuery < queries.rows,
+                    "the query whose misses are listed is out of range");
+  const std::vector<ParameterValues> grid =
+      options.grid.empty() ? defaultSweepGrid(index, k) : options.grid;
+  const std::int64_t batch = options.batchSize > 0 ? options.batchSize : queries.rows;
+  std::vector<SweepRow> rows;
+  for (std::size_t g = 0; g < grid.size(); ++g) {
+    job.check();
+    job.progress(double(g) / double(grid.size()), "sweep: " + formatParameters(grid[g]));
+    SweepRow row;
+    row.params = grid[g];
+    row.buildSeconds = index.buildSeconds();
+    row.bytes = index.bytes();
+    // A warm-up call so that first-touch costs (device transfers, pages) are not timed.
+    index.search({queries.data, std::min<std::int64_t>(queries.rows, 16), queries.cols}, k,
+                 row.params, job);
+    std::vector<std::int32_t> ids(std::size_t(queries.rows) * std::size_t(k));
+    const auto t = std::chrono::steady_clock::now();
+    for (std::int64_t b0 = 0; b0 < queries.rows; b0 += batch) {
+      const std::int64_t n = std::min(batch, queries.rows - b0);
+      const KnnResult r = index.search({queries.row(b0), n, queries.cols}, k, row.params, job);
+      std::copy(r.ids.data(), r.ids.data() + n * k, ids.begin() + b0 * k);
+    }
+    row.qps = double(queries.rows) / std::max(secondsSince(t), 1e-9);
+    const MatrixView<std::int32_t> found{ids.data(), queries.rows, k};
+    row.recall = recallAtK(found, truth, k, queries, base, index.metric());
+    row.missed = missedNeighbours(found, truth, options.missedQuery, k);
+    std::vector<double> latencies;
+    for (std::int64_t i = 0; i < std::min(options.latencyQueries, queries.rows); ++i) {
+      const auto t1 = std::chrono::steady_clock::now();
+      index.search({queries.row(i), 1, queries.cols}, k, row.params, job);
+      latencies.push_back(secondsSince(t1) * 1e3);
+    }
+    row.p50Ms = percentile(latencies, 0.5);
+    row.p99Ms = percentile(latencies, 0.99);
+    rows.push_back(row);
+    if (onRow)
+      onRow(row);
+  }
+  const std::vector<bool> front = paretoFront(rows);
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    rows[i].pareto = front[i];
+  job.progress(1.0, "sweep done");
+  return rows;
+}
+
+std::vector<bool> paretoFront(const std::vector<SweepRow>& rows) {
+  std::vector<bool> front(rows.size(), true);
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    for (std::size_t j = 0; j < rows.size() && front[i]; ++j) {
+      const SweepRow &a = rows[i], &b = rows[j];
+      if (j != i && b.recall >= a.recall && b.qps >= a.qps && (b.recall > a.recall || b.qps > a.qps))
+        front[i] = false;
+    }
+  return front;
+}
+
+std::string sweepCsv(const std::vector<SweepRow>& rows) {
+  std::set<std::string> names;
+  for (const SweepRow& r : rows)
+    for (const auto& [name, value] : r.params)
+      names.insert(name);
+  std::ostringstream out;
+  out.precision(10);
+  for (const std::string& name : names)
+    out << name << ',';
+  out << "recall,qps,p50_ms,p99_ms,build_s,bytes,pareto\n";
+  for (const SweepRow& r : rows) {
+    for (const std::string& name : names) {
+      const auto it = r.params.find(name);
+      if (it != r.params.end())
+        out << it->second;
+      out << ',';
+    }
+    out << r.recall << ',' << r.qps << ',' << r.p50Ms << ',' << r.p99Ms << ',' << r.buildSeconds
+        << ',' << r.bytes << ',' << (r.pareto ? 1 : 0) << '\n';
+  }
+  return out.str();
+}
+
+} // namespace nearscape

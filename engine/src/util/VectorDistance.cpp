@@ -1,0 +1,129 @@
+#include "util/VectorDistance.h"
+
+#include <immintrin.h>
+
+namespace nearscape::simd {
+namespace {
+
+float l2Generic(const float* a, const float* b, std::int64_t d) {
+  float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  std::int64_t i = 0;
+  for (; i + 4 <= d; i += 4) {
+    const float e0 = a[i] - b[i], e1 = a[i + 1] - b[i + 1], e2 = a[i + 2] - b[i + 2],
+                e3 = a[i + 3] - b[i + 3];
+    s0 += e0 * e0, s1 += e1 * e1, s2 += e2 * e2, s3 += e3 * e3;
+  }
+  for (; i < d; ++i)
+    s0 += (a[i] - b[i]) * (a[i] - b[i]);
+  return (s0 + s1) + (s2 + s3);
+}
+
+float dotGeneric(const float* a, const float* b, std::int64_t d) {
+  float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  std::int64_t i = 0;
+  for (; i + 4 <= d; i += 4)
+    s0 += a[i] * b[i], s1 += a[i + 1] * b[i + 1], s2 += a[i + 2] * b[i + 2], s3 += a[i + 3] * b[i + 3];
+  for (; i < d; ++i)
+    s0 += a[i] * b[i];
+  return (s0 + s1) + (s2 + s3);
+}
+
+__attribute__((target("avx2,fma"))) float hsum256(__m256 v) {
+  const __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  const __m128 t = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  return _mm_cvtss_f32(_mm_add_ss(t, _mm_shuffle_ps(t, t, 1)));
+}
+
+__attribute__((target("avx2,fma"))) float l2Avx2(const float* a, const float* b, std::int64_t d) {
+  __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
+  std::int64_t i = 0;
+  for (; i + 16 <= d; i += 16) {
+    const __m256 e0 = _mm256_sub_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i));
+    const __m256 e1 = _mm256_sub_ps(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8));
+    s0 = _mm256_fmadd_ps(e0, e0, s0);
+    s1 = _mm256_fmadd_ps(e1, e1, s1);
+  }
+  for (; i + 8 <= d; i += 8) {
+    const __m256 e = _mm256_sub_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i));
+    s0 = _mm256_fmadd_ps(e, e, s0);
+  }
+  float s = hsum256(_mm256_add_ps(s0, s1));
+  for (; i < d; ++i)
+    s += (a[i] - b[i]) * (a[i] - b[i]);
+  return s;
+}
+
+__attribute__((target("avx2,fma"))) float dotAvx2(const float* a, const float* b, std::int64_t d) {
+  __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
+  std::int64_t i = 0;
+  for (; i + 16 <= d; i += 16) {
+    s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), s0);
+    s1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8), s1);
+  }
+  for (; i + 8 <= d; i += 8)
+    s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), s0);
+  float s = hsum256(_mm256_add_ps(s0, s1));
+  for (; i < d; ++i)
+    s += a[i] * b[i];
+  return s;
+}
+
+__attribute__((target("avx512f"))) float l2Avx512(const float* a, const float* b, std::int64_t d) {
+  __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
+  std::int64_t i = 0;
+  for (; i + 32 <= d; i += 32) {
+    const __m512 e0 = _mm512_sub_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i));
+    const __m512 e1 = _mm512_sub_ps(_mm512_loadu_ps(a + i + 16), _mm512_loadu_ps(b + i + 16));
+    s0 = _mm512_fmadd_ps(e0, e0, s0);
+    s1 = _mm512_fmadd_ps(e1, e1, s1);
+  }
+  if (i < d) { // the tail through masks: d need not be a multiple of 16
+    for (; i < d; i += 16) {
+      const __mmask16 m = d - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (d - i)) - 1);
+      const __m512 e = _mm512_sub_ps(_mm512_maskz_loadu_ps(m, a + i), _mm512_maskz_loadu_ps(m, b + i));
+      s0 = _mm512_fmadd_ps(e, e, s0);
+    }
+  }
+  return _mm512_reduce_add_ps(_mm512_add_ps(s0, s1));
+}
+
+__attribute__((target("avx512f"))) float dotAvx512(const float* a, const float* b, std::int64_t d) {
+  __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
+  std::int64_t i = 0;
+  for (; i + 32 <= d; i += 32) {
+    s0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), s0);
+    s1 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 16), _mm512_loadu_ps(b + i + 16), s1);
+  }
+  for (; i < d; i += 16) {
+    const __mmask16 m = d - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (d - i)) - 1);
+    s0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, a + i), _mm512_maskz_loadu_ps(m, b + i), s0);
+  }
+  return _mm512_reduce_add_ps(_mm512_add_ps(s0, s1));
+}
+
+using Kernel = float (*)(const float*, const float*, std::int64_t);
+
+struct Kernels {
+  Kernel l2 = l2Generic, dot = dotGeneric;
+  const char* name = "sse2";
+  Kernels() {
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f"))
+      l2 = l2Avx512, dot = dotAvx512, name = "avx512";
+    else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+      l2 = l2Avx2, dot = dotAvx2, name = "avx2";
+  }
+};
+
+const Kernels& kernels() {
+  static const Kernels k;
+  return k;
+}
+
+} // namespace
+
+float l2Squared(const float* a, const float* b, std::int64_t d) { return kernels().l2(a, b, d); }
+float dot(const float* a, const float* b, std::int64_t d) { return kernels().dot(a, b, d); }
+const char* kernelName() { return kernels().name; }
+
+} // namespace nearscape::simd

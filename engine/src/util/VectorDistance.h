@@ -1,0 +1,16 @@
+#pragma once
+// Float32 distance kernels for the ANN indexes' inner loops (internal). The build targets the
+// baseline x86-64 (DESIGN.md, Conventions): AVX2+FMA and AVX-512 versions are picked at run time.
+
+#include <cstdint>
+
+namespace nearscape::simd {
+
+/// Σ (a − b)²
+float l2Squared(const float* a, const float* b, std::int64_t d);
+/// Σ a·b
+float dot(const float* a, const float* b, std::int64_t d);
+/// The instruction set the kernels use on this CPU ("avx512", "avx2" or "sse2").
+const char* kernelName();
+
+} // namespace nearscape::simd

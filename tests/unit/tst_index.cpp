@@ -1,0 +1,315 @@
+// ANN indexes (graph, IVF-Flat), k-means, sweeps and the Pareto front: recall thresholds per
+// index, metric and backend (CUDA rows QSKIP without a device), save/load, corrupted files,
+// parameter errors, cancellation.
+#include "nearscape/Nearscape.h"
+
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <fstream>
+#include <random>
+#include <set>
+
+using namespace nearscape;
+
+Q_DECLARE_METATYPE(nearscape::Metric)
+Q_DECLARE_METATYPE(nearscape::Backend)
+
+namespace {
+
+/// `n` points from a mixture of `clusters` Gaussians in d dimensions (seeded); labels optional.
+std::vector<float> mixture(std::int64_t n, std::int64_t d, int clusters, std::uint64_t seed,
+                           std::vector<int>* labels = nullptr, float spread = 0.3f) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> centres(std::size_t(clusters * d));
+  for (auto& c : centres)
+    c = 3.0f * normal(rng);
+  std::vector<float> v(std::size_t(n * d));
+  for (std::int64_t i = 0; i < n; ++i) {
+    const int c = int(rng() % std::uint64_t(clusters));
+    if (labels)
+      labels->push_back(c);
+    for (std::int64_t t = 0; t < d; ++t)
+      v[std::size_t(i * d + t)] = centres[std::size_t(c * d + t)] + spread * normal(rng);
+  }
+  return v;
+}
+
+/// Exact ground truth ids of `queries` against `base`.
+Matrix<std::int32_t> truthOf(const MatrixView<float>& queries, const MatrixView<float>& base, int k,
+                             Metric metric) {
+  Context cpu;
+  cpu.backend = Backend::Cpu;
+  return knnSearch(queries, base, k, metric, cpu).ids;
+}
+
+Context contextFor(Backend backend) {
+  Context c;
+  c.backend = backend;
+  c.seed = 7;
+  return c;
+}
+
+} // namespace
+
+#define SKIP_WITHOUT_DEVICE(backend)                                                               \
+  do {                                                                                             \
+    if ((backend) == Backend::Cuda && !queryDevice(0).usable)                                      \
+      QSKIP(qPrintable("no usable CUDA device: " +                                                 \
+                       QString::fromStdString(queryDevice(0).reason)));                            \
+  } while (false)
+
+class TestIndex : public QObject {
+  Q_OBJECT
+
+private slots:
+  void recallThresholds_data() {
+    QTest::addColumn<QString>("kind");
+    QTest::addColumn<Backend>("backend");
+    QTest::addColumn<Metric>("metric");
+    QTest::addColumn<QString>("params");
+    QTest::addColumn<double>("minimum");
+    for (Backend b : {Backend::Cpu, Backend::Cuda})
+      for (Metric m : {Metric::L2, Metric::Cosine, Metric::InnerProduct}) {
+        const QString tag = QString("%1/%2").arg(backendName(b).data(), metricName(m).data());
+        QTest::newRow(qPrintable("graph ef=64 " + tag)) << "graph" << b << m << "ef=64" << 0.95;
+        QTest::newRow(qPrintable("graph ef=k " + tag)) << "graph" << b << m << "ef=10" << 0.6;
+        if (b == Backend::Cpu) {
+          QTest::newRow(qPrintable("ivf nprobe=16 " + tag)) << "ivf" << b << m << "nprobe=16" << 0.9;
+          QTest::newRow(qPrintable("ivf all lists " + tag)) << "ivf" << b << m << "nprobe=64" << 0.999;
+        }
+      }
+  }
+  void recallThresholds() {
+    QFETCH(QString, kind);
+    QFETCH(Backend, backend);
+    QFETCH(Metric, metric);
+    QFETCH(QString, params);
+    QFETCH(double, minimum);
+    SKIP_WITHOUT_DEVICE(backend);
+    const std::int64_t n = 6000, nq = 300, d = 24;
+    const int k = 10;
+    const std::vector<float> all = mixture(n + nq, d, 40, 11);
+    const MatrixView<float> base{all.data(), n, d}, queries{all.data() + n * d, nq, d};
+    ParameterValues build;
+    if (kind == "ivf")
+      build["nlist"] = 64;
+    const auto index = buildIndex(kind.toStdString(), base, metric, build, contextFor(backend));
+    QCOMPARE(index->backend(), backend);
+    ParameterValues search;
+    const auto pair = params.split('=');
+    search[pair[0].toStdString()] = pair[1].toDouble();
+    const KnnResult r = index->search(queries, k, search);
+    QCOMPARE(r.ids.rows(), nq);
+    QCOMPARE(r.ids.cols(), std::int64_t(k));
+    for (std::int64_t i = 0; i < nq; ++i) { // distinct ids, distances ascending
+      const std::set<std::int32_t> distinct(r.ids.row(i), r.ids.row(i) + k);
+      QCOMPARE(std::int64_t(distinct.size()), std::int64_t(k));
+      for (int j = 1; j < k; ++j)
+        QVERIFY(r.distances.row(i)[j - 1] <= r.distances.row(i)[j]);
+      const double exact = exactDistance(queries.row(i), base.row(r.ids.row(i)[0]), d, metric);
+      QVERIFY2(std::abs(exact - r.distances.row(i)[0]) <= 1e-3 * (1 + std::abs(exact)),
+               "a reported distance is not the item's distance");
+    }
+    const Matrix<std::int32_t> truth = truthOf(queries, base, k, metric);
+    const double recall = recallAtK(r.ids.view(), truth.view(), k, queries, base, metric);
+    QVERIFY2(recall >= minimum, qPrintable(QString("recall %1 < %2").arg(recall).arg(minimum)));
+  }
+
+  void gpuSearchMatchesCpuTwin() {
+    SKIP_WITHOUT_DEVICE(Backend::Cuda);
+    // With a pool as large as the data, best-first search reaches every node: both backends
+    // return the exact answer (float32 ranking).
+    const std::int64_t n = 400, d = 33;
+    const std::vector<float> all = mixture(n + 50, d, 5, 3);
+    const MatrixView<float> base{all.data(), n, d}, queries{all.data() + n * d, 50, d};
+    for (Metric metric : {Metric::L2, Metric::Cosine}) {
+      const auto gpu = buildIndex("graph", base, metric, {}, contextFor(Backend::Cuda));
+      const auto cpu = buildIndex("graph", base, metric, {}, contextFor(Backend::Cpu));
+      const KnnResult a = gpu->search(queries, 20, {{"ef", 400}});
+      const KnnResult b = cpu->search(queries, 20, {{"ef", 400}});
+      const Matrix<std::int32_t> truth = truthOf(queries, base, 20, metric);
+      QCOMPARE(recallAtK(a.ids.view(), truth.view(), 20, queries, base, metric), 1.0);
+      QCOMPARE(recallAtK(b.ids.view(), truth.view(), 20, queries, base, metric), 1.0);
+    }
+  }
+
+  void searchGraphIsWellFormed() {
+    const std::int64_t n = 2000, d = 16;
+    const std::vector<float> x = mixture(n, d, 20, 5);
+    const auto index = buildIndex("graph", {x.data(), n, d}, Metric::L2, {{"degree", 16}},
+                                  contextFor(Backend::Cpu));
+    QCOMPARE(index->buildValues().at("degree"), 16.0);
+    QCOMPARE(index->buildValues().at("build_k"), 64.0);
+    const auto params = index->searchParameters();
+    QCOMPARE(params.size(), std::size_t(3));
+    QCOMPARE(params[0].name, std::string("ef"));
+    QVERIFY(index->bytes() >= std::uint64_t(n * 16 * 4));
+  }
+
+  void ivfRecallNeverFallsWithMoreProbes() {
+    const std::int64_t n = 5000, nq = 200, d = 20;
+    const std::vector<float> all = mixture(n + nq, d, 30, 21, nullptr, 1.0f);
+    const MatrixView<float> base{all.data(), n, d}, queries{all.data() + n * d, nq, d};
+    const auto index = buildIndex("ivf", base, Metric::L2, {{"nlist", 50}}, contextFor(Backend::Cpu));
+    const Matrix<std::int32_t> truth = truthOf(queries, base, 10, Metric::L2);
+    SweepOptions options;
+    options.k = 10;
+    options.latencyQueries = 5;
+    int streamed = 0;
+    const std::vector<SweepRow> rows = runSweep(*index, queries, base, truth.view(), options,
+                                                [&](const SweepRow&) { ++streamed; });
+    QCOMPARE(streamed, int(rows.size()));
+    QCOMPARE(rows.front().params.at("nprobe"), 1.0);
+    QCOMPARE(rows.back().params.at("nprobe"), 50.0);
+    for (std::size_t i = 1; i < rows.size(); ++i)
+      QVERIFY2(rows[i].recall >= rows[i - 1].recall,
+               qPrintable(QString("nprobe %1 → %2 lowered recall %3 → %4")
+                              .arg(rows[i - 1].params.at("nprobe")).arg(rows[i].params.at("nprobe"))
+                              .arg(rows[i - 1].recall).arg(rows[i].recall)));
+    QVERIFY(rows.back().recall >= 0.999);
+    QVERIFY(rows.front().recall < rows.back().recall);
+    QVERIFY(rows.back().missed.empty());
+    for (const SweepRow& r : rows)
+      QVERIFY(r.qps > 0 && r.p50Ms > 0 && r.p99Ms >= r.p50Ms && r.bytes > 0);
+    const std::string csv = sweepCsv(rows);
+    QVERIFY(csv.rfind("nprobe,recall,qps,p50_ms,p99_ms,build_s,bytes,pareto\n", 0) == 0);
+  }
+
+  void paretoFrontOfHandMadeRows() {
+    auto row = [](double recall, double qps) {
+      SweepRow r;
+      r.recall = recall;
+      r.qps = qps;
+      return r;
+    };
+    // (0.9, 100) dominated by (0.95, 120); (0.99, 50) and (0.95, 120) and (0.5, 500) on the front;
+    // (0.5, 400) dominated by (0.5, 500); an equal twin of a front row stays on the front.
+    const std::vector<SweepRow> rows = {row(0.9, 100), row(0.95, 120), row(0.99, 50),
+                                        row(0.5, 500), row(0.5, 400),  row(0.99, 50)};
+    const std::vector<bool> front = paretoFront(rows);
+    QCOMPARE(front, (std::vector<bool>{false, true, true, true, false, true}));
+  }
+
+  void saveLoadRoundTrip_data() {
+    QTest::addColumn<QString>("kind");
+    QTest::newRow("graph") << "graph";
+    QTest::newRow("ivf") << "ivf";
+  }
+  void saveLoadRoundTrip() {
+    QFETCH(QString, kind);
+    const std::int64_t n = 1500, d = 12;
+    const std::vector<float> all = mixture(n + 40, d, 10, 8);
+    const MatrixView<float> base{all.data(), n, d}, queries{all.data() + n * d, 40, d};
+    const auto index = buildIndex(kind.toStdString(), base, Metric::Cosine, {}, contextFor(Backend::Cpu));
+    QTemporaryDir dir;
+    const std::string path = dir.filePath("index.nsi").toStdString();
+    index->save(path, "hash-a");
+    const auto loaded = loadIndex(path, base, "hash-a", contextFor(Backend::Cpu));
+    QCOMPARE(loaded->kind(), index->kind());
+    QCOMPARE(loaded->buildValues(), index->buildValues());
+    QCOMPARE(loaded->metric(), Metric::Cosine);
+    const KnnResult a = index->search(queries, 5, {}), b = loaded->search(queries, 5, {});
+    QVERIFY(std::equal(a.ids.data(), a.ids.data() + 40 * 5, b.ids.data()));
+
+    // Built on other data, another shape, corrupted, truncated: each refused with a reason.
+    QVERIFY_THROWS_EXCEPTION(FormatError, loadIndex(path, base, "hash-b", contextFor(Backend::Cpu)));
+    QVERIFY_THROWS_EXCEPTION(FormatError,
+                             loadIndex(path, {all.data(), n - 1, d}, "", contextFor(Backend::Cpu)));
+    std::string bytes;
+    {
+      std::ifstream in(path, std::ios::binary);
+      bytes.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    std::string flipped = bytes;
+    flipped[flipped.size() / 2] ^= 0x40;
+    std::ofstream(dir.filePath("flipped.nsi").toStdString(), std::ios::binary) << flipped;
+    try {
+      loadIndex(dir.filePath("flipped.nsi").toStdString(), base, "", contextFor(Backend::Cpu));
+      QFAIL("a corrupted index loaded");
+    } catch (const FormatError& e) {
+      QVERIFY2(std::string(e.what()).find("checksum") != std::string::npos, e.what());
+    }
+    std::ofstream(dir.filePath("short.nsi").toStdString(), std::ios::binary)
+        << bytes.substr(0, bytes.size() - 100);
+    QVERIFY_THROWS_EXCEPTION(
+        FormatError, loadIndex(dir.filePath("short.nsi").toStdString(), base, "", contextFor(Backend::Cpu)));
+    std::ofstream(dir.filePath("other.nsi").toStdString(), std::ios::binary) << "not an index at all";
+    QVERIFY_THROWS_EXCEPTION(
+        FormatError, loadIndex(dir.filePath("other.nsi").toStdString(), base, "", contextFor(Backend::Cpu)));
+  }
+
+  void badArgumentsAreClearErrors() {
+    const std::int64_t n = 300, d = 8;
+    const std::vector<float> x = mixture(n, d, 4, 2);
+    const MatrixView<float> base{x.data(), n, d};
+    const Context cpu = contextFor(Backend::Cpu);
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, buildIndex("hnsw", base, Metric::L2, {}, cpu));
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, buildIndex("graph", base, Metric::L2, {{"degre", 8}}, cpu));
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, buildIndex("ivf", base, Metric::L2, {{"nlist", 301}}, cpu));
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, buildIndex("ivf", base, Metric::L2, {{"nlist", 2.5}}, cpu));
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, buildIndex("graph", {x.data(), 0, d}, Metric::L2, {}, cpu));
+    std::vector<float> withNan = x;
+    withNan[17] = std::nanf("");
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, buildIndex("graph", {withNan.data(), n, d}, Metric::L2, {}, cpu));
+    const auto index = buildIndex("ivf", base, Metric::L2, {{"nlist", 10}}, cpu);
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, index->search(base, 0, {}));
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, index->search(base, int(n) + 1, {}));
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, index->search({x.data(), 10, d - 1}, 5, {}));
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, index->search(base, 5, {{"nprobe", 11}}));
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, index->search(base, 5, {{"ef", 11}}));
+    const std::vector<float> one(d, 1.0f);
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, buildIndex("graph", {one.data(), 1, d}, Metric::L2, {}, cpu));
+  }
+
+  void cancellation() {
+    const std::int64_t n = 3000, d = 16;
+    const std::vector<float> x = mixture(n, d, 10, 4);
+    const MatrixView<float> base{x.data(), n, d};
+    for (const char* kind : {"graph", "ivf"}) {
+      JobControl stopped;
+      stopped.requestStop();
+      QVERIFY_THROWS_EXCEPTION(Cancelled, buildIndex(kind, base, Metric::L2, {}, contextFor(Backend::Cpu), stopped));
+      const auto index = buildIndex(kind, base, Metric::L2, {}, contextFor(Backend::Cpu));
+      QVERIFY_THROWS_EXCEPTION(Cancelled, index->search(base, 5, {}, stopped));
+      const Matrix<std::int32_t> truth = truthOf({x.data(), 50, d}, base, 5, Metric::L2);
+      SweepOptions options;
+      options.k = 5;
+      QVERIFY_THROWS_EXCEPTION(Cancelled, runSweep(*index, {x.data(), 50, d}, base, truth.view(),
+                                                   options, {}, stopped));
+    }
+  }
+
+  void kmeansFindsSeparatedClusters() {
+    std::vector<int> labels;
+    const std::int64_t n = 4000, d = 10;
+    const std::vector<float> x = mixture(n, d, 8, 99, &labels, 0.05f);
+    KMeansParams p;
+    p.clusters = 8;
+    p.iterations = 20;
+    p.plusPlus = true;
+    const Context cpu = contextFor(Backend::Cpu);
+    const KMeansResult a = kmeans({x.data(), n, d}, p, Metric::L2, cpu);
+    const KMeansResult b = kmeans({x.data(), n, d}, p, Metric::L2, cpu);
+    QVERIFY(std::equal(a.centroids.data(), a.centroids.data() + 8 * d, b.centroids.data()));
+    // Each true cluster lands in one k-means cluster, and no two true clusters share one
+    // (k-means++ seeds well-separated blobs apart).
+    const std::vector<std::int32_t> assigned = nearestCentroids({x.data(), n, d}, a.centroids.view(), 1, Metric::L2, cpu);
+    std::map<int, std::set<int>> clustersOfLabel;
+    for (std::int64_t i = 0; i < n; ++i)
+      clustersOfLabel[labels[std::size_t(i)]].insert(assigned[std::size_t(i)]);
+    std::set<int> used;
+    for (const auto& [label, clusters] : clustersOfLabel) {
+      QCOMPARE(clusters.size(), std::size_t(1));
+      used.insert(*clusters.begin());
+    }
+    QCOMPARE(used.size(), clustersOfLabel.size());
+    QVERIFY(a.inertia < 0.05 * 0.05 * d * 1.5);
+    p.clusters = int(n) + 1;
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, kmeans({x.data(), n, d}, p, Metric::L2, cpu));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestIndex)
+#include "tst_index.moc"
