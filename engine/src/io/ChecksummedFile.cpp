@@ -71,7 +71,7 @@ ChecksummedFile readChecksummedFile(const std::filesystem::path& path, const Mag
   std::uint64_t checksum = 0;
   std::memcpy(&checksum, p + size - 8, 8);
   if (XXH3_64bits(p, size - 8) != checksum)
-    throw FormatError(name + ": checksum mismatch: the " + what + " is corrupted");
+    throw FormatError(name + ": checksum mismatch: the " + what + " is corrupted or truncated");
   return f;
 }
 
