@@ -15,7 +15,7 @@ for s in ${SUITES:-tests fashion}; do
     tests)
       $bin/tst_gpu_norms 2>&1 | tail -3 | tee -a "$out/tests.log"
       $bin/tst_knn 2>&1 | grep -E "FAIL|Totals|what|Loc" | tee -a "$out/tests.log"
-      for t in tst_nndescent tst_graph; do [ -x $bin/$t ] && $bin/$t 2>&1 | grep -E "FAIL|Totals" | tee -a "$out/tests.log"; done ;;
+      for t in tst_nndescent tst_graph tst_index; do [ -x $bin/$t ] && $bin/$t 2>&1 | grep -E "FAIL|Totals" | tee -a "$out/tests.log"; done ;;
     fashion)
       $bin/nearscape-bench exact --data "$pack/fashion-mnist" --label fashion-mnist --k 10 \
         --backend cuda --peer torch-fp32 --python python3 --peers-dir bench/peers --repeats 3 \
@@ -40,5 +40,12 @@ for s in ${SUITES:-tests fashion}; do
       $bin/nearscape-bench topk --data /tmp/data/blobs_base.npy --queries /tmp/data/blobs_query.npy \
         --label blobs-1M-128 --k 10,100,1000,100000 --count 50 --backend cuda --python python3 \
         --peers-dir bench/peers --json-out "$out/topk.json" 2>&1 | tee -a "$out/bench.log" ;;
+    index-manifold|index-blobs)
+      set=${s#index-}
+      [ -f /tmp/data/${set}_base.npy ] || python3 "$pack/make-data" $set /tmp/data/$set 1000000 128 10000
+      $bin/nearscape-bench index --data /tmp/data/${set}_base.npy --queries /tmp/data/${set}_query.npy \
+        --label $set-1M-128 --k 10 --backend cuda --index graph ${BUILD:-} \
+        --values ${VALUES:-10,16,24,32,48,64,96,128,192,256,384,512} --target 0.99 \
+        --json "$out/$s.json" 2>&1 | tee -a "$out/bench.log" ;;
   esac
 done

@@ -1,5 +1,6 @@
 // nearscape-bench: named suites; each prints a table and can write JSON. Engine only, no Qt.
 #include "ExactSuite.h"
+#include "IndexSuite.h"
 #include "LayoutSuite.h"
 
 #include "nearscape/Nearscape.h"
@@ -14,6 +15,7 @@ int main(int argc, char** argv) {
   nearscape::bench::addLayoutSuite(app, exitCode);
   nearscape::bench::addMstSuite(app, exitCode);
   nearscape::bench::addNnDescentSuite(app, exitCode);
+  nearscape::bench::addIndexSuite(app, exitCode);
   CLI11_PARSE(app, argc, argv);
   return exitCode;
 }

@@ -19,6 +19,7 @@ struct KnnArgs {
   std::string method = "exact";
   int k = 10;
   int iters = 12;
+  int sample = 0;
   CommonOptions common;
 };
 
@@ -66,6 +67,7 @@ int runKnn(const KnnArgs& args) {
   std::vector<double> rates;
   NnDescentParams nnd;
   nnd.maxIterations = args.iters;
+  nnd.sampleSize = args.sample;
   const KnnResult result =
       method == "nndescent"
           ? nnDescentGraph(data.vectors.view(), args.k, metric, context, job, nnd,
@@ -158,6 +160,9 @@ void addKnnCommand(CLI::App& app, int& exitCode) {
                                               "without: every item against the others");
   cmd->add_option("--method", args->method, "exact, nndescent or auto")->capture_default_str();
   cmd->add_option("--iters", args->iters, "NN-Descent: at most this many iterations")
+      ->capture_default_str();
+  cmd->add_option("--sample", args->sample,
+                  "NN-Descent: NEW/OLD neighbours sampled per node and iteration (0: 2k)")
       ->capture_default_str();
   cmd->add_option("--out", args->out,
                  "Write the result here: ids as .npy (int32, rows × k), or any other name for our "

@@ -1,6 +1,7 @@
 // nearscape-cli as a person uses it: exit codes, JSON, messages.
 #include "TestFiles.h"
 
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
@@ -71,6 +72,48 @@ private slots:
     r = cli({"info", file, "--backend", "warp-drive"});
     QCOMPARE(r.code, 2);
     r = cli({"info", file, "--memory-budget", "lots"});
+    QCOMPARE(r.code, 2);
+  }
+
+  void sweepWritesRowsAndFront() {
+    const QString file = m_dir.filePath("sweep.npy");
+    QVERIFY(writeBytes(file, npyBytes("<f4", {600, 6}, rawBytes(randomFloats(600 * 6, 4)))));
+    const QString csv = m_dir.filePath("rows.csv");
+    Run r = cli({"sweep", file, "--index", "ivf", "--k", "5", "--holdout", "60", "--build",
+                 "nlist=16", "--grid", "nprobe=1,4,16", "--latency-queries", "5", "--out", csv,
+                 "--json", "--backend", "cpu"});
+    QCOMPARE(r.code, 0);
+    const QJsonObject j = QJsonDocument::fromJson(r.out).object();
+    QCOMPARE(j["base_rows"].toInt(), 540);
+    QCOMPARE(j["queries"].toInt(), 60);
+    const QJsonArray rows = j["rows"].toArray();
+    QCOMPARE(rows.size(), 3);
+    QCOMPARE(rows[2].toObject()["recall"].toDouble(), 1.0); // every list scanned: exhaustive
+    QVERIFY(rows[2].toObject()["pareto"].toBool());
+    QVERIFY(rows[2].toObject()["missed"].toArray().isEmpty());
+    const QList<QByteArray> lines = readBytes(csv).trimmed().split('\n');
+    QCOMPARE(lines.size(), 4);
+    QCOMPARE(lines[0], QByteArray("nprobe,recall,qps,p50_ms,p99_ms,build_s,bytes,pareto"));
+    QVERIFY(lines[1].startsWith("1,"));
+
+    // Save, then load the same index: the same rows' recall; bad grid names and values refused.
+    const QString saved = m_dir.filePath("graph.nsi");
+    r = cli({"sweep", file, "--index", "graph", "--k", "5", "--holdout", "60", "--grid",
+             "ef=8,32", "--save-index", saved, "--json", "--backend", "cpu"});
+    QCOMPARE(r.code, 0);
+    const double built = QJsonDocument::fromJson(r.out).object()["rows"].toArray()[1].toObject()["recall"].toDouble();
+    r = cli({"sweep", file, "--index", "graph", "--k", "5", "--holdout", "60", "--grid",
+             "ef=8,32", "--load-index", saved, "--json", "--backend", "cpu"});
+    QCOMPARE(r.code, 0);
+    QCOMPARE(QJsonDocument::fromJson(r.out).object()["rows"].toArray()[1].toObject()["recall"].toDouble(), built);
+    r = cli({"sweep", file, "--index", "graph", "--holdout", "60", "--load-index", saved,
+             "--seed", "3", "--backend", "cpu"});
+    QCOMPARE(r.code, 2); // another hold-out: another base, the index is refused
+    QVERIFY(r.err.contains("other data"));
+    r = cli({"sweep", file, "--grid", "eff=8", "--holdout", "60", "--backend", "cpu"});
+    QCOMPARE(r.code, 2);
+    QVERIFY(r.err.contains("eff"));
+    r = cli({"sweep", file, "--grid", "ef=lots", "--holdout", "60", "--backend", "cpu"});
     QCOMPARE(r.code, 2);
   }
 };

@@ -141,7 +141,7 @@ private slots:
     const auto index = buildIndex("graph", {x.data(), n, d}, Metric::L2, {{"degree", 16}},
                                   contextFor(Backend::Cpu));
     QCOMPARE(index->buildValues().at("degree"), 16.0);
-    QCOMPARE(index->buildValues().at("build_k"), 64.0);
+    QCOMPARE(index->buildValues().at("build_k"), 32.0);
     const auto params = index->searchParameters();
     QCOMPARE(params.size(), std::size_t(3));
     QCOMPARE(params[0].name, std::string("ef"));

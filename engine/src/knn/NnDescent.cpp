@@ -9,6 +9,7 @@
 #include "nearscape/core/Dataset.h"
 #include "nearscape/core/Error.h"
 #include "util/Hash.h"
+#include "util/VectorDistance.h"
 
 #include <algorithm>
 #include <chrono>
@@ -20,27 +21,6 @@
 namespace nearscape {
 namespace {
 
-
-// Picked at run time for the CPU at hand (the binaries target baseline x86-64).
-__attribute__((target_clones("avx512f", "avx2", "default"))) float
-squaredL2(const float* a, const float* b, std::int64_t d) {
-  float s = 0;
-#pragma omp simd reduction(+ : s)
-  for (std::int64_t j = 0; j < d; ++j) {
-    const float t = a[j] - b[j];
-    s += t * t;
-  }
-  return s;
-}
-
-__attribute__((target_clones("avx512f", "avx2", "default"))) float
-negativeDot(const float* a, const float* b, std::int64_t d) {
-  float s = 0;
-#pragma omp simd reduction(+ : s)
-  for (std::int64_t j = 0; j < d; ++j)
-    s += a[j] * b[j];
-  return -s;
-}
 
 /// The k best of one node, a max-heap on (distance, id): the worst on top.
 struct Entry {
@@ -135,8 +115,8 @@ KnnResult run(const MatrixView<float>& data, int k, Metric metric, const Context
     x = normalised.data();
   }
   auto distance = [&](std::int64_t a, std::int64_t b) {
-    return metric == Metric::InnerProduct ? negativeDot(x + a * d, x + b * d, d)
-                                          : squaredL2(x + a * d, x + b * d, d);
+    return metric == Metric::InnerProduct ? -simd::dot(x + a * d, x + b * d, d)
+                                          : simd::l2Squared(x + a * d, x + b * d, d);
   };
 
   // Random initial neighbours (distinct, never itself), or the given graphs' (marked OLD).
