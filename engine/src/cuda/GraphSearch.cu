@@ -63,15 +63,16 @@ __host__ __device__ inline std::size_t warpBytes(int dPad, int ef, int hashBits)
 
 template <int TEAM>
 __device__ __forceinline__ void scoreChunk(const float* __restrict__ x, int d, bool vec4,
-                                           bool innerProduct, const WarpMemory& m, int count,
-                                           int lane) {
+                                           bool innerProduct, const std::int32_t* __restrict__ global,
+                                           const WarpMemory& m, int count, int lane) {
   constexpr int kTeams = 32 / TEAM;
   for (int base = 0; base < count; base += kTeams) {
     const int c = base + lane / TEAM;
     const int t = lane % TEAM;
     float partial = 0;
     if (c < count) {
-      const float* row = x + std::size_t(m.chunk[c].id) * std::size_t(d);
+      const std::uint32_t id = m.chunk[c].id;
+      const float* row = x + std::size_t(global ? std::uint32_t(__ldg(global + id)) : id) * std::size_t(d);
       if (vec4) {
         const float4* r4 = reinterpret_cast<const float4*>(row);
         const float4* q4 = reinterpret_cast<const float4*>(m.query);
@@ -160,13 +161,72 @@ __device__ __forceinline__ void mergeChunk(WarpMemory& m, int& size, int ef, int
   size = newSize;
 }
 
+/// Everything a walk of one layer needs besides the warp's memory.
+struct Layer {
+  const std::int32_t* graph;  ///< rows of `stride` edges, in the layer's ids
+  int stride, useDegree;
+  const std::int32_t* global; ///< layer id → row of x (nullptr: the same)
+};
+
+/// Best-first expansion until no pool entry is unexpanded (the pool holds the layer's ids; the
+/// hash holds rows of x, so what one layer visited the other does not score again).
+template <int TEAM>
+__device__ void walkLayer(const float* __restrict__ x, int d, bool vec4, bool innerProduct,
+                          const Layer& layer, WarpMemory& m, int& size, int& visited, int ef,
+                          int hashBits, int lane) {
+  const int resetAt = (1 << hashBits) / 2;
+  for (;;) {
+    int found = -1; // the best unexpanded entry
+    for (int base = 0; base < size && found < 0; base += 32) {
+      const int i = base + lane;
+      const unsigned open = __ballot_sync(kFull, i < size && !(m.pool[i].id & kExpanded));
+      if (open)
+        found = base + __ffs(open) - 1;
+    }
+    if (found < 0)
+      return;
+    const std::uint32_t node = m.pool[found].id;
+    __syncwarp();
+    if (lane == 0)
+      m.pool[found].id = node | kExpanded;
+    if (visited > resetAt) { // visited deletion: keep only what the pool holds
+      __syncwarp();
+      for (int i = lane; i < (1 << hashBits); i += 32)
+        m.table[i] = kFree;
+      __syncwarp();
+      for (int i = lane; i < size; i += 32) {
+        const std::uint32_t id = m.pool[i].id & ~kExpanded;
+        hashInsert(m.table, hashBits, layer.global ? std::uint32_t(layer.global[id]) : id);
+      }
+      visited = size;
+    }
+    __syncwarp();
+    const std::int32_t* edges = layer.graph + std::size_t(node) * std::size_t(layer.stride);
+    for (int c = 0; c < layer.useDegree; c += 32) {
+      const int j = c + lane;
+      const std::int32_t nb = j < layer.useDegree ? __ldg(edges + j) : -1;
+      const bool fresh =
+          nb >= 0 && hashInsert(m.table, hashBits,
+                                layer.global ? std::uint32_t(__ldg(layer.global + nb)) : std::uint32_t(nb));
+      const unsigned mask = __ballot_sync(kFull, fresh);
+      if (fresh)
+        m.chunk[__popc(mask & ((1u << lane) - 1))] = Entry{0, std::uint32_t(nb)};
+      __syncwarp();
+      const int count = __popc(mask);
+      visited += count;
+      scoreChunk<TEAM>(x, d, vec4, innerProduct, layer.global, m, count, lane);
+      mergeChunk(m, size, ef, count, lane);
+    }
+  }
+}
+
 template <int TEAM>
 __global__ void __launch_bounds__(kWarps * 32)
 graphSearchKernel(const float* __restrict__ x, int d, int dPad, const std::int32_t* __restrict__ graph,
-                  int graphDegree, int useDegree, const std::int32_t* __restrict__ entries,
-                  int entryCount, const float* __restrict__ queries, std::int64_t nq, int ef, int k,
-                  int hashBits, bool innerProduct, std::int32_t* __restrict__ outIds,
-                  float* __restrict__ outScores) {
+                  int graphDegree, int useDegree, const std::int32_t* __restrict__ sample,
+                  const std::int32_t* __restrict__ upper, int entryCount,
+                  const float* __restrict__ queries, std::int64_t nq, int ef, int k, int hashBits,
+                  bool innerProduct, std::int32_t* __restrict__ outIds, float* __restrict__ outScores) {
   extern __shared__ __align__(16) unsigned char shared[];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const std::int64_t q = std::int64_t(blockIdx.x) * kWarps + warp;
@@ -186,63 +246,28 @@ graphSearchKernel(const float* __restrict__ x, int d, int dPad, const std::int32
     m.table[i] = kFree;
   __syncwarp();
   int size = 0, visited = 0;
-  const int resetAt = (1 << hashBits) / 2;
 
-  // Start from the entry points.
+  // The upper layer's entries (sample-local ids 0 … entryCount − 1).
   for (int c = 0; c < entryCount; c += 32) {
     const int e = c + lane;
-    const std::uint32_t id = e < entryCount ? std::uint32_t(entries[e]) : kNoId;
-    const bool fresh = id != kNoId && hashInsert(m.table, hashBits, id);
+    const bool fresh = e < entryCount && hashInsert(m.table, hashBits, std::uint32_t(sample[e]));
     const unsigned mask = __ballot_sync(kFull, fresh);
     if (fresh)
-      m.chunk[__popc(mask & ((1u << lane) - 1))] = Entry{0, id};
+      m.chunk[__popc(mask & ((1u << lane) - 1))] = Entry{0, std::uint32_t(e)};
     __syncwarp();
     const int count = __popc(mask);
     visited += count;
-    scoreChunk<TEAM>(x, d, vec4, innerProduct, m, count, lane);
+    scoreChunk<TEAM>(x, d, vec4, innerProduct, sample, m, count, lane);
     mergeChunk(m, size, ef, count, lane);
   }
-
-  for (;;) {
-    // The best unexpanded node.
-    int found = -1;
-    for (int base = 0; base < size && found < 0; base += 32) {
-      const int i = base + lane;
-      const unsigned open = __ballot_sync(kFull, i < size && !(m.pool[i].id & kExpanded));
-      if (open)
-        found = base + __ffs(open) - 1;
-    }
-    if (found < 0)
-      break;
-    const std::uint32_t node = m.pool[found].id;
-    __syncwarp();
-    if (lane == 0)
-      m.pool[found].id = node | kExpanded;
-    if (visited > resetAt) { // visited deletion: keep only what the pool holds
-      __syncwarp();
-      for (int i = lane; i < (1 << hashBits); i += 32)
-        m.table[i] = kFree;
-      __syncwarp();
-      for (int i = lane; i < size; i += 32)
-        hashInsert(m.table, hashBits, m.pool[i].id & ~kExpanded);
-      visited = size;
-    }
-    __syncwarp();
-    const std::int32_t* edges = graph + std::size_t(node) * std::size_t(graphDegree);
-    for (int c = 0; c < useDegree; c += 32) {
-      const int j = c + lane;
-      const std::int32_t nb = j < useDegree ? __ldg(edges + j) : -1;
-      const bool fresh = nb >= 0 && hashInsert(m.table, hashBits, std::uint32_t(nb));
-      const unsigned mask = __ballot_sync(kFull, fresh);
-      if (fresh)
-        m.chunk[__popc(mask & ((1u << lane) - 1))] = Entry{0, std::uint32_t(nb)};
-      __syncwarp();
-      const int count = __popc(mask);
-      visited += count;
-      scoreChunk<TEAM>(x, d, vec4, innerProduct, m, count, lane);
-      mergeChunk(m, size, ef, count, lane);
-    }
-  }
+  walkLayer<TEAM>(x, d, vec4, innerProduct, Layer{upper, graphDegree, graphDegree, sample}, m,
+                  size, visited, ef, hashBits, lane);
+  // Into the full graph: the pool's sample-local ids become rows, all to be expanded again.
+  for (int i = lane; i < size; i += 32)
+    m.pool[i].id = std::uint32_t(sample[m.pool[i].id & ~kExpanded]);
+  __syncwarp();
+  walkLayer<TEAM>(x, d, vec4, innerProduct, Layer{graph, graphDegree, useDegree, nullptr}, m,
+                  size, visited, ef, hashBits, lane);
   for (int j = lane; j < k; j += 32) {
     const bool has = j < size;
     outIds[q * k + j] = has ? std::int32_t(m.pool[j].id & ~kExpanded) : -1;
@@ -255,15 +280,16 @@ graphSearchKernel(const float* __restrict__ x, int d, int dPad, const std::int32
 struct DeviceGraphSearch::State {
   int device = 0;
   std::int64_t n = 0;
-  int d = 0, degree = 0, entryCount = 0;
+  int d = 0, degree = 0, sampleCount = 0;
   bool innerProduct = false;
   DeviceBuffer<float> x;
-  DeviceBuffer<std::int32_t> graph, entries;
+  DeviceBuffer<std::int32_t> graph, sample, upper;
 };
 
 DeviceGraphSearch::DeviceGraphSearch(const MatrixView<float>& vectors, const std::int32_t* graph,
-                                     int degree, const std::int32_t* entries, int entryCount,
-                                     Metric metric, const Context& context)
+                                     int degree, const std::int32_t* sample,
+                                     const std::int32_t* upper, int count, Metric metric,
+                                     const Context& context)
     : m_state(std::make_unique<State>()) {
   State& s = *m_state;
   NEARSCAPE_EXPECTS(vectors.cols <= 4096, "the GPU graph search holds queries of at most 4096 "
@@ -272,22 +298,24 @@ DeviceGraphSearch::DeviceGraphSearch(const MatrixView<float>& vectors, const std
   s.n = vectors.rows;
   s.d = int(vectors.cols);
   s.degree = degree;
-  s.entryCount = entryCount;
+  s.sampleCount = count;
   s.innerProduct = metric != Metric::L2;
   NEARSCAPE_CUDA_CHECK(cudaSetDevice(s.device));
   s.x = DeviceBuffer<float>(vectors.size());
   s.graph = DeviceBuffer<std::int32_t>(std::size_t(s.n) * std::size_t(degree));
-  s.entries = DeviceBuffer<std::int32_t>(std::size_t(entryCount));
+  s.sample = DeviceBuffer<std::int32_t>(std::size_t(count));
+  s.upper = DeviceBuffer<std::int32_t>(std::size_t(count) * std::size_t(degree));
   NEARSCAPE_CUDA_CHECK(cudaMemcpy(s.x.get(), vectors.data, vectors.size() * 4, cudaMemcpyHostToDevice));
   NEARSCAPE_CUDA_CHECK(cudaMemcpy(s.graph.get(), graph, s.graph.size() * 4, cudaMemcpyHostToDevice));
-  NEARSCAPE_CUDA_CHECK(cudaMemcpy(s.entries.get(), entries, s.entries.size() * 4, cudaMemcpyHostToDevice));
+  NEARSCAPE_CUDA_CHECK(cudaMemcpy(s.sample.get(), sample, s.sample.size() * 4, cudaMemcpyHostToDevice));
+  NEARSCAPE_CUDA_CHECK(cudaMemcpy(s.upper.get(), upper, s.upper.size() * 4, cudaMemcpyHostToDevice));
 }
 
 DeviceGraphSearch::~DeviceGraphSearch() = default;
 
 std::uint64_t DeviceGraphSearch::bytes() const {
   const State& s = *m_state;
-  return (s.x.size() + s.graph.size() + s.entries.size()) * 4;
+  return (s.x.size() + s.graph.size() + s.sample.size() + s.upper.size()) * 4;
 }
 
 void DeviceGraphSearch::search(const MatrixView<float>& queries, int k, int ef, int degree,
@@ -320,9 +348,9 @@ void DeviceGraphSearch::search(const MatrixView<float>& queries, int k, int ef, 
                                     cudaMemcpyHostToDevice));
     const unsigned blocks = unsigned((nq + kWarps - 1) / kWarps);
     kernel<<<blocks, kWarps * 32, sharedBytes>>>(
-        s.x.get(), s.d, dPad, s.graph.get(), s.degree, std::min(degree, s.degree), s.entries.get(),
-        std::min(entries, s.entryCount), q.get(), nq, ef, k, hashBits, s.innerProduct,
-        outIds.get(), outScores.get());
+        s.x.get(), s.d, dPad, s.graph.get(), s.degree, std::min(degree, s.degree), s.sample.get(),
+        s.upper.get(), std::min(entries, s.sampleCount), q.get(), nq, ef, k, hashBits,
+        s.innerProduct, outIds.get(), outScores.get());
     NEARSCAPE_CUDA_CHECK_LAUNCH();
     NEARSCAPE_CUDA_CHECK(cudaMemcpy(ids + b0 * k, outIds.get(), std::size_t(nq) * k * 4,
                                     cudaMemcpyDeviceToHost));

@@ -3,6 +3,7 @@
 #include "cuda/CudaApi.h"
 #include "index/SearchGraph.h"
 #include "nearscape/core/Dataset.h"
+#include "nearscape/core/Sampling.h"
 #include "nearscape/core/Error.h"
 #include "nearscape/knn/NnDescent.h"
 #include "util/Hash.h"
@@ -44,6 +45,13 @@ public:
     if (int(m_items.size()) > m_capacity)
       m_items.pop_back();
     m_cursor = std::min(m_cursor, at);
+  }
+  /// (score, id) of every node held, best first.
+  std::vector<std::pair<float, std::int32_t>> items() const {
+    std::vector<std::pair<float, std::int32_t>> out;
+    for (const Item& i : m_items)
+      out.push_back({i.score, i.id});
+    return out;
   }
   /// The best node not yet expanded (marking it expanded), or −1.
   std::int32_t next() {
@@ -149,7 +157,7 @@ std::unique_ptr<GraphIndex> GraphIndex::build(const MatrixView<float>& base, Met
   job.check();
   job.progress(0.9, "search graph");
   index->m_graph = optimiseSearchGraph(knn.ids.view(), degree, effectiveThreads(context));
-  index->addLongRangeEdges(job);
+  index->buildUpperLayer(job);
   index->attachDevice();
   index->m_buildSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -157,35 +165,33 @@ std::unique_ptr<GraphIndex> GraphIndex::build(const MatrixView<float>& base, Met
   return index;
 }
 
-void GraphIndex::addLongRangeEdges(JobControl& job) {
-  // A seeded sample of ~8·√n nodes (every cluster of more than √n/8 items is likely to hold
-  // one), its exact kNN graph, pruned, folded into the graph; the first of the sample (random
-  // order) are the entry points.
+void GraphIndex::buildUpperLayer(JobControl& job) {
   const std::int64_t n = size(), d = dim();
-  const std::int64_t count =
-      std::min<std::int64_t>(n, std::max<std::int64_t>(kMaxEntries, std::llround(8.0 * std::sqrt(double(n)))));
-  std::vector<std::int32_t> sample;
-  std::vector<bool> taken(std::size_t(n), false);
-  for (std::uint64_t draw = 0; std::int64_t(sample.size()) < count; ++draw) {
-    const auto id = std::int32_t(mixBits(m_context.seed * 0x632be59bd9b4e019ull + draw) %
-                                 std::uint64_t(n));
-    if (!taken[std::size_t(id)])
-      taken[std::size_t(id)] = true, sample.push_back(id);
-  }
-  m_entries.assign(sample.begin(), sample.begin() + std::min<std::int64_t>(kMaxEntries, count));
-  const int sampleDegree = std::max(1, m_degree / 2);
-  if (count < 3 || sampleDegree >= count)
+  const std::int64_t count = std::min<std::int64_t>(
+      n, std::max<std::int64_t>(kMaxEntries, std::llround(8.0 * std::sqrt(double(n)))));
+  m_sample.clear();
+  for (const std::int64_t r : seededSample(n, count, m_context.seed ^ 0x5a3b1eull))
+    m_sample.push_back(std::int32_t(r));
+  // Sorted ids would put the entries (the first of the sample) in one corner: shuffle, seeded.
+  for (std::size_t i = m_sample.size(); i > 1; --i)
+    std::swap(m_sample[i - 1], m_sample[std::size_t(mixBits(m_context.seed + i) % i)]);
+  m_upper.assign(std::size_t(count) * std::size_t(m_degree), -1);
+  if (count < 3)
     return;
   std::vector<float> rows(std::size_t(count) * std::size_t(d));
   for (std::int64_t s = 0; s < count; ++s)
-    std::memcpy(rows.data() + s * d, m_vectors.view.row(sample[std::size_t(s)]), std::size_t(d) * 4);
+    std::memcpy(rows.data() + s * d, m_vectors.view.row(m_sample[std::size_t(s)]), std::size_t(d) * 4);
   const int k = int(std::min<std::int64_t>(count - 1, 2 * std::int64_t(m_degree)));
-  const KnnResult knn = knnGraph({rows.data(), count, d},
-                                 k, m_metric == Metric::L2 ? Metric::L2 : Metric::InnerProduct,
+  const KnnResult knn = knnGraph({rows.data(), count, d}, k,
+                                 m_metric == Metric::L2 ? Metric::L2 : Metric::InnerProduct,
                                  m_context, job);
-  const std::vector<std::int32_t> pruned =
-      optimiseSearchGraph(knn.ids.view(), std::min(sampleDegree, k), effectiveThreads(m_context));
-  index::addLongRangeEdges(m_graph, m_degree, sample, pruned, std::min(sampleDegree, k));
+  const int upperDegree = std::min(m_degree, k);
+  const std::vector<std::int32_t> upper =
+      optimiseSearchGraph(knn.ids.view(), upperDegree, effectiveThreads(m_context));
+  for (std::int64_t s = 0; s < count; ++s)
+    std::copy(upper.begin() + s * upperDegree, upper.begin() + (s + 1) * upperDegree,
+              m_upper.begin() + s * m_degree);
+  index::addLongRangeEdges(m_graph, m_degree, m_sample, m_upper, m_degree);
 }
 
 void GraphIndex::attachDevice() {
@@ -194,8 +200,8 @@ void GraphIndex::attachDevice() {
     return;
   try {
     m_device = std::make_unique<cuda::DeviceGraphSearch>(
-        m_vectors.view, m_graph.data(), m_degree, m_entries.data(), int(m_entries.size()),
-        m_metric, m_context);
+        m_vectors.view, m_graph.data(), m_degree, m_sample.data(), m_upper.data(),
+        int(m_sample.size()), m_metric, m_context);
     m_backend = Backend::Cuda;
   } catch (const DeviceOutOfMemory&) {
     if (m_context.backend == Backend::Cuda)
@@ -211,8 +217,9 @@ std::vector<IndexParameter> GraphIndex::searchParameters() const {
       {"ef", "candidates kept during the search (at least k)", 1, maxQueue,
        std::min(64.0, maxQueue), true, true},
       {"degree", "edges of each node followed", 1, double(m_degree), double(m_degree), true, true},
-      {"entries", "seeded entry points the search starts from", 1, double(m_entries.size()),
-       std::min(16.0, double(m_entries.size())), true, true},
+      {"entries", "entry points of the upper layer's walk", 1,
+       double(std::min<std::size_t>(kMaxEntries, m_sample.size())),
+       std::min(16.0, double(m_sample.size())), true, true},
   };
 }
 
@@ -221,7 +228,7 @@ ParameterValues GraphIndex::buildValues() const {
 }
 
 std::uint64_t GraphIndex::bytes() const {
-  return m_graph.size() * 4 + m_entries.size() * 4 + m_vectors.bytes();
+  return (m_graph.size() + m_sample.size() + m_upper.size()) * 4 + m_vectors.bytes();
 }
 
 KnnResult GraphIndex::search(const MatrixView<float>& queries, int k, const ParameterValues& params,
@@ -273,35 +280,45 @@ KnnResult GraphIndex::searchCpu(const MatrixView<float>& queries, int k, int ef,
       if (visitedSize != x.rows)
         visited = std::make_unique<Visited>(x.rows), visitedSize = x.rows;
       Pool pool(ef);
+      std::vector<std::pair<float, std::int32_t>> found;
       std::int32_t fresh[256];
 #pragma omp for schedule(dynamic, 8)
       for (std::int64_t i = b0; i < b1; ++i) {
         const float* query = q.view.row(i);
         visited->nextQuery();
-        pool.clear();
-        for (int e = 0; e < entries; ++e) {
-          const std::int32_t id = m_entries[std::size_t(e)];
-          visited->visit(id);
-          pool.insert(workingScore(m_metric, query, x.row(id), d), id);
-        }
-        for (std::int32_t node; (node = pool.next()) >= 0;) {
-          const std::int32_t* edges = m_graph.data() + std::size_t(node) * std::size_t(m_degree);
-          int count = 0;
-          for (int j = 0; j < degree; ++j) {
-            const std::int32_t nb = edges[j];
-            if (nb < 0)
-              break;
-            if (visited->visit(nb)) {
-              fresh[count++] = nb;
-              __builtin_prefetch(x.row(nb));
+        // Best-first walk of one layer; pool ids are the layer's, `global` maps them to rows.
+        auto walk = [&](const std::int32_t* graph, int useDegree, const std::int32_t* global) {
+          for (std::int32_t node; (node = pool.next()) >= 0;) {
+            const std::int32_t* edges = graph + std::size_t(node) * std::size_t(m_degree);
+            int count = 0;
+            for (int j = 0; j < useDegree; ++j) {
+              const std::int32_t nb = edges[j];
+              if (nb < 0)
+                break;
+              if (visited->visit(global ? global[nb] : nb)) {
+                fresh[count++] = nb;
+                __builtin_prefetch(x.row(global ? global[nb] : nb));
+              }
+            }
+            for (int j = 0; j < count; ++j) {
+              const float s = workingScore(m_metric, query, x.row(global ? global[fresh[j]] : fresh[j]), d);
+              if (!pool.full() || s < pool.worst())
+                pool.insert(s, fresh[j]);
             }
           }
-          for (int j = 0; j < count; ++j) {
-            const float s = workingScore(m_metric, query, x.row(fresh[j]), d);
-            if (!pool.full() || s < pool.worst())
-              pool.insert(s, fresh[j]);
-          }
+        };
+        // The upper layer from its entries, then the full graph from what it found.
+        pool.clear();
+        for (int e = 0; e < entries; ++e) {
+          visited->visit(m_sample[std::size_t(e)]);
+          pool.insert(workingScore(m_metric, query, x.row(m_sample[std::size_t(e)]), d), e);
         }
+        walk(m_upper.data(), m_degree, m_sample.data());
+        found = pool.items();
+        pool.clear();
+        for (const auto& [score, local] : found)
+          pool.insert(score, m_sample[std::size_t(local)]);
+        walk(m_graph.data(), degree, nullptr);
         pool.emit(m_metric, k, ids.data() + i * k, dists.data() + i * k);
       }
     }
@@ -316,7 +333,9 @@ KnnResult GraphIndex::searchCpu(const MatrixView<float>& queries, int k, int ef,
 }
 
 std::vector<AnnIndex::Section> GraphIndex::sections() const {
-  return {{m_graph.data(), m_graph.size() * 4}, {m_entries.data(), m_entries.size() * 4}};
+  return {{m_graph.data(), m_graph.size() * 4},
+          {m_sample.data(), m_sample.size() * 4},
+          {m_upper.data(), m_upper.size() * 4}};
 }
 
 std::unique_ptr<GraphIndex> GraphIndex::load(const io::ChecksummedFile& file,
@@ -326,22 +345,30 @@ std::unique_ptr<GraphIndex> GraphIndex::load(const io::ChecksummedFile& file,
   std::unique_ptr<GraphIndex> index(new GraphIndex(base, metric, context));
   index->m_degree = build.at("degree").get<int>();
   index->m_buildK = build.at("build_k").get<int>();
-  const std::size_t graphCells = std::size_t(base.rows) * std::size_t(std::max(0, index->m_degree));
-  // The body: the graph, then the entry points (whatever is left).
-  const std::int64_t entries = std::int64_t(file.bodySize / 4) - std::int64_t(graphCells);
-  if (index->m_degree < 1 || index->m_degree > 256 || file.bodySize % 4 != 0 || entries < 1 ||
-      entries > kMaxEntries)
+  // The body: the graph (n × degree), the sample (S), the upper graph (S × degree).
+  const std::int64_t deg = index->m_degree;
+  if (deg < 1 || deg > 256 || file.bodySize % 4 != 0)
     throw FormatError("the graph index's sizes do not match its file");
-  index->m_graph.resize(graphCells);
-  index->m_entries.resize(std::size_t(entries));
-  std::memcpy(index->m_graph.data(), file.body, graphCells * 4);
-  std::memcpy(index->m_entries.data(), file.body + graphCells * 4, std::size_t(entries) * 4);
+  const std::int64_t cells = std::int64_t(file.bodySize / 4), graphCells = base.rows * deg;
+  const std::int64_t count = (cells - graphCells) / (1 + deg);
+  if (count < 1 || count > base.rows || graphCells + count * (1 + deg) != cells)
+    throw FormatError("the graph index's sizes do not match its file");
+  auto take = [&](std::vector<std::int32_t>& into, std::int64_t at, std::int64_t size) {
+    into.resize(std::size_t(size));
+    std::memcpy(into.data(), file.body + at * 4, std::size_t(size) * 4);
+  };
+  take(index->m_graph, 0, graphCells);
+  take(index->m_sample, graphCells, count);
+  take(index->m_upper, graphCells + count, count * deg);
   for (const std::int32_t id : index->m_graph)
     if (id < -1 || id >= base.rows)
       throw FormatError("the graph index holds an out-of-range id");
-  for (const std::int32_t id : index->m_entries)
+  for (const std::int32_t id : index->m_sample)
     if (id < 0 || id >= base.rows)
-      throw FormatError("the graph index holds an out-of-range entry point");
+      throw FormatError("the graph index holds an out-of-range sample id");
+  for (const std::int32_t id : index->m_upper)
+    if (id < -1 || id >= count)
+      throw FormatError("the graph index's upper layer holds an out-of-range id");
   index->m_buildSeconds = file.header.value("build_seconds", 0.0);
   index->attachDevice();
   return index;

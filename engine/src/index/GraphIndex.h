@@ -45,8 +45,9 @@ protected:
 
 private:
   GraphIndex(const MatrixView<float>& base, Metric metric, const Context& context);
-  /// Long-range edges from a seeded sample (SearchGraph.h), whose first nodes become the entries.
-  void addLongRangeEdges(JobControl& job);
+  /// The upper layer: a seeded sample and its own pruned graph; half of its edges also go into
+  /// the sampled nodes' rows (SearchGraph.h, long-range edges).
+  void buildUpperLayer(JobControl& job);
   void attachDevice();
   KnnResult searchCpu(const MatrixView<float>& queries, int k, int ef, int degree, int entries,
                       JobControl& job) const;
@@ -58,7 +59,12 @@ private:
   int m_degree = 0;
   int m_buildK = 0;
   std::vector<std::int32_t> m_graph;   ///< n × degree
-  std::vector<std::int32_t> m_entries; ///< seeded entry points, the first `entries` are used
+  /// The upper layer (HNSW's idea, one level): a seeded random sample of ~8·√n nodes and their
+  /// graph (sample-local ids, degree m_degree). A search first walks it from its first
+  /// `entries` nodes, then starts the full graph from what it found: on clustered data a walk
+  /// from random entries would stay in the clusters it starts in.
+  std::vector<std::int32_t> m_sample;
+  std::vector<std::int32_t> m_upper;
   std::unique_ptr<cuda::DeviceGraphSearch> m_device;
 };
 
