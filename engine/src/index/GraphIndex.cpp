@@ -107,8 +107,8 @@ private:
 };
 
 /// NN-Descent for a search graph: the graph is pruned afterwards and need not be as good as a kNN
-/// graph people look at, so half the usual sample (measured on fashion-mnist: 27 s instead of 38 s
-/// at k = 32, the same recall/QPS front).
+/// graph people look at, so half the usual sample (measured on fashion-mnist, k = 32: 27 s
+/// instead of 38 s, the same recall/QPS front).
 NnDescentParams buildGraphParams(int k) {
   NnDescentParams p;
   p.sampleSize = std::max(8, k / 2);
