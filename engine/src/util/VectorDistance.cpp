@@ -68,6 +68,16 @@ __attribute__((target("avx2,fma"))) float dotAvx2(const float* a, const float* b
   return s;
 }
 
+/// The sum of 16 lanes (GCC 12's _mm512_reduce_add_ps trips -Wuninitialized in its own header).
+__attribute__((target("avx512f"))) float hsum512(__m512 v) {
+  alignas(64) float lanes[16];
+  _mm512_store_ps(lanes, v);
+  float s = 0;
+  for (float x : lanes)
+    s += x;
+  return s;
+}
+
 __attribute__((target("avx512f"))) float l2Avx512(const float* a, const float* b, std::int64_t d) {
   __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
   std::int64_t i = 0;
@@ -84,7 +94,7 @@ __attribute__((target("avx512f"))) float l2Avx512(const float* a, const float* b
       s0 = _mm512_fmadd_ps(e, e, s0);
     }
   }
-  return _mm512_reduce_add_ps(_mm512_add_ps(s0, s1));
+  return hsum512(_mm512_add_ps(s0, s1));
 }
 
 __attribute__((target("avx512f"))) float dotAvx512(const float* a, const float* b, std::int64_t d) {
@@ -98,7 +108,7 @@ __attribute__((target("avx512f"))) float dotAvx512(const float* a, const float* 
     const __mmask16 m = d - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (d - i)) - 1);
     s0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, a + i), _mm512_maskz_loadu_ps(m, b + i), s0);
   }
-  return _mm512_reduce_add_ps(_mm512_add_ps(s0, s1));
+  return hsum512(_mm512_add_ps(s0, s1));
 }
 
 using Kernel = float (*)(const float*, const float*, std::int64_t);
