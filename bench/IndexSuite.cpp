@@ -57,23 +57,16 @@ int runIndex(const IndexArgs& a) {
   const Metric metric = ds.metric.value_or(Metric::L2);
 
   // Queries: a file, or rows held out of the data (seeded).
-  std::vector<float> baseCopy, queryCopy;
+  HeldOut held;
   MatrixView<float> base = ds.vectors.view(), queries;
   Dataset qds;
   if (!a.queries.empty()) {
     qds = openDataset(a.queries, options);
     queries = qds.vectors.view();
   } else {
-    const std::int64_t n = ds.size(), d = ds.dim();
-    std::vector<bool> isQuery(std::size_t(n), false);
-    for (std::int64_t r : seededSample(n, std::min(a.holdout, n / 2), 99))
-      isQuery[std::size_t(r)] = true;
-    for (std::int64_t r = 0; r < n; ++r)
-      (isQuery[std::size_t(r)] ? queryCopy : baseCopy)
-          .insert((isQuery[std::size_t(r)] ? queryCopy : baseCopy).end(), ds.vectors.row(r),
-                  ds.vectors.row(r) + d);
-    base = {baseCopy.data(), std::int64_t(baseCopy.size()) / d, d};
-    queries = {queryCopy.data(), std::int64_t(queryCopy.size()) / d, d};
+    held = holdOutRows(ds.vectors.view(), std::min(a.holdout, ds.size() / 2), 99);
+    base = held.baseView();
+    queries = held.queryView();
   }
 
   // Ground truth by our exact search, timed: the exact row of the comparison.

@@ -87,29 +87,20 @@ int runSweepCommand(const SweepArgs& args) {
   NEARSCAPE_EXPECTS(args.k >= 1, "--k must be at least 1");
 
   // The base and the queries: given queries, or a seeded sample held out of the base.
-  std::vector<float> baseCopy, queryCopy;
-  std::vector<std::int64_t> baseRows; // base row → data row, when rows were held out
+  HeldOut held; // when no queries are given
   MatrixView<float> base = data.vectors.view(), queries;
   Dataset queryData;
   if (!args.queries.empty()) {
     queryData = openDataset(args.queries, options, job);
     queries = queryData.vectors.view();
   } else {
-    const std::int64_t n = data.size(), d = data.dim();
-    const std::int64_t held = std::min(args.holdout, n / 2);
-    NEARSCAPE_EXPECTS(held >= 1, "the data is too small to hold queries out of it; give --queries");
-    std::vector<bool> isQuery(std::size_t(n), false);
-    for (const std::int64_t r : seededSample(n, held, context.seed))
-      isQuery[std::size_t(r)] = true;
-    for (std::int64_t r = 0; r < n; ++r) {
-      std::vector<float>& into = isQuery[std::size_t(r)] ? queryCopy : baseCopy;
-      into.insert(into.end(), data.vectors.row(r), data.vectors.row(r) + d);
-      if (!isQuery[std::size_t(r)])
-        baseRows.push_back(r);
-    }
-    base = {baseCopy.data(), n - held, d};
-    queries = {queryCopy.data(), held, d};
+    const std::int64_t count = std::min(args.holdout, data.size() / 2);
+    NEARSCAPE_EXPECTS(count >= 1, "the data is too small to hold queries out of it; give --queries");
+    held = holdOutRows(data.vectors.view(), count, context.seed);
+    base = held.baseView();
+    queries = held.queryView();
   }
+  const std::vector<std::int64_t>& baseRows = held.baseRows;
 
   // Ground truth: given, or our exact search.
   auto t = std::chrono::steady_clock::now();

@@ -1,6 +1,7 @@
 // ANN indexes (graph, IVF-Flat), k-means, sweeps and the Pareto front: recall thresholds per
 // index, metric and backend (CUDA rows QSKIP without a device), save/load, corrupted files,
 // parameter errors, cancellation.
+#include "DeviceSkip.h"
 #include "nearscape/Nearscape.h"
 
 #include <QTemporaryDir>
@@ -53,12 +54,6 @@ Context contextFor(Backend backend) {
 
 } // namespace
 
-#define SKIP_WITHOUT_DEVICE(backend)                                                               \
-  do {                                                                                             \
-    if ((backend) == Backend::Cuda && !queryDevice(0).usable)                                      \
-      QSKIP(qPrintable("no usable CUDA device: " +                                                 \
-                       QString::fromStdString(queryDevice(0).reason)));                            \
-  } while (false)
 
 class TestIndex : public QObject {
   Q_OBJECT

@@ -1,5 +1,6 @@
 // Exact kNN against a float64 brute force, for every metric and backend (CUDA rows QSKIP without
 // a device), on awkward shapes, ties, duplicates, zero vectors and large norms.
+#include "DeviceSkip.h"
 #include "nearscape/Nearscape.h"
 
 #include <QTest>
@@ -31,14 +32,6 @@ bool sameAsReference(const KnnResult& got, const KnnResult& ref, QString& why) {
 }
 
 } // namespace
-
-/// CUDA rows skip, with the reason, where no device is usable (QSKIP must run in the test itself).
-#define SKIP_WITHOUT_DEVICE(backend)                                                               \
-  do {                                                                                             \
-    if ((backend) == Backend::Cuda && !queryDevice(0).usable)                                      \
-      QSKIP(qPrintable("no usable CUDA device: " +                                                 \
-                       QString::fromStdString(queryDevice(0).reason)));                            \
-  } while (false)
 
 class TestKnn : public QObject {
   Q_OBJECT

@@ -243,16 +243,13 @@ KnnResult GraphIndex::search(const MatrixView<float>& queries, int k, const Para
   KnnResult r;
 #ifdef NEARSCAPE_WITH_CUDA
   if (m_device && ef <= cuda::DeviceGraphSearch::kMaxQueue) {
-    const WorkingVectors q = workingQueries(queries, m_metric, effectiveThreads(m_context));
+    const WorkingVectors q(queries, m_metric, effectiveThreads(m_context));
     std::vector<std::int32_t> ids(std::size_t(queries.rows) * std::size_t(k));
     std::vector<float> scores(ids.size());
     m_device->search(q.view, k, ef, degree, entries, ids.data(), scores.data(), job);
     for (float& s : scores)
       s = reportedDistance(m_metric, s);
-    r.ids = Matrix<std::int32_t>(std::move(ids), queries.rows, k);
-    r.distances = Matrix<float>(std::move(scores), queries.rows, k);
-    r.backend = Backend::Cuda;
-    r.device = describeBackend(m_context);
+    r = searchResult(std::move(ids), std::move(scores), queries.rows, k, Backend::Cuda, m_context);
   }
 #endif
   if (r.ids.empty())
@@ -264,7 +261,7 @@ KnnResult GraphIndex::search(const MatrixView<float>& queries, int k, const Para
 KnnResult GraphIndex::searchCpu(const MatrixView<float>& queries, int k, int ef, int degree,
                                 int entries, JobControl& job) const {
   const int threads = effectiveThreads(m_context);
-  const WorkingVectors q = workingQueries(queries, m_metric, threads);
+  const WorkingVectors q(queries, m_metric, threads);
   const MatrixView<float> x = m_vectors.view;
   const std::int64_t d = x.cols;
   std::vector<std::int32_t> ids(std::size_t(queries.rows) * std::size_t(k));
@@ -324,12 +321,7 @@ KnnResult GraphIndex::searchCpu(const MatrixView<float>& queries, int k, int ef,
     }
     job.progress(double(b1) / double(queries.rows), "graph search");
   }
-  KnnResult r;
-  r.ids = Matrix<std::int32_t>(std::move(ids), queries.rows, k);
-  r.distances = Matrix<float>(std::move(dists), queries.rows, k);
-  r.backend = Backend::Cpu;
-  r.device = describeBackend(Context{Backend::Cpu, m_context.threads});
-  return r;
+  return searchResult(std::move(ids), std::move(dists), queries.rows, k, Backend::Cpu, m_context);
 }
 
 std::vector<AnnIndex::Section> GraphIndex::sections() const {

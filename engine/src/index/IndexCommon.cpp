@@ -61,8 +61,16 @@ WorkingVectors::WorkingVectors(const MatrixView<float>& base, Metric metric, int
   view = {normalised.data(), base.rows, base.cols};
 }
 
-WorkingVectors workingQueries(const MatrixView<float>& queries, Metric metric, int threads) {
-  return WorkingVectors(queries, metric, threads);
+KnnResult searchResult(std::vector<std::int32_t> ids, std::vector<float> distances,
+                       std::int64_t rows, int k, Backend backend, const Context& context) {
+  KnnResult r;
+  r.ids = Matrix<std::int32_t>(std::move(ids), rows, k);
+  r.distances = Matrix<float>(std::move(distances), rows, k);
+  r.backend = backend;
+  Context where = context;
+  where.backend = backend;
+  r.device = describeBackend(where);
+  return r;
 }
 
 void checkSearch(const MatrixView<float>& queries, int k, std::int64_t n, std::int64_t d) {

@@ -28,6 +28,8 @@ struct WorkingVectors {
   MatrixView<float> view;
 
   WorkingVectors(const MatrixView<float>& base, Metric metric, int threads);
+  WorkingVectors(const WorkingVectors&) = delete; // `view` may point into `normalised`
+  WorkingVectors& operator=(const WorkingVectors&) = delete;
   std::uint64_t bytes() const { return normalised.size() * sizeof(float); }
 };
 
@@ -97,7 +99,8 @@ private:
 /// Checks a search call's k and queries against an index of n rows and dimension d.
 void checkSearch(const MatrixView<float>& queries, int k, std::int64_t n, std::int64_t d);
 
-/// The working form of the queries (normalised copies for cosine; the queries otherwise).
-WorkingVectors workingQueries(const MatrixView<float>& queries, Metric metric, int threads);
+/// A search's result from its rows × k ids and distances.
+KnnResult searchResult(std::vector<std::int32_t> ids, std::vector<float> distances,
+                       std::int64_t rows, int k, Backend backend, const Context& context);
 
 } // namespace nearscape::index

@@ -89,7 +89,7 @@ KnnResult IvfFlatIndex::search(const MatrixView<float>& queries, int k,
   rejectUnknown(known, params, "ivf search");
   const int nprobe = int(parameterValue(known, params, "nprobe"));
   const int threads = effectiveThreads(m_context);
-  const WorkingVectors q = workingQueries(queries, m_metric, threads);
+  const WorkingVectors q(queries, m_metric, threads);
   std::vector<std::int32_t> ids(std::size_t(queries.rows) * std::size_t(k));
   std::vector<float> dists(ids.size());
   constexpr std::int64_t kBatch = 4096; // queries between cancellation checks
@@ -119,11 +119,7 @@ KnnResult IvfFlatIndex::search(const MatrixView<float>& queries, int k,
     }
     job.progress(double(b1) / double(queries.rows), "ivf search");
   }
-  KnnResult r;
-  r.ids = Matrix<std::int32_t>(std::move(ids), queries.rows, k);
-  r.distances = Matrix<float>(std::move(dists), queries.rows, k);
-  r.backend = Backend::Cpu;
-  r.device = describeBackend(Context{Backend::Cpu, m_context.threads});
+  KnnResult r = searchResult(std::move(ids), std::move(dists), queries.rows, k, Backend::Cpu, m_context);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;
 }
