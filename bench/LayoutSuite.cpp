@@ -13,16 +13,26 @@
 namespace nearscape::bench {
 namespace {
 
+/// --backend's value as a Context.
+Context contextFor(const std::string& backend, int threads) {
+  Context context;
+  context.threads = threads;
+  const auto parsed = parseBackend(backend);
+  if (!parsed)
+    throw InvalidArgument("--backend must be auto, cpu or cuda");
+  context.backend = *parsed;
+  return context;
+}
+
 struct LayoutArgs {
-  std::string data, label, jsonOut, peer = "umap-learn";
+  std::string data, label, jsonOut, peer = "umap-learn", backend = "auto";
   int dim = 2, k = 15, repeats = 1, threads = 0;
   std::string python = "/usr/bin/python3";
   std::string peersDir = NEARSCAPE_PEERS_DIR;
 };
 
 int runLayout(const LayoutArgs& a) {
-  Context context;
-  context.threads = a.threads;
+  const Context context = contextFor(a.backend, a.threads);
   OpenOptions options;
   options.loadThumbnails = false;
   const Dataset ds = openDataset(a.data, options);
@@ -32,11 +42,13 @@ int runLayout(const LayoutArgs& a) {
   const std::string peerOut =
       (std::filesystem::temp_directory_path() / "nearscape-bench" / "layout-peer.npy").string();
 
-  std::vector<double> ours, theirs, oursKept, theirsKept;
+  std::vector<double> ours, oursGraph, oursMap, theirs, oursKept, theirsKept;
   KnnResult truth; // exact 10-NN, the judge of both maps
   for (int r = 0; r < a.repeats; ++r) {
     const auto t = std::chrono::steady_clock::now();
     const KnnResult g = knnGraph(x, a.k, Metric::L2, context);
+    oursGraph.push_back(secondsSince(t));
+    const auto t1 = std::chrono::steady_clock::now();
     PcaParams pp;
     pp.components = a.dim;
     pp.maxSampleRows = 25000;
@@ -44,6 +56,7 @@ int runLayout(const LayoutArgs& a) {
     LayoutParams lp;
     lp.dim = a.dim;
     const Matrix<float> xy = layoutGraph(g.ids.view(), g.distances.view(), pca.coordinates.view(), lp, context);
+    oursMap.push_back(secondsSince(t1));
     ours.push_back(secondsSince(t));
     if (truth.ids.empty())
       truth = g; // exact, k ≥ 10: its first 10 columns are the true 10-NN
@@ -61,12 +74,15 @@ int runLayout(const LayoutArgs& a) {
   std::vector<Row> table;
   std::ostringstream note;
   note << "10-NN kept: ours " << median(oursKept) << ", peer " << median(theirsKept)
-       << " (graph included in both times)";
+       << " (graph included in both times; ours: graph " << median(oursGraph) << " s + PCA and map "
+       << median(oursMap) << " s on " << describeBackend(context) << ")";
   table.push_back({label + " " + std::to_string(a.dim) + "D map", median(ours), a.peer, median(theirs), note.str()});
   printTable("layout (median of " + std::to_string(a.repeats) + ", interleaved)", table);
   if (!a.jsonOut.empty()) {
     nlohmann::json j = {{"suite", "layout"}, {"data", label}, {"rows", x.rows}, {"dim", a.dim},
+                        {"backend", describeBackend(context)},
                         {"ours_s", median(ours)}, {"ours_runs", ours}, {"ours_kept10", median(oursKept)},
+                        {"ours_graph_s", median(oursGraph)}, {"ours_map_s", median(oursMap)},
                         {"peer", a.peer}, {"peer_s", median(theirs)}, {"peer_runs", theirs},
                         {"peer_kept10", median(theirsKept)}};
     std::ofstream(a.jsonOut) << j.dump(2) << '\n';
@@ -77,13 +93,12 @@ int runLayout(const LayoutArgs& a) {
 }
 
 struct MstArgs {
-  std::string data, label, graph;
+  std::string data, label, graph, backend = "auto";
   int k = 10, queries = 1000, threads = 0;
 };
 
 int runMst(const MstArgs& a) {
-  Context context;
-  context.threads = a.threads;
+  const Context context = contextFor(a.backend, a.threads);
   OpenOptions options;
   options.loadThumbnails = false;
   const Dataset ds = openDataset(a.data, options);
@@ -97,8 +112,12 @@ int runMst(const MstArgs& a) {
   const UndirectedGraph graph = symmetrizeKnnGraph(g.ids.view(), g.distances.view(), Metric::L2);
   const double symSeconds = secondsSince(t);
   t = std::chrono::steady_clock::now();
-  const SpanningForest forest(graph);
+  const SpanningForest forest(graph, context);
   const double mstSeconds = secondsSince(t);
+  Context cpu = context;
+  cpu.backend = Backend::Cpu;
+  const bool compare = resolveBackend(context) == Backend::Cuda;
+  const double kruskalSeconds = compare ? SpanningForest(graph, cpu).timings().edges : 0.0;
   std::mt19937_64 rng(5);
   std::uniform_int_distribution<std::int32_t> pick(0, std::int32_t(ds.size() - 1));
   std::vector<double> perQuery;
@@ -112,10 +131,18 @@ int runMst(const MstArgs& a) {
   }
   const std::string label = a.label.empty() ? std::filesystem::path(a.data).filename().string() : a.label;
   std::ostringstream note;
-  note << graph.edgeCount() << " edges, " << forest.treeCount() << " trees; symmetrise "
-       << symSeconds << " s; path p50 " << median(perQuery) * 1e3 << " ms, mean "
-       << steps / a.queries << " steps";
-  printTable("MST and min-max paths (CPU)", {{label + " MST", mstSeconds, "none", 0, note.str()}});
+  const SpanningForest::Timings& times = forest.timings();
+  note << graph.edgeCount() << " edges, " << forest.treeCount() << " trees, weight "
+       << forest.totalWeight() << "; " << forest.builtOn() << ": edges " << times.edges * 1e3
+       << " ms";
+  if (compare)
+    note << " (on the device " << times.device * 1e3 << " ms)";
+  note << ", rooting " << times.rooting * 1e3 << " ms; symmetrise " << symSeconds
+       << " s; path p50 " << median(perQuery) * 1e3 << " ms, mean " << steps / a.queries
+       << " steps";
+  printTable("MST and min-max paths (" + describeBackend(context) + ")",
+             {{label + " MST", mstSeconds, compare ? "our CPU Kruskal" : "none", kruskalSeconds,
+               note.str()}});
   return 0;
 }
 
@@ -204,6 +231,7 @@ void addLayoutSuite(CLI::App& app, int& exitCode) {
   cmd->add_option("--repeats", a->repeats)->capture_default_str();
   cmd->add_option("--peer", a->peer, "umap-learn or none")->capture_default_str();
   cmd->add_option("--threads", a->threads);
+  cmd->add_option("--backend", a->backend, "auto, cpu or cuda")->capture_default_str();
   cmd->add_option("--python", a->python)->capture_default_str();
   cmd->add_option("--peers-dir", a->peersDir)->capture_default_str();
   cmd->add_option("--label", a->label);
@@ -226,6 +254,7 @@ void addMstSuite(CLI::App& app, int& exitCode) {
   cmd->add_option("--k", a->k)->capture_default_str();
   cmd->add_option("--queries", a->queries)->capture_default_str();
   cmd->add_option("--threads", a->threads);
+  cmd->add_option("--backend", a->backend, "auto, cpu or cuda")->capture_default_str();
   cmd->add_option("--label", a->label);
   cmd->callback([a, &exitCode] {
     try {

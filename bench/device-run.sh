@@ -9,13 +9,16 @@ mkdir -p "$out" /tmp/data
 tar -C /tmp -xJf "$pack/gpu.tar.xz"
 export LD_LIBRARY_PATH=/tmp/.gpu/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 bin=/tmp/.gpu/bin
+# The tests open the default data set where Debian puts it.
+[ -e /usr/share/datasets/fashion-mnist ] ||
+  { mkdir -p /usr/share/datasets && ln -s "$(realpath "$pack")/fashion-mnist" /usr/share/datasets/fashion-mnist; } 2>/dev/null
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$out/device.txt"
 for s in ${SUITES:-tests fashion}; do
   case $s in
     tests)
       $bin/tst_gpu_norms 2>&1 | tail -3 | tee -a "$out/tests.log"
       $bin/tst_knn 2>&1 | grep -E "FAIL|Totals|what|Loc" | tee -a "$out/tests.log"
-      for t in tst_nndescent tst_graph tst_index; do [ -x $bin/$t ] && $bin/$t 2>&1 | grep -E "FAIL|Totals" | tee -a "$out/tests.log"; done ;;
+      for t in tst_nndescent tst_graph tst_layout tst_index; do [ -x $bin/$t ] && $bin/$t 2>&1 | grep -E "FAIL|Totals" | tee -a "$out/tests.log"; done ;;
     fashion)
       $bin/nearscape-bench exact --data "$pack/fashion-mnist" --label fashion-mnist --k 10 \
         --backend cuda --peer torch-fp32 --python python3 --peers-dir bench/peers --repeats 3 \
@@ -47,5 +50,12 @@ for s in ${SUITES:-tests fashion}; do
         --label $set-1M-128 --k 10 --backend cuda --index graph ${BUILD:-} \
         --values ${VALUES:-10,16,24,32,48,64,96,128,192,256,384,512} --target 0.99 \
         --json "$out/$s.json" 2>&1 | tee -a "$out/bench.log" ;;
+    map-manifold|map-fashion)
+      if [ $s = map-fashion ]; then data="$pack/fashion-mnist"; label=fashion-mnist; else
+        [ -f /tmp/data/manifold_base.npy ] || python3 "$pack/make-data" manifold /tmp/data/manifold 1000000 128 10000
+        data=/tmp/data/manifold_base.npy; label=manifold-1M-128; fi
+      $bin/nearscape-bench mst --data "$data" --label $label --k 10 --backend cuda 2>&1 | tee -a "$out/bench.log"
+      $bin/nearscape-bench layout --data "$data" --label $label --dim ${DIM:-2} --peer none \
+        --backend cuda --json-out "$out/$s.json" 2>&1 | tee -a "$out/bench.log" ;;
   esac
 done

@@ -307,7 +307,7 @@ void MainWindow::startExploration() {
         const auto t2 = std::chrono::steady_clock::now();
         e->layoutSeconds = std::chrono::duration<double>(t2 - t1).count();
         e->undirected = symmetrizeKnnGraph(e->graph.ids.view(), e->graph.distances.view(), Metric::L2);
-        e->forest = std::make_shared<SpanningForest>(e->undirected, job);
+        e->forest = std::make_shared<SpanningForest>(e->undirected, context, job);
         e->mstSeconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - t2).count();
         return e;
@@ -388,11 +388,11 @@ void MainWindow::bridgeComponentsAndRetry(std::int64_t retryTo) {
   auto explore = m_explore;
   m_pipelineJobs->run<std::shared_ptr<Exploration>>(
       tr("Joining components"),
-      [explore](JobControl& job) {
+      [explore, context = m_context](JobControl& job) {
         auto e = std::make_shared<Exploration>(*explore);
         const auto bridges = bridgeComponents(e->undirected, e->dataset->vectors.view(), Metric::L2, job);
         e->undirected = withEdges(e->undirected, bridges);
-        e->forest = std::make_shared<SpanningForest>(e->undirected, job);
+        e->forest = std::make_shared<SpanningForest>(e->undirected, context, job);
         return e;
       },
       [this, retryTo](std::shared_ptr<Exploration>& e) {

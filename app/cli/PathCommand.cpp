@@ -67,7 +67,7 @@ int runPath(const PathArgs& a) {
     bridges = bridgeComponents(graph, ds.vectors.view(), metric, job);
     graph = withEdges(graph, bridges);
   }
-  const SpanningForest forest(graph, job);
+  const SpanningForest forest(graph, context, job);
   const double mstSeconds = since(t);
   t = std::chrono::steady_clock::now();
   const GraphPath minimax = minimaxPath(forest, std::int32_t(a.from), std::int32_t(a.to));
@@ -83,6 +83,7 @@ int runPath(const PathArgs& a) {
     j["weights"] = graph.weightNote;
     j["components"] = comps.count;
     j["bridges_added"] = bridges.size();
+    j["mst_backend"] = forest.builtOn();
     j["shortest"] = describe(shortest, ds);
     j["graph"] = a.graph.empty() ? "exact k=" + std::to_string(a.k) + " (" + knn.device + ")"
                                  : a.graph;
@@ -110,7 +111,7 @@ int runPath(const PathArgs& a) {
               << "shortest path " << shortest.steps.size() << " steps, total " << shortest.total
               << ", largest step " << shortest.bottleneck << '\n'
               << "time          graph " << graphSeconds << " s, MST " << mstSeconds
-              << " s, path " << pathSeconds * 1e3 << " ms\n";
+              << " s (" << forest.builtOn() << "), path " << pathSeconds * 1e3 << " ms\n";
   }
   return minimax.found() ? kExitOk : kExitFailure;
 }

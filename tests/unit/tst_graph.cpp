@@ -1,5 +1,6 @@
 // Min-max paths, the spanning forest, shortest paths and bridging, against brute force.
 #include "nearscape/Nearscape.h"
+#include "DeviceSkip.h"
 
 #include <QTest>
 
@@ -7,6 +8,8 @@
 #include <limits>
 #include <queue>
 #include <random>
+
+Q_DECLARE_METATYPE(nearscape::Backend)
 
 using namespace nearscape;
 
@@ -52,6 +55,18 @@ std::vector<double> bruteMinimax(const UndirectedGraph& g) {
   return b;
 }
 
+Context on(Backend backend) {
+  Context c;
+  c.backend = backend;
+  return c;
+}
+
+void addBackendRows(const char* name) {
+  for (Backend b : {Backend::Cpu, Backend::Cuda})
+    QTest::newRow(qPrintable(QString("%1 %2").arg(name).arg(QString::fromUtf8(backendName(b).data()))))
+        << b;
+}
+
 float edgeWeight(const UndirectedGraph& g, std::int32_t a, std::int32_t b) {
   for (std::int64_t e = g.offsets[a]; e < g.offsets[a + 1]; ++e)
     if (g.targets[e] == b)
@@ -78,15 +93,20 @@ private slots:
 
   void minimaxMatchesBruteForce_data() {
     QTest::addColumn<int>("seed");
+    QTest::addColumn<Backend>("backend");
     for (int s = 1; s <= 4; ++s)
-      QTest::newRow(qPrintable(QString("seed %1").arg(s))) << s;
+      for (Backend b : {Backend::Cpu, Backend::Cuda})
+        QTest::newRow(qPrintable(QString("seed %1 %2").arg(s).arg(QString::fromUtf8(backendName(b).data()))))
+            << s << b;
   }
   void minimaxMatchesBruteForce() {
     QFETCH(int, seed);
+    QFETCH(Backend, backend);
+    SKIP_WITHOUT_DEVICE(backend);
     const RandomGraph r = randomKnn(70, 3, std::uint64_t(seed), 1.0f);
     const UndirectedGraph g =
         symmetrizeKnnGraph({r.ids.data(), r.n, r.k}, {r.dists.data(), r.n, r.k}, Metric::L2);
-    const SpanningForest forest(g);
+    const SpanningForest forest(g, on(backend));
     const auto brute = bruteMinimax(g);
     for (std::int32_t a = 0; a < r.n; ++a)
       for (std::int32_t b = 0; b < r.n; ++b) {
@@ -107,11 +127,17 @@ private slots:
       }
   }
 
+  void forestWeightEqualsPrim_data() {
+    QTest::addColumn<Backend>("backend");
+    addBackendRows("forest");
+  }
   void forestWeightEqualsPrim() {
+    QFETCH(Backend, backend);
+    SKIP_WITHOUT_DEVICE(backend);
     const RandomGraph r = randomKnn(400, 6, 9, 1.0f);
     const UndirectedGraph g =
         symmetrizeKnnGraph({r.ids.data(), r.n, r.k}, {r.dists.data(), r.n, r.k}, Metric::L2);
-    const SpanningForest forest(g);
+    const SpanningForest forest(g, on(backend));
     // Prim from every unvisited node (a forest), as an independent oracle.
     std::vector<bool> in(std::size_t(g.nodes), false);
     double prim = 0;
@@ -138,6 +164,54 @@ private slots:
     QVERIFY(std::abs(forest.totalWeight() - prim) <= 1e-9 * prim);
     QCOMPARE(forest.treeCount(), trees);
     QCOMPARE(std::int64_t(forest.edges().size()), g.nodes - trees);
+  }
+
+  void gpuForestEqualsKruskal_data() {
+    QTest::addColumn<int>("nodes");
+    QTest::addColumn<int>("edges");
+    QTest::addColumn<int>("distinctWeights");
+    QTest::newRow("ties everywhere") << 3000 << 9000 << 3;
+    QTest::newRow("some ties, many components") << 5000 << 3000 << 50;
+    QTest::newRow("sparse weights, one component") << 20000 << 200000 << 1000000;
+    QTest::newRow("isolated nodes only") << 50 << 0 << 1;
+  }
+  void gpuForestEqualsKruskal() {
+    QFETCH(int, nodes);
+    QFETCH(int, edges);
+    QFETCH(int, distinctWeights);
+    SKIP_WITHOUT_DEVICE(Backend::Cuda);
+    std::mt19937_64 rng(std::uint64_t(nodes) * 31 + std::uint64_t(edges));
+    std::uniform_int_distribution<int> node(0, nodes - 1), weight(0, distinctWeights - 1);
+    std::vector<WeightedEdge> list;
+    for (int e = 0; e < edges; ++e) {
+      const int a = node(rng), b = node(rng);
+      if (a != b)
+        list.push_back({a, b, float(weight(rng)) * 0.25f});
+    }
+    const UndirectedGraph g = graphFromEdges(nodes, list);
+    const SpanningForest cpu(g, on(Backend::Cpu)), gpu(g, on(Backend::Cuda));
+    QCOMPARE(QString::fromStdString(gpu.builtOn()), QString("CUDA (Borůvka)"));
+    QCOMPARE(gpu.treeCount(), cpu.treeCount());
+    QCOMPARE(gpu.totalWeight(), cpu.totalWeight());
+    // Ties are broken alike, so the forests are the same edges (in any order).
+    auto sorted = [](std::vector<WeightedEdge> v) {
+      for (auto& e : v)
+        if (e.a > e.b)
+          std::swap(e.a, e.b);
+      std::sort(v.begin(), v.end(), [](const WeightedEdge& x, const WeightedEdge& y) {
+        return x.a != y.a ? x.a < y.a : x.b < y.b;
+      });
+      return v;
+    };
+    const auto c = sorted(cpu.edges()), d = sorted(gpu.edges());
+    QCOMPARE(d.size(), c.size());
+    for (std::size_t i = 0; i < c.size(); ++i) {
+      QCOMPARE(d[i].a, c[i].a);
+      QCOMPARE(d[i].b, c[i].b);
+      QCOMPARE(d[i].weight, c[i].weight);
+    }
+    for (std::int32_t v = 0; v < nodes; v += 97) // paths are walks of the same tree
+      QCOMPARE(gpu.path(0, v), cpu.path(0, v));
   }
 
   void shortestPathMatchesBruteForce() {

@@ -1,10 +1,13 @@
 // The map: deterministic for a seed, better than PCA on real data, and its neighbour search exact.
 #include "nearscape/Nearscape.h"
+#include "DeviceSkip.h"
 
 #include <QTest>
 
 #include <cstring>
 #include <random>
+
+Q_DECLARE_METATYPE(nearscape::Backend)
 
 using namespace nearscape;
 
@@ -60,7 +63,54 @@ private slots:
     QVERIFY(std::memcmp(a.data(), c.data(), sizeof(float) * n * 2) != 0);
   }
 
+  void cudaIsTheCpusTwin_data() {
+    QTest::addColumn<int>("dim");
+    QTest::newRow("2D") << 2;
+    QTest::newRow("3D") << 3;
+  }
+  void cudaIsTheCpusTwin() {
+    QFETCH(int, dim);
+    SKIP_WITHOUT_DEVICE(Backend::Cuda);
+    std::mt19937_64 rng(23);
+    std::normal_distribution<float> normal;
+    const int n = 4000, d = 16;
+    std::vector<float> x(std::size_t(n * d));
+    for (std::size_t i = 0; i < x.size(); ++i)
+      x[i] = normal(rng) + 6.0f * float((i / d) % 4 == std::size_t(i % d) % 4); // four groups
+    const MatrixView<float> data{x.data(), n, d};
+    Context cpu, gpu;
+    cpu.backend = Backend::Cpu;
+    gpu.backend = Backend::Cuda;
+    cpu.seed = gpu.seed = 5;
+    const KnnResult g = knnGraph(data, 10, Metric::L2, cpu);
+    PcaParams pp;
+    pp.components = dim;
+    const PcaResult pca = computePca(data, pp, cpu);
+    LayoutParams params;
+    params.dim = dim;
+    params.epochs = 1; // one epoch: the same moves up to powf's rounding
+    Matrix<float> a = layoutGraph(g.ids.view(), g.distances.view(), pca.coordinates.view(), params, cpu);
+    Matrix<float> b = layoutGraph(g.ids.view(), g.distances.view(), pca.coordinates.view(), params, gpu);
+    for (std::int64_t i = 0; i < std::int64_t(n) * dim; ++i)
+      QVERIFY2(std::abs(a.data()[i] - b.data()[i]) <= 1e-3f,
+               qPrintable(QString("coordinate %1: CPU %2, GPU %3").arg(i).arg(a.data()[i]).arg(b.data()[i])));
+    params.epochs = 150; // a whole run drifts apart (chaos) but keeps the same quality
+    a = layoutGraph(g.ids.view(), g.distances.view(), pca.coordinates.view(), params, cpu);
+    b = layoutGraph(g.ids.view(), g.distances.view(), pca.coordinates.view(), params, gpu);
+    const double qa = layoutQuality(g.ids.view(), a.view(), 10).overall;
+    const double qb = layoutQuality(g.ids.view(), b.view(), 10).overall;
+    qInfo("true 10-NN kept: CPU %.3f, GPU %.3f", qa, qb);
+    QVERIFY(std::abs(qa - qb) <= 0.03);
+  }
+
+  void beatsPcaOnFashionMnist_data() {
+    QTest::addColumn<Backend>("backend");
+    QTest::newRow("cpu") << Backend::Cpu;
+    QTest::newRow("cuda") << Backend::Cuda;
+  }
   void beatsPcaOnFashionMnist() {
+    QFETCH(Backend, backend);
+    SKIP_WITHOUT_DEVICE(backend);
     // 10,000 items of Fashion-MNIST (every 7th), as the person would see them.
     const Dataset ds = openDataset(defaultDatasetPath());
     const int n = 10000, d = int(ds.dim());
@@ -77,8 +127,10 @@ private slots:
     LayoutParams params;
     params.epochs = 200;
     int reports = 0;
+    Context mapOn = c;
+    mapOn.backend = backend;
     const Matrix<float> xy = layoutGraph(g.ids.view(), g.distances.view(), pca.coordinates.view(),
-                                         params, c, noJobControl(),
+                                         params, mapOn, noJobControl(),
                                          [&](const MatrixView<float>& pos, double) {
                                            QCOMPARE(pos.rows, n);
                                            ++reports;

@@ -4,10 +4,16 @@
 // NEARSCAPE_WITH_CUDA is defined.
 
 #include "nearscape/core/Context.h"
+#include "nearscape/graph/Graph.h"
 #include "nearscape/knn/Knn.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+
+namespace nearscape::layout {
+struct EpochStep;
+}
 
 namespace nearscape::cuda {
 
@@ -74,5 +80,34 @@ private:
   struct State;
   std::unique_ptr<State> m_state;
 };
+
+} // namespace nearscape::cuda
+
+namespace nearscape::cuda {
+
+/// A minimum spanning forest computed on the device, with the time the device spent on it
+/// (the graph's upload and the edges' download excluded).
+struct DeviceForest {
+  std::vector<WeightedEdge> edges;
+  double deviceSeconds = 0;
+};
+
+/// Borůvka's minimum spanning forest of `graph` (weights ≥ 0) on device `context.device`, in
+/// Kruskal's (weight, a, b) order of ties. Throws DeviceOutOfMemory, Error, Cancelled.
+DeviceForest boruvkaForest(const UndirectedGraph& graph, const Context& context, JobControl& job);
+
+} // namespace nearscape::cuda
+
+namespace nearscape::cuda {
+
+/// The layout's epochs (layout/LayoutStep.h, the CPU's arithmetic) on device `context.device`:
+/// `step` describes the fuzzy graph and its sampling schedule in host memory; `positions`
+/// (nodes × dim, host) are the start and receive the result. After each epoch `report(epochs
+/// done)` is called, with `positions` refreshed first on every `reportEvery`-th epoch and the
+/// last. Every allocation comes first: DeviceOutOfMemory leaves `positions` untouched.
+/// Throws DeviceOutOfMemory, Error, Cancelled (between epochs).
+void layoutEpochs(const layout::EpochStep& step, int epochs, float learningRate, int reportEvery,
+                  float* positions, const Context& context, JobControl& job,
+                  const std::function<void(int)>& report);
 
 } // namespace nearscape::cuda

@@ -1,9 +1,11 @@
 #include "nearscape/graph/Graph.h"
 
+#include "cuda/CudaApi.h"
 #include "nearscape/core/Error.h"
 #include "nearscape/knn/Knn.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -71,37 +73,63 @@ GraphPath describe(std::vector<std::int32_t> nodes, std::vector<float> steps) {
 
 } // namespace
 
-UndirectedGraph graphFromEdges(std::int64_t n, std::vector<WeightedEdge> edges) {
-  // Deduplicate {a, b} (keeping the smaller weight), then lay out CSR in both directions.
-  for (auto& e : edges)
-    if (e.a > e.b)
-      std::swap(e.a, e.b);
-  std::sort(edges.begin(), edges.end(), [](const WeightedEdge& x, const WeightedEdge& y) {
-    return x.a != y.a ? x.a < y.a : x.b != y.b ? x.b < y.b : x.weight < y.weight;
-  });
-  edges.erase(std::unique(edges.begin(), edges.end(),
-                          [](const WeightedEdge& x, const WeightedEdge& y) {
-                            return x.a == y.a && x.b == y.b;
-                          }),
-              edges.end());
-  UndirectedGraph g;
-  g.nodes = n;
-  g.offsets.assign(static_cast<std::size_t>(n + 1), 0);
+UndirectedGraph graphFromEdges(std::int64_t n, const std::vector<WeightedEdge>& edges,
+                               DuplicateEdges rule, int threads) {
+  Context context;
+  context.threads = threads;
+  const int workers = effectiveThreads(context);
+  // Both directions of every edge into per-row buckets (counting sort by row) …
+  std::vector<std::int64_t> start(static_cast<std::size_t>(n + 1), 0);
   for (const auto& e : edges) {
-    ++g.offsets[e.a + 1];
-    ++g.offsets[e.b + 1];
+    NEARSCAPE_EXPECTS(e.a >= 0 && e.a < n && e.b >= 0 && e.b < n,
+                      "edge {" + std::to_string(e.a) + ", " + std::to_string(e.b) +
+                          "} is out of range");
+    ++start[e.a + 1];
+    ++start[e.b + 1];
   }
   for (std::int64_t i = 0; i < n; ++i)
-    g.offsets[i + 1] += g.offsets[i];
-  g.targets.resize(edges.size() * 2);
-  g.weights.resize(edges.size() * 2);
-  std::vector<std::int64_t> fill(g.offsets.begin(), g.offsets.end() - 1);
-  for (const auto& e : edges) {
-    g.targets[fill[e.a]] = e.b;
-    g.weights[fill[e.a]++] = e.weight;
-    g.targets[fill[e.b]] = e.a;
-    g.weights[fill[e.b]++] = e.weight;
+    start[i + 1] += start[i];
+  std::vector<std::pair<std::int32_t, float>> bucket(static_cast<std::size_t>(start[n]));
+  {
+    std::vector<std::int64_t> fill(start.begin(), start.end() - 1);
+    for (const auto& e : edges) {
+      bucket[fill[e.a]++] = {e.b, e.weight};
+      bucket[fill[e.b]++] = {e.a, e.weight};
+    }
   }
+  // … then each row sorted by target (weights ascending within a target) and its repeats folded.
+  std::vector<std::int64_t> kept(static_cast<std::size_t>(n + 1), 0);
+#pragma omp parallel for num_threads(workers) schedule(dynamic, 1024)
+  for (std::int64_t i = 0; i < n; ++i) {
+    auto* first = bucket.data() + start[i];
+    auto* last = bucket.data() + start[i + 1];
+    std::sort(first, last);
+    auto* out = first;
+    for (auto* p = first; p != last; ++p) {
+      if (out != first && (out - 1)->first == p->first) {
+        float& w = (out - 1)->second;
+        if (rule == DuplicateEdges::FuzzyUnion)
+          w = w + p->second - w * p->second;
+        continue; // KeepSmaller: the first is the smallest
+      }
+      *out++ = *p;
+    }
+    kept[i + 1] = out - first;
+  }
+  UndirectedGraph g;
+  g.nodes = n;
+  g.offsets.resize(static_cast<std::size_t>(n + 1));
+  g.offsets[0] = 0;
+  for (std::int64_t i = 0; i < n; ++i)
+    g.offsets[i + 1] = g.offsets[i] + kept[i + 1];
+  g.targets.resize(static_cast<std::size_t>(g.offsets[n]));
+  g.weights.resize(g.targets.size());
+#pragma omp parallel for num_threads(workers) schedule(static)
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t c = 0; c < kept[i + 1]; ++c) {
+      g.targets[g.offsets[i] + c] = bucket[start[i] + c].first;
+      g.weights[g.offsets[i] + c] = bucket[start[i] + c].second;
+    }
   return g;
 }
 
@@ -161,20 +189,61 @@ Components connectedComponents(const UndirectedGraph& graph) {
   return c;
 }
 
-SpanningForest::SpanningForest(const UndirectedGraph& graph, JobControl& job) {
-  const std::int64_t n = graph.nodes;
+namespace {
+
+std::vector<WeightedEdge> kruskalForest(const UndirectedGraph& graph, JobControl& job) {
   std::vector<WeightedEdge> edges = edgesOf(graph);
   job.progress(0.1, "MST: sorting edges");
   std::sort(edges.begin(), edges.end(), [](const WeightedEdge& x, const WeightedEdge& y) {
     return x.weight != y.weight ? x.weight < y.weight : x.a != y.a ? x.a < y.a : x.b < y.b;
   });
   job.check();
-  UnionFind uf(n);
+  UnionFind uf(graph.nodes);
+  std::vector<WeightedEdge> forest;
   for (const auto& e : edges)
     if (uf.unite(e.a, e.b))
-      m_edges.push_back(e);
+      forest.push_back(e);
   job.check();
+  return forest;
+}
 
+} // namespace
+
+SpanningForest::SpanningForest(const UndirectedGraph& graph, const Context& context,
+                               JobControl& job) {
+  const Backend backend = resolveBackend(context);
+  const auto start = std::chrono::steady_clock::now();
+  std::string fallback;
+#ifdef NEARSCAPE_WITH_CUDA
+  if (backend == Backend::Cuda) {
+    try {
+      cuda::DeviceForest forest = cuda::boruvkaForest(graph, context, job);
+      m_edges = std::move(forest.edges);
+      m_timings.device = forest.deviceSeconds;
+      m_builtOn = "CUDA (Borůvka)";
+    } catch (const DeviceOutOfMemory& e) {
+      if (context.backend == Backend::Cuda)
+        throw;
+      fallback = std::string("; GPU out of memory: ") + e.what();
+    }
+  }
+#else
+  (void)backend;
+#endif
+  if (m_builtOn.empty()) {
+    m_edges = kruskalForest(graph, job);
+    m_builtOn = "CPU (Kruskal" + fallback + ")";
+  }
+  const auto rooting = std::chrono::steady_clock::now();
+  m_timings.edges = std::chrono::duration<double>(rooting - start).count();
+  m_parent.assign(static_cast<std::size_t>(graph.nodes), -1);
+  root(job);
+  m_timings.rooting =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - rooting).count();
+}
+
+void SpanningForest::root(JobControl& job) {
+  const std::int64_t n = nodes();
   // Root every tree at its smallest node (BFS), recording parent, depth and the parent edge.
   std::vector<std::int64_t> offsets(static_cast<std::size_t>(n + 1), 0);
   for (const auto& e : m_edges) {

@@ -5,9 +5,10 @@
 // and negative samples), so the result is the same for a seed whatever the number of threads.
 #include "nearscape/layout/GraphLayout.h"
 
+#include "cuda/CudaApi.h"
+#include "layout/LayoutStep.h"
 #include "nearscape/core/Error.h"
 #include "nearscape/graph/Graph.h"
-#include "util/Hash.h"
 
 #include <algorithm>
 #include <cmath>
@@ -89,40 +90,17 @@ UndirectedGraph fuzzyGraph(const MatrixView<std::int32_t>& ids, const MatrixView
       if (nb[c] >= 0 && nb[c] != i)
         w[std::size_t(i * k + c)] = float(std::exp(-std::max(0.0, d[c] - rho) / sigma));
   }
-  struct Edge {
-    std::int32_t a, b;
-    float w;
-  };
-  std::vector<Edge> edges;
+  std::vector<WeightedEdge> edges;
   edges.reserve(std::size_t(n * k));
   for (std::int64_t i = 0; i < n; ++i)
     for (std::int64_t c = 0; c < k; ++c) {
       const std::int32_t j = ids.row(i)[c];
       if (j >= 0 && j != i && w[std::size_t(i * k + c)] > 0)
-        edges.push_back({std::int32_t(std::min<std::int64_t>(i, j)),
-                         std::int32_t(std::max<std::int64_t>(i, j)), w[std::size_t(i * k + c)]});
+        edges.push_back({std::int32_t(i), j, w[std::size_t(i * k + c)]});
     }
-  std::sort(edges.begin(), edges.end(),
-            [](const Edge& x, const Edge& y) { return x.a != y.a ? x.a < y.a : x.b < y.b; });
-  std::vector<Edge> merged;
-  for (std::size_t e = 0; e < edges.size();) {
-    std::size_t f = e + 1;
-    float u = edges[e].w;
-    if (f < edges.size() && edges[f].a == edges[e].a && edges[f].b == edges[e].b) {
-      u = u + edges[f].w - u * edges[f].w; // both directions listed the pair
-      ++f;
-    }
-    merged.push_back({edges[e].a, edges[e].b, u});
-    e = f;
-  }
-  std::vector<WeightedEdge> weighted;
-  weighted.reserve(merged.size());
-  for (const auto& e : merged)
-    weighted.push_back({e.a, e.b, e.w});
-  return graphFromEdges(n, std::move(weighted));
+  // A pair listed from both ends is folded by the fuzzy union.
+  return graphFromEdges(n, edges, DuplicateEdges::FuzzyUnion, threads);
 }
-
-inline float clip(float v) { return std::clamp(v, -4.0f, 4.0f); }
 
 } // namespace
 
@@ -168,49 +146,46 @@ Matrix<float> layoutGraph(const MatrixView<std::int32_t>& ids, const MatrixView<
       cur[i * dim + c] = (cur[i * dim + c] - lo) * scale - 10.0f;
   }
 
-  const float fa = float(a), fb = float(b);
+  layout::EpochStep step;
+  step.nodes = n;
+  step.dim = dim;
+  step.offsets = g.offsets.data();
+  step.targets = g.targets.data();
+  step.perSample = perSample.data();
+  step.nextSample = nextSample.data();
+  step.a = float(a);
+  step.b = float(b);
+  step.negativeSamples = params.negativeSamples;
+  step.seed = context.seed;
+  const auto report = [&](int epoch) {
+    if (progress && (epoch % std::max(1, params.reportEvery) == 0 || epoch == epochs))
+      progress(MatrixView<float>{cur.data(), n, dim}, double(epoch) / epochs);
+    job.progress(double(epoch) / epochs, "layout: epoch " + std::to_string(epoch));
+  };
+#ifdef NEARSCAPE_WITH_CUDA
+  if (resolveBackend(context) == Backend::Cuda) {
+    try {
+      cuda::layoutEpochs(step, epochs, params.learningRate, params.reportEvery, cur.data(),
+                         context, job, report);
+      return Matrix<float>(std::move(cur), n, dim);
+    } catch (const DeviceOutOfMemory&) {
+      if (context.backend == Backend::Cuda)
+        throw;
+      // Auto: the CPU runs the same epochs from the start.
+    }
+  }
+#endif
   for (int epoch = 0; epoch < epochs; ++epoch) {
     job.check();
-    const float alpha = params.learningRate * (1.0f - float(epoch) / float(epochs));
+    step.current = cur.data();
+    step.next = next.data();
+    step.epoch = epoch;
+    step.alpha = params.learningRate * (1.0f - float(epoch) / float(epochs));
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 256)
-    for (std::int64_t i = 0; i < n; ++i) {
-      const float* yi = &cur[i * dim];
-      float move[3] = {0, 0, 0};
-      std::uint64_t state = mixBits(context.seed ^ mixBits(std::uint64_t(epoch) * 0x100000001b3ull ^ std::uint64_t(i)));
-      for (std::int64_t e = g.offsets[i]; e < g.offsets[i + 1]; ++e) {
-        if (nextSample[e] > float(epoch + 1))
-          continue;
-        nextSample[e] += perSample[e];
-        const float* yj = &cur[std::int64_t(g.targets[e]) * dim];
-        float d2 = 0;
-        for (int c = 0; c < dim; ++c)
-          d2 += (yi[c] - yj[c]) * (yi[c] - yj[c]);
-        if (d2 > 0) {
-          const float coef = -2.0f * fa * fb * std::pow(d2, fb - 1.0f) / (1.0f + fa * std::pow(d2, fb));
-          for (int c = 0; c < dim; ++c)
-            move[c] += alpha * clip(coef * (yi[c] - yj[c]));
-        }
-        for (int s = 0; s < params.negativeSamples; ++s) {
-          state = mixBits(state);
-          const std::int64_t other = std::int64_t(state % std::uint64_t(n));
-          if (other == i)
-            continue;
-          const float* yo = &cur[other * dim];
-          float o2 = 0;
-          for (int c = 0; c < dim; ++c)
-            o2 += (yi[c] - yo[c]) * (yi[c] - yo[c]);
-          const float coef = o2 > 0 ? 2.0f * fb / ((0.001f + o2) * (1.0f + fa * std::pow(o2, fb))) : 0.0f;
-          for (int c = 0; c < dim; ++c)
-            move[c] += alpha * (coef > 0 ? clip(coef * (yi[c] - yo[c])) : 4.0f);
-        }
-      }
-      for (int c = 0; c < dim; ++c)
-        next[i * dim + c] = yi[c] + move[c];
-    }
+    for (std::int64_t i = 0; i < n; ++i)
+      layout::moveNode(step, i);
     cur.swap(next);
-    if (progress && ((epoch + 1) % std::max(1, params.reportEvery) == 0 || epoch + 1 == epochs))
-      progress(MatrixView<float>{cur.data(), n, dim}, double(epoch + 1) / epochs);
-    job.progress(double(epoch + 1) / epochs, "layout: epoch " + std::to_string(epoch + 1));
+    report(epoch + 1);
   }
   return Matrix<float>(std::move(cur), n, dim);
 }

@@ -5,6 +5,7 @@
 /// §6.6, eq. 19). Such a path always lies on a minimum spanning tree, so after one MST every
 /// query is a walk up the tree.
 
+#include "nearscape/core/Context.h"
 #include "nearscape/core/JobControl.h"
 #include "nearscape/core/Matrix.h"
 #include "nearscape/core/Metric.h"
@@ -15,7 +16,8 @@
 
 namespace nearscape {
 
-/// An undirected graph in CSR form with non-negative weights.
+/// An undirected graph in CSR form with non-negative weights; each row's targets ascend
+/// (graphFromEdges makes them so; the spanning forest's tie order relies on it).
 struct UndirectedGraph {
   std::int64_t nodes = 0;
   std::vector<std::int64_t> offsets; ///< nodes + 1
@@ -33,9 +35,17 @@ struct WeightedEdge {
   float weight = 0;
 };
 
-/// The undirected graph of `edges` over `nodes` nodes ({a, b} listed twice keeps the smaller
-/// weight; self loops are kept out by the caller).
-UndirectedGraph graphFromEdges(std::int64_t nodes, std::vector<WeightedEdge> edges);
+/// How graphFromEdges folds the weights of an edge listed more than once.
+enum class DuplicateEdges {
+  KeepSmaller, ///< the smallest weight (distances)
+  FuzzyUnion,  ///< w = a + b − a·b (UMAP's union of membership strengths)
+};
+
+/// The undirected graph of `edges` over `nodes` nodes; self loops are kept out by the caller.
+/// Built row by row in parallel (no global sort). Throws InvalidArgument for ids out of range.
+UndirectedGraph graphFromEdges(std::int64_t nodes, const std::vector<WeightedEdge>& edges,
+                               DuplicateEdges rule = DuplicateEdges::KeepSmaller,
+                               int threads = 0);
 
 /// The symmetrised kNN graph: an edge {i, j} when either lists the other, weighted by their
 /// distance. Inner-product distances (−⟨x, y⟩) become max⟨x, y⟩ − ⟨x, y⟩ over the graph's edges
@@ -52,11 +62,14 @@ struct Components {
 };
 Components connectedComponents(const UndirectedGraph& graph);
 
-/// A minimum spanning forest (Kruskal; ties by (a, b)), rooted per tree for path queries.
+/// A minimum spanning forest, rooted per tree for path queries. Kruskal on the CPU, Borůvka on
+/// CUDA; both order ties by (weight, a, b), so they return the same forest.
 class SpanningForest {
 public:
-  /// Builds the forest of `graph`. Throws Cancelled.
-  explicit SpanningForest(const UndirectedGraph& graph, JobControl& job = noJobControl());
+  /// Builds the forest of `graph` on the backend `context` resolves to (Auto: CUDA when usable,
+  /// the CPU when the device runs out of memory). Throws Cancelled.
+  explicit SpanningForest(const UndirectedGraph& graph, const Context& context = {},
+                          JobControl& job = noJobControl());
 
   const std::vector<WeightedEdge>& edges() const { return m_edges; }
   double totalWeight() const;
@@ -71,14 +84,26 @@ public:
   std::vector<std::int32_t> path(std::int32_t from, std::int32_t to) const;
   /// Weight of the forest edge between adjacent path nodes.
   float edgeWeight(std::int32_t child, std::int32_t parent) const;
+  /// Where the forest was computed ("CPU (Kruskal)", "CUDA (Borůvka)", …).
+  const std::string& builtOn() const { return m_builtOn; }
+  /// Seconds spent: finding the forest's edges (with the GPU's copies), of that on the device
+  /// alone (0 on the CPU), and rooting the trees for path queries.
+  struct Timings {
+    double edges = 0, device = 0, rooting = 0;
+  };
+  const Timings& timings() const { return m_timings; }
 
 private:
+  void root(JobControl& job);
+
   std::vector<WeightedEdge> m_edges;
   std::vector<std::int32_t> m_parent;  ///< −1 at roots
   std::vector<float> m_parentWeight;
   std::vector<std::int32_t> m_depth;
   std::vector<std::int32_t> m_root;
   std::int64_t m_trees = 0;
+  std::string m_builtOn;
+  Timings m_timings;
 };
 
 /// A path with its steps.

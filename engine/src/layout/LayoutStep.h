@@ -1,0 +1,80 @@
+#pragma once
+// One node's move in one layout epoch, shared by the CPU loop and the CUDA kernel so that both
+// backends run the same arithmetic on the same random stream (internal).
+
+#include "util/Hash.h"
+
+#include <cmath>
+#include <cstdint>
+
+#ifdef __CUDACC__
+#define NEARSCAPE_HOST_DEVICE __host__ __device__
+#else
+#define NEARSCAPE_HOST_DEVICE
+#endif
+
+namespace nearscape::layout {
+
+/// Everything an epoch reads and writes. Node i reads `current`, writes its own row of `next` and
+/// its own edges' `nextSample`: nodes are independent within an epoch.
+struct EpochStep {
+  const float* current = nullptr;
+  float* next = nullptr;
+  std::int64_t nodes = 0;
+  int dim = 2;
+  const std::int64_t* offsets = nullptr; ///< CSR of the fuzzy graph
+  const std::int32_t* targets = nullptr;
+  const float* perSample = nullptr;      ///< epochs between samples of each edge (inf: never)
+  float* nextSample = nullptr;           ///< the epoch each edge is sampled next
+  float a = 0, b = 0;                    ///< the curve 1 / (1 + a·d^2b)
+  float alpha = 0;                       ///< this epoch's learning rate
+  int negativeSamples = 5;
+  int epoch = 0;
+  std::uint64_t seed = 0;
+};
+
+NEARSCAPE_HOST_DEVICE inline float clipGradient(float v) {
+  return v < -4.0f ? -4.0f : (v > 4.0f ? 4.0f : v);
+}
+
+/// Moves node i by its sampled edges (attraction) and, per edge, negative samples (repulsion).
+NEARSCAPE_HOST_DEVICE inline void moveNode(const EpochStep& s, std::int64_t i) {
+  const int dim = s.dim;
+  const float* yi = s.current + i * dim;
+  float move[3] = {0, 0, 0};
+  std::uint64_t state =
+      mixBits(s.seed ^ mixBits(std::uint64_t(s.epoch) * 0x100000001b3ull ^ std::uint64_t(i)));
+  for (std::int64_t e = s.offsets[i]; e < s.offsets[i + 1]; ++e) {
+    if (s.nextSample[e] > float(s.epoch + 1))
+      continue;
+    s.nextSample[e] += s.perSample[e];
+    const float* yj = s.current + std::int64_t(s.targets[e]) * dim;
+    float d2 = 0;
+    for (int c = 0; c < dim; ++c)
+      d2 += (yi[c] - yj[c]) * (yi[c] - yj[c]);
+    if (d2 > 0) {
+      const float coef =
+          -2.0f * s.a * s.b * powf(d2, s.b - 1.0f) / (1.0f + s.a * powf(d2, s.b));
+      for (int c = 0; c < dim; ++c)
+        move[c] += s.alpha * clipGradient(coef * (yi[c] - yj[c]));
+    }
+    for (int k = 0; k < s.negativeSamples; ++k) {
+      state = mixBits(state);
+      const std::int64_t other = std::int64_t(state % std::uint64_t(s.nodes));
+      if (other == i)
+        continue;
+      const float* yo = s.current + other * dim;
+      float o2 = 0;
+      for (int c = 0; c < dim; ++c)
+        o2 += (yi[c] - yo[c]) * (yi[c] - yo[c]);
+      const float coef =
+          o2 > 0 ? 2.0f * s.b / ((0.001f + o2) * (1.0f + s.a * powf(o2, s.b))) : 0.0f;
+      for (int c = 0; c < dim; ++c)
+        move[c] += s.alpha * (coef > 0 ? clipGradient(coef * (yi[c] - yo[c])) : 4.0f);
+    }
+  }
+  for (int c = 0; c < dim; ++c)
+    s.next[i * dim + c] = yi[c] + move[c];
+}
+
+} // namespace nearscape::layout
