@@ -31,6 +31,8 @@ struct MainWindow::Exploration {
   std::shared_ptr<ExactKnnIndex> index;   ///< exact neighbours of a clicked item
   UndirectedGraph undirected;
   std::shared_ptr<SpanningForest> forest;
+  std::vector<float> layout; ///< the refined map, n × layoutDim
+  int layoutDim = 2;
   double graphSeconds = 0, layoutSeconds = 0, mstSeconds = 0;
 };
 
@@ -41,7 +43,7 @@ constexpr int kShownNeighbours = 10;
 
 struct MainWindow::Loaded {
   std::shared_ptr<Dataset> dataset;
-  std::vector<float> xy; ///< n × 2 PCA coordinates
+  std::vector<float> pca; ///< n × 3 PCA coordinates (zeros past the data's dimension)
   double seconds = 0;
 };
 
@@ -193,6 +195,10 @@ void MainWindow::buildMenus() {
 
   QMenu* view = menuBar()->addMenu(tr("&View"));
   view->addAction(tr("&Reset View"), Qt::Key_Home, m_map, &MapView::resetCamera);
+  m_map3D = view->addAction(tr("&3D Map"), QKeySequence(Qt::CTRL | Qt::Key_3), this,
+                            [this](bool on) { setMapDimension(on ? 3 : 2); });
+  m_map3D->setCheckable(true);
+  m_map3D->setToolTip(tr("Drag to turn the map, Shift+drag to pan, wheel to zoom"));
 
   QMenu* help = menuBar()->addMenu(tr("&Help"));
   help->addAction(tr("&About Nearscape"), this, [this] {
@@ -226,15 +232,14 @@ void MainWindow::openPath(const QString& path, const QString& metaPath) {
         job.check();
         requireFinite(loaded.dataset->vectors.view(), "the data");
         PcaParams pca;
-        pca.components = std::min<int>(2, int(loaded.dataset->dim()));
+        pca.components = std::min<int>(3, int(loaded.dataset->dim()));
         pca.maxSampleRows = 25000; // a seeded sample fits the axes; every item is projected
         const PcaResult result = computePca(loaded.dataset->vectors.view(), pca, context, job);
         const auto& c = result.coordinates;
-        loaded.xy.resize(std::size_t(2 * c.rows()));
-        for (std::int64_t i = 0; i < c.rows(); ++i) {
-          loaded.xy[2 * i] = c.row(i)[0];
-          loaded.xy[2 * i + 1] = c.cols() > 1 ? c.row(i)[1] : 0.0f;
-        }
+        loaded.pca.assign(std::size_t(3 * c.rows()), 0.0f);
+        for (std::int64_t i = 0; i < c.rows(); ++i)
+          for (std::int64_t j = 0; j < c.cols(); ++j)
+            loaded.pca[std::size_t(3 * i + j)] = c.row(i)[j];
         loaded.seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         return loaded;
@@ -245,7 +250,9 @@ void MainWindow::openPath(const QString& path, const QString& metaPath) {
 void MainWindow::showLoaded(Loaded& loaded) {
   m_dataset = loaded.dataset;
   const Dataset& ds = *m_dataset;
-  m_map->setPoints(loaded.xy, itemColors(ds.labels, ds.size()));
+  m_pca = std::move(loaded.pca);
+  m_layouts = {};
+  m_map->setPoints(pcaView(m_mapDim), m_mapDim, itemColors(ds.labels, ds.size()));
   std::vector<qint64> counts(ds.labelNames.size(), 0);
   for (const auto label : ds.labels)
     ++counts[std::size_t(label)];
@@ -266,11 +273,12 @@ void MainWindow::startExploration() {
   if (!dataset || dataset->size() <= kGraphK)
     return;
   const Context context = m_context;
-  const std::vector<float> start = m_map->positions();
+  const int dim = m_mapDim;
+  const std::vector<float> start = pcaView(dim);
   QPointer<MainWindow> self(this);
   m_pipelineJobs->run<std::shared_ptr<Exploration>>(
       tr("Exploring"),
-      [dataset, context, start, self](JobControl& job) {
+      [dataset, context, start, dim, self](JobControl& job) {
         auto e = std::make_shared<Exploration>();
         e->dataset = dataset;
         const auto t0 = std::chrono::steady_clock::now();
@@ -289,21 +297,8 @@ void MainWindow::startExploration() {
         const auto t1 = std::chrono::steady_clock::now();
         e->graphSeconds = std::chrono::duration<double>(t1 - t0).count();
         job.check();
-        LayoutParams params;
-        params.reportEvery = 5;
-        const auto layout = layoutGraph(
-            e->graph.ids.view(), e->graph.distances.view(),
-            MatrixView<float>{start.data(), dataset->size(), 2}, params, context, job,
-            [self, dataset](const MatrixView<float>& xy, double) {
-              std::vector<float> copy(xy.data, xy.data + xy.rows * xy.cols);
-              QMetaObject::invokeMethod(
-                  self.data(),
-                  [self, dataset, copy = std::move(copy)] {
-                    if (self && self->m_dataset == dataset)
-                      self->m_map->movePoints(copy, !self->m_map->userMovedCamera());
-                  },
-                  Qt::QueuedConnection);
-            });
+        e->layout = refineMap(self, dataset, e->graph, start, dim, context, job);
+        e->layoutDim = dim;
         const auto t2 = std::chrono::steady_clock::now();
         e->layoutSeconds = std::chrono::duration<double>(t2 - t1).count();
         e->undirected = symmetrizeKnnGraph(e->graph.ids.view(), e->graph.distances.view(), Metric::L2);
@@ -316,6 +311,7 @@ void MainWindow::startExploration() {
         if (e->dataset != m_dataset)
           return;
         m_explore = e;
+        m_layouts[std::size_t(e->layoutDim == 3)] = e->layout;
         m_summary->setText(summaryText() +
                            tr(" · %1 %2-NN graph %3 s · map %4 s · MST %5 s")
                                .arg(QString::fromStdString(e->graphMethod))
@@ -324,7 +320,80 @@ void MainWindow::startExploration() {
                                .arg(e->layoutSeconds, 0, 'f', 1)
                                .arg(e->mstSeconds, 0, 'f', 2));
         m_summary->setToolTip(QString::fromStdString(e->graph.device));
+        emit layoutFinished(e->layoutDim);
         emit explorationFinished();
+        if (!mapRefined(m_mapDim)) // the person turned to the other dimension meanwhile
+          startLayout(m_mapDim);
+      });
+}
+
+std::vector<float> MainWindow::refineMap(const QPointer<MainWindow>& self,
+                                         const std::shared_ptr<const Dataset>& dataset,
+                                         const KnnResult& graph, const std::vector<float>& start,
+                                         int dim, const Context& context, JobControl& job) {
+  LayoutParams params;
+  params.dim = dim;
+  params.reportEvery = 5;
+  const Matrix<float> layout = layoutGraph(
+      graph.ids.view(), graph.distances.view(), MatrixView<float>{start.data(), dataset->size(), dim},
+      params, context, job, [self, dataset, dim](const MatrixView<float>& positions, double) {
+        std::vector<float> copy(positions.data, positions.data + positions.rows * positions.cols);
+        QMetaObject::invokeMethod(
+            self.data(),
+            [self, dataset, dim, copy = std::move(copy)] {
+              if (self && self->m_dataset == dataset && self->m_mapDim == dim)
+                self->m_map->movePoints(copy, !self->m_map->userMovedCamera());
+            },
+            Qt::QueuedConnection);
+      });
+  return {layout.data(), layout.data() + layout.rows() * layout.cols()};
+}
+
+std::vector<float> MainWindow::pcaView(int dim) const {
+  const std::size_t n = m_pca.size() / 3;
+  std::vector<float> view(n * std::size_t(dim));
+  for (std::size_t i = 0; i < n; ++i)
+    for (int c = 0; c < dim; ++c)
+      view[i * std::size_t(dim) + std::size_t(c)] = m_pca[3 * i + std::size_t(c)];
+  return view;
+}
+
+void MainWindow::setMapDimension(int dim) {
+  dim = dim == 3 ? 3 : 2;
+  if (m_map3D && m_map3D->isChecked() != (dim == 3))
+    m_map3D->setChecked(dim == 3);
+  if (dim == m_mapDim)
+    return;
+  m_mapDim = dim;
+  if (!m_dataset)
+    return;
+  const bool refined = mapRefined(dim);
+  m_map->setPositions(refined ? m_layouts[std::size_t(dim == 3)] : pcaView(dim), dim);
+  // Without a graph yet, the exploration's end starts this layout.
+  if (!refined && m_explore)
+    startLayout(dim);
+}
+
+void MainWindow::startLayout(int dim) {
+  if (!m_explore || !m_dataset)
+    return;
+  auto explore = m_explore;
+  auto dataset = m_dataset;
+  const Context context = m_context;
+  const std::vector<float> start = pcaView(dim);
+  QPointer<MainWindow> self(this);
+  m_pipelineJobs->run<std::vector<float>>(
+      tr("Mapping in %1D").arg(dim),
+      [explore, dataset, context, start, dim, self](JobControl& job) {
+        return refineMap(self, dataset, explore->graph, start, dim, context, job);
+      },
+      [this, dataset, dim](std::vector<float>& layout) {
+        if (m_dataset != dataset)
+          return;
+        m_layouts[std::size_t(dim == 3)] = std::move(layout);
+        if (m_mapDim == dim)
+          m_map->movePoints(m_layouts[std::size_t(dim == 3)], !m_map->userMovedCamera());
+        emit layoutFinished(dim);
       });
 }
 

@@ -4,7 +4,9 @@
 #include "nearscape/Nearscape.h"
 
 #include <QMainWindow>
+#include <QPointer>
 
+#include <array>
 #include <memory>
 #include <vector>
 
@@ -41,6 +43,13 @@ public:
   /// background), then shows the path to `retryTo` (when ≥ 0).
   void bridgeComponentsAndRetry(std::int64_t retryTo);
 
+  /// Shows the map in 2 or 3 dimensions: the refined layout of that dimension when it exists,
+  /// else its PCA view while the layout is computed (once the kNN graph exists).
+  void setMapDimension(int dim);
+  int mapDimension() const { return m_mapDim; }
+  /// True once the layout of `dim` dimensions is refined for the open data set.
+  bool mapRefined(int dim) const { return !m_layouts[std::size_t(dim == 3)].empty(); }
+
   MapView* mapView() const { return m_map; }
   ItemStrip* neighboursPanel() const { return m_neighbours; }
   ItemStrip* pathStrip() const { return m_pathStrip; }
@@ -66,6 +75,8 @@ signals:
   void loadFailed(const QString& message);
   /// The kNN graph, the refined map and the spanning forest are ready.
   void explorationFinished();
+  /// The layout of `dim` dimensions finished refining.
+  void layoutFinished(int dim);
   /// A path was asked for between two components; the offer to join them is on screen.
   void componentsDisconnected(std::int64_t from, std::int64_t to, int components);
 
@@ -78,6 +89,15 @@ private:
   struct Exploration;
   void buildMenus();
   void startExploration();
+  /// Refines the map of `dim` dimensions from its PCA view through the existing kNN graph.
+  void startLayout(int dim);
+  /// The PCA view in `dim` dimensions (n × dim).
+  std::vector<float> pcaView(int dim) const;
+  /// The layout itself, on a job's thread: streams positions to the map while it shows `dim`.
+  static std::vector<float> refineMap(const QPointer<MainWindow>& self,
+                                      const std::shared_ptr<const Dataset>& dataset,
+                                      const KnnResult& graph, const std::vector<float>& start,
+                                      int dim, const Context& context, JobControl& job);
   void onMapClicked(std::int64_t item, Qt::KeyboardModifiers modifiers);
   void showLoaded(Loaded& loaded);
   void applyVisibility();
@@ -100,6 +120,10 @@ private:
   QToolButton* m_cancel;
   QMenu* m_examples = nullptr;
   std::shared_ptr<const Dataset> m_dataset;
+  std::vector<float> m_pca;                       ///< n × 3 PCA coordinates
+  int m_mapDim = 2;
+  std::array<std::vector<float>, 2> m_layouts;    ///< refined 2D and 3D maps (empty: not yet)
+  QAction* m_map3D = nullptr;
   QString m_lastError;
   QString m_backendText;
 };

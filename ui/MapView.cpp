@@ -53,7 +53,14 @@ MapView::MapView(QWidget* parent) : QOpenGLWidget(parent) {
   m_actor->GetProperty()->SetPointSize(3.0f);
   m_renderer->AddActor(m_actor);
 
-  // Overlays above the points: selection and neighbours as large dots, the path as a line.
+  // Overlays above the points (a second layer sharing the camera, so that in 3D the path is not
+  // hidden inside the cloud): selection and neighbours as large dots, the path as a line.
+  m_overlayRenderer = vtkRenderer::New();
+  m_overlayRenderer->SetLayer(1);
+  m_overlayRenderer->SetActiveCamera(m_renderer->GetActiveCamera());
+  m_overlayRenderer->InteractiveOff();
+  m_renderWindow->SetNumberOfLayers(2);
+  m_renderWindow->AddRenderer(m_overlayRenderer);
   const QColor ov = overlayColor();
   m_overlayPoints = vtkPolyData::New();
   vtkNew<vtkPolyDataMapper> overlayMapper;
@@ -62,7 +69,7 @@ MapView::MapView(QWidget* parent) : QOpenGLWidget(parent) {
   m_overlayPointsActor->SetMapper(overlayMapper);
   m_overlayPointsActor->GetProperty()->SetPointSize(7.0f);
   m_overlayPointsActor->GetProperty()->SetColor(ov.redF(), ov.greenF(), ov.blueF());
-  m_renderer->AddActor(m_overlayPointsActor);
+  m_overlayRenderer->AddActor(m_overlayPointsActor);
   m_pathLine = vtkPolyData::New();
   vtkNew<vtkPolyDataMapper> pathMapper;
   pathMapper->SetInputData(m_pathLine);
@@ -70,7 +77,7 @@ MapView::MapView(QWidget* parent) : QOpenGLWidget(parent) {
   m_pathActor->SetMapper(pathMapper);
   m_pathActor->GetProperty()->SetLineWidth(2.5f);
   m_pathActor->GetProperty()->SetColor(ov.redF(), ov.greenF(), ov.blueF());
-  m_renderer->AddActor(m_pathActor);
+  m_overlayRenderer->AddActor(m_pathActor);
 
   // VTK asks its host to make the context current and whether it is; we answer with Qt's.
   vtkNew<vtkCallbackCommand> callback;
@@ -95,6 +102,7 @@ MapView::~MapView() {
   m_overlayPoints->Delete();
   m_pathActor->Delete();
   m_pathLine->Delete();
+  m_overlayRenderer->Delete();
   m_renderer->Delete();
   m_renderWindow->Delete();
 }
@@ -164,15 +172,21 @@ void MapView::paintGL() {
   state->ResetFramebufferBindings();
 }
 
-void MapView::setPoints(const std::vector<float>& xy, const std::vector<std::uint8_t>& rgb) {
-  const std::int64_t n = std::int64_t(xy.size() / 2);
-  m_xy = xy;
+void MapView::setPoint(std::int64_t item, const float* p, vtkPoints* points) const {
+  points->SetPoint(item, p[0], p[1], m_dim == 3 ? p[2] : 0.0);
+}
+
+void MapView::setPoints(const std::vector<float>& positions, int dim,
+                        const std::vector<std::uint8_t>& rgb) {
+  m_dim = dim == 3 ? 3 : 2;
+  const std::int64_t n = std::int64_t(positions.size()) / m_dim;
+  m_positions = positions;
   m_visible.clear();
   vtkNew<vtkPoints> points;
   points->SetDataTypeToFloat();
   points->SetNumberOfPoints(n);
   for (std::int64_t i = 0; i < n; ++i)
-    points->SetPoint(i, xy[2 * i], xy[2 * i + 1], 0.0);
+    setPoint(i, &positions[std::size_t(i * m_dim)], points);
   vtkNew<vtkUnsignedCharArray> colors;
   colors->SetNumberOfComponents(3);
   colors->SetName("colors");
@@ -182,12 +196,16 @@ void MapView::setPoints(const std::vector<float>& xy, const std::vector<std::uin
   m_polyData->SetPoints(points);
   m_polyData->GetPointData()->SetScalars(colors);
   rebuildCells();
-  m_grid = PointGrid(MatrixView<float>{m_xy.data(), n, 2});
+  m_gridStale = true;
   m_selected = -1;
   m_neighbours.clear();
   m_path.clear();
   rebuildOverlay();
   m_userMoved = false;
+  vtkCamera* camera = m_renderer->GetActiveCamera();
+  camera->SetFocalPoint(0, 0, 0); // looking down −z: the 2D map's view, and 3D's first view
+  camera->SetPosition(0, 0, 1);
+  camera->SetViewUp(0, 1, 0);
   resetCamera();
 }
 
@@ -200,17 +218,32 @@ void MapView::setColors(const std::vector<std::uint8_t>& rgb) {
   update();
 }
 
-void MapView::movePoints(const std::vector<float>& xy, bool fit) {
+void MapView::setPositions(const std::vector<float>& positions, int dim) {
   const std::int64_t n = pointCount();
-  if (std::int64_t(xy.size()) != 2 * n)
+  const int newDim = dim == 3 ? 3 : 2;
+  if (std::int64_t(positions.size()) != n * newDim)
     return;
-  m_xy = xy;
+  m_dim = newDim;
+  vtkCamera* camera = m_renderer->GetActiveCamera();
+  camera->SetFocalPoint(0, 0, 0);
+  camera->SetPosition(0, 0, 1);
+  camera->SetViewUp(0, 1, 0);
+  m_positions.clear(); // movePoints checks the size against the new dim
+  m_positions.resize(positions.size());
+  movePoints(positions, true);
+}
+
+void MapView::movePoints(const std::vector<float>& positions, bool fit) {
+  const std::int64_t n = pointCount();
+  if (std::int64_t(positions.size()) != n * m_dim)
+    return;
+  m_positions = positions;
   vtkPoints* points = m_polyData->GetPoints();
   for (std::int64_t i = 0; i < n; ++i)
-    points->SetPoint(i, xy[2 * i], xy[2 * i + 1], 0.0);
+    setPoint(i, &positions[std::size_t(i * m_dim)], points);
   points->Modified();
   m_polyData->Modified();
-  m_grid = PointGrid(MatrixView<float>{m_xy.data(), n, 2});
+  m_gridStale = true;
   rebuildOverlay();
   if (fit) {
     resetCamera();
@@ -231,10 +264,13 @@ void MapView::setOverlay(std::int64_t selected, const std::vector<std::int32_t>&
 void MapView::rebuildOverlay() {
   vtkNew<vtkPoints> dots;
   vtkNew<vtkCellArray> verts;
+  auto at = [this](std::int64_t item, int c) {
+    return c < m_dim ? double(m_positions[std::size_t(item * m_dim + c)]) : 0.0;
+  };
   auto addDot = [&](std::int64_t item) {
     if (item < 0 || item >= pointCount())
       return;
-    const vtkIdType id = dots->InsertNextPoint(m_xy[2 * item], m_xy[2 * item + 1], 0.01);
+    const vtkIdType id = dots->InsertNextPoint(at(item, 0), at(item, 1), at(item, 2));
     verts->InsertNextCell(1, &id);
   };
   addDot(m_selected);
@@ -254,7 +290,7 @@ void MapView::rebuildOverlay() {
     std::vector<vtkIdType> ids;
     for (auto item : m_path)
       if (item >= 0 && item < pointCount())
-        ids.push_back(linePoints->InsertNextPoint(m_xy[2 * item], m_xy[2 * item + 1], 0.02));
+        ids.push_back(linePoints->InsertNextPoint(at(item, 0), at(item, 1), at(item, 2)));
     lines->InsertNextCell(vtkIdType(ids.size()), ids.data());
   }
   m_pathLine->SetPoints(linePoints);
@@ -287,25 +323,69 @@ void MapView::rebuildCells() {
 }
 
 void MapView::resetCamera() {
-  if (m_xy.empty())
+  if (m_positions.empty())
     return;
-  float minX = INFINITY, maxX = -INFINITY, minY = INFINITY, maxY = -INFINITY;
-  for (std::size_t i = 0; i < m_xy.size(); i += 2) {
-    minX = std::min(minX, m_xy[i]);
-    maxX = std::max(maxX, m_xy[i]);
-    minY = std::min(minY, m_xy[i + 1]);
-    maxY = std::max(maxY, m_xy[i + 1]);
-  }
-  const double cx = 0.5 * (minX + maxX), cy = 0.5 * (minY + maxY);
-  const double aspect = double(std::max(width(), 1)) / double(std::max(height(), 1));
-  const double halfH = std::max(0.5 * (maxY - minY), 0.5 * (maxX - minX) / aspect);
+  // Fit the points' bounding box as seen through the camera's current orientation.
+  double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+  for (std::size_t i = 0; i < m_positions.size(); i += std::size_t(m_dim))
+    for (int c = 0; c < m_dim; ++c) {
+      lo[c] = std::min(lo[c], double(m_positions[i + c]));
+      hi[c] = std::max(hi[c], double(m_positions[i + c]));
+    }
+  if (m_dim == 2)
+    lo[2] = hi[2] = 0;
   vtkCamera* camera = m_renderer->GetActiveCamera();
-  camera->SetFocalPoint(cx, cy, 0);
-  camera->SetPosition(cx, cy, 1);
-  camera->SetViewUp(0, 1, 0);
-  camera->SetParallelScale(std::max(halfH * 1.05, 1e-9));
-  camera->SetClippingRange(0.5, 1.5);
+  double direction[3];
+  camera->GetDirectionOfProjection(direction);
+  const double centre[3] = {0.5 * (lo[0] + hi[0]), 0.5 * (lo[1] + hi[1]), 0.5 * (lo[2] + hi[2])};
+  const double radius = 0.5 * std::sqrt((hi[0] - lo[0]) * (hi[0] - lo[0]) +
+                                        (hi[1] - lo[1]) * (hi[1] - lo[1]) +
+                                        (hi[2] - lo[2]) * (hi[2] - lo[2]));
+  const double distance = std::max(1.0, 2.0 * radius);
+  camera->SetFocalPoint(centre);
+  camera->SetPosition(centre[0] - direction[0] * distance, centre[1] - direction[1] * distance,
+                      centre[2] - direction[2] * distance);
+  camera->SetClippingRange(std::max(1e-6, distance - 1.5 * radius - 1.0), distance + 1.5 * radius + 1.0);
+  // The half height that shows the box's extent along the screen's axes.
+  const ScreenAxes axes = screenAxes();
+  double halfW = 0, halfH = 0;
+  for (int corner = 0; corner < 8; ++corner) {
+    const double p[3] = {corner & 1 ? hi[0] : lo[0], corner & 2 ? hi[1] : lo[1],
+                         corner & 4 ? hi[2] : lo[2]};
+    double r = 0, u = 0;
+    for (int c = 0; c < 3; ++c) {
+      r += (p[c] - centre[c]) * axes.right[c];
+      u += (p[c] - centre[c]) * axes.up[c];
+    }
+    halfW = std::max(halfW, std::abs(r));
+    halfH = std::max(halfH, std::abs(u));
+  }
+  const double aspect = double(std::max(width(), 1)) / double(std::max(height(), 1));
+  camera->SetParallelScale(std::max(std::max(halfH, halfW / aspect) * 1.05, 1e-9));
   update();
+}
+
+MapView::ScreenAxes MapView::screenAxes() const {
+  vtkCamera* camera = m_renderer->GetActiveCamera();
+  ScreenAxes axes;
+  double direction[3];
+  camera->GetDirectionOfProjection(direction);
+  camera->GetViewUp(axes.up);
+  camera->GetFocalPoint(axes.focal);
+  // right = direction × up
+  axes.right[0] = direction[1] * axes.up[2] - direction[2] * axes.up[1];
+  axes.right[1] = direction[2] * axes.up[0] - direction[0] * axes.up[2];
+  axes.right[2] = direction[0] * axes.up[1] - direction[1] * axes.up[0];
+  return axes;
+}
+
+QPointF MapView::onViewPlane(const float* p, const ScreenAxes& axes) const {
+  double r = 0, u = 0;
+  for (int c = 0; c < m_dim; ++c) {
+    r += double(p[c]) * axes.right[c];
+    u += double(p[c]) * axes.up[c];
+  }
+  return {r, u};
 }
 
 double MapView::worldPerPixel() const {
@@ -313,25 +393,44 @@ double MapView::worldPerPixel() const {
   return 2.0 * m_renderer->GetActiveCamera()->GetParallelScale() / std::max(height(), 1);
 }
 
-QPointF MapView::worldAt(const QPointF& pos) const {
-  double focal[3];
-  m_renderer->GetActiveCamera()->GetFocalPoint(focal);
+QPointF MapView::viewPlaneAt(const QPointF& pos) const {
+  const ScreenAxes axes = screenAxes();
+  double r = 0, u = 0;
+  for (int c = 0; c < 3; ++c) {
+    r += axes.focal[c] * axes.right[c];
+    u += axes.focal[c] * axes.up[c];
+  }
   const double s = worldPerPixel();
-  return {focal[0] + (pos.x() - 0.5 * width()) * s, focal[1] - (pos.y() - 0.5 * height()) * s};
+  return {r + (pos.x() - 0.5 * width()) * s, u - (pos.y() - 0.5 * height()) * s};
 }
 
 QPointF MapView::widgetPosOf(std::int64_t item) const {
-  double focal[3];
-  m_renderer->GetActiveCamera()->GetFocalPoint(focal);
+  const ScreenAxes axes = screenAxes();
+  const QPointF p = onViewPlane(&m_positions[std::size_t(item * m_dim)], axes);
+  const QPointF centre = viewPlaneAt({0.5 * width(), 0.5 * height()});
   const double s = worldPerPixel();
-  return {0.5 * width() + (m_xy[2 * item] - focal[0]) / s,
-          0.5 * height() - (m_xy[2 * item + 1] - focal[1]) / s};
+  return {0.5 * width() + (p.x() - centre.x()) / s, 0.5 * height() - (p.y() - centre.y()) / s};
+}
+
+void MapView::rebuildPickGrid() const {
+  const ScreenAxes axes = screenAxes();
+  const std::int64_t n = pointCount();
+  std::vector<float> plane(std::size_t(2 * n));
+  for (std::int64_t i = 0; i < n; ++i) {
+    const QPointF p = onViewPlane(&m_positions[std::size_t(i * m_dim)], axes);
+    plane[std::size_t(2 * i)] = float(p.x());
+    plane[std::size_t(2 * i + 1)] = float(p.y());
+  }
+  m_grid = PointGrid(MatrixView<float>{plane.data(), n, 2});
+  m_gridStale = false;
 }
 
 std::int64_t MapView::itemAt(const QPointF& pos) const {
-  if (m_grid.empty())
+  if (m_positions.empty())
     return -1;
-  const QPointF w = worldAt(pos);
+  if (m_gridStale)
+    rebuildPickGrid();
+  const QPointF w = viewPlaneAt(pos);
   const double radius = 5.0 * worldPerPixel();
   if (m_visible.empty())
     return m_grid.nearest(w.x(), w.y(), radius);
@@ -339,16 +438,42 @@ std::int64_t MapView::itemAt(const QPointF& pos) const {
                         [this](std::int64_t i) { return bool(m_visible[std::size_t(i)]); });
 }
 
+void MapView::panBy(double dx, double dy) {
+  vtkCamera* camera = m_renderer->GetActiveCamera();
+  const ScreenAxes axes = screenAxes();
+  double focal[3], position[3];
+  camera->GetFocalPoint(focal);
+  camera->GetPosition(position);
+  for (int c = 0; c < 3; ++c) {
+    const double shift = dx * axes.right[c] + dy * axes.up[c];
+    focal[c] += shift;
+    position[c] += shift;
+  }
+  camera->SetFocalPoint(focal);
+  camera->SetPosition(position);
+}
+
 void MapView::zoomAt(const QPointF& at, double factor) {
   vtkCamera* camera = m_renderer->GetActiveCamera();
-  const QPointF before = worldAt(at);
+  const QPointF before = viewPlaneAt(at);
   camera->SetParallelScale(camera->GetParallelScale() / factor);
-  const QPointF after = worldAt(at);
-  double focal[3];
-  camera->GetFocalPoint(focal);
-  const double dx = before.x() - after.x(), dy = before.y() - after.y();
-  camera->SetFocalPoint(focal[0] + dx, focal[1] + dy, 0);
-  camera->SetPosition(focal[0] + dx, focal[1] + dy, 1);
+  const QPointF after = viewPlaneAt(at);
+  panBy(before.x() - after.x(), before.y() - after.y());
+  m_userMoved = true;
+  update();
+}
+
+void MapView::rotateBy(double dx, double dy) {
+  if (m_dim != 3)
+    return;
+  vtkCamera* camera = m_renderer->GetActiveCamera();
+  // Half a turn across the widget's width; the view-up stays orthogonal.
+  camera->Azimuth(-180.0 * dx / std::max(width(), 1));
+  camera->Elevation(180.0 * dy / std::max(height(), 1));
+  camera->OrthogonalizeViewUp();
+  const double distance = camera->GetDistance();
+  camera->SetClippingRange(std::max(1e-6, distance * 0.01), distance * 4);
+  m_gridStale = true;
   m_userMoved = true;
   update();
 }
@@ -366,12 +491,15 @@ void MapView::mouseMoveEvent(QMouseEvent* event) {
   if (m_dragging) {
     const QPointF delta = event->position() - m_dragStart;
     m_dragStart = event->position();
-    vtkCamera* camera = m_renderer->GetActiveCamera();
-    double focal[3];
-    camera->GetFocalPoint(focal);
-    const double s = worldPerPixel();
-    camera->SetFocalPoint(focal[0] - delta.x() * s, focal[1] + delta.y() * s, 0);
-    camera->SetPosition(focal[0] - delta.x() * s, focal[1] + delta.y() * s, 1);
+    // 3D: a left drag turns the scene; a middle or Shift+left drag pans, as in 2D.
+    const bool pan = m_dim == 2 || (event->buttons() & Qt::MiddleButton) ||
+                     (event->modifiers() & Qt::ShiftModifier);
+    if (pan) {
+      const double s = worldPerPixel();
+      panBy(-delta.x() * s, delta.y() * s);
+    } else {
+      rotateBy(delta.x(), delta.y());
+    }
     if (delta.manhattanLength() > 0)
       m_userMoved = true;
     update();

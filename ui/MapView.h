@@ -1,5 +1,5 @@
 #pragma once
-// The map: every item as a point, coloured by label, in a VTK scene hosted by a Qt 6
+// The map: every item as a point, coloured by label, in 2D or 3D, in a VTK scene hosted by a Qt 6
 // QOpenGLWidget (VTK renders into its own framebuffer inside the widget's context; paintGL blits
 // that into the widget's framebuffer, as VTK >= 9.2's QVTKOpenGLNativeWidget does).
 
@@ -14,6 +14,7 @@
 class vtkActor;
 class vtkGenericOpenGLRenderWindow;
 class vtkObject;
+class vtkPoints;
 class vtkPolyData;
 class vtkRenderer;
 
@@ -25,13 +26,17 @@ public:
   explicit MapView(QWidget* parent = nullptr);
   ~MapView() override;
 
-  /// Shows n points; `xy` is n × 2 map coordinates, `rgb` n × 3 colours. Resets the camera.
-  void setPoints(const std::vector<float>& xy, const std::vector<std::uint8_t>& rgb);
+  /// Shows n points; `positions` is n × dim map coordinates (dim 2 or 3), `rgb` n × 3 colours.
+  /// Resets the camera (3D: looking down the third axis, as the 2D map would be seen).
+  void setPoints(const std::vector<float>& positions, int dim, const std::vector<std::uint8_t>& rgb);
   /// Replaces the colours (n × 3 RGB) and keeps the map as it is.
   void setColors(const std::vector<std::uint8_t>& rgb);
-  /// Moves the points to `xy` (n × 2, same n) keeping colours and visibility; `fit` refits the
-  /// camera (while the layout refines, until the person pans or zooms).
-  void movePoints(const std::vector<float>& xy, bool fit);
+  /// Moves the points to `positions` (n × dim, same n and dim) keeping colours and visibility;
+  /// `fit` refits the camera (while the layout refines, until the person moves the camera).
+  void movePoints(const std::vector<float>& positions, bool fit);
+  /// Shows the same points at `positions` (n × dim, dim 2 or 3: a new map of them), keeping
+  /// colours, visibility and the overlay; the camera starts afresh.
+  void setPositions(const std::vector<float>& positions, int dim);
   /// Marks `selected` (−1: none) and `neighbours` with larger rings; draws `path` as a polyline.
   void setOverlay(std::int64_t selected, const std::vector<std::int32_t>& neighbours,
                   const std::vector<std::int32_t>& path);
@@ -43,13 +48,18 @@ public:
   void resetCamera();
   /// Zooms by `factor` (> 1 zooms in) about the widget point `at`.
   void zoomAt(const QPointF& at, double factor);
-  /// The item drawn nearest to widget point `pos` (within a few pixels), or -1.
+  /// 3D only: turns the scene by `dx`, `dy` pixels' worth of drag about the focal point.
+  void rotateBy(double dx, double dy);
+  /// The item drawn nearest to widget point `pos` (within a few pixels), or -1. In 3D the
+  /// nearest on screen, whatever its depth.
   std::int64_t itemAt(const QPointF& pos) const;
   /// Widget coordinates of item `item`'s point.
   QPointF widgetPosOf(std::int64_t item) const;
-  std::int64_t pointCount() const { return std::int64_t(m_xy.size() / 2); }
-  /// The current n × 2 map positions.
-  const std::vector<float>& positions() const { return m_xy; }
+  std::int64_t pointCount() const { return m_dim ? std::int64_t(m_positions.size()) / m_dim : 0; }
+  /// 2 or 3.
+  int dim() const { return m_dim; }
+  /// The current n × dim map positions.
+  const std::vector<float>& positions() const { return m_positions; }
   /// Background colour (what a grab shows where no point is drawn).
   static QColor backgroundColor();
   /// Colour of the selection, neighbour rings and the path.
@@ -74,12 +84,25 @@ protected:
 private:
   void rebuildCells();
   void onRenderWindowEvent(vtkObject* caller, unsigned long eventId, void* callData);
-  /// World (map) coordinates of a widget point, through the parallel camera.
-  QPointF worldAt(const QPointF& pos) const;
+  /// The camera's screen axes in world space: right and up (unit vectors).
+  struct ScreenAxes {
+    double right[3], up[3], focal[3];
+  };
+  ScreenAxes screenAxes() const;
+  /// A point of the map in view-plane coordinates (world units along right and up).
+  QPointF onViewPlane(const float* p, const ScreenAxes& axes) const;
+  /// View-plane coordinates of a widget point, through the parallel camera.
+  QPointF viewPlaneAt(const QPointF& pos) const;
   double worldPerPixel() const;
+  /// Moves the camera (focal point and position together) by `dx`, `dy` view-plane units.
+  void panBy(double dx, double dy);
+  /// The picking grid over view-plane coordinates; rebuilt when the points move or turn.
+  void rebuildPickGrid() const;
+  void setPoint(std::int64_t item, const float* p, vtkPoints* points) const;
 
   vtkGenericOpenGLRenderWindow* m_renderWindow = nullptr;
   vtkRenderer* m_renderer = nullptr;
+  vtkRenderer* m_overlayRenderer = nullptr;
   vtkPolyData* m_polyData = nullptr;
   vtkActor* m_actor = nullptr;
   vtkPolyData* m_overlayPoints = nullptr;
@@ -93,9 +116,12 @@ private:
   void rebuildOverlay();
   bool m_initialized = false;
 
-  std::vector<float> m_xy;
+  std::vector<float> m_positions; ///< n × m_dim
+  int m_dim = 2;
   std::vector<bool> m_visible;
-  PointGrid m_grid;
+  // Picking state, rebuilt lazily (itemAt is const) when the points move or the camera turns.
+  mutable PointGrid m_grid;       ///< over view-plane coordinates
+  mutable bool m_gridStale = true;
   QPointF m_dragStart;
   bool m_dragging = false;
 };

@@ -57,13 +57,16 @@ int runGui(int argc, char** argv) {
   QCommandLineOption pathTo(QStringLiteral("path-to"),
                             QStringLiteral("Then show the smoothest path to this item"),
                             QStringLiteral("item"));
-  parser.addOptions({meta, backend, screenshot, select, pathTo});
+  QCommandLineOption map3D(QStringLiteral("3d"), QStringLiteral("Start with the 3D map"));
+  parser.addOptions({meta, backend, screenshot, select, pathTo, map3D});
   parser.process(app);
 
   Context context;
   if (auto b = parseBackend(parser.value(backend).toStdString()))
     context.backend = *b;
   MainWindow window(context);
+  if (parser.isSet(map3D))
+    window.setMapDimension(3);
   window.show();
 
   QString path = parser.positionalArguments().value(0);

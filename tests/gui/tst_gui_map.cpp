@@ -232,6 +232,85 @@ private slots:
     QVERIFY2(drawn > ringed / 3 && drawn > 100, qPrintable(QString::number(drawn)));
   }
 
+  void threeDMapTurnsAndPicks() {
+    // Three Gaussian clusters in 6-D: the 3D map refines, turns under the mouse and still picks.
+    QTemporaryDir dir;
+    const int n = 1200, d = 6;
+    std::vector<float> x(std::size_t(n * d));
+    std::mt19937_64 rng(5);
+    std::normal_distribution<float> normal;
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < d; ++j)
+        x[std::size_t(i * d + j)] = normal(rng) + (j == i % 3 ? 8.0f : 0.0f);
+    const QString file = dir.path() + "/three.npy";
+    writeNpy(file.toStdString(), MatrixView<float>{x.data(), n, d});
+    MainWindow window;
+    window.resize(1000, 760);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QSignalSpy explored(&window, &MainWindow::explorationFinished);
+    window.openPath(file);
+    QVERIFY2(explored.wait(120000), qPrintable(window.lastError()));
+    MapView* map = window.mapView();
+    QCOMPARE(map->dim(), 2);
+    QVERIFY(window.mapRefined(2));
+
+    QSignalSpy refined(&window, &MainWindow::layoutFinished);
+    window.setMapDimension(3);
+    QCOMPARE(map->dim(), 3);
+    QCOMPARE(map->pointCount(), n);
+    QVERIFY2(refined.wait(120000), qPrintable(window.lastError()));
+    QCOMPARE(refined.at(0).at(0).toInt(), 3);
+    QVERIFY(window.mapRefined(3));
+    QTest::qWait(50);
+    const QImage front = map->grabFramebuffer();
+    QVERIFY(front.save(artifact("map-3d.png")));
+    QVERIFY2(countNonBackground(front) > 2000, qPrintable(QString::number(countNonBackground(front))));
+
+    auto checkPicking = [&] {
+      for (std::int64_t item : {10, 400, 801, 1199}) {
+        const QPointF at = map->widgetPosOf(item);
+        const std::int64_t got = map->itemAt(at);
+        QVERIFY(got >= 0);
+        // The nearest on screen: item itself or one drawn on (almost) the same pixel.
+        QVERIFY2((map->widgetPosOf(got) - at).manhattanLength() <= 2.0,
+                 qPrintable(QString("%1 picked for %2").arg(got).arg(item)));
+      }
+    };
+    checkPicking();
+    // A drag turns the scene: the picture changes, picking follows the turn.
+    const QPoint centre(map->width() / 2, map->height() / 2);
+    QTest::mousePress(map, Qt::LeftButton, Qt::NoModifier, centre);
+    for (int step = 1; step <= 10; ++step) {
+      QMouseEvent move(QEvent::MouseMove, QPointF(centre + QPoint(15 * step, 6 * step)),
+                       map->mapToGlobal(QPointF(centre + QPoint(15 * step, 6 * step))),
+                       Qt::NoButton, Qt::LeftButton, Qt::NoModifier);
+      QApplication::sendEvent(map, &move);
+    }
+    QTest::mouseRelease(map, Qt::LeftButton, Qt::NoModifier, centre + QPoint(150, 60));
+    QVERIFY(map->userMovedCamera());
+    QTest::qWait(50);
+    const QImage turned = map->grabFramebuffer();
+    QVERIFY(turned.save(artifact("map-3d-turned.png")));
+    int changed = 0;
+    for (int y = 0; y < turned.height(); ++y)
+      for (int x2 = 0; x2 < turned.width(); ++x2)
+        changed += turned.pixel(x2, y) != front.pixel(x2, y);
+    QVERIFY2(changed > 1000, qPrintable(QString::number(changed)));
+    checkPicking();
+
+    // A click selects the item under the mouse, whose exact neighbours are listed.
+    const std::int64_t a = map->itemAt(map->widgetPosOf(400));
+    QTest::mouseClick(map, Qt::LeftButton, Qt::NoModifier, map->widgetPosOf(a).toPoint());
+    QTRY_COMPARE(window.selectedItem(), a);
+    QTRY_COMPARE(window.neighboursPanel()->count(), 10);
+
+    // Back to 2D: the refined 2D map at once, no new job.
+    window.setMapDimension(2);
+    QCOMPARE(map->dim(), 2);
+    QCOMPARE(std::int64_t(map->positions().size()), std::int64_t(2 * n));
+  }
+
   void disconnectedComponentsCanBeJoined() {
     // Two far-apart blobs: their 15-NN graph has two components, so no path joins them at first.
     QTemporaryDir dir;
