@@ -6,6 +6,7 @@
 #include "JobRunner.h"
 #include "LegendPanel.h"
 #include "MapView.h"
+#include "SweepPanel.h"
 
 #include <QApplication>
 #include <QDockWidget>
@@ -52,6 +53,7 @@ MainWindow::MainWindow(Context context, QWidget* parent)
       m_legend(new LegendPanel(this)), m_hoverCard(new HoverCard(this)),
       m_jobs(new JobRunner(this)), m_pipelineJobs(new JobRunner(this)),
       m_neighbours(new ItemStrip(false, this)), m_pathStrip(new ItemStrip(true, this)),
+      m_sweep(new SweepPanel(context, this)),
       m_summary(new QLabel(this)), m_progress(new QProgressBar(this)),
       m_cancel(new QToolButton(this)) {
   setWindowTitle(tr("Nearscape"));
@@ -71,6 +73,13 @@ MainWindow::MainWindow(Context context, QWidget* parent)
   pathDock->setWidget(m_pathStrip);
   addDockWidget(Qt::BottomDockWidgetArea, pathDock);
   m_pathStrip->setMaximumHeight(150);
+  auto* sweepDock = new QDockWidget(tr("Index sweep"), this);
+  sweepDock->setObjectName(QStringLiteral("sweepDock"));
+  sweepDock->setWidget(m_sweep);
+  addDockWidget(Qt::RightDockWidgetArea, sweepDock);
+  tabifyDockWidget(dock, sweepDock);
+  dock->raise();
+  m_sweepDock = sweepDock;
   resizeDocks({pathDock}, {130}, Qt::Vertical);
   m_neighbours->setToolTip(tr("Click an item in the map; Ctrl+click another for the smoothest path"));
 
@@ -140,6 +149,7 @@ MainWindow::MainWindow(Context context, QWidget* parent)
   connect(m_map, &MapView::clicked, this, &MainWindow::onMapClicked);
   connect(m_neighbours, &ItemStrip::itemChosen, this, [this](std::int32_t item) { selectItem(item); });
   connect(m_pathStrip, &ItemStrip::itemChosen, this, [this](std::int32_t item) { selectItem(item); });
+  connect(m_sweep, &SweepPanel::missedChosen, this, &MainWindow::showMissed);
   buildMenus();
   resize(1200, 800);
 }
@@ -198,6 +208,8 @@ void MainWindow::buildMenus() {
   m_map3D = view->addAction(tr("&3D Map"), QKeySequence(Qt::CTRL | Qt::Key_3), this,
                             [this](bool on) { setMapDimension(on ? 3 : 2); });
   m_map3D->setCheckable(true);
+  view->addSeparator();
+  view->addAction(m_sweepDock->toggleViewAction());
   m_map3D->setToolTip(tr("Drag to turn the map, Shift+drag to pan, wheel to zoom"));
 
   QMenu* help = menuBar()->addMenu(tr("&Help"));
@@ -260,6 +272,7 @@ void MainWindow::showLoaded(Loaded& loaded) {
   setWindowTitle(tr("Nearscape — %1").arg(QFileInfo(QString::fromStdString(ds.path)).fileName()));
   m_summary->setText(summaryText() + tr(" · PCA map in %1 s").arg(loaded.seconds, 0, 'f', 2));
   m_explore.reset();
+  m_sweep->setDataset(m_dataset);
   m_selected = -1;
   m_lastPath = {};
   m_neighbours->clear();
@@ -410,6 +423,7 @@ void MainWindow::selectItem(std::int64_t item) {
   if (!m_dataset || item < 0 || item >= m_dataset->size())
     return;
   m_selected = item;
+  m_sweep->setSelectedItem(item);
   m_lastPath = {};
   m_pathStrip->clear();
   m_neighbours->clear();
@@ -510,6 +524,24 @@ void MainWindow::showPathTo(std::int64_t item) {
                                .arg(m_selected).arg(item)
                                .arg(m_lastPath.steps.size())
                                .arg(double(m_lastPath.bottleneck), 0, 'g', 4),
+                           10000);
+}
+
+void MainWindow::showMissed(std::int64_t query, const std::vector<std::int32_t>& missed,
+                            const QString& setting) {
+  if (!m_dataset || query < 0 || query >= m_dataset->size())
+    return;
+  std::vector<QString> captions(missed.size(), tr("missed by %1").arg(setting));
+  m_neighbours->setItems(*m_dataset, missed, captions);
+  m_map->setOverlay(query, missed, {});
+  m_lastPath = {};
+  m_pathStrip->clear();
+  statusBar()->showMessage(missed.empty()
+                               ? tr("%1 finds every true neighbour of item %2.").arg(setting).arg(query)
+                               : tr("%1 misses %2 true neighbours of item %3: listed and ringed.")
+                                     .arg(setting)
+                                     .arg(missed.size())
+                                     .arg(query),
                            10000);
 }
 

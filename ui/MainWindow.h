@@ -10,6 +10,7 @@
 #include <memory>
 #include <vector>
 
+class QDockWidget;
 class QLabel;
 class QMenu;
 class QProgressBar;
@@ -22,6 +23,7 @@ class ItemStrip;
 class JobRunner;
 class LegendPanel;
 class MapView;
+class SweepPanel;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -42,6 +44,8 @@ public:
   /// Joins the graph's components with their exact nearest cross-component edges (in the
   /// background), then shows the path to `retryTo` (when ≥ 0).
   void bridgeComponentsAndRetry(std::int64_t retryTo);
+  /// Lists and rings the true neighbours of `query` that the sweep setting `setting` missed.
+  void showMissed(std::int64_t query, const std::vector<std::int32_t>& missed, const QString& setting);
 
   /// Shows the map in 2 or 3 dimensions: the refined layout of that dimension when it exists,
   /// else its PCA view while the layout is computed (once the kNN graph exists).
@@ -51,6 +55,7 @@ public:
   bool mapRefined(int dim) const { return !m_layouts[std::size_t(dim == 3)].empty(); }
 
   MapView* mapView() const { return m_map; }
+  SweepPanel* sweepPanel() const { return m_sweep; }
   ItemStrip* neighboursPanel() const { return m_neighbours; }
   ItemStrip* pathStrip() const { return m_pathStrip; }
   JobRunner* pipelineJobs() const { return m_pipelineJobs; }
@@ -112,6 +117,8 @@ private:
   JobRunner* m_pipelineJobs;
   ItemStrip* m_neighbours;
   ItemStrip* m_pathStrip;
+  SweepPanel* m_sweep;
+  QDockWidget* m_sweepDock = nullptr;
   std::shared_ptr<const Exploration> m_explore;
   std::int64_t m_selected = -1;
   GraphPath m_lastPath;

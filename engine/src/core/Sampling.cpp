@@ -22,17 +22,19 @@ std::vector<std::int64_t> seededSample(std::int64_t n, std::int64_t count, std::
   return rows;
 }
 
-HeldOut holdOutRows(const MatrixView<float>& data, std::int64_t count, std::uint64_t seed) {
+HeldOut holdOutRows(const MatrixView<float>& data, std::int64_t count, std::uint64_t seed,
+                    std::int64_t alsoHold) {
   HeldOut h;
   h.dim = data.cols;
   std::vector<bool> isQuery(std::size_t(data.rows), false);
   for (const std::int64_t r : seededSample(data.rows, count, seed))
     isQuery[std::size_t(r)] = true;
+  if (alsoHold >= 0 && alsoHold < data.rows)
+    isQuery[std::size_t(alsoHold)] = true;
   for (std::int64_t r = 0; r < data.rows; ++r) {
     std::vector<float>& into = isQuery[std::size_t(r)] ? h.queries : h.base;
     into.insert(into.end(), data.row(r), data.row(r) + data.cols);
-    if (!isQuery[std::size_t(r)])
-      h.baseRows.push_back(r);
+    (isQuery[std::size_t(r)] ? h.queryRows : h.baseRows).push_back(r);
   }
   return h;
 }

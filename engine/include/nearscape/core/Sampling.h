@@ -19,12 +19,15 @@ std::vector<std::int64_t> seededSample(std::int64_t n, std::int64_t count, std::
 struct HeldOut {
   std::vector<float> base, queries;     ///< row-major copies
   std::vector<std::int64_t> baseRows;   ///< base row → data row
+  std::vector<std::int64_t> queryRows;  ///< query row → data row
   std::int64_t dim = 0;
   MatrixView<float> baseView() const { return {base.data(), std::int64_t(baseRows.size()), dim}; }
   MatrixView<float> queryView() const {
     return {queries.data(), dim ? std::int64_t(queries.size()) / dim : 0, dim};
   }
 };
-HeldOut holdOutRows(const MatrixView<float>& data, std::int64_t count, std::uint64_t seed);
+/// `alsoHold` (when in range) is held out too, beside the sample: the item a person chose.
+HeldOut holdOutRows(const MatrixView<float>& data, std::int64_t count, std::uint64_t seed,
+                    std::int64_t alsoHold = -1);
 
 } // namespace nearscape
