@@ -63,6 +63,8 @@ SweepPanel::SweepPanel(Context context, QWidget* parent)
   buttons->addWidget(m_cancel);
   m_cancel->setEnabled(false);
   m_status->setWordWrap(true);
+  m_status->setMinimumHeight(3 * m_status->fontMetrics().lineSpacing());
+  m_status->setAlignment(Qt::AlignLeft | Qt::AlignTop);
   m_table->setColumnCount(8);
   m_table->setHorizontalHeaderLabels({tr("setting"), tr("recall"), tr("queries/s"), tr("p50 ms"),
                                       tr("p99 ms"), tr("build s"), tr("MB"), tr("front")});
@@ -70,7 +72,8 @@ SweepPanel::SweepPanel(Context context, QWidget* parent)
   m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
   m_table->setSelectionMode(QAbstractItemView::SingleSelection);
   m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  m_plot->setMinimumHeight(230);
+  m_plot->setMinimumHeight(200);
+  m_table->setMinimumHeight(120);
 
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(form);
