@@ -47,7 +47,7 @@ for s in ${SUITES:-tests fashion}; do
       set=${s#index-}
       [ -f /tmp/data/${set}_base.npy ] || python3 "$pack/make-data" $set /tmp/data/$set 1000000 128 10000
       $bin/nearscape-bench index --data /tmp/data/${set}_base.npy --queries /tmp/data/${set}_query.npy \
-        --label $set-1M-128 --k 10 --backend cuda --index graph ${BUILD:-} \
+        --label $set-1M-128 --k 10 --backend cuda --index ${INDEX:-graph} ${BUILD:-} \
         --values ${VALUES:-10,16,24,32,48,64,96,128,192,256,384,512} --target 0.99 \
         --json "$out/$s.json" 2>&1 | tee -a "$out/bench.log" ;;
     map-manifold|map-fashion)

@@ -70,10 +70,8 @@ private slots:
         const QString tag = QString("%1/%2").arg(backendName(b).data(), metricName(m).data());
         QTest::newRow(qPrintable("graph ef=64 " + tag)) << "graph" << b << m << "ef=64" << 0.95;
         QTest::newRow(qPrintable("graph ef=k " + tag)) << "graph" << b << m << "ef=10" << 0.6;
-        if (b == Backend::Cpu) {
-          QTest::newRow(qPrintable("ivf nprobe=16 " + tag)) << "ivf" << b << m << "nprobe=16" << 0.9;
-          QTest::newRow(qPrintable("ivf all lists " + tag)) << "ivf" << b << m << "nprobe=64" << 0.999;
-        }
+        QTest::newRow(qPrintable("ivf nprobe=16 " + tag)) << "ivf" << b << m << "nprobe=16" << 0.9;
+        QTest::newRow(qPrintable("ivf all lists " + tag)) << "ivf" << b << m << "nprobe=64" << 0.999;
       }
   }
   void recallThresholds() {
@@ -130,6 +128,58 @@ private slots:
     }
   }
 
+  void gpuIvfMatchesCpuTwin() {
+    SKIP_WITHOUT_DEVICE(Backend::Cuda);
+    // The same lists (the CPU's index saved, loaded on the GPU) scanned in full give the exact
+    // float32 answer on both backends; k at the kernel's limit and beyond it (CPU fallback).
+    const std::int64_t n = 3000, nq = 80, d = 36;
+    const std::vector<float> all = mixture(n + nq, d, 12, 4);
+    const MatrixView<float> base{all.data(), n, d}, queries{all.data() + n * d, nq, d};
+    for (Metric metric : {Metric::L2, Metric::InnerProduct}) {
+      const auto cpu = buildIndex("ivf", base, metric, {{"nlist", 40}}, contextFor(Backend::Cpu));
+      QTemporaryDir dir;
+      const std::string file = (dir.path() + "/twin.nsindex").toStdString();
+      cpu->save(file, "hash");
+      const auto gpu = loadIndex(file, base, "hash", contextFor(Backend::Cuda));
+      QCOMPARE(gpu->backend(), Backend::Cuda);
+      for (int k : {10, 256, 300}) {
+        const KnnResult a = gpu->search(queries, k, {{"nprobe", 40}});
+        const KnnResult b = cpu->search(queries, k, {{"nprobe", 40}});
+        const Matrix<std::int32_t> truth = truthOf(queries, base, k, metric);
+        QCOMPARE(recallAtK(a.ids.view(), truth.view(), k, queries, base, metric), 1.0);
+        QCOMPARE(recallAtK(b.ids.view(), truth.view(), k, queries, base, metric), 1.0);
+        for (std::int64_t i = 0; i < a.distances.rows() * k; ++i)
+          QVERIFY(std::abs(a.distances.data()[i] - b.distances.data()[i]) <=
+                  1e-4f * (1 + std::abs(b.distances.data()[i])));
+      }
+      // Fewer probes: the GPU's recall is the CPU's (same lists, same probes up to ties).
+      const Matrix<std::int32_t> truth = truthOf(queries, base, 10, metric);
+      const double ga = recallAtK(gpu->search(queries, 10, {{"nprobe", 3}}).ids.view(), truth.view(), 10, queries, base, metric);
+      const double ca = recallAtK(cpu->search(queries, 10, {{"nprobe", 3}}).ids.view(), truth.view(), 10, queries, base, metric);
+      QVERIFY2(std::abs(ga - ca) <= 0.01, qPrintable(QString("GPU %1, CPU %2").arg(ga).arg(ca)));
+    }
+  }
+
+  void gpuNearestCentroidsMatchTheCpu() {
+    SKIP_WITHOUT_DEVICE(Backend::Cuda);
+    const std::int64_t n = 20000, d = 48, k = 300;
+    const std::vector<float> x = mixture(n, d, 50, 6);
+    const std::vector<float> c = mixture(k, d, 50, 7);
+    for (int count : {1, 7}) {
+      const auto a = nearestCentroids({x.data(), n, d}, {c.data(), k, d}, count, Metric::L2, contextFor(Backend::Cuda));
+      const auto b = nearestCentroids({x.data(), n, d}, {c.data(), k, d}, count, Metric::L2, contextFor(Backend::Cpu));
+      std::int64_t same = 0;
+      for (std::int64_t i = 0; i < n; ++i) {
+        std::set<std::int32_t> sa(a.begin() + i * count, a.begin() + (i + 1) * count);
+        std::set<std::int32_t> sb(b.begin() + i * count, b.begin() + (i + 1) * count);
+        QCOMPARE(std::int64_t(sa.size()), std::int64_t(count)); // distinct lists
+        same += sa == sb;
+      }
+      // float32 sums in another order may flip a near tie, nothing more.
+      QVERIFY2(same >= n - n / 1000, qPrintable(QString("%1 of %2 rows agree").arg(same).arg(n)));
+    }
+  }
+
   void searchGraphIsWellFormed() {
     const std::int64_t n = 2000, d = 16;
     const std::vector<float> x = mixture(n, d, 20, 5);
@@ -143,11 +193,19 @@ private slots:
     QVERIFY(index->bytes() >= std::uint64_t(n * 16 * 4));
   }
 
+  void ivfRecallNeverFallsWithMoreProbes_data() {
+    QTest::addColumn<Backend>("backend");
+    QTest::newRow("cpu") << Backend::Cpu;
+    QTest::newRow("cuda") << Backend::Cuda;
+  }
   void ivfRecallNeverFallsWithMoreProbes() {
+    QFETCH(Backend, backend);
+    SKIP_WITHOUT_DEVICE(backend);
     const std::int64_t n = 5000, nq = 200, d = 20;
     const std::vector<float> all = mixture(n + nq, d, 30, 21, nullptr, 1.0f);
     const MatrixView<float> base{all.data(), n, d}, queries{all.data() + n * d, nq, d};
-    const auto index = buildIndex("ivf", base, Metric::L2, {{"nlist", 50}}, contextFor(Backend::Cpu));
+    const auto index = buildIndex("ivf", base, Metric::L2, {{"nlist", 50}}, contextFor(backend));
+    QCOMPARE(index->backend(), backend);
     const Matrix<std::int32_t> truth = truthOf(queries, base, 10, Metric::L2);
     SweepOptions options;
     options.k = 10;

@@ -111,3 +111,43 @@ void layoutEpochs(const layout::EpochStep& step, int epochs, float learningRate,
                   const std::function<void(int)>& report);
 
 } // namespace nearscape::cuda
+
+namespace nearscape::cuda {
+
+/// nearestCentroids (index/KMeans.h) on device `context.device`: a float32 cuBLAS GEMM per tile
+/// of rows, then a warp argmin (count 1) or a block radix select per row; ties to the smaller
+/// centroid. Throws DeviceOutOfMemory, Error.
+std::vector<std::int32_t> nearestCentroids(const MatrixView<float>& data,
+                                           const MatrixView<float>& centroids, int count,
+                                           Metric metric, const Context& context);
+
+/// IVF-Flat's lists and centroids on the device, searched a block per query.
+class DeviceIvfFlat {
+public:
+  /// Uploads `centroids` (nlist × d), the lists (`offsets`: nlist + 1; `ids` and `vectors`: the
+  /// base in list order, working form). `metric`: L2 ranks by squared L2, others by −dot.
+  /// Throws DeviceOutOfMemory, Error.
+  DeviceIvfFlat(const MatrixView<float>& centroids, const std::int64_t* offsets,
+                const std::int32_t* ids, const MatrixView<float>& vectors, Metric metric,
+                const Context& context);
+  ~DeviceIvfFlat();
+  DeviceIvfFlat(const DeviceIvfFlat&) = delete;
+  DeviceIvfFlat& operator=(const DeviceIvfFlat&) = delete;
+
+  /// Largest k the kernel keeps.
+  static constexpr int kMaxK = 256;
+
+  /// For each (working) query, the k best base ids and working scores among the vectors of its
+  /// `nprobe` nearest lists; rows short of k pad with −1. Throws Error, Cancelled (between
+  /// batches).
+  void search(const MatrixView<float>& queries, int k, int nprobe, std::int32_t* ids,
+              float* scores, JobControl& job) const;
+  std::uint64_t bytes() const;
+
+private:
+  struct State;
+  std::unique_ptr<State> m_state;
+  int m_device = 0;
+};
+
+} // namespace nearscape::cuda

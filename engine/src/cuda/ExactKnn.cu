@@ -10,7 +10,7 @@
 #include "cuda/WarpRows.cuh"
 #include "knn/ExactCommon.h"
 
-#include <cublas_v2.h>
+#include "cuda/Cublas.cuh"
 
 #include <algorithm>
 #include <chrono>
@@ -37,27 +37,6 @@ struct RowState {
   float margin;    // 2E: twice the rounding bound of this row
   int count;       // candidates held
   int overflow;    // 1: too many candidates within the margin; recomputed on the CPU
-};
-
-#define NEARSCAPE_CUBLAS_CHECK(call)                                                               \
-  do {                                                                                             \
-    const cublasStatus_t s_ = (call);                                                              \
-    if (s_ == CUBLAS_STATUS_ALLOC_FAILED)                                                          \
-      throw DeviceOutOfMemory(std::string(#call) + " could not allocate");                        \
-    if (s_ != CUBLAS_STATUS_SUCCESS)                                                               \
-      throw Error(std::string(#call) + " failed with cuBLAS status " + std::to_string(int(s_)));   \
-  } while (false)
-
-class CublasHandle {
-public:
-  CublasHandle() { NEARSCAPE_CUBLAS_CHECK(cublasCreate(&m_handle)); }
-  ~CublasHandle() { cublasDestroy(m_handle); }
-  CublasHandle(const CublasHandle&) = delete;
-  CublasHandle& operator=(const CublasHandle&) = delete;
-  cublasHandle_t get() const { return m_handle; }
-
-private:
-  cublasHandle_t m_handle = nullptr;
 };
 
 __device__ inline float approxDistanceDevice(int metric, float qn, float bn, float dot) {

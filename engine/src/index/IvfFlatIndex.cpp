@@ -1,5 +1,6 @@
 #include "index/IvfFlatIndex.h"
 
+#include "cuda/CudaApi.h"
 #include "nearscape/core/Dataset.h"
 #include "nearscape/core/Error.h"
 #include "nearscape/index/KMeans.h"
@@ -9,7 +10,33 @@
 #include <cmath>
 #include <cstring>
 
+#ifndef NEARSCAPE_WITH_CUDA
+namespace nearscape::cuda {
+class DeviceIvfFlat {}; // never made without CUDA; complete for the unique_ptr
+} // namespace nearscape::cuda
+#endif
+
 namespace nearscape::index {
+
+IvfFlatIndex::IvfFlatIndex(Metric metric, const Context& context)
+    : m_metric(metric), m_context(context) {}
+
+IvfFlatIndex::~IvfFlatIndex() = default;
+
+void IvfFlatIndex::attachDevice() {
+#ifdef NEARSCAPE_WITH_CUDA
+  if (resolveBackend(m_context) != Backend::Cuda)
+    return;
+  try {
+    m_device = std::make_unique<cuda::DeviceIvfFlat>(
+        MatrixView<float>{m_centroids.data(), m_nlist, m_d}, m_offsets.data(), m_ids.data(),
+        MatrixView<float>{m_vectors.data(), m_n, m_d}, coarseMetric(), m_context);
+  } catch (const DeviceOutOfMemory&) {
+    if (m_context.backend == Backend::Cuda)
+      throw;
+  }
+#endif
+}
 
 std::vector<IndexParameter> IvfFlatIndex::buildParameters(std::int64_t n) {
   const double maxLists = double(std::max<std::int64_t>(1, std::min<std::int64_t>(n, 1 << 20)));
@@ -42,6 +69,7 @@ std::unique_ptr<IvfFlatIndex> IvfFlatIndex::build(const MatrixView<float>& base,
   index->m_centroids.assign(km.centroids.data(), km.centroids.data() + km.centroids.rows() * base.cols);
   job.check();
   index->fillLists(base);
+  index->attachDevice();
   index->m_buildSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return index;
@@ -78,6 +106,10 @@ ParameterValues IvfFlatIndex::buildValues() const {
 }
 
 std::uint64_t IvfFlatIndex::bytes() const {
+#ifdef NEARSCAPE_WITH_CUDA
+  if (m_device)
+    return m_device->bytes(); // the index's working copy lives on the device
+#endif
   return (m_centroids.size() + m_vectors.size()) * 4 + m_ids.size() * 4 + m_offsets.size() * 8;
 }
 
@@ -88,8 +120,26 @@ KnnResult IvfFlatIndex::search(const MatrixView<float>& queries, int k,
   const auto known = searchParameters();
   rejectUnknown(known, params, "ivf search");
   const int nprobe = int(parameterValue(known, params, "nprobe"));
+  const WorkingVectors q(queries, m_metric, effectiveThreads(m_context));
+  KnnResult r;
+#ifdef NEARSCAPE_WITH_CUDA
+  if (m_device && k <= cuda::DeviceIvfFlat::kMaxK) {
+    std::vector<std::int32_t> ids(std::size_t(queries.rows) * std::size_t(k));
+    std::vector<float> scores(ids.size());
+    m_device->search(q.view, k, nprobe, ids.data(), scores.data(), job);
+    for (float& score : scores)
+      score = reportedDistance(m_metric, score);
+    r = searchResult(std::move(ids), std::move(scores), queries.rows, k, Backend::Cuda, m_context);
+  } else
+#endif
+    r = searchCpu(q, k, nprobe, job);
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+KnnResult IvfFlatIndex::searchCpu(const WorkingVectors& q, int k, int nprobe, JobControl& job) const {
   const int threads = effectiveThreads(m_context);
-  const WorkingVectors q(queries, m_metric, threads);
+  const MatrixView<float> queries = q.view;
   std::vector<std::int32_t> ids(std::size_t(queries.rows) * std::size_t(k));
   std::vector<float> dists(ids.size());
   constexpr std::int64_t kBatch = 4096; // queries between cancellation checks
@@ -119,9 +169,7 @@ KnnResult IvfFlatIndex::search(const MatrixView<float>& queries, int k,
     }
     job.progress(double(b1) / double(queries.rows), "ivf search");
   }
-  KnnResult r = searchResult(std::move(ids), std::move(dists), queries.rows, k, Backend::Cpu, m_context);
-  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  return r;
+  return searchResult(std::move(ids), std::move(dists), queries.rows, k, Backend::Cpu, m_context);
 }
 
 std::vector<AnnIndex::Section> IvfFlatIndex::sections() const {
@@ -146,6 +194,7 @@ std::unique_ptr<IvfFlatIndex> IvfFlatIndex::load(const io::ChecksummedFile& file
   requireFinite({index->m_centroids.data(), index->m_nlist, base.cols}, "the index's centroids");
   index->m_buildSeconds = file.header.value("build_seconds", 0.0);
   index->fillLists(base); // the lists follow from the centroids and the base
+  index->attachDevice();
   return index;
 }
 

@@ -7,10 +7,15 @@
 
 #include <memory>
 
+namespace nearscape::cuda {
+class DeviceIvfFlat;
+}
+
 namespace nearscape::index {
 
 class IvfFlatIndex final : public AnnIndex {
 public:
+  ~IvfFlatIndex() override;
   static std::vector<IndexParameter> buildParameters(std::int64_t n);
   static std::unique_ptr<IvfFlatIndex> build(const MatrixView<float>& base, Metric metric,
                                              const ParameterValues& values,
@@ -26,7 +31,7 @@ public:
                    JobControl& job) const override;
   std::uint64_t bytes() const override;
   Metric metric() const override { return m_metric; }
-  Backend backend() const override { return Backend::Cpu; }
+  Backend backend() const override { return m_device ? Backend::Cuda : Backend::Cpu; }
   std::int64_t size() const override { return m_n; }
   std::int64_t dim() const override { return m_d; }
 
@@ -34,7 +39,10 @@ protected:
   std::vector<Section> sections() const override;
 
 private:
-  IvfFlatIndex(Metric metric, const Context& context) : m_metric(metric), m_context(context) {}
+  IvfFlatIndex(Metric metric, const Context& context);
+  /// Uploads the lists when the context resolves to CUDA (the CPU keeps them too).
+  void attachDevice();
+  KnnResult searchCpu(const WorkingVectors& q, int k, int nprobe, JobControl& job) const;
   /// Fills the lists from the centroids: assignment, counting sort, vectors copied list by list.
   void fillLists(const MatrixView<float>& base);
   /// Squared L2 for L2; −dot for inner product and cosine (vectors normalised for cosine).
@@ -48,6 +56,7 @@ private:
   std::vector<std::int64_t> m_offsets; ///< nlist + 1: list j is rows [offsets[j], offsets[j+1])
   std::vector<std::int32_t> m_ids;    ///< n: base id of each list row
   std::vector<float> m_vectors;       ///< n × d in list order (working form: normalised for cosine)
+  std::unique_ptr<cuda::DeviceIvfFlat> m_device;
 };
 
 } // namespace nearscape::index

@@ -1,5 +1,6 @@
 #include "nearscape/index/KMeans.h"
 
+#include "cuda/CudaApi.h"
 #include "index/IndexCommon.h"
 #include "nearscape/core/Dataset.h"
 #include "nearscape/core/Error.h"
@@ -53,6 +54,16 @@ std::vector<std::int32_t> nearestCentroids(const MatrixView<float>& data,
   const std::int64_t n = data.rows, k = centroids.rows, d = data.cols;
   NEARSCAPE_EXPECTS(centroids.cols == d, "centroids and data differ in dimension");
   NEARSCAPE_EXPECTS(count >= 1 && count <= k, "count is out of range");
+#ifdef NEARSCAPE_WITH_CUDA
+  if (resolveBackend(context) == Backend::Cuda) {
+    try {
+      return cuda::nearestCentroids(data, centroids, count, metric, context);
+    } catch (const DeviceOutOfMemory&) {
+      if (context.backend == Backend::Cuda)
+        throw;
+    }
+  }
+#endif
   const int threads = effectiveThreads(context);
   std::vector<float> norms(std::size_t(k), 0.0f);
   if (metric == Metric::L2)

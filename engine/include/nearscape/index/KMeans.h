@@ -28,14 +28,16 @@ struct KMeansResult {
 
 /// Clusters `data`. L2 and inner product: Euclidean k-means (Faiss trains its inner-product IVF
 /// the same way); cosine: spherical k-means (rows and centroids normalised). An emptied cluster
-/// takes a seeded random sample row. Deterministic for context.seed and any thread count.
+/// takes a seeded random sample row. Deterministic for context.seed and any thread count (on one
+/// backend: the assignments' float32 rounding differs between CPU and GPU).
 /// Throws InvalidArgument (k out of range, NaN/Inf), Cancelled (between iterations).
 KMeansResult kmeans(const MatrixView<float>& data, const KMeansParams& params, Metric metric,
                     const Context& context, JobControl& job = noJobControl());
 
 /// For each row of `data`, the `count` nearest centroids (by squared L2, or by largest dot product
 /// for inner product and cosine; ties to the smaller index), as rows × count ids. Uses BLAS GEMM
-/// tiles; the ranking is float32's (a quantiser, not an exact search).
+/// tiles on the CPU, cuBLAS on CUDA (context's backend); the ranking is float32's (a quantiser,
+/// not an exact search), so the backends may differ where scores tie within rounding.
 std::vector<std::int32_t> nearestCentroids(const MatrixView<float>& data,
                                            const MatrixView<float>& centroids, int count,
                                            Metric metric, const Context& context);
