@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <mutex>
 
 namespace nearscape::cuda {
 namespace {
@@ -284,6 +285,10 @@ struct DeviceGraphSearch::State {
   bool innerProduct = false;
   DeviceBuffer<float> x;
   DeviceBuffer<std::int32_t> graph, sample, upper;
+  // A search's buffers, kept between searches (batch-1 latency pays no allocation).
+  std::mutex mutex;
+  DeviceBuffer<float> queries, outScores;
+  DeviceBuffer<std::int32_t> outIds;
 };
 
 DeviceGraphSearch::DeviceGraphSearch(const MatrixView<float>& vectors, const std::int32_t* graph,
@@ -320,7 +325,7 @@ std::uint64_t DeviceGraphSearch::bytes() const {
 
 void DeviceGraphSearch::search(const MatrixView<float>& queries, int k, int ef, int degree,
                                int entries, std::int32_t* ids, float* scores, JobControl& job) const {
-  const State& s = *m_state;
+  State& s = *m_state; // its buffers change; the index does not
   NEARSCAPE_EXPECTS(k >= 1 && k <= ef && ef <= kMaxQueue, "ef must lie in [k, 512] on the GPU");
   NEARSCAPE_CUDA_CHECK(cudaSetDevice(s.device));
   const int dPad = (s.d + 3) / 4 * 4;
@@ -338,9 +343,16 @@ void DeviceGraphSearch::search(const MatrixView<float>& queries, int k, int ef, 
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(sharedBytes)));
   const std::int64_t batch = 1 << 16; // queries per launch, between cancellation checks
   const std::int64_t rows = std::min<std::int64_t>(batch, queries.rows);
-  DeviceBuffer<float> q(std::size_t(rows) * std::size_t(s.d));
-  DeviceBuffer<std::int32_t> outIds(std::size_t(rows) * std::size_t(k));
-  DeviceBuffer<float> outScores(std::size_t(rows) * std::size_t(k));
+  const std::lock_guard<std::mutex> lock(s.mutex);
+  if (s.queries.size() < std::size_t(rows) * std::size_t(s.d))
+    s.queries = DeviceBuffer<float>(std::size_t(rows) * std::size_t(s.d));
+  if (s.outIds.size() < std::size_t(rows) * std::size_t(k)) {
+    s.outIds = DeviceBuffer<std::int32_t>(std::size_t(rows) * std::size_t(k));
+    s.outScores = DeviceBuffer<float>(std::size_t(rows) * std::size_t(k));
+  }
+  const DeviceBuffer<float>& q = s.queries;
+  const DeviceBuffer<std::int32_t>& outIds = s.outIds;
+  const DeviceBuffer<float>& outScores = s.outScores;
   for (std::int64_t b0 = 0; b0 < queries.rows; b0 += batch) {
     job.check();
     const std::int64_t nq = std::min(batch, queries.rows - b0);
@@ -352,10 +364,11 @@ void DeviceGraphSearch::search(const MatrixView<float>& queries, int k, int ef, 
         s.upper.get(), std::min(entries, s.sampleCount), q.get(), nq, ef, k, hashBits,
         s.innerProduct, outIds.get(), outScores.get());
     NEARSCAPE_CUDA_CHECK_LAUNCH();
-    NEARSCAPE_CUDA_CHECK(cudaMemcpy(ids + b0 * k, outIds.get(), std::size_t(nq) * k * 4,
-                                    cudaMemcpyDeviceToHost));
-    NEARSCAPE_CUDA_CHECK(cudaMemcpy(scores + b0 * k, outScores.get(), std::size_t(nq) * k * 4,
-                                    cudaMemcpyDeviceToHost));
+    NEARSCAPE_CUDA_CHECK(cudaMemcpyAsync(ids + b0 * k, outIds.get(), std::size_t(nq) * k * 4,
+                                         cudaMemcpyDeviceToHost));
+    NEARSCAPE_CUDA_CHECK(cudaMemcpyAsync(scores + b0 * k, outScores.get(), std::size_t(nq) * k * 4,
+                                         cudaMemcpyDeviceToHost));
+    NEARSCAPE_CUDA_CHECK(cudaStreamSynchronize(nullptr));
   }
 }
 

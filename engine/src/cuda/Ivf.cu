@@ -29,6 +29,7 @@ constexpr int kScanThreads = 128;
 constexpr int kTeam = 8;      ///< lanes that score one vector together
 constexpr int kPerTeam = 4;   ///< vectors each team scores between barriers
 constexpr int kBuffer = 512;  ///< candidates a scanning block holds: ≥ kMaxK + a round's worth
+constexpr std::int64_t kReorderFrom = 256; ///< smaller batches are scanned in query order
 static_assert(DeviceIvfFlat::kMaxK + kScanThreads / kTeam * kPerTeam <= kBuffer,
               "a round's appends must fit beside the k best");
 constexpr std::size_t kTileBytes = std::size_t(256) << 20; ///< the score tile's budget
@@ -216,6 +217,8 @@ __global__ void scanKernel(const std::int32_t* __restrict__ order, const float* 
   }
 }
 
+std::size_t scanSharedBytes(int d) { return sizeof(std::uint64_t) * kBuffer + sizeof(float) * std::size_t(d); }
+
 template <typename T>
 void copyIn(DeviceBuffer<T>& device, const T* host, std::size_t count) {
   if (count > 0)
@@ -361,6 +364,8 @@ DeviceIvfFlat::DeviceIvfFlat(const MatrixView<float>& centroids, const std::int6
                           DeviceBuffer<float>(std::size_t(vectors.rows * vectors.cols)),
                           CublasHandle(), vectors.rows, int(vectors.cols)});
   NEARSCAPE_CUBLAS_CHECK(cublasSetMathMode(m_state->cublas.get(), CUBLAS_DEFAULT_MATH));
+  NEARSCAPE_CUDA_CHECK(cudaFuncSetAttribute(scanKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            int(scanSharedBytes(int(vectors.cols)))));
   copyIn(m_state->offsets, offsets, std::size_t(centroids.rows) + 1);
   copyIn(m_state->ids, ids, std::size_t(vectors.rows));
   copyIn(m_state->vectors, vectors.data, std::size_t(vectors.rows * vectors.cols));
@@ -385,29 +390,31 @@ void DeviceIvfFlat::search(const MatrixView<float>& queries, int k, int nprobe, 
   Workspace& w = s.work;
   w.ensure(tile, int(d), s.centroids.count, nprobe, k); // a whole tile at once: no regrowth later
   const int listBits = 32 - __builtin_clz(unsigned(std::max(1, s.centroids.count)));
-  const std::size_t shared = sizeof(std::uint64_t) * kBuffer + sizeof(float) * std::size_t(d);
-  NEARSCAPE_CUDA_CHECK(cudaFuncSetAttribute(scanKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                            int(shared)));
+  const std::size_t shared = scanSharedBytes(int(d));
   for (std::int64_t q0 = 0; q0 < queries.rows; q0 += tile) {
     job.check();
     const std::int64_t n = std::min(tile, queries.rows - q0);
     copyIn(w.queries, queries.row(q0), std::size_t(n * d));
     s.centroids.score(s.cublas, w.queries.get(), n, w.dots.get());
     s.centroids.nearest(w.dots.get(), n, nprobe, w.probes.get());
-    if (nprobe > 1)
+    // A batch large enough to share lists is scanned in the order of each query's nearest list.
+    const bool reorder = n >= kReorderFrom;
+    if (reorder && nprobe > 1)
       s.centroids.nearest(w.dots.get(), n, 1, w.nearest.get());
-    NEARSCAPE_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(
-        w.sortScratch.get(), w.sortBytes, nprobe > 1 ? w.nearest.get() : w.probes.get(),
-        w.nearestSorted.get(), w.iota.get(), w.order.get(), int(n), 0, listBits));
-    scanKernel<<<unsigned(n), kScanThreads, shared>>>(w.order.get(), w.queries.get(), int(d),
+    if (reorder)
+      NEARSCAPE_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(
+          w.sortScratch.get(), w.sortBytes, nprobe > 1 ? w.nearest.get() : w.probes.get(),
+          w.nearestSorted.get(), w.iota.get(), w.order.get(), int(n), 0, listBits));
+    scanKernel<<<unsigned(n), kScanThreads, shared>>>(reorder ? w.order.get() : w.iota.get(), w.queries.get(), int(d),
                                                      w.probes.get(), nprobe, s.offsets.get(),
                                                      s.ids.get(), s.vectors.get(), s.centroids.l2,
                                                      k, w.ids.get(), w.scores.get());
     NEARSCAPE_CUDA_CHECK_LAUNCH();
-    NEARSCAPE_CUDA_CHECK(cudaMemcpy(ids + q0 * k, w.ids.get(), sizeof(std::int32_t) * std::size_t(n * k),
-                                    cudaMemcpyDeviceToHost));
-    NEARSCAPE_CUDA_CHECK(cudaMemcpy(scores + q0 * k, w.scores.get(), sizeof(float) * std::size_t(n * k),
-                                    cudaMemcpyDeviceToHost));
+    NEARSCAPE_CUDA_CHECK(cudaMemcpyAsync(ids + q0 * k, w.ids.get(), sizeof(std::int32_t) * std::size_t(n * k),
+                                         cudaMemcpyDeviceToHost));
+    NEARSCAPE_CUDA_CHECK(cudaMemcpyAsync(scores + q0 * k, w.scores.get(), sizeof(float) * std::size_t(n * k),
+                                         cudaMemcpyDeviceToHost));
+    NEARSCAPE_CUDA_CHECK(cudaStreamSynchronize(nullptr));
   }
 }
 

@@ -78,9 +78,11 @@ std::vector<SweepRow> runSweep(const AnnIndex& index, const MatrixView<float>& q
     row.params = grid[g];
     row.buildSeconds = index.buildSeconds();
     row.bytes = index.bytes();
-    // A warm-up call so that first-touch costs (device transfers, pages) are not timed.
-    index.search({queries.data, std::min<std::int64_t>(queries.rows, 16), queries.cols}, k,
-                 row.params, job);
+    // A warm-up call so that first-touch costs (device buffers, kernels loaded on first use,
+    // library heuristics for a batch's shape, pages) are not timed: up to 1,024 queries, enough
+    // to take the paths a whole batch takes.
+    index.search({queries.data, std::min<std::int64_t>({queries.rows, batch, 1024}), queries.cols},
+                 k, row.params, job);
     std::vector<std::int32_t> ids(std::size_t(queries.rows) * std::size_t(k));
     const auto t = std::chrono::steady_clock::now();
     for (std::int64_t b0 = 0; b0 < queries.rows; b0 += batch) {
