@@ -25,7 +25,7 @@ Context contextFor(const std::string& backend, int threads) {
 }
 
 struct LayoutArgs {
-  std::string data, label, jsonOut, peer = "umap-learn", backend = "auto";
+  std::string data, label, jsonOut, peer = "umap-learn", backend = "auto", graph = "auto";
   int dim = 2, k = 15, repeats = 1, threads = 0;
   std::string python = "/usr/bin/python3";
   std::string peersDir = NEARSCAPE_PEERS_DIR;
@@ -42,11 +42,17 @@ int runLayout(const LayoutArgs& a) {
   const std::string peerOut =
       (std::filesystem::temp_directory_path() / "nearscape-bench" / "layout-peer.npy").string();
 
+  NEARSCAPE_EXPECTS(a.graph == "auto" || a.graph == "exact", "--graph must be auto or exact");
+  const bool exactGraph =
+      a.graph == "exact" || exactGraphIsCheaper(x.rows, x.cols, resolveBackend(context));
+  KnnResult truth;
   std::vector<double> ours, oursGraph, oursMap, theirs, oursKept, theirsKept;
-  KnnResult truth; // exact 10-NN, the judge of both maps
+  std::string graphDevice;
   for (int r = 0; r < a.repeats; ++r) {
     const auto t = std::chrono::steady_clock::now();
-    const KnnResult g = knnGraph(x, a.k, Metric::L2, context);
+    const KnnResult g = exactGraph ? knnGraph(x, a.k, Metric::L2, context)
+                                   : nnDescentGraph(x, a.k, Metric::L2, context);
+    graphDevice = g.device;
     oursGraph.push_back(secondsSince(t));
     const auto t1 = std::chrono::steady_clock::now();
     PcaParams pp;
@@ -74,7 +80,8 @@ int runLayout(const LayoutArgs& a) {
   std::vector<Row> table;
   std::ostringstream note;
   note << "10-NN kept: ours " << median(oursKept) << ", peer " << median(theirsKept)
-       << " (graph included in both times; ours: graph " << median(oursGraph) << " s + PCA and map "
+       << " (graph included in both times; ours: graph " << median(oursGraph) << " s ("
+       << graphDevice << ") + PCA and map "
        << median(oursMap) << " s on " << describeBackend(context) << ")";
   table.push_back({label + " " + std::to_string(a.dim) + "D map", median(ours), a.peer, median(theirs), note.str()});
   printTable("layout (median of " + std::to_string(a.repeats) + ", interleaved)", table);
@@ -147,40 +154,54 @@ int runMst(const MstArgs& a) {
 }
 
 struct NndArgs {
-  std::string data, truth, label;
+  std::string data, truth, label, backend = "cpu", peer = "pynndescent";
   int k = 10, repeats = 1;
+  NnDescentParams params;
   std::string python = "/usr/bin/python3";
   std::string peersDir = NEARSCAPE_PEERS_DIR;
 };
 
 int runNnd(const NndArgs& a) {
-  Context context;
-  context.backend = Backend::Cpu;
+  const Context context = contextFor(a.backend, 0);
+  NEARSCAPE_EXPECTS(a.peer == "pynndescent" || a.peer == "exact",
+                    "--peer must be pynndescent or exact");
   OpenOptions options;
   options.loadThumbnails = false;
   const Dataset ds = openDataset(a.data, options);
   const MatrixView<float> x = ds.vectors.view();
+  // The exact graph: the judge of both and, with --peer exact, the peer itself (timed).
   std::vector<std::int32_t> truth;
+  double exactSeconds = 0;
   if (!a.truth.empty()) {
     const Matrix<std::int64_t> t = readNpyIds(a.truth);
     for (std::int64_t i = 0; i < t.rows(); ++i)
       for (int c = 0; c < a.k; ++c)
         truth.push_back(std::int32_t(t.row(i)[c]));
-  } else {
+  }
+  if (a.truth.empty() || a.peer == "exact") {
+    const auto t = std::chrono::steady_clock::now();
     const KnnResult exact = knnGraph(x, a.k, Metric::L2, context);
-    truth.assign(exact.ids.data(), exact.ids.data() + exact.ids.rows() * a.k);
+    exactSeconds = secondsSince(t);
+    if (truth.empty())
+      truth.assign(exact.ids.data(), exact.ids.data() + exact.ids.rows() * a.k);
   }
   const MatrixView<std::int32_t> truthView{truth.data(), x.rows, a.k};
-  const std::string peerData = writeTemporaryNpy(x, "nnd-data.npy");
+  const std::string peerData = a.peer == "pynndescent" ? writeTemporaryNpy(x, "nnd-data.npy") : "";
   const std::string peerOut =
       (std::filesystem::temp_directory_path() / "nearscape-bench" / "nnd-peer.npy").string();
   std::vector<double> ours, theirs, oursRecall, theirsRecall;
-  int iterations = 0;
+  std::string device;
   for (int r = 0; r < a.repeats; ++r) {
-    const KnnResult g = nnDescentGraph(x, a.k, Metric::L2, context, noJobControl(), {},
-                                       [&](int it, double) { iterations = it; });
-    ours.push_back(g.seconds);
+    const auto t = std::chrono::steady_clock::now();
+    const KnnResult g = nnDescentGraph(x, a.k, Metric::L2, context, noJobControl(), a.params);
+    ours.push_back(secondsSince(t));
+    device = g.device;
     oursRecall.push_back(recallAtK(g.ids.view(), truthView, a.k, x, x, Metric::L2));
+    if (a.peer == "exact") {
+      theirs.push_back(exactSeconds);
+      theirsRecall.push_back(1.0);
+      continue;
+    }
     std::ostringstream cmd;
     cmd << a.python << " " << a.peersDir << "/pynndescent_graph.py " << peerData << " " << a.k
         << " " << peerOut;
@@ -191,12 +212,14 @@ int runNnd(const NndArgs& a) {
   }
   const std::string label = a.label.empty() ? std::filesystem::path(a.data).filename().string() : a.label;
   std::ostringstream note;
-  note << "recall@" << a.k << ": ours " << median(oursRecall) << " (" << iterations
-       << " iterations), peer " << median(theirsRecall);
-  printTable("NN-Descent kNN graph (CPU, median of " + std::to_string(a.repeats) + ", interleaved)",
-             {{label + " " + std::to_string(a.k) + "-NN graph", median(ours), "pynndescent",
-               median(theirs), note.str()}});
-  std::filesystem::remove(peerData);
+  note << "recall@" << a.k << ": ours " << median(oursRecall) << " (" << device
+       << "), peer " << median(theirsRecall);
+  printTable("NN-Descent kNN graph (" + describeBackend(context) + ", median of " +
+                 std::to_string(a.repeats) + ", interleaved)",
+             {{label + " " + std::to_string(a.k) + "-NN graph", median(ours),
+               a.peer == "exact" ? "our exact graph" : "pynndescent", median(theirs), note.str()}});
+  if (!peerData.empty())
+    std::filesystem::remove(peerData);
   return 0;
 }
 
@@ -207,6 +230,11 @@ void addNnDescentSuite(CLI::App& app, int& exitCode) {
   CLI::App* cmd = app.add_subcommand("nndescent", "NN-Descent graph vs pynndescent, with recall");
   cmd->add_option("--data", a->data, "Data: any format nearscape reads")->required();
   cmd->add_option("--truth", a->truth, "Exact ids (.npy); computed when absent");
+  cmd->add_option("--backend", a->backend, "cpu, cuda or auto")->capture_default_str();
+  cmd->add_option("--peer", a->peer, "pynndescent, or exact: our exact graph on the same backend")
+      ->capture_default_str();
+  cmd->add_option("--iters", a->params.maxIterations, "Most iterations")->capture_default_str();
+  cmd->add_option("--delta", a->params.delta, "Stop below this update rate")->capture_default_str();
   cmd->add_option("--k", a->k)->capture_default_str();
   cmd->add_option("--repeats", a->repeats)->capture_default_str();
   cmd->add_option("--python", a->python)->capture_default_str();
@@ -230,6 +258,8 @@ void addLayoutSuite(CLI::App& app, int& exitCode) {
   cmd->add_option("--k", a->k, "Graph neighbours (umap-learn's n_neighbors)")->capture_default_str();
   cmd->add_option("--repeats", a->repeats)->capture_default_str();
   cmd->add_option("--peer", a->peer, "umap-learn or none")->capture_default_str();
+  cmd->add_option("--graph", a->graph, "auto (exact where cheaper, else NN-Descent/GNND) or exact")
+      ->capture_default_str();
   cmd->add_option("--threads", a->threads);
   cmd->add_option("--backend", a->backend, "auto, cpu or cuda")->capture_default_str();
   cmd->add_option("--python", a->python)->capture_default_str();

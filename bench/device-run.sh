@@ -50,6 +50,12 @@ for s in ${SUITES:-tests fashion}; do
         --label $set-1M-128 --k 10 --backend cuda --index ${INDEX:-graph} ${BUILD:-} \
         --values ${VALUES:-10,16,24,32,48,64,96,128,192,256,384,512} --target 0.99 \
         --json "$out/$s.json" 2>&1 | tee -a "$out/bench.log" ;;
+    gnnd-manifold|gnnd-fashion)
+      if [ $s = gnnd-fashion ]; then data="$pack/fashion-mnist"; label=fashion-mnist; else
+        [ -f /tmp/data/manifold_base.npy ] || python3 "$pack/make-data" manifold /tmp/data/manifold 1000000 128 10000
+        data=/tmp/data/manifold_base.npy; label=manifold-1M-128; fi
+      $bin/nearscape-bench nndescent --data "$data" --label $label --k ${K:-10} --backend cuda \
+        --peer exact --repeats ${REPEATS:-2} ${NND:-} 2>&1 | tee -a "$out/bench.log" ;;
     map-manifold|map-fashion)
       if [ $s = map-fashion ]; then data="$pack/fashion-mnist"; label=fashion-mnist; else
         [ -f /tmp/data/manifold_base.npy ] || python3 "$pack/make-data" manifold /tmp/data/manifold 1000000 128 10000

@@ -295,8 +295,8 @@ void MainWindow::startExploration() {
         auto e = std::make_shared<Exploration>();
         e->dataset = dataset;
         const auto t0 = std::chrono::steady_clock::now();
-        // The map and the paths need a kNN graph: exact where that is cheap (a GPU, or a small
-        // data set), NN-Descent on the CPU beyond. Clicked items always get exact neighbours.
+        // The map and the paths need a kNN graph: exact where that is the cheaper way (small data
+        // sets), NN-Descent beyond (GNND on a GPU). Clicked items always get exact neighbours.
         const bool exact =
             exactGraphIsCheaper(dataset->size(), dataset->dim(), resolveBackend(context));
         if (exact) {
@@ -304,7 +304,7 @@ void MainWindow::startExploration() {
           e->graphMethod = "exact";
         } else {
           e->graph = nnDescentGraph(dataset->vectors.view(), kGraphK, Metric::L2, context, job);
-          e->graphMethod = "NN-Descent";
+          e->graphMethod = resolveBackend(context) == Backend::Cuda ? "GNND" : "NN-Descent";
         }
         e->index = std::make_shared<ExactKnnIndex>(dataset->vectors.view(), Metric::L2, context);
         const auto t1 = std::chrono::steady_clock::now();

@@ -35,7 +35,7 @@ int runLayout(const LayoutArgs& a) {
   auto t = started;
   KnnResult knn;
   if (a.graph.empty()) {
-    knn = knnGraph(ds.vectors.view(), a.k, metric, context, job);
+    knn = autoKnnGraph(ds.vectors.view(), a.k, metric, context, job);
   } else {
     knn = readKnnGraph(a.graph, ds, metric);
   }

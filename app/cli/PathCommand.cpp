@@ -57,7 +57,7 @@ int runPath(const PathArgs& a) {
   const Metric metric = chooseMetric(a.metric, ds);
 
   t = std::chrono::steady_clock::now();
-  const KnnResult knn = a.graph.empty() ? knnGraph(ds.vectors.view(), a.k, metric, context, job)
+  const KnnResult knn = a.graph.empty() ? autoKnnGraph(ds.vectors.view(), a.k, metric, context, job)
                                         : readKnnGraph(a.graph, ds, metric);
   const double graphSeconds = since(t);
   t = std::chrono::steady_clock::now();
@@ -85,7 +85,7 @@ int runPath(const PathArgs& a) {
     j["bridges_added"] = bridges.size();
     j["mst_backend"] = forest.builtOn();
     j["shortest"] = describe(shortest, ds);
-    j["graph"] = a.graph.empty() ? "exact k=" + std::to_string(a.k) + " (" + knn.device + ")"
+    j["graph"] = a.graph.empty() ? "k=" + std::to_string(a.k) + " (" + knn.device + ")"
                                  : a.graph;
     j["timings"] = {{"load_s", loadSeconds}, {"graph_s", graphSeconds},
                     {"mst_s", mstSeconds}, {"path_s", pathSeconds}};

@@ -6,6 +6,7 @@
 #include "nearscape/core/Context.h"
 #include "nearscape/graph/Graph.h"
 #include "nearscape/knn/Knn.h"
+#include "nearscape/knn/NnDescent.h"
 
 #include <cstdint>
 #include <functional>
@@ -149,5 +150,19 @@ private:
   std::unique_ptr<State> m_state;
   int m_device = 0;
 };
+
+} // namespace nearscape::cuda
+
+namespace nearscape::cuda {
+
+/// NN-Descent on device `context.device` (GNND; knn/NnDescent.h semantics: itself excluded,
+/// exact float64 distances, nearest first with ties by id), with working lists of
+/// min(n − 1, max(k, min(2k, 32))) entries. `clusters` (n labels, or empty) gives a head start:
+/// each node's first neighbours are drawn from its own cluster. Not bitwise reproducible (atomic
+/// appends). Throws InvalidArgument (k > 64, d > 800, n ≥ 2^30), DeviceOutOfMemory, Error,
+/// Cancelled.
+KnnResult gnndGraph(const MatrixView<float>& data, int k, Metric metric, const Context& context,
+                    JobControl& job, const NnDescentParams& params,
+                    const NnDescentProgress& progress, const std::vector<std::int32_t>& clusters);
 
 } // namespace nearscape::cuda

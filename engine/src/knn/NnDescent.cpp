@@ -6,6 +6,8 @@
 // chunk — so the result depends on the seed alone, not on the number of threads.
 #include "nearscape/knn/NnDescent.h"
 
+#include "cuda/CudaApi.h"
+#include "nearscape/index/KMeans.h"
 #include "nearscape/core/Dataset.h"
 #include "nearscape/core/Error.h"
 #include "util/Hash.h"
@@ -81,6 +83,16 @@ private:
 namespace {
 
 /// NN-Descent from random neighbours, or (GGM, GNND §5.1) from two graphs: rows [0, split) and
+void validate(const MatrixView<float>& data, int k) {
+  const std::int64_t n = data.rows;
+  NEARSCAPE_EXPECTS(n >= 2, "a kNN graph needs at least two items");
+  NEARSCAPE_EXPECTS(k >= 1 && k <= n - 1, "k = " + std::to_string(k) +
+                                              " is out of range: it must lie in [1, " +
+                                              std::to_string(n - 1) + "] (n − 1)");
+  NEARSCAPE_EXPECTS(n <= std::numeric_limits<std::int32_t>::max(), "more than 2^31 − 1 items");
+  requireFinite(data, "the data");
+}
+
 /// [split, n) start from `initial` (global ids) marked OLD, and the first iteration's NEW samples
 /// are drawn from the other part, so the joins look across the two graphs.
 KnnResult run(const MatrixView<float>& data, int k, Metric metric, const Context& context,
@@ -88,12 +100,7 @@ KnnResult run(const MatrixView<float>& data, int k, Metric metric, const Context
               const MatrixView<std::int32_t>* initial, std::int64_t split) {
   const auto started = std::chrono::steady_clock::now();
   const std::int64_t n = data.rows, d = data.cols;
-  NEARSCAPE_EXPECTS(n >= 2, "a kNN graph needs at least two items");
-  NEARSCAPE_EXPECTS(k >= 1 && k <= n - 1, "k = " + std::to_string(k) +
-                                              " is out of range: it must lie in [1, " +
-                                              std::to_string(n - 1) + "] (n − 1)");
-  NEARSCAPE_EXPECTS(n <= std::numeric_limits<std::int32_t>::max(), "more than 2^31 − 1 items");
-  requireFinite(data, "the data");
+  validate(data, k);
   const int threads = effectiveThreads(context);
   const int s = params.sampleSize > 0 ? params.sampleSize : 2 * k;
   const std::uint64_t seed = context.seed;
@@ -303,13 +310,48 @@ KnnResult run(const MatrixView<float>& data, int k, Metric metric, const Context
 
 bool exactGraphIsCheaper(std::int64_t n, std::int64_t d, Backend backend) {
   if (backend == Backend::Cuda)
-    return true;
+    return n <= 140000;
   return double(n) * double(n) * double(d) <= 12000.0 * 12000.0 * 784.0;
+}
+
+KnnResult autoKnnGraph(const MatrixView<float>& data, int k, Metric metric, const Context& context,
+                       JobControl& job) {
+  if (exactGraphIsCheaper(data.rows, data.cols, resolveBackend(context)))
+    return knnGraph(data, k, metric, context, job);
+  return nnDescentGraph(data, k, metric, context, job);
 }
 
 KnnResult nnDescentGraph(const MatrixView<float>& data, int k, Metric metric,
                          const Context& context, JobControl& job, const NnDescentParams& params,
                          const NnDescentProgress& progress) {
+  validate(data, k);
+#ifdef NEARSCAPE_WITH_CUDA
+  if (resolveBackend(context) == Backend::Cuda) {
+    try {
+      // A head start from a coarse k-means (about 1,000 items a cluster, GPU assignments): the
+      // first neighbours come from the item's own cluster instead of anywhere, which spares the
+      // descent the iterations a random start spends finding the right region.
+      std::vector<std::int32_t> clusters;
+      if (data.rows >= 4096) {
+        KMeansParams kp;
+        kp.clusters = int(std::min<std::int64_t>(4096, data.rows / 1024));
+        kp.iterations = 4;
+        kp.maxPointsPerCluster = 32;
+        const KMeansResult km = kmeans(data, kp, metric, context, job);
+        clusters = nearestCentroids(data, km.centroids.view(), 1,
+                                    metric == Metric::Cosine ? Metric::InnerProduct : Metric::L2,
+                                    context);
+      }
+      return cuda::gnndGraph(data, k, metric, context, job, params, progress, clusters);
+    } catch (const DeviceOutOfMemory& e) {
+      if (context.backend == Backend::Cuda)
+        throw;
+    } catch (const InvalidArgument&) { // beyond the GPU version's limits (k, d)
+      if (context.backend == Backend::Cuda)
+        throw;
+    }
+  }
+#endif
   return run(data, k, metric, context, job, params, progress, nullptr, 0);
 }
 

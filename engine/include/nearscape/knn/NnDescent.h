@@ -27,10 +27,17 @@ KnnResult nnDescentGraph(const MatrixView<float>& data, int k, Metric metric,
                          const NnDescentProgress& progress = {});
 
 /// `method = auto`: true when the exact graph is the cheaper way to a kNN graph of n × d items on
-/// `backend`. On the GPU (until GNND lands) always; on the CPU when n²·d ≤ 12,000² · 784, the
-/// crossover measured on fashion-mnist subsets on 2 cores (docs/benchmarks.md: exact 0.94 s vs
-/// NN-Descent 1.13 s at 10,000 items; 3.6 s vs 1.9 s at 20,000).
+/// `backend`, by the crossovers measured (docs/benchmarks.md). CPU, 2 cores: when
+/// n²·d ≤ 12,000² · 784 (fashion-mnist subsets: exact 0.94 s vs NN-Descent 1.13 s at 10,000
+/// items; 3.6 s vs 1.9 s at 20,000). GPU (H200): when n ≤ 140,000 (fashion-mnist, 70,000 × 784:
+/// exact 0.45 s vs GNND 0.90 s; manifold 1M × 128: GNND 0.89 s vs exact 7.5 s; the ratio grows
+/// about linearly with n).
 bool exactGraphIsCheaper(std::int64_t n, std::int64_t d, Backend backend);
+
+/// The kNN graph by `method = auto`: exact where exactGraphIsCheaper says so, NN-Descent (GNND on
+/// the GPU) beyond. The result's `device` says which ran.
+KnnResult autoKnnGraph(const MatrixView<float>& data, int k, Metric metric, const Context& context,
+                       JobControl& job = noJobControl());
 
 /// GGM (GNND §5.1): the graph of S1 ∪ S2 from the graphs of S1 = rows [0, split) and
 /// S2 = rows [split, n) of `data`. `first` holds ids in [0, split); `second` ids local to S2

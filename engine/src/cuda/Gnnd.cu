@@ -1,0 +1,496 @@
+// NN-Descent on the GPU after GNND (../shared/papers/gnnd-knn-graph-construction-on-gpu.txt):
+// fixed-size neighbour lists with a NEW flag; each iteration
+//   1. samples up to S NEW (then marked OLD) and S OLD neighbours per node (§3.1: the nearest
+//      ones, in list order),
+//   2. adds reverse samples (v learns of u when u sampled v; S slots, first come first kept),
+//   3. cross-matches each node's samples in shared memory (§3.2: NEW×NEW and NEW×OLD pairs, a
+//      block per node, the candidates' vectors loaded once), proposing b to a and a to b where
+//      the pair beats the list's current worst,
+//   4. merges each node's proposals into its list (§3.3's selective update, lock-free: proposals
+//      are appended to a per-node bucket of fixed size, then one warp per node sorts list and
+//      bucket, drops repeated ids and keeps the best K).
+// It stops when an iteration changes fewer than delta · n · K entries. The final lists get exact
+// float64 distances (WarpRows.cuh), sorted with ties by id. Atomic appends make the GPU's result
+// depend on timing: it is not bitwise reproducible, unlike the CPU's.
+#include "cuda/CudaApi.h"
+#include "cuda/CudaCheck.cuh"
+#include "cuda/DeviceBuffer.cuh"
+#include "cuda/WarpRows.cuh"
+#include "util/Hash.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <limits>
+
+namespace nearscape::cuda {
+namespace {
+
+constexpr unsigned kFull = 0xffffffffu;
+constexpr std::uint32_t kNew = 0x80000000u;   ///< flag bit on a list entry's id
+constexpr std::int32_t kNone = -1;
+constexpr int kSample = 16;                    ///< S: NEW and OLD samples (and reverse ones) per node
+constexpr int kCandidates = 4 * kSample;       ///< a join's candidates: NEW, reverse NEW, OLD, reverse OLD
+constexpr int kBucket = 64;                    ///< proposals a node keeps per iteration
+constexpr int kMergeSlots = 128;               ///< ≥ kMaxList + kBucket, a power of two
+constexpr int kJoinThreads = 128;
+constexpr int kMergeWarps = 4;
+
+struct Proposal {
+  float dist;
+  std::int32_t id;
+};
+
+__device__ __forceinline__ float workingDistance(const float* a, const float* b, int d, bool ip) {
+  float s = 0;
+  for (int t = 0; t < d; ++t)
+    s += ip ? -a[t] * b[t] : (a[t] - b[t]) * (a[t] - b[t]);
+  return s;
+}
+
+constexpr std::uint32_t kFromBucket = 0x40000000u; ///< merge-time mark of a proposal
+constexpr std::uint32_t kIdBits = 0x3fffffffu;
+
+/// Merge order: distance, then id, then list entries before proposals of the same id (so a
+/// proposal repeating an entry is the copy dropped); empty slots (id −1, +inf) last.
+__device__ __forceinline__ bool before(float da, std::int32_t ia, float db, std::int32_t ib) {
+  const std::uint32_t a = std::uint32_t(ia), b = std::uint32_t(ib);
+  if (da != db)
+    return da < db;
+  if ((a & kIdBits) != (b & kIdBits))
+    return (a & kIdBits) < (b & kIdBits);
+  return (a & kFromBucket) < (b & kFromBucket);
+}
+
+/// Warp bitonic sort of `slots` (power of two) entries in shared memory.
+__device__ void warpSort(float* dist, std::int32_t* id, int slots, int lane) {
+  for (int span = 2; span <= slots; span <<= 1)
+    for (int stride = span / 2; stride > 0; stride >>= 1) {
+      for (int i = lane; i < slots; i += 32) {
+        const int j = i ^ stride;
+        if (j > i) {
+          const bool up = (i & span) == 0;
+          const bool swap = up ? before(dist[j], id[j], dist[i], id[i])
+                               : before(dist[i], id[i], dist[j], id[j]);
+          if (swap) {
+            const float td = dist[i];
+            dist[i] = dist[j];
+            dist[j] = td;
+            const std::int32_t ti = id[i];
+            id[i] = id[j];
+            id[j] = ti;
+          }
+        }
+      }
+      __syncwarp();
+    }
+}
+
+/// Starting proposals: K draws per node (never the node itself), merged like any others. With a
+/// clustering, every other draw comes from the node's own cluster (when it has others); the rest
+/// come from anywhere, without which the descent would stay inside the clusters.
+__global__ void seedKernel(const float* __restrict__ x, std::int64_t n, int d, bool ip, int K,
+                           std::uint64_t seed, const std::int32_t* __restrict__ clusterOf,
+                           const std::int64_t* __restrict__ memberStart,
+                           const std::int32_t* __restrict__ members, Proposal* __restrict__ bucket,
+                           int* __restrict__ bucketCount) {
+  const std::int64_t u = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  const int lane = threadIdx.x % 32;
+  if (u >= n)
+    return;
+  for (int c = lane; c < K && c < kBucket; c += 32) {
+    const std::uint64_t h = mixBits(seed ^ mixBits(std::uint64_t(u) * 64 + std::uint64_t(c)));
+    std::int64_t v = (u + 1 + std::int64_t(h % std::uint64_t(n - 1))) % n;
+    if (clusterOf && c % 2 == 0) { // every other draw stays global: edges across clusters
+      const std::int64_t c0 = memberStart[clusterOf[u]], size = memberStart[clusterOf[u] + 1] - c0;
+      const std::int64_t w = size > 1 ? members[c0 + std::int64_t(mixBits(h) % std::uint64_t(size))] : u;
+      if (w != u)
+        v = w;
+    }
+    bucket[u * kBucket + c] = {workingDistance(x + u * d, x + v * d, d, ip), std::int32_t(v)};
+  }
+  if (lane == 0)
+    bucketCount[u] = min(K, kBucket);
+}
+
+/// One warp per node: list ∪ bucket, sorted, repeated ids dropped, the best K kept. Entries that
+/// came from the bucket are NEW and counted as changes.
+__global__ void mergeKernel(std::int64_t n, int K, std::int32_t* __restrict__ listIds,
+                            float* __restrict__ listDist, const Proposal* __restrict__ bucket,
+                            int* __restrict__ bucketCount, unsigned long long* __restrict__ changes) {
+  __shared__ float dist[kMergeWarps][kMergeSlots];
+  __shared__ std::int32_t id[kMergeWarps][kMergeSlots];
+  const int w = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const std::int64_t u = std::int64_t(blockIdx.x) * kMergeWarps + w;
+  if (u >= n)
+    return;
+  const int proposals = min(bucketCount[u], kBucket);
+  if (proposals == 0)
+    return;
+  float* D = dist[w];
+  std::int32_t* I = id[w];
+  for (int s = lane; s < kMergeSlots; s += 32) {
+    if (s < K) {
+      I[s] = listIds[u * K + s];
+      D[s] = I[s] == kNone ? INFINITY : listDist[u * K + s];
+    } else if (s < K + proposals) {
+      const Proposal p = bucket[u * kBucket + (s - K)];
+      I[s] = std::int32_t(std::uint32_t(p.id) | kNew | kFromBucket);
+      D[s] = p.dist;
+    } else {
+      I[s] = kNone;
+      D[s] = INFINITY;
+    }
+  }
+  __syncwarp();
+  warpSort(D, I, kMergeSlots, lane);
+  // An entry is kept when no earlier entry has its id; then the first K kept survive.
+  int keptBefore = 0;
+  unsigned long long changed = 0;
+  for (int base = 0; base < kMergeSlots; base += 32) {
+    const int s = base + lane;
+    const std::int32_t mine = I[s];
+    const std::int32_t plain = mine == kNone ? kNone : std::int32_t(std::uint32_t(mine) & kIdBits);
+    bool keep = mine != kNone && !isinf(D[s]);
+    for (int t = 0; t < s && keep; ++t)
+      keep = I[t] == kNone || std::int32_t(std::uint32_t(I[t]) & kIdBits) != plain;
+    const unsigned ballot = __ballot_sync(kFull, keep);
+    const int rank = keptBefore + __popc(ballot & ((1u << lane) - 1));
+    __syncwarp();
+    if (keep && rank < K) {
+      const bool fromBucket = (std::uint32_t(mine) & kFromBucket) != 0;
+      listIds[u * K + rank] = std::int32_t(std::uint32_t(plain) | (std::uint32_t(mine) & kNew));
+      listDist[u * K + rank] = D[s];
+      changed += fromBucket ? 1 : 0;
+    }
+    keptBefore += __popc(ballot);
+  }
+  __syncwarp();
+  for (int r = keptBefore + lane; r < K; r += 32) {
+    listIds[u * K + r] = kNone;
+    listDist[u * K + r] = INFINITY;
+  }
+  for (int off = 16; off > 0; off /= 2)
+    changed += __shfl_xor_sync(kFull, changed, off);
+  if (lane == 0) {
+    bucketCount[u] = 0;
+    if (changed)
+      atomicAdd(changes, changed);
+  }
+}
+
+/// One warp per node: its first S NEW entries (then marked OLD) and first S OLD ones, and the
+/// reverse samples they imply.
+__global__ void sampleKernel(std::int64_t n, int K, std::int32_t* __restrict__ listIds,
+                             std::int32_t* __restrict__ samples, int* __restrict__ reverseCount,
+                             std::int32_t* __restrict__ reverse) {
+  const std::int64_t u = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  const int lane = threadIdx.x % 32;
+  if (u >= n)
+    return;
+  // samples[u]: [0, S) NEW, [S, 2S) OLD (−1 where fewer); reverse[v]: [0, S) NEW, [S, 2S) OLD.
+  int newTaken = 0, oldTaken = 0;
+  for (int base = 0; base < K; base += 32) {
+    const int c = base + lane;
+    const std::int32_t e = c < K ? listIds[u * K + c] : kNone;
+    const bool isNew = e != kNone && (std::uint32_t(e) & kNew);
+    const bool isOld = e != kNone && !(std::uint32_t(e) & kNew);
+    const unsigned nb = __ballot_sync(kFull, isNew), ob = __ballot_sync(kFull, isOld);
+    const int nr = newTaken + __popc(nb & ((1u << lane) - 1));
+    const int orank = oldTaken + __popc(ob & ((1u << lane) - 1));
+    const std::int32_t v = std::int32_t(std::uint32_t(e) & ~kNew);
+    if (isNew && nr < kSample) {
+      samples[u * 2 * kSample + nr] = v;
+      listIds[u * K + c] = v; // now OLD
+      const int slot = atomicAdd(&reverseCount[2 * v], 1);
+      if (slot < kSample)
+        reverse[std::int64_t(v) * 2 * kSample + slot] = std::int32_t(u);
+    }
+    if (isOld && orank < kSample) {
+      samples[u * 2 * kSample + kSample + orank] = v;
+      const int slot = atomicAdd(&reverseCount[2 * v + 1], 1);
+      if (slot < kSample)
+        reverse[std::int64_t(v) * 2 * kSample + kSample + slot] = std::int32_t(u);
+    }
+    newTaken += __popc(nb);
+    oldTaken += __popc(ob);
+  }
+  for (int c = min(newTaken, kSample) + lane; c < kSample; c += 32)
+    samples[u * 2 * kSample + c] = kNone;
+  for (int c = min(oldTaken, kSample) + lane; c < kSample; c += 32)
+    samples[u * 2 * kSample + kSample + c] = kNone;
+}
+
+/// One block per node: its NEW ∪ reverse NEW and OLD ∪ reverse OLD candidates, their vectors in
+/// shared memory (rows padded by one float against bank conflicts), every NEW×NEW and NEW×OLD
+/// pair scored; a pair that beats an end's current worst is proposed to that end.
+__global__ void joinKernel(const float* __restrict__ x, std::int64_t n, int d, bool ip, int K,
+                           const std::int32_t* __restrict__ samples,
+                           const int* __restrict__ reverseCount,
+                           const std::int32_t* __restrict__ reverse,
+                           const float* __restrict__ listDist, Proposal* __restrict__ bucket,
+                           int* __restrict__ bucketCount) {
+  extern __shared__ float vectors[]; // kCandidates × (d + 1)
+  __shared__ std::int32_t cand[kCandidates];
+  __shared__ float worst[kCandidates];
+  const std::int64_t u = blockIdx.x;
+  const int stride = d + 1;
+  // Candidates: [0, 2S) NEW (own, then reverse), [2S, 4S) OLD (own, then reverse).
+  for (int c = threadIdx.x; c < kCandidates; c += blockDim.x) {
+    const int group = c / kSample; // 0 own NEW, 1 reverse NEW, 2 own OLD, 3 reverse OLD
+    const int slot = c % kSample;
+    std::int32_t v = kNone;
+    if (group == 0)
+      v = samples[u * 2 * kSample + slot];
+    else if (group == 2)
+      v = samples[u * 2 * kSample + kSample + slot];
+    else {
+      const int old = group == 3 ? 1 : 0;
+      if (slot < min(reverseCount[2 * u + old], kSample))
+        v = reverse[u * 2 * kSample + old * kSample + slot];
+    }
+    cand[c] = v;
+    worst[c] = v == kNone ? -INFINITY : listDist[std::int64_t(v) * K + K - 1];
+  }
+  __syncthreads();
+  for (int e = threadIdx.x; e < kCandidates * d; e += blockDim.x) {
+    const int c = e / d, t = e % d;
+    vectors[c * stride + t] = cand[c] == kNone ? 0.0f : x[std::int64_t(cand[c]) * d + t];
+  }
+  __syncthreads();
+  // NEW×NEW pairs (a < b within [0, 2S)) and NEW×OLD pairs ([0, 2S) × [2S, 4S)).
+  constexpr int kNewCount = 2 * kSample;
+  constexpr int kNewPairs = kNewCount * (kNewCount - 1) / 2;
+  constexpr int kPairs = kNewPairs + kNewCount * kNewCount;
+  for (int p = threadIdx.x; p < kPairs; p += blockDim.x) {
+    int a, b;
+    if (p < kNewPairs) { // unrank p into a < b
+      a = 0;
+      int rest = p;
+      while (rest >= kNewCount - 1 - a) {
+        rest -= kNewCount - 1 - a;
+        ++a;
+      }
+      b = a + 1 + rest;
+    } else {
+      a = (p - kNewPairs) / kNewCount;
+      b = kNewCount + (p - kNewPairs) % kNewCount;
+    }
+    const std::int32_t ia = cand[a], ib = cand[b];
+    if (ia == kNone || ib == kNone || ia == ib)
+      continue;
+    const float dist = workingDistance(vectors + a * stride, vectors + b * stride, d, ip);
+    if (dist < worst[a]) {
+      const int slot = atomicAdd(&bucketCount[ia], 1);
+      if (slot < kBucket)
+        bucket[std::int64_t(ia) * kBucket + slot] = {dist, ib};
+    }
+    if (dist < worst[b]) {
+      const int slot = atomicAdd(&bucketCount[ib], 1);
+      if (slot < kBucket)
+        bucket[std::int64_t(ib) * kBucket + slot] = {dist, ia};
+    }
+  }
+}
+
+/// One warp per node: exact float64 distances of the list (raw data), sorted with ties by id,
+/// the first k written out.
+__global__ void finishKernel(const float* __restrict__ raw, std::int64_t n, int d, int metric,
+                             int K, int k, const std::int32_t* __restrict__ listIds,
+                             std::int32_t* __restrict__ outIds, float* __restrict__ outDist) {
+  __shared__ double dist[kMergeWarps][kMergeSlots];
+  __shared__ std::int32_t id[kMergeWarps][kMergeSlots];
+  const int w = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const std::int64_t u = std::int64_t(blockIdx.x) * kMergeWarps + w;
+  if (u >= n)
+    return;
+  double* D = dist[w];
+  std::int32_t* I = id[w];
+  int slots = 2;
+  while (slots < K)
+    slots <<= 1;
+  for (int c = 0; c < slots; ++c) {
+    const std::int32_t e = c < K ? listIds[u * K + c] : kNone;
+    const std::int32_t v = e == kNone ? kNone : std::int32_t(std::uint32_t(e) & ~kNew);
+    const double exact =
+        v == kNone ? INFINITY : warpExactDistance(raw + u * d, raw + std::int64_t(v) * d, d, metric, lane);
+    if (lane == 0) {
+      D[c] = exact;
+      I[c] = v;
+    }
+  }
+  __syncwarp();
+  for (int span = 2; span <= slots; span <<= 1)
+    for (int stride = span / 2; stride > 0; stride >>= 1) {
+      for (int i = lane; i < slots; i += 32) {
+        const int j = i ^ stride;
+        if (j > i) {
+          const bool up = (i & span) == 0;
+          const bool jFirst = D[j] < D[i] || (D[j] == D[i] && std::uint32_t(I[j]) < std::uint32_t(I[i]));
+          if (jFirst == up) {
+            const double td = D[i];
+            D[i] = D[j];
+            D[j] = td;
+            const std::int32_t ti = I[i];
+            I[i] = I[j];
+            I[j] = ti;
+          }
+        }
+      }
+      __syncwarp();
+    }
+  for (int c = lane; c < k; c += 32) {
+    outIds[u * k + c] = I[c];
+    outDist[u * k + c] = float(D[c]);
+  }
+}
+
+__global__ void normaliseKernel(const float* __restrict__ raw, std::int64_t n, int d,
+                                float* __restrict__ out) {
+  const std::int64_t u = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  const int lane = threadIdx.x % 32;
+  if (u >= n)
+    return;
+  const double scale = warpCosineScale(raw + u * d, d, int(Metric::Cosine), lane);
+  for (int t = lane; t < d; t += 32)
+    out[u * d + t] = float(raw[u * d + t] * scale);
+}
+
+unsigned warpsToBlocks(std::int64_t warps, int warpsPerBlock) {
+  return unsigned((warps + warpsPerBlock - 1) / warpsPerBlock);
+}
+
+} // namespace
+
+KnnResult gnndGraph(const MatrixView<float>& data, int k, Metric metric, const Context& context,
+                    JobControl& job, const NnDescentParams& params,
+                    const NnDescentProgress& progress, const std::vector<std::int32_t>& clusters) {
+  const auto started = std::chrono::steady_clock::now();
+  const std::int64_t n = data.rows;
+  const int d = int(data.cols);
+  // Lists a little longer than k converge further; at least 16 when the data allows.
+  const int K = int(std::min<std::int64_t>(n - 1, std::max(k, std::min(2 * k, 32))));
+  NEARSCAPE_EXPECTS(k >= 1 && K <= 64, "the GPU NN-Descent takes k ≤ 64");
+  NEARSCAPE_EXPECTS(n < (std::int64_t(1) << 30), "the GPU NN-Descent takes fewer than 2^30 items");
+  const std::size_t joinShared = sizeof(float) * std::size_t(kCandidates) * std::size_t(d + 1);
+  NEARSCAPE_EXPECTS(joinShared <= 200 * 1024, "the GPU NN-Descent takes d ≤ 800");
+  NEARSCAPE_CUDA_CHECK(cudaSetDevice(context.device));
+
+  DeviceBuffer<float> raw{std::size_t(n) * std::size_t(d)};
+  NEARSCAPE_CUDA_CHECK(cudaMemcpy(raw.get(), data.data, sizeof(float) * std::size_t(n * d),
+                                  cudaMemcpyHostToDevice));
+  DeviceBuffer<float> normalised{metric == Metric::Cosine ? std::size_t(n) * std::size_t(d) : 0};
+  if (metric == Metric::Cosine) {
+    normaliseKernel<<<warpsToBlocks(n, 8), 256>>>(raw.get(), n, d, normalised.get());
+    NEARSCAPE_CUDA_CHECK_LAUNCH();
+  }
+  const float* x = metric == Metric::Cosine ? normalised.get() : raw.get();
+  const bool ip = metric != Metric::L2; // cosine ranks by −dot of normalised rows
+
+  DeviceBuffer<std::int32_t> listIds{std::size_t(n) * std::size_t(K)};
+  DeviceBuffer<float> listDist{std::size_t(n) * std::size_t(K)};
+  DeviceBuffer<Proposal> bucket{std::size_t(n) * kBucket};
+  DeviceBuffer<int> bucketCount{std::size_t(n)};
+  DeviceBuffer<std::int32_t> samples{std::size_t(n) * 2 * kSample};
+  DeviceBuffer<std::int32_t> reverse{std::size_t(n) * 2 * kSample};
+  DeviceBuffer<int> reverseCount{std::size_t(n) * 2};
+  DeviceBuffer<unsigned long long> changes{1};
+  NEARSCAPE_CUDA_CHECK(cudaMemset(listIds.get(), 0xff, sizeof(std::int32_t) * std::size_t(n) * K));
+  NEARSCAPE_CUDA_CHECK(cudaFuncSetAttribute(joinKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            int(joinShared)));
+
+  // The clustering as members listed cluster by cluster.
+  const bool clustered = std::int64_t(clusters.size()) == n;
+  std::int32_t clusterCount = 0;
+  for (const std::int32_t c : clusters)
+    clusterCount = std::max(clusterCount, c + 1);
+  std::vector<std::int64_t> memberStart(std::size_t(clusterCount) + 1, 0);
+  std::vector<std::int32_t> members(clustered ? std::size_t(n) : 0);
+  if (clustered) {
+    for (const std::int32_t c : clusters)
+      ++memberStart[std::size_t(c) + 1];
+    for (std::int32_t c = 0; c < clusterCount; ++c)
+      memberStart[std::size_t(c) + 1] += memberStart[std::size_t(c)];
+    std::vector<std::int64_t> fill(memberStart.begin(), memberStart.end() - 1);
+    for (std::int64_t u = 0; u < n; ++u)
+      members[std::size_t(fill[std::size_t(clusters[std::size_t(u)])]++)] = std::int32_t(u);
+  }
+  DeviceBuffer<std::int32_t> clusterOf{clustered ? std::size_t(n) : 0}, memberList{members.size()};
+  DeviceBuffer<std::int64_t> memberOffsets{clustered ? memberStart.size() : 0};
+  if (clustered) {
+    NEARSCAPE_CUDA_CHECK(cudaMemcpy(clusterOf.get(), clusters.data(), sizeof(std::int32_t) * std::size_t(n),
+                                    cudaMemcpyHostToDevice));
+    NEARSCAPE_CUDA_CHECK(cudaMemcpy(memberList.get(), members.data(), sizeof(std::int32_t) * members.size(),
+                                    cudaMemcpyHostToDevice));
+    NEARSCAPE_CUDA_CHECK(cudaMemcpy(memberOffsets.get(), memberStart.data(),
+                                    sizeof(std::int64_t) * memberStart.size(), cudaMemcpyHostToDevice));
+  }
+
+  const unsigned warpBlocks = warpsToBlocks(n, 8), mergeBlocks = warpsToBlocks(n, kMergeWarps);
+  seedKernel<<<warpBlocks, 256>>>(x, n, d, ip, K, mixBits(context.seed), clustered ? clusterOf.get() : nullptr,
+                                  memberOffsets.get(), memberList.get(), bucket.get(), bucketCount.get());
+  NEARSCAPE_CUDA_CHECK(cudaMemset(changes.get(), 0, sizeof(unsigned long long)));
+  mergeKernel<<<mergeBlocks, kMergeWarps * 32>>>(n, K, listIds.get(), listDist.get(), bucket.get(),
+                                                 bucketCount.get(), changes.get());
+  NEARSCAPE_CUDA_CHECK_LAUNCH();
+  int iteration = 0;
+  for (; iteration < params.maxIterations; ++iteration) {
+    job.check();
+    NEARSCAPE_CUDA_CHECK(cudaMemset(reverseCount.get(), 0, sizeof(int) * std::size_t(n) * 2));
+    NEARSCAPE_CUDA_CHECK(cudaMemset(changes.get(), 0, sizeof(unsigned long long)));
+    sampleKernel<<<warpBlocks, 256>>>(n, K, listIds.get(), samples.get(), reverseCount.get(),
+                                      reverse.get());
+    joinKernel<<<unsigned(n), kJoinThreads, joinShared>>>(x, n, d, ip, K, samples.get(),
+                                                         reverseCount.get(), reverse.get(),
+                                                         listDist.get(), bucket.get(),
+                                                         bucketCount.get());
+    mergeKernel<<<mergeBlocks, kMergeWarps * 32>>>(n, K, listIds.get(), listDist.get(), bucket.get(),
+                                                   bucketCount.get(), changes.get());
+    NEARSCAPE_CUDA_CHECK_LAUNCH();
+    unsigned long long changed = 0;
+    NEARSCAPE_CUDA_CHECK(cudaMemcpy(&changed, changes.get(), sizeof(changed), cudaMemcpyDeviceToHost));
+    const double rate = double(changed) / double(n * K);
+    if (progress)
+      progress(iteration + 1, rate);
+    job.progress(double(iteration + 1) / params.maxIterations,
+                 "GNND: iteration " + std::to_string(iteration + 1));
+    if (rate < params.delta) {
+      ++iteration;
+      break;
+    }
+  }
+  DeviceBuffer<std::int32_t> outIds{std::size_t(n) * std::size_t(k)};
+  DeviceBuffer<float> outDist{std::size_t(n) * std::size_t(k)};
+  finishKernel<<<mergeBlocks, kMergeWarps * 32>>>(raw.get(), n, d, int(metric), K, k, listIds.get(),
+                                                  outIds.get(), outDist.get());
+  NEARSCAPE_CUDA_CHECK_LAUNCH();
+  std::vector<std::int32_t> ids(std::size_t(n) * std::size_t(k));
+  std::vector<float> dists(ids.size());
+  NEARSCAPE_CUDA_CHECK(cudaMemcpy(ids.data(), outIds.get(), sizeof(std::int32_t) * ids.size(),
+                                  cudaMemcpyDeviceToHost));
+  NEARSCAPE_CUDA_CHECK(cudaMemcpy(dists.data(), outDist.get(), sizeof(float) * dists.size(),
+                                  cudaMemcpyDeviceToHost));
+  // A row the descent left short of k (tiny data, unlucky draws) gets its exact neighbours.
+  std::vector<std::int64_t> shortRows;
+  for (std::int64_t u = 0; u < n; ++u)
+    if (ids[std::size_t(u * k + k - 1)] < 0)
+      shortRows.push_back(u);
+  if (!shortRows.empty()) {
+    const KnnResult exact = knnReference(data, data, k, metric, true, shortRows, effectiveThreads(context));
+    for (std::size_t r = 0; r < shortRows.size(); ++r)
+      for (int c = 0; c < k; ++c) {
+        ids[std::size_t(shortRows[r] * k + c)] = exact.ids.row(std::int64_t(r))[c];
+        dists[std::size_t(shortRows[r] * k + c)] = exact.distances.row(std::int64_t(r))[c];
+      }
+  }
+  KnnResult result;
+  result.ids = Matrix<std::int32_t>(std::move(ids), n, k);
+  result.distances = Matrix<float>(std::move(dists), n, k);
+  result.backend = Backend::Cuda;
+  const DeviceInfo info = queryDevice(context.device);
+  result.device = "GPU: " + info.name + ", GNND, " + std::to_string(iteration) + " iterations";
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return result;
+}
+
+} // namespace nearscape::cuda
