@@ -5,6 +5,7 @@
 // re-checked in float64 on the GPU. Rows whose bound keeps too many candidates are recomputed on
 // the CPU. The same bound logic as the CPU backend (knn/ExactCommon.h, knn/CandidateRow.h).
 #include "cuda/CudaApi.h"
+#include "cuda/Bitonic.cuh"
 #include "cuda/CudaCheck.cuh"
 #include "cuda/DeviceBuffer.cuh"
 #include "cuda/WarpRows.cuh"
@@ -238,25 +239,14 @@ __global__ void rerankKernel(const float* __restrict__ queries, const float* __r
     }
   }
   __syncthreads();
-  for (int size = 2; size <= sortSize; size *= 2)
-    for (int stride = size / 2; stride > 0; stride /= 2) {
-      for (int i = threadIdx.x; i < sortSize; i += blockDim.x) {
-        const int j = i ^ stride;
-        if (j > i) {
-          const bool ascending = (i & size) == 0;
-          const bool greater = dist[i] > dist[j] || (dist[i] == dist[j] && ids[i] > ids[j]);
-          if (greater == ascending) {
-            const double td = dist[i];
-            dist[i] = dist[j];
-            dist[j] = td;
-            const std::int32_t ti = ids[i];
-            ids[i] = ids[j];
-            ids[j] = ti;
-          }
-        }
-      }
-      __syncthreads();
-    }
+  bitonicSort(
+      sortSize, threadIdx.x, blockDim.x,
+      [&](int a, int b) { return dist[a] < dist[b] || (dist[a] == dist[b] && ids[a] < ids[b]); },
+      [&](int a, int b) {
+        swapAt(dist, a, b);
+        swapAt(ids, a, b);
+      },
+      [] { __syncthreads(); });
   for (int c = threadIdx.x; c < k; c += blockDim.x) {
     outIds[std::int64_t(row) * k + c] = ids[c];
     outDist[std::int64_t(row) * k + c] = float(dist[c]);

@@ -13,6 +13,7 @@
 // float64 distances (WarpRows.cuh), sorted with ties by id. Atomic appends make the GPU's result
 // depend on timing: it is not bitwise reproducible, unlike the CPU's.
 #include "cuda/CudaApi.h"
+#include "cuda/Bitonic.cuh"
 #include "cuda/CudaCheck.cuh"
 #include "cuda/DeviceBuffer.cuh"
 #include "cuda/WarpRows.cuh"
@@ -62,28 +63,15 @@ __device__ __forceinline__ bool before(float da, std::int32_t ia, float db, std:
   return (a & kFromBucket) < (b & kFromBucket);
 }
 
-/// Warp bitonic sort of `slots` (power of two) entries in shared memory.
+/// Warp bitonic sort of `slots` (power of two) entries in shared memory, in merge order.
 __device__ void warpSort(float* dist, std::int32_t* id, int slots, int lane) {
-  for (int span = 2; span <= slots; span <<= 1)
-    for (int stride = span / 2; stride > 0; stride >>= 1) {
-      for (int i = lane; i < slots; i += 32) {
-        const int j = i ^ stride;
-        if (j > i) {
-          const bool up = (i & span) == 0;
-          const bool swap = up ? before(dist[j], id[j], dist[i], id[i])
-                               : before(dist[i], id[i], dist[j], id[j]);
-          if (swap) {
-            const float td = dist[i];
-            dist[i] = dist[j];
-            dist[j] = td;
-            const std::int32_t ti = id[i];
-            id[i] = id[j];
-            id[j] = ti;
-          }
-        }
-      }
-      __syncwarp();
-    }
+  bitonicSort(
+      slots, lane, 32, [&](int a, int b) { return before(dist[a], id[a], dist[b], id[b]); },
+      [&](int a, int b) {
+        swapAt(dist, a, b);
+        swapAt(id, a, b);
+      },
+      [] { __syncwarp(); });
 }
 
 /// Starting proposals: K draws per node (never the node itself), merged like any others. With a
@@ -320,25 +308,16 @@ __global__ void finishKernel(const float* __restrict__ raw, std::int64_t n, int 
     }
   }
   __syncwarp();
-  for (int span = 2; span <= slots; span <<= 1)
-    for (int stride = span / 2; stride > 0; stride >>= 1) {
-      for (int i = lane; i < slots; i += 32) {
-        const int j = i ^ stride;
-        if (j > i) {
-          const bool up = (i & span) == 0;
-          const bool jFirst = D[j] < D[i] || (D[j] == D[i] && std::uint32_t(I[j]) < std::uint32_t(I[i]));
-          if (jFirst == up) {
-            const double td = D[i];
-            D[i] = D[j];
-            D[j] = td;
-            const std::int32_t ti = I[i];
-            I[i] = I[j];
-            I[j] = ti;
-          }
-        }
-      }
-      __syncwarp();
-    }
+  bitonicSort(
+      slots, lane, 32,
+      [&](int a, int b) {
+        return D[a] < D[b] || (D[a] == D[b] && std::uint32_t(I[a]) < std::uint32_t(I[b]));
+      },
+      [&](int a, int b) {
+        swapAt(D, a, b);
+        swapAt(I, a, b);
+      },
+      [] { __syncwarp(); });
   for (int c = lane; c < k; c += 32) {
     outIds[u * k + c] = I[c];
     outDist[u * k + c] = float(D[c]);

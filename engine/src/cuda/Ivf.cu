@@ -8,6 +8,7 @@
 // the same lists and most list reads hit L2 instead of memory (a query-major scan is otherwise
 // bound by memory bandwidth). k-means' assignments use the same GEMM and a warp argmin per row.
 #include "cuda/CudaApi.h"
+#include "cuda/Bitonic.cuh"
 #include "cuda/Cublas.cuh"
 #include "cuda/CudaCheck.cuh"
 #include "cuda/DeviceBuffer.cuh"
@@ -29,7 +30,8 @@ constexpr int kScanThreads = 128;
 constexpr int kTeam = 8;      ///< lanes that score one vector together
 constexpr int kPerTeam = 4;   ///< vectors each team scores between barriers
 constexpr int kBuffer = 512;  ///< candidates a scanning block holds: ≥ kMaxK + a round's worth
-constexpr std::int64_t kReorderFrom = 256; ///< smaller batches are scanned in query order
+constexpr std::int64_t kReorderFrom = 256; ///< smaller batches are scanned in query order…
+constexpr int kMergeSlots = 4096;          ///< …and split a block per list when nprobe·k fits here
 static_assert(DeviceIvfFlat::kMaxK + kScanThreads / kTeam * kPerTeam <= kBuffer,
               "a round's appends must fit beside the k best");
 constexpr std::size_t kTileBytes = std::size_t(256) << 20; ///< the score tile's budget
@@ -108,28 +110,20 @@ __global__ void selectKernel(const float* __restrict__ dots, const float* __rest
       out[std::int64_t(blockIdx.x) * count + atomicAdd(&written, 1u)] = j;
 }
 
-/// Sorts keys[0, size) ascending (a bitonic network in shared memory; size a power of two).
+/// Sorts keys[0, size) ascending (size a power of two), the whole block.
 __device__ void sortKeys(std::uint64_t* keys, int size) {
-  for (int span = 2; span <= size; span <<= 1)
-    for (int stride = span / 2; stride > 0; stride >>= 1) {
-      for (int i = threadIdx.x; i < size; i += blockDim.x) {
-        const int j = i ^ stride;
-        if (j > i) {
-          const std::uint64_t a = keys[i], b = keys[j];
-          if ((a > b) == ((i & span) == 0)) {
-            keys[i] = b;
-            keys[j] = a;
-          }
-        }
-      }
-      __syncthreads();
-    }
+  bitonicSort(
+      size, threadIdx.x, blockDim.x, [&](int a, int b) { return keys[a] < keys[b]; },
+      [&](int a, int b) { swapAt(keys, a, b); }, [] { __syncthreads(); });
 }
 
-/// One block per query (the `order[blockIdx.x]`-th): scans its nprobe lists, keeps the k best
-/// (score, id) keys. Teams of kTeam lanes score one vector each (a team reads a vector's 128-byte
+/// `parts` blocks per query (the `order[blockIdx.x / parts]`-th): block part p scans the query's
+/// probes [p·per, (p + 1)·per) and keeps their k best (score, id) keys in output row
+/// query · parts + p. One part per query for large batches; one list per block for small ones,
+/// whose parts mergeParts then combines (a single query's lists scanned side by side). Teams of kTeam lanes score one vector each (a team reads a vector's 128-byte
 /// lines whole: coalesced), kPerTeam vectors per team between barriers.
-__global__ void scanKernel(const std::int32_t* __restrict__ order, const float* __restrict__ queries,
+__global__ void scanKernel(const std::int32_t* __restrict__ order, int parts, int per,
+                           const float* __restrict__ queries,
                            int d, const std::int32_t* __restrict__ probes, int nprobe,
                            const std::int64_t* __restrict__ offsets,
                            const std::int32_t* __restrict__ ids, const float* __restrict__ vectors,
@@ -140,7 +134,9 @@ __global__ void scanKernel(const std::int32_t* __restrict__ order, const float* 
   auto* query = reinterpret_cast<float*>(buffer + kBuffer);
   __shared__ int held;
   __shared__ std::uint64_t limit; // the k-th best key once k are held; candidates must beat it
-  const std::int64_t qi = order[blockIdx.x];
+  const std::int64_t qi = order[blockIdx.x / parts];
+  const int part = int(blockIdx.x % parts);
+  const std::int64_t row = qi * parts + part;
   for (int t = threadIdx.x; t < d; t += blockDim.x)
     query[t] = queries[qi * d + t];
   for (int t = threadIdx.x; t < kBuffer; t += blockDim.x)
@@ -169,7 +165,7 @@ __global__ void scanKernel(const std::int32_t* __restrict__ order, const float* 
   const int teams = blockDim.x / kTeam, perRound = teams * kPerTeam;
   const bool vector4 = d % 4 == 0;
   const unsigned teamMask = ((1u << kTeam) - 1) << (threadIdx.x % 32 / kTeam * kTeam);
-  for (int p = 0; p < nprobe; ++p) {
+  for (int p = part * per; p < min(nprobe, (part + 1) * per); ++p) {
     const std::int32_t list = probes[qi * nprobe + p];
     const std::int64_t r0 = offsets[list], r1 = offsets[list + 1];
     for (std::int64_t start = r0; start < r1; start += perRound) {
@@ -211,9 +207,30 @@ __global__ void scanKernel(const std::int32_t* __restrict__ order, const float* 
   trim();
   for (int t = threadIdx.x; t < k; t += blockDim.x) {
     const std::uint64_t key = buffer[t];
-    outIds[qi * k + t] = key == kEmpty ? -1 : std::int32_t(key & 0xffffffffu);
-    outScores[qi * k + t] = key == kEmpty ? std::numeric_limits<float>::infinity()
+    outIds[row * k + t] = key == kEmpty ? -1 : std::int32_t(key & 0xffffffffu);
+    outScores[row * k + t] = key == kEmpty ? std::numeric_limits<float>::infinity()
                                           : fromOrderedBits(std::uint32_t(key >> 32));
+  }
+}
+
+/// One block per query: the k best of its `parts` × k partial results.
+__global__ void mergeParts(int parts, int k, int slots, const std::int32_t* __restrict__ partIds,
+                           const float* __restrict__ partScores, std::int32_t* __restrict__ outIds,
+                           float* __restrict__ outScores) {
+  extern __shared__ std::uint64_t keys[]; // slots (a power of two ≥ parts · k)
+  const std::int64_t q = blockIdx.x, first = q * parts * k;
+  for (int t = threadIdx.x; t < slots; t += blockDim.x) {
+    const std::int32_t id = t < parts * k ? partIds[first + t] : -1;
+    keys[t] = id < 0 ? kEmpty
+                     : (std::uint64_t(orderedBits(partScores[first + t])) << 32) | std::uint32_t(id);
+  }
+  __syncthreads();
+  sortKeys(keys, slots);
+  for (int t = threadIdx.x; t < k; t += blockDim.x) {
+    const std::uint64_t key = keys[t];
+    outIds[q * k + t] = key == kEmpty ? -1 : std::int32_t(key & 0xffffffffu);
+    outScores[q * k + t] = key == kEmpty ? std::numeric_limits<float>::infinity()
+                                         : fromOrderedBits(std::uint32_t(key >> 32));
   }
 }
 
@@ -312,7 +329,8 @@ std::vector<std::int32_t> nearestCentroids(const MatrixView<float>& data,
 struct Workspace {
   std::int64_t rows = 0; ///< queries the row buffers hold
   DeviceBuffer<float> queries, dots, scores;
-  DeviceBuffer<std::int32_t> probes, ids, nearest, nearestSorted, iota, order;
+  DeviceBuffer<std::int32_t> probes, ids, nearest, nearestSorted, iota, order, partIds;
+  DeviceBuffer<float> partScores;
   DeviceBuffer<unsigned char> sortScratch;
   std::size_t sortBytes = 0;
 
@@ -337,6 +355,12 @@ struct Workspace {
     if (ids.size() < std::size_t(rows) * std::size_t(k)) {
       ids = DeviceBuffer<std::int32_t>(std::size_t(rows) * std::size_t(k));
       scores = DeviceBuffer<float>(std::size_t(rows) * std::size_t(k));
+    }
+    // Small batches split a query's lists over blocks: a part per list.
+    const std::size_t parts = std::size_t(kReorderFrom) * std::size_t(nprobe) * std::size_t(k);
+    if (nprobe * k <= kMergeSlots && partIds.size() < parts) {
+      partIds = DeviceBuffer<std::int32_t>(parts);
+      partScores = DeviceBuffer<float>(parts);
     }
   }
 };
@@ -405,10 +429,20 @@ void DeviceIvfFlat::search(const MatrixView<float>& queries, int k, int nprobe, 
       NEARSCAPE_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(
           w.sortScratch.get(), w.sortBytes, nprobe > 1 ? w.nearest.get() : w.probes.get(),
           w.nearestSorted.get(), w.iota.get(), w.order.get(), int(n), 0, listBits));
-    scanKernel<<<unsigned(n), kScanThreads, shared>>>(reorder ? w.order.get() : w.iota.get(), w.queries.get(), int(d),
-                                                     w.probes.get(), nprobe, s.offsets.get(),
-                                                     s.ids.get(), s.vectors.get(), s.centroids.l2,
-                                                     k, w.ids.get(), w.scores.get());
+    // A small batch (batch-1 latency) scans each query's lists side by side, a block per list.
+    const bool split = !reorder && nprobe > 1 && nprobe * k <= kMergeSlots;
+    const int parts = split ? nprobe : 1;
+    scanKernel<<<unsigned(n * parts), kScanThreads, shared>>>(
+        reorder ? w.order.get() : w.iota.get(), parts, split ? 1 : nprobe, w.queries.get(), int(d),
+        w.probes.get(), nprobe, s.offsets.get(), s.ids.get(), s.vectors.get(), s.centroids.l2, k,
+        split ? w.partIds.get() : w.ids.get(), split ? w.partScores.get() : w.scores.get());
+    if (split) {
+      int slots = 2;
+      while (slots < nprobe * k)
+        slots <<= 1;
+      mergeParts<<<unsigned(n), kScanThreads, sizeof(std::uint64_t) * slots>>>(
+          nprobe, k, slots, w.partIds.get(), w.partScores.get(), w.ids.get(), w.scores.get());
+    }
     NEARSCAPE_CUDA_CHECK_LAUNCH();
     NEARSCAPE_CUDA_CHECK(cudaMemcpyAsync(ids + q0 * k, w.ids.get(), sizeof(std::int32_t) * std::size_t(n * k),
                                          cudaMemcpyDeviceToHost));
