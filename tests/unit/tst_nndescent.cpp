@@ -144,6 +144,41 @@ private slots:
                              mergeKnnGraphs(v, 0, a.ids.view(), b.ids.view(), k, Metric::L2, c));
   }
 
+  void memoryBudgetShardsAndMerges_data() {
+    QTest::addColumn<Backend>("backend");
+    QTest::newRow("cpu") << Backend::Cpu;
+    QTest::newRow("cuda") << Backend::Cuda;
+  }
+  void memoryBudgetShardsAndMerges() {
+    QFETCH(Backend, backend);
+    SKIP_WITHOUT_DEVICE(backend);
+    const int n = 4000, d = 24, k = 10;
+    const auto x = mixture(n, d, 7);
+    const MatrixView<float> v{x.data(), n, d};
+    Context whole;
+    whole.backend = backend;
+    Context budget = whole;
+    budget.memoryBudget = nnDescentBytesPerItem(d, k) * 1100; // four shards of 1,000
+    const KnnResult one = nnDescentGraph(v, k, Metric::L2, whole);
+    const KnnResult sharded = nnDescentGraph(v, k, Metric::L2, budget);
+    QVERIFY2(sharded.device.find("4 shards") != std::string::npos, sharded.device.c_str());
+    Context cpu;
+    cpu.backend = Backend::Cpu;
+    const KnnResult exact = knnGraph(v, k, Metric::L2, cpu);
+    const double rOne = recallAtK(one.ids.view(), exact.ids.view(), k, v, v, Metric::L2);
+    const double rSharded = recallAtK(sharded.ids.view(), exact.ids.view(), k, v, v, Metric::L2);
+    qInfo("recall@10: one piece %.4f, four shards merged %.4f", rOne, rSharded);
+    QVERIFY(rSharded >= rOne - 0.01);
+    for (std::int64_t i = 0; i < n; ++i)
+      for (int p = 0; p < k; ++p) {
+        QVERIFY(sharded.ids.row(i)[p] != i && sharded.ids.row(i)[p] >= 0 && sharded.ids.row(i)[p] < n);
+        if (p > 0)
+          QVERIFY(sharded.distances.row(i)[p - 1] <= sharded.distances.row(i)[p]);
+      }
+    budget.memoryBudget = nnDescentBytesPerItem(d, k) * 5; // fewer than 2(k + 1) items
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, nnDescentGraph(v, k, Metric::L2, budget));
+  }
+
   void cancellation() {
     const auto x = mixture(3000, 16, 4);
     JobControl job;

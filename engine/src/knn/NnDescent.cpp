@@ -321,10 +321,43 @@ KnnResult autoKnnGraph(const MatrixView<float>& data, int k, Metric metric, cons
   return nnDescentGraph(data, k, metric, context, job);
 }
 
+std::uint64_t nnDescentBytesPerItem(std::int64_t d, int k) {
+  // The vector, lists of up to 2k (id, distance), NEW/OLD samples and their reverses, proposals.
+  return std::uint64_t(d) * 4 + std::uint64_t(2 * k) * 8 + 4ull * 32 * 4 + 64ull * 8;
+}
+
 KnnResult nnDescentGraph(const MatrixView<float>& data, int k, Metric metric,
                          const Context& context, JobControl& job, const NnDescentParams& params,
                          const NnDescentProgress& progress) {
   validate(data, k);
+  const std::uint64_t perItem = nnDescentBytesPerItem(data.cols, k);
+  if (context.memoryBudget > 0 && perItem * std::uint64_t(data.rows) > context.memoryBudget) {
+    // GNND §5.1 for data beyond the budget: shards that fit it, built one at a time, each merged
+    // (GGM, in host memory) into the graph of the rows before it.
+    const std::int64_t fits = std::int64_t(context.memoryBudget / perItem);
+    NEARSCAPE_EXPECTS(fits >= 2 * (k + 1),
+                      "the memory budget (" + std::to_string(context.memoryBudget) +
+                          " bytes) holds fewer than 2(k + 1) items of NN-Descent's working memory (" +
+                          std::to_string(perItem) + " bytes each)");
+    const std::int64_t shards = (data.rows + fits - 1) / fits;
+    Context inner = context;
+    inner.memoryBudget = 0;
+    auto bound = [&](std::int64_t s) { return data.rows * s / shards; };
+    auto rows = [&](std::int64_t a, std::int64_t b) {
+      return MatrixView<float>{data.row(a), b - a, data.cols};
+    };
+    KnnResult graph = nnDescentGraph(rows(0, bound(1)), k, metric, inner, job, params);
+    for (std::int64_t s = 1; s < shards; ++s) {
+      job.progress(double(s) / double(shards), "NN-Descent: shard " + std::to_string(s + 1) +
+                                                   " of " + std::to_string(shards));
+      const KnnResult part = nnDescentGraph(rows(bound(s), bound(s + 1)), k, metric, inner, job, params);
+      graph = mergeKnnGraphs(rows(0, bound(s + 1)), bound(s), graph.ids.view(), part.ids.view(), k,
+                             metric, inner, job, params, progress);
+    }
+    graph.device += ", " + std::to_string(shards) + " shards of at most " + std::to_string(fits) +
+                    " items merged by GGM (memory budget)";
+    return graph;
+  }
 #ifdef NEARSCAPE_WITH_CUDA
   if (resolveBackend(context) == Backend::Cuda) {
     try {

@@ -14,12 +14,17 @@ struct NnDescentParams {
   double delta = 0.001;     ///< stop when fewer than delta · n · k entries changed in an iteration
 };
 
+/// Bytes of NN-Descent's working memory per item of d dimensions and k neighbours.
+std::uint64_t nnDescentBytesPerItem(std::int64_t d, int k);
+
 /// Called after each iteration with its number and the share of entries it changed.
 using NnDescentProgress = std::function<void(int iteration, double updateRate)>;
 
 /// The approximate kNN graph (itself excluded; k ≤ n − 1): ids nearest first; each reported
 /// distance is the exact float64 distance of its id. Deterministic for a seed (context.seed)
-/// whatever the thread count. Throws InvalidArgument (k out of range, n < 2, NaN/Inf),
+/// whatever the thread count on the CPU; on CUDA (GNND) not bitwise. When n items' working memory
+/// (nnDescentBytesPerItem) exceeds context.memoryBudget, shards that fit it are built one at a
+/// time and merged by GGM in host memory (the result's `device` says how many). Throws InvalidArgument (k out of range, n < 2, NaN/Inf),
 /// Cancelled (checked between chunks of nodes).
 KnnResult nnDescentGraph(const MatrixView<float>& data, int k, Metric metric,
                          const Context& context, JobControl& job = noJobControl(),
