@@ -112,6 +112,7 @@ private:
 NnDescentParams buildGraphParams(int k) {
   NnDescentParams p;
   p.sampleSize = std::max(8, k / 2);
+  p.delta = 0.005; // a search graph needs no last iterations of refinement
   return p;
 }
 
