@@ -180,26 +180,36 @@ void gemmTile(const float* q, std::int64_t bq, const float* b, std::int64_t bb, 
 
 } // namespace
 
+BaseSummary summariseBase(const MatrixView<float>& base, Metric metric, int threads) {
+  BaseSummary summary;
+  summary.packing = makePacking(base, metric, threads);
+  // Packed norms of every base row, and their maximum, for the error bounds.
+  const std::int64_t nb = base.rows, d = base.cols;
+  summary.norms.resize(static_cast<std::size_t>(nb));
+  std::vector<float> scratch(static_cast<std::size_t>(std::min<std::int64_t>(nb, 4096) * d));
+  for (std::int64_t s = 0; s < nb; s += 4096) {
+    const std::int64_t e = std::min(nb, s + 4096);
+    summary.packing.pack(base, s, e, scratch.data(), summary.norms.data() + s);
+  }
+  summary.maxNorm2 = *std::max_element(summary.norms.begin(), summary.norms.end());
+  return summary;
+}
+
 KnnResult exactSearchCpu(const MatrixView<float>& queries, const MatrixView<float>& base, int k,
                          Metric metric, bool excludeSelf, const Context& context, JobControl& job,
-                         const ExactKnnParams& params) {
+                         const ExactKnnParams& params, const BaseSummary* summary) {
   const auto started = std::chrono::steady_clock::now();
   const int threads = effectiveThreads(context);
   const std::int64_t nq = queries.rows, nb = base.rows, d = base.cols;
   const Plan plan = makePlan(nq, nb, d, k, excludeSelf, context, params);
-  const Packing packing = makePacking(base, metric, threads);
-  blas::setThreads(threads);
-
-  // Packed norms of every base row, and their maximum, for the error bounds.
-  std::vector<float> baseNorms(static_cast<std::size_t>(nb));
-  {
-    std::vector<float> scratch(static_cast<std::size_t>(std::min<std::int64_t>(nb, 4096) * d));
-    for (std::int64_t s = 0; s < nb; s += 4096) {
-      const std::int64_t e = std::min(nb, s + 4096);
-      packing.pack(base, s, e, scratch.data(), baseNorms.data() + s);
-    }
+  BaseSummary own;
+  if (!summary) {
+    own = summariseBase(base, metric, threads);
+    summary = &own;
   }
-  const double maxBaseNorm2 = *std::max_element(baseNorms.begin(), baseNorms.end());
+  const Packing& packing = summary->packing;
+  const double maxBaseNorm2 = summary->maxNorm2;
+  blas::setThreads(threads);
   const std::size_t cap = candidateCap(k);
 
   std::vector<std::int32_t> ids(static_cast<std::size_t>(nq * k));

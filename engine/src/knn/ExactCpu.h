@@ -4,11 +4,23 @@
 
 #include "nearscape/knn/Knn.h"
 
+#include "knn/ExactCommon.h"
+
 namespace nearscape::knn {
 
+/// What a search computes of the base before its tiles (its packing, the packed rows' squared
+/// norms and their maximum): two passes over the base that a resident index does once.
+struct BaseSummary {
+  Packing packing;
+  std::vector<float> norms;
+  double maxNorm2 = 0;
+};
+BaseSummary summariseBase(const MatrixView<float>& base, Metric metric, int threads);
+
 /// `excludeSelf`: `queries` is `base` and row i may not return itself (the kNN graph).
+/// `summary`: the base's, when the caller keeps one (else computed here).
 KnnResult exactSearchCpu(const MatrixView<float>& queries, const MatrixView<float>& base, int k,
                          Metric metric, bool excludeSelf, const Context& context, JobControl& job,
-                         const ExactKnnParams& params);
+                         const ExactKnnParams& params, const BaseSummary* summary = nullptr);
 
 } // namespace nearscape::knn

@@ -1,6 +1,7 @@
 #include "nearscape/knn/Knn.h"
 
 #include "cuda/CudaApi.h"
+#include "knn/ExactCpu.h"
 #include "nearscape/core/Dataset.h"
 #include "nearscape/core/Error.h"
 
@@ -11,6 +12,7 @@ struct ExactKnnIndex::Impl {
   Metric metric;
   Context context;
   Backend backend = Backend::Cpu;
+  knn::BaseSummary summary; ///< CPU: the base's packing and norms, computed once
 #ifdef NEARSCAPE_WITH_CUDA
   std::unique_ptr<cuda::ResidentBase> device;
 #endif
@@ -34,6 +36,8 @@ ExactKnnIndex::ExactKnnIndex(const MatrixView<float>& base, Metric metric, const
     }
   }
 #endif
+  if (m_impl->backend == Backend::Cpu)
+    m_impl->summary = knn::summariseBase(base, metric, effectiveThreads(context));
 }
 
 ExactKnnIndex::~ExactKnnIndex() = default;
@@ -55,7 +59,7 @@ KnnResult ExactKnnIndex::search(const MatrixView<float>& queries, int k, JobCont
 #endif
   Context cpu = s.context;
   cpu.backend = Backend::Cpu;
-  return knnSearch(queries, s.base, k, s.metric, cpu, job);
+  return knn::exactSearchCpu(queries, s.base, k, s.metric, false, cpu, job, {}, &s.summary);
 }
 
 } // namespace nearscape
