@@ -14,6 +14,7 @@
 #include "util/VectorDistance.h"
 
 #include <algorithm>
+#include <parallel/algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -255,7 +256,10 @@ KnnResult run(const MatrixView<float>& data, int k, Metric metric, const Context
       std::vector<Update> updates;
       for (auto& b : buffers)
         updates.insert(updates.end(), b.begin(), b.end());
-      std::sort(updates.begin(), updates.end());
+      // A total order (equal updates are identical), so the parallel sort's result is the
+      // serial one's: determinism whatever the thread count.
+      __gnu_parallel::sort(updates.begin(), updates.end(),
+                           __gnu_parallel::default_parallel_tag(threads));
       // Updates of one target are contiguous: targets are disjoint between threads.
       std::vector<std::size_t> starts;
       for (std::size_t u = 0; u < updates.size(); ++u)
