@@ -44,7 +44,7 @@ int runLayout(const LayoutArgs& a) {
 
   NEARSCAPE_EXPECTS(a.graph == "auto" || a.graph == "exact", "--graph must be auto or exact");
   const bool exactGraph =
-      a.graph == "exact" || exactGraphIsCheaper(x.rows, x.cols, resolveBackend(context));
+      a.graph == "exact" || exactGraphIsCheaper(x.rows, x.cols, a.k, resolveBackend(context));
   KnnResult truth;
   std::vector<double> ours, oursGraph, oursMap, theirs, oursKept, theirsKept;
   std::string graphDevice;

@@ -298,7 +298,7 @@ void MainWindow::startExploration() {
         // The map and the paths need a kNN graph: exact where that is the cheaper way (small data
         // sets), NN-Descent beyond (GNND on a GPU). Clicked items always get exact neighbours.
         const bool exact =
-            exactGraphIsCheaper(dataset->size(), dataset->dim(), resolveBackend(context));
+            exactGraphIsCheaper(dataset->size(), dataset->dim(), kGraphK, resolveBackend(context));
         if (exact) {
           e->graph = knnGraph(dataset->vectors.view(), kGraphK, Metric::L2, context, job);
           e->graphMethod = "exact";

@@ -59,7 +59,7 @@ int runKnn(const KnnArgs& args) {
   std::string method = args.method;
   if (method == "auto")
     method = !args.queries.empty() ||
-                     exactGraphIsCheaper(data.size(), data.dim(), resolveBackend(context))
+                     exactGraphIsCheaper(data.size(), data.dim(), args.k, resolveBackend(context))
                  ? "exact"
                  : "nndescent";
   if (method == "nndescent" && !args.queries.empty())

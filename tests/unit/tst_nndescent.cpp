@@ -188,8 +188,8 @@ private slots:
 
   void gpuReachesTheCpusRecall() {
     SKIP_WITHOUT_DEVICE(Backend::Cuda);
-    // 20,000 items: at k = 10 GNND's recall is at least the CPU's less 0.01; at k = 32 its 16
-    // samples a node per iteration (the CPU takes 2k) leave it at ≥ 0.97.
+    // 20,000 items: at k = 10 GNND's recall is at least the CPU's less 0.01; at k = 32 (32
+    // samples a node per iteration where the CPU takes 2k) at least 0.98.
     const int n = 20000, d = 32;
     const auto x = mixture(n, d, 9);
     const MatrixView<float> v{x.data(), n, d};
@@ -204,7 +204,7 @@ private slots:
       const double rb = recallAtK(b.ids.view(), exact.ids.view(), k, v, v, Metric::L2);
       qInfo("k = %d: recall GPU %.4f (%s, %.3f s), CPU %.4f (%.3f s)", k, ra, a.device.c_str(),
             a.seconds, rb, b.seconds);
-      QVERIFY2(k == 10 ? ra >= rb - 0.01 : ra >= 0.97,
+      QVERIFY2(k == 10 ? ra >= rb - 0.01 : ra >= 0.98,
                qPrintable(QString("GPU %1, CPU %2").arg(ra).arg(rb)));
     }
     // Beyond the GPU version's k, Auto falls back to the CPU; CUDA asked for says why.

@@ -30,8 +30,8 @@ namespace {
 constexpr unsigned kFull = 0xffffffffu;
 constexpr std::uint32_t kNew = 0x80000000u;   ///< flag bit on a list entry's id
 constexpr std::int32_t kNone = -1;
-constexpr int kSample = 16;                    ///< S: NEW and OLD samples (and reverse ones) per node
-constexpr int kCandidates = 4 * kSample;       ///< a join's candidates: NEW, reverse NEW, OLD, reverse OLD
+// S, the NEW and OLD samples (and reverse ones) a node takes per iteration, is 16, or 32 for lists
+// of 32 or more where the join's shared memory allows: a join holds 4S candidates' vectors.
 constexpr int kBucket = 64;                    ///< proposals a node keeps per iteration
 constexpr int kMergeSlots = 128;               ///< ≥ kMaxList + kBucket, a power of two
 constexpr int kJoinThreads = 128;
@@ -169,6 +169,7 @@ __global__ void mergeKernel(std::int64_t n, int K, std::int32_t* __restrict__ li
 
 /// One warp per node: its first S NEW entries (then marked OLD) and first S OLD ones, and the
 /// reverse samples they imply.
+template <int S>
 __global__ void sampleKernel(std::int64_t n, int K, std::int32_t* __restrict__ listIds,
                              std::int32_t* __restrict__ samples, int* __restrict__ reverseCount,
                              std::int32_t* __restrict__ reverse) {
@@ -187,67 +188,68 @@ __global__ void sampleKernel(std::int64_t n, int K, std::int32_t* __restrict__ l
     const int nr = newTaken + __popc(nb & ((1u << lane) - 1));
     const int orank = oldTaken + __popc(ob & ((1u << lane) - 1));
     const std::int32_t v = std::int32_t(std::uint32_t(e) & ~kNew);
-    if (isNew && nr < kSample) {
-      samples[u * 2 * kSample + nr] = v;
+    if (isNew && nr < S) {
+      samples[u * 2 * S + nr] = v;
       listIds[u * K + c] = v; // now OLD
       const int slot = atomicAdd(&reverseCount[2 * v], 1);
-      if (slot < kSample)
-        reverse[std::int64_t(v) * 2 * kSample + slot] = std::int32_t(u);
+      if (slot < S)
+        reverse[std::int64_t(v) * 2 * S + slot] = std::int32_t(u);
     }
-    if (isOld && orank < kSample) {
-      samples[u * 2 * kSample + kSample + orank] = v;
+    if (isOld && orank < S) {
+      samples[u * 2 * S + S + orank] = v;
       const int slot = atomicAdd(&reverseCount[2 * v + 1], 1);
-      if (slot < kSample)
-        reverse[std::int64_t(v) * 2 * kSample + kSample + slot] = std::int32_t(u);
+      if (slot < S)
+        reverse[std::int64_t(v) * 2 * S + S + slot] = std::int32_t(u);
     }
     newTaken += __popc(nb);
     oldTaken += __popc(ob);
   }
-  for (int c = min(newTaken, kSample) + lane; c < kSample; c += 32)
-    samples[u * 2 * kSample + c] = kNone;
-  for (int c = min(oldTaken, kSample) + lane; c < kSample; c += 32)
-    samples[u * 2 * kSample + kSample + c] = kNone;
+  for (int c = min(newTaken, S) + lane; c < S; c += 32)
+    samples[u * 2 * S + c] = kNone;
+  for (int c = min(oldTaken, S) + lane; c < S; c += 32)
+    samples[u * 2 * S + S + c] = kNone;
 }
 
 /// One block per node: its NEW ∪ reverse NEW and OLD ∪ reverse OLD candidates, their vectors in
 /// shared memory (rows padded by one float against bank conflicts), every NEW×NEW and NEW×OLD
 /// pair scored; a pair that beats an end's current worst is proposed to that end.
+template <int S>
 __global__ void joinKernel(const float* __restrict__ x, std::int64_t n, int d, bool ip, int K,
                            const std::int32_t* __restrict__ samples,
                            const int* __restrict__ reverseCount,
                            const std::int32_t* __restrict__ reverse,
                            const float* __restrict__ listDist, Proposal* __restrict__ bucket,
                            int* __restrict__ bucketCount) {
-  extern __shared__ float vectors[]; // kCandidates × (d + 1)
-  __shared__ std::int32_t cand[kCandidates];
-  __shared__ float worst[kCandidates];
+  extern __shared__ float vectors[]; // (4 * S) × (d + 1)
+  __shared__ std::int32_t cand[(4 * S)];
+  __shared__ float worst[(4 * S)];
   const std::int64_t u = blockIdx.x;
   const int stride = d + 1;
   // Candidates: [0, 2S) NEW (own, then reverse), [2S, 4S) OLD (own, then reverse).
-  for (int c = threadIdx.x; c < kCandidates; c += blockDim.x) {
-    const int group = c / kSample; // 0 own NEW, 1 reverse NEW, 2 own OLD, 3 reverse OLD
-    const int slot = c % kSample;
+  for (int c = threadIdx.x; c < (4 * S); c += blockDim.x) {
+    const int group = c / S; // 0 own NEW, 1 reverse NEW, 2 own OLD, 3 reverse OLD
+    const int slot = c % S;
     std::int32_t v = kNone;
     if (group == 0)
-      v = samples[u * 2 * kSample + slot];
+      v = samples[u * 2 * S + slot];
     else if (group == 2)
-      v = samples[u * 2 * kSample + kSample + slot];
+      v = samples[u * 2 * S + S + slot];
     else {
       const int old = group == 3 ? 1 : 0;
-      if (slot < min(reverseCount[2 * u + old], kSample))
-        v = reverse[u * 2 * kSample + old * kSample + slot];
+      if (slot < min(reverseCount[2 * u + old], S))
+        v = reverse[u * 2 * S + old * S + slot];
     }
     cand[c] = v;
     worst[c] = v == kNone ? -INFINITY : listDist[std::int64_t(v) * K + K - 1];
   }
   __syncthreads();
-  for (int e = threadIdx.x; e < kCandidates * d; e += blockDim.x) {
+  for (int e = threadIdx.x; e < (4 * S) * d; e += blockDim.x) {
     const int c = e / d, t = e % d;
     vectors[c * stride + t] = cand[c] == kNone ? 0.0f : x[std::int64_t(cand[c]) * d + t];
   }
   __syncthreads();
   // NEW×NEW pairs (a < b within [0, 2S)) and NEW×OLD pairs ([0, 2S) × [2S, 4S)).
-  constexpr int kNewCount = 2 * kSample;
+  constexpr int kNewCount = 2 * S;
   constexpr int kNewPairs = kNewCount * (kNewCount - 1) / 2;
   constexpr int kPairs = kNewPairs + kNewCount * kNewCount;
   for (int p = threadIdx.x; p < kPairs; p += blockDim.x) {
@@ -351,8 +353,10 @@ KnnResult gnndGraph(const MatrixView<float>& data, int k, Metric metric, const C
   const int K = int(std::min<std::int64_t>(n - 1, std::max(k, std::min(2 * k, 32))));
   NEARSCAPE_EXPECTS(k >= 1 && K <= 64, "the GPU NN-Descent takes k ≤ 64");
   NEARSCAPE_EXPECTS(n < (std::int64_t(1) << 30), "the GPU NN-Descent takes fewer than 2^30 items");
-  const std::size_t joinShared = sizeof(float) * std::size_t(kCandidates) * std::size_t(d + 1);
-  NEARSCAPE_EXPECTS(joinShared <= 200 * 1024, "the GPU NN-Descent takes d ≤ 800");
+  auto joinBytes = [d](int s) { return sizeof(float) * std::size_t(4 * s) * std::size_t(d + 1); };
+  NEARSCAPE_EXPECTS(joinBytes(16) <= 200 * 1024, "the GPU NN-Descent takes d ≤ 800");
+  const int S = K >= 32 && joinBytes(32) <= 200 * 1024 ? 32 : 16;
+  const std::size_t joinShared = joinBytes(S);
   NEARSCAPE_CUDA_CHECK(cudaSetDevice(context.device));
 
   DeviceBuffer<float> raw{std::size_t(n) * std::size_t(d)};
@@ -370,12 +374,14 @@ KnnResult gnndGraph(const MatrixView<float>& data, int k, Metric metric, const C
   DeviceBuffer<float> listDist{std::size_t(n) * std::size_t(K)};
   DeviceBuffer<Proposal> bucket{std::size_t(n) * kBucket};
   DeviceBuffer<int> bucketCount{std::size_t(n)};
-  DeviceBuffer<std::int32_t> samples{std::size_t(n) * 2 * kSample};
-  DeviceBuffer<std::int32_t> reverse{std::size_t(n) * 2 * kSample};
+  DeviceBuffer<std::int32_t> samples{std::size_t(n) * 2 * std::size_t(S)};
+  DeviceBuffer<std::int32_t> reverse{std::size_t(n) * 2 * std::size_t(S)};
   DeviceBuffer<int> reverseCount{std::size_t(n) * 2};
   DeviceBuffer<unsigned long long> changes{1};
   NEARSCAPE_CUDA_CHECK(cudaMemset(listIds.get(), 0xff, sizeof(std::int32_t) * std::size_t(n) * K));
-  NEARSCAPE_CUDA_CHECK(cudaFuncSetAttribute(joinKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+  const auto sample = S == 32 ? sampleKernel<32> : sampleKernel<16>;
+  const auto join = S == 32 ? joinKernel<32> : joinKernel<16>;
+  NEARSCAPE_CUDA_CHECK(cudaFuncSetAttribute(join, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                             int(joinShared)));
 
   // The clustering as members listed cluster by cluster.
@@ -417,9 +423,9 @@ KnnResult gnndGraph(const MatrixView<float>& data, int k, Metric metric, const C
     job.check();
     NEARSCAPE_CUDA_CHECK(cudaMemset(reverseCount.get(), 0, sizeof(int) * std::size_t(n) * 2));
     NEARSCAPE_CUDA_CHECK(cudaMemset(changes.get(), 0, sizeof(unsigned long long)));
-    sampleKernel<<<warpBlocks, 256>>>(n, K, listIds.get(), samples.get(), reverseCount.get(),
-                                      reverse.get());
-    joinKernel<<<unsigned(n), kJoinThreads, joinShared>>>(x, n, d, ip, K, samples.get(),
+    sample<<<warpBlocks, 256>>>(n, K, listIds.get(), samples.get(), reverseCount.get(),
+                                reverse.get());
+    join<<<unsigned(n), kJoinThreads, joinShared>>>(x, n, d, ip, K, samples.get(),
                                                          reverseCount.get(), reverse.get(),
                                                          listDist.get(), bucket.get(),
                                                          bucketCount.get());

@@ -312,15 +312,15 @@ KnnResult run(const MatrixView<float>& data, int k, Metric metric, const Context
 
 } // namespace
 
-bool exactGraphIsCheaper(std::int64_t n, std::int64_t d, Backend backend) {
-  if (backend == Backend::Cuda)
-    return n <= 140000;
+bool exactGraphIsCheaper(std::int64_t n, std::int64_t d, int k, Backend backend) {
+  if (backend == Backend::Cuda) // GNND measured at ≥ 0.99 up to k = 16
+    return n <= 140000 || k > 16;
   return double(n) * double(n) * double(d) <= 12000.0 * 12000.0 * 784.0;
 }
 
 KnnResult autoKnnGraph(const MatrixView<float>& data, int k, Metric metric, const Context& context,
                        JobControl& job) {
-  if (exactGraphIsCheaper(data.rows, data.cols, resolveBackend(context)))
+  if (exactGraphIsCheaper(data.rows, data.cols, k, resolveBackend(context)))
     return knnGraph(data, k, metric, context, job);
   return nnDescentGraph(data, k, metric, context, job);
 }
