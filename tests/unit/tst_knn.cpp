@@ -114,6 +114,55 @@ private slots:
           QVERIFY(got.ids.row(r)[c] != r);
   }
 
+  void stepMatchesReference_data() {
+    QTest::addColumn<int>("d");
+    QTest::addColumn<int>("k");
+    QTest::addColumn<bool>("graph");
+    QTest::addColumn<bool>("duplicates");
+    QTest::addColumn<bool>("flat"); // items on a plane inside the d dimensions: STEP prunes well
+    QTest::newRow("d1 graph k10") << 1 << 10 << true << false << true;
+    QTest::newRow("d2 search k1") << 2 << 1 << false << false << true;
+    QTest::newRow("d3 graph k30 duplicates") << 3 << 30 << true << true << true;
+    QTest::newRow("d8 flat search k32") << 8 << 32 << false << false << true;
+    QTest::newRow("d16 flat graph k10 duplicates") << 16 << 10 << true << true << true;
+    QTest::newRow("d8 gaussian: exhaustive") << 8 << 10 << true << false << false;
+  }
+  void stepMatchesReference() {
+    // Low dimensions on the CPU go through STEP (sorted clusters, pruning) where the data's
+    // intrinsic dimension lets it prune, the GEMM path where not: either way the float64 brute
+    // force's answer, ties by id, itself excluded from a graph.
+    QFETCH(int, d);
+    QFETCH(int, k);
+    QFETCH(bool, graph);
+    QFETCH(bool, duplicates);
+    QFETCH(bool, flat);
+    const int n = 6000, nq = 300;
+    std::random_device seed;
+    auto base = gaussian(n, d, seed());
+    auto queries = gaussian(nq, d, seed());
+    if (flat) // keep two coordinates, the rest a fixed mix of them: a plane
+      for (auto* rows : {&base, &queries})
+        for (std::size_t i = 0; i < rows->size() / std::size_t(d); ++i)
+          for (int t = 2; t < d; ++t)
+            (*rows)[i * d + t] = d > 2 ? 0.5f * (*rows)[i * d] - 0.25f * float(t) * (*rows)[i * d + 1] : 0.0f;
+    if (duplicates) // a third of the rows repeat others: exact ties
+      for (int i = 0; i < n / 3; ++i)
+        std::copy(base.begin() + std::size_t(i) * d, base.begin() + std::size_t(i + 1) * d,
+                  base.begin() + std::size_t(n - 1 - i) * d);
+    const MatrixView<float> b{base.data(), n, d};
+    const MatrixView<float> q = graph ? b : MatrixView<float>{queries.data(), nq, d};
+    const KnnResult got = graph ? knnGraph(b, k, Metric::L2, contextFor(Backend::Cpu))
+                                : knnSearch(q, b, k, Metric::L2, contextFor(Backend::Cpu));
+    QCOMPARE(got.device.find("STEP") != std::string::npos, flat);
+    const KnnResult ref = knnReference(q, b, k, Metric::L2, graph);
+    QString why;
+    QVERIFY2(sameAsReference(got, ref, why), qPrintable(why));
+    if (graph)
+      for (std::int64_t r = 0; r < n; ++r)
+        for (int c = 0; c < k; ++c)
+          QVERIFY(got.ids.row(r)[c] != r);
+  }
+
   void tiesBreakBySmallerId_data() {
     QTest::addColumn<Backend>("backend");
     addBackendRows("grid", [](QTestData&) {});

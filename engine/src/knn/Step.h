@@ -1,0 +1,27 @@
+#pragma once
+// STEP (../shared/papers/step-exact-knn-with-pruning-on-gpus.txt, §4.1) on the CPU, for low
+// dimensions (internal): the base in k-means clusters with bounding spheres; each query sorts the
+// clusters by the distance to their sphere (Lemma 1: no member is nearer than that), traverses
+// them in that order and stops at the first one farther than its current k-th neighbour; inside
+// a cluster, members farther than the k-th are dropped. Distances are float64 (exactDistance), so
+// the result is the float64 brute force's, ties by id.
+
+#include "nearscape/knn/Knn.h"
+
+#include <optional>
+
+namespace nearscape::knn {
+
+/// STEP applies to L2 in at most 16 dimensions (the paper's switch to exhaustive search at d = 16;
+/// its pruning rests on the triangle inequality, which inner product breaks).
+bool stepApplies(std::int64_t d, Metric metric);
+
+/// Exact kNN by STEP; `excludeSelf` as exactSearchCpu. Nothing when the first queries show the
+/// pruning too weak for this data (they score more than `maxScoredShare` of the base each:
+/// clusters do not separate well in high intrinsic dimension); the caller then searches
+/// exhaustively. Throws Cancelled.
+std::optional<KnnResult> stepSearch(const MatrixView<float>& queries, const MatrixView<float>& base,
+                                    int k, Metric metric, bool excludeSelf, const Context& context,
+                                    JobControl& job, double maxScoredShare);
+
+} // namespace nearscape::knn
