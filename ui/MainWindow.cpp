@@ -19,6 +19,7 @@
 #include <QMimeData>
 #include <QPointer>
 #include <QProgressBar>
+#include <QScrollArea>
 #include <QStatusBar>
 #include <QTimer>
 #include <QToolButton>
@@ -75,7 +76,12 @@ MainWindow::MainWindow(Context context, QWidget* parent)
   m_pathStrip->setMaximumHeight(150);
   auto* sweepDock = new QDockWidget(tr("Index sweep"), this);
   sweepDock->setObjectName(QStringLiteral("sweepDock"));
-  sweepDock->setWidget(m_sweep);
+  // In a scroll area: the panel's plot and table need height the legend's tab does not.
+  auto* sweepScroll = new QScrollArea(this);
+  sweepScroll->setWidget(m_sweep);
+  sweepScroll->setWidgetResizable(true);
+  sweepScroll->setFrameShape(QFrame::NoFrame);
+  sweepDock->setWidget(sweepScroll);
   addDockWidget(Qt::RightDockWidgetArea, sweepDock);
   tabifyDockWidget(dock, sweepDock);
   dock->raise();
@@ -152,6 +158,9 @@ MainWindow::MainWindow(Context context, QWidget* parent)
   connect(m_sweep, &SweepPanel::missedChosen, this, &MainWindow::showMissed);
   buildMenus();
   resize(1200, 800);
+  // The legend (tabbed with the sweep) and the neighbours share the right side about equally.
+  resizeDocks({dock, neighboursDock}, {330, 400}, Qt::Vertical);
+  resizeDocks({dock}, {300}, Qt::Horizontal);
 }
 
 MainWindow::~MainWindow() {
