@@ -26,6 +26,11 @@ DeviceInfo queryDevice(int ordinal);
 void rowNormsSquared(const float* hostData, std::int64_t n, std::int64_t d, float* hostOut,
                      int ordinal);
 
+/// The same for rows already on the current device (n × d) into `deviceOut` (n), on the
+/// default stream (float64 accumulation). Throws Error.
+void rowNormsSquaredOnDevice(const float* deviceRows, std::int64_t n, std::int64_t d,
+                             float* deviceOut);
+
 /// Exact kNN on device `context.device` (knn/Knn.h semantics; `excludeSelf` for graphs).
 /// Throws DeviceOutOfMemory when even small tiles do not fit, InvalidArgument for k too large
 /// for the GPU path, Cancelled, Error on other CUDA failures.

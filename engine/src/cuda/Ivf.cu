@@ -248,21 +248,6 @@ __global__ void iotaKernel(std::int64_t n, std::int32_t* out) {
     out[i] = std::int32_t(i);
 }
 
-__global__ void squaredNormsKernel(const float* __restrict__ rows, std::int64_t n, int d,
-                                   float* __restrict__ out) {
-  const std::int64_t row = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
-  const int lane = threadIdx.x % 32;
-  if (row >= n)
-    return;
-  float s = 0;
-  for (int t = lane; t < d; t += 32)
-    s += rows[row * d + t] * rows[row * d + t];
-  for (int offset = 16; offset > 0; offset /= 2)
-    s += __shfl_down_sync(kFull, s, offset);
-  if (lane == 0)
-    out[row] = s;
-}
-
 /// Centroids on the device with their squared norms, and the GEMM that scores rows against them.
 struct Centroids {
   DeviceBuffer<float> rows, norms;
@@ -273,8 +258,7 @@ struct Centroids {
       : rows(std::size_t(c.rows * c.cols)), norms(std::size_t(c.rows)), count(int(c.rows)),
         d(int(c.cols)), l2(useL2) {
     copyIn(rows, c.data, std::size_t(c.rows * c.cols));
-    squaredNormsKernel<<<unsigned((c.rows * 32 + 255) / 256), 256>>>(rows.get(), c.rows, d, norms.get());
-    NEARSCAPE_CUDA_CHECK_LAUNCH();
+    rowNormsSquaredOnDevice(rows.get(), c.rows, d, norms.get());
   }
 
   /// Rows a score tile holds within its budget.

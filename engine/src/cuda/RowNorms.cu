@@ -35,6 +35,15 @@ __global__ void rowNormsSquaredKernel(const float* __restrict__ data, std::int64
 
 } // namespace
 
+void rowNormsSquaredOnDevice(const float* deviceRows, std::int64_t n, std::int64_t d,
+                             float* deviceOut) {
+  if (n == 0)
+    return;
+  const unsigned blocks = unsigned((n + kWarpsPerBlock - 1) / kWarpsPerBlock);
+  rowNormsSquaredKernel<<<blocks, kWarpsPerBlock * 32>>>(deviceRows, n, d, deviceOut);
+  NEARSCAPE_CUDA_CHECK_LAUNCH();
+}
+
 void rowNormsSquared(const float* hostData, std::int64_t n, std::int64_t d, float* hostOut,
                      int ordinal) {
   if (n == 0)
@@ -44,9 +53,7 @@ void rowNormsSquared(const float* hostData, std::int64_t n, std::int64_t d, floa
   DeviceBuffer<float> out{std::size_t(n)};
   NEARSCAPE_CUDA_CHECK(cudaMemcpy(data.get(), hostData, sizeof(float) * n * d,
                                   cudaMemcpyHostToDevice));
-  const unsigned blocks = unsigned((n + kWarpsPerBlock - 1) / kWarpsPerBlock);
-  rowNormsSquaredKernel<<<blocks, kWarpsPerBlock * 32>>>(data.get(), n, d, out.get());
-  NEARSCAPE_CUDA_CHECK_LAUNCH();
+  rowNormsSquaredOnDevice(data.get(), n, d, out.get());
   NEARSCAPE_CUDA_CHECK(cudaMemcpy(hostOut, out.get(), sizeof(float) * n, cudaMemcpyDeviceToHost));
 }
 
