@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 
 namespace nearscape::layout {
 struct EpochStep;
@@ -37,6 +38,17 @@ void rowNormsSquaredOnDevice(const float* deviceRows, std::int64_t n, std::int64
 KnnResult exactSearch(const MatrixView<float>& queries, const MatrixView<float>& base, int k,
                       Metric metric, bool excludeSelf, const Context& context, JobControl& job,
                       const ExactKnnParams& params);
+
+/// Largest k of the cluster search (its per-row candidate buffer holds k + a tile's appends).
+constexpr int kStepMaxK = 32;
+
+/// Exact L2 kNN by STEP's sorted clusters on device `context.device` (knn/Knn.h semantics,
+/// `excludeSelf` for graphs; k ≤ kStepMaxK). Nothing when a probe of the queries shows each of
+/// them scoring more than `maxScoredShare` of the base (clusters that do not separate: the GEMM
+/// path is faster). Throws InvalidArgument (k), DeviceOutOfMemory, Error, Cancelled.
+std::optional<KnnResult> stepSearch(const MatrixView<float>& queries, const MatrixView<float>& base,
+                                    int k, bool excludeSelf, const Context& context,
+                                    JobControl& job, double maxScoredShare);
 
 /// A base kept on the device for single-query exact searches of any k (ExactKnnIndex's CUDA side).
 class ResidentBase {

@@ -12,6 +12,7 @@
 #include "cuda/Cublas.cuh"
 #include "cuda/CudaCheck.cuh"
 #include "cuda/DeviceBuffer.cuh"
+#include "cuda/NearestCentroid.cuh"
 
 #include <cub/device/device_radix_sort.cuh>
 
@@ -23,7 +24,6 @@
 namespace nearscape::cuda {
 namespace {
 
-constexpr unsigned kFull = 0xffffffffu;
 constexpr std::uint64_t kEmpty = ~std::uint64_t(0);
 constexpr int kSelectThreads = 256;
 constexpr int kScanThreads = 128;
@@ -35,39 +35,6 @@ constexpr int kMergeSlots = 4096;          ///< …and split a block per list wh
 static_assert(DeviceIvfFlat::kMaxK + kScanThreads / kTeam * kPerTeam <= kBuffer,
               "a round's appends must fit beside the k best");
 constexpr std::size_t kTileBytes = std::size_t(256) << 20; ///< the score tile's budget
-
-/// Float bits that order like the values (for finite floats).
-__device__ __forceinline__ std::uint32_t orderedBits(float f) {
-  const std::uint32_t u = __float_as_uint(f);
-  return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
-}
-__device__ __forceinline__ float fromOrderedBits(std::uint32_t u) {
-  return __uint_as_float((u & 0x80000000u) ? (u & 0x7fffffffu) : ~u);
-}
-
-/// The ranking score of centroid j: squared L2 up to the query's norm, or −dot.
-__device__ __forceinline__ std::uint64_t centroidKey(const float* dots, const float* norms,
-                                                     bool l2, int j) {
-  const float s = l2 ? norms[j] - 2.0f * dots[j] : -dots[j];
-  return (std::uint64_t(orderedBits(s)) << 32) | std::uint32_t(j);
-}
-
-/// One warp per row: the nearest centroid.
-__global__ void argminKernel(const float* __restrict__ dots, const float* __restrict__ norms,
-                             bool l2, std::int64_t rows, int k, std::int32_t* __restrict__ out) {
-  const std::int64_t row = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
-  const int lane = threadIdx.x % 32;
-  if (row >= rows)
-    return;
-  const float* d = dots + row * k;
-  std::uint64_t best = kEmpty;
-  for (int j = lane; j < k; j += 32)
-    best = min(best, centroidKey(d, norms, l2, j));
-  for (int offset = 16; offset > 0; offset /= 2)
-    best = min(best, __shfl_down_sync(kFull, best, offset));
-  if (lane == 0)
-    out[row] = std::int32_t(best & 0xffffffffu);
-}
 
 /// One block per row: the `count` smallest keys (radix select, 8 digits of 8 bits), written in
 /// no particular order.

@@ -14,6 +14,10 @@
 namespace nearscape {
 namespace {
 
+/// The GPU's cluster search scores pairs at about a third of the TF32 GEMM path's rate (float32
+/// differences on CUDA cores): it pays while a query scores under a quarter of the base.
+constexpr double kGpuStepMaxShare = 0.25;
+
 void validate(const MatrixView<float>& queries, const MatrixView<float>& base, int k,
               bool graph) {
   NEARSCAPE_EXPECTS(base.rows > 0 && base.cols > 0, "the data is empty");
@@ -41,6 +45,20 @@ KnnResult dispatch(const MatrixView<float>& queries, const MatrixView<float>& ba
 #ifdef NEARSCAPE_WITH_CUDA
   if (backend == Backend::Cuda) {
     try {
+      // STEP's clusters first where they may pay: L2, k within the kernel's buffer, data large
+      // enough that the GEMM path is not already instant (or asked for). A probe decides.
+      const bool tilesGiven = params.queryTile > 0 || params.baseTile > 0;
+      const bool always = params.pruning == ExactKnnParams::Pruning::Always;
+      if (metric == Metric::L2 && k <= cuda::kStepMaxK && !tilesGiven &&
+          params.pruning != ExactKnnParams::Pruning::Off && (always || base.rows >= 50000)) {
+        try {
+          if (auto step = cuda::stepSearch(queries, base, k, graph, context, job,
+                                           always ? 2.0 : kGpuStepMaxShare))
+            return std::move(*step);
+        } catch (const DeviceOutOfMemory&) {
+          // The GEMM path tiles its work.
+        }
+      }
       return cuda::exactSearch(queries, base, k, metric, graph, context, job, params);
     } catch (const DeviceOutOfMemory& e) {
       if (context.backend == Backend::Cuda)
@@ -61,8 +79,10 @@ KnnResult dispatch(const MatrixView<float>& queries, const MatrixView<float>& ba
   // dimension is low (tiles asked for explicitly, and small data, keep the GEMM path). Scoring
   // a twentieth of the base in float64 costs about what the GEMM path does (measured: 100k × 3
   // Gaussian, STEP 2.9 s vs Faiss 27.9 s; 100k × 8 Gaussian scores 59% and loses).
+  if (params.pruning == ExactKnnParams::Pruning::Always && metric == Metric::L2)
+    return *knn::stepSearch(queries, base, k, metric, graph, context, job, 2.0);
   if (knn::stepApplies(base.cols, metric) && base.rows >= 4096 && params.queryTile == 0 &&
-      params.baseTile == 0)
+      params.baseTile == 0 && params.pruning == ExactKnnParams::Pruning::Auto)
     if (auto step = knn::stepSearch(queries, base, k, metric, graph, context, job, 0.05))
       return std::move(*step);
   return knn::exactSearchCpu(queries, base, k, metric, graph, context, job, params);

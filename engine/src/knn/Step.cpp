@@ -31,7 +31,7 @@ bool stepApplies(std::int64_t d, Metric metric) { return d <= 16 && metric == Me
 std::optional<KnnResult> stepSearch(const MatrixView<float>& queries, const MatrixView<float>& base,
                                     int k, Metric metric, bool excludeSelf, const Context& context,
                                     JobControl& job, double maxScoredShare) {
-  NEARSCAPE_EXPECTS(stepApplies(base.cols, metric), "STEP takes L2 in at most 16 dimensions");
+  NEARSCAPE_EXPECTS(metric == Metric::L2, "STEP takes L2 only (its pruning is the triangle inequality)");
   const auto started = std::chrono::steady_clock::now();
   const std::int64_t n = base.rows, d = base.cols, nq = queries.rows;
   const int threads = effectiveThreads(context);

@@ -16,7 +16,8 @@ namespace nearscape::knn {
 /// its pruning rests on the triangle inequality, which inner product breaks).
 bool stepApplies(std::int64_t d, Metric metric);
 
-/// Exact kNN by STEP; `excludeSelf` as exactSearchCpu. Nothing when the first queries show the
+/// Exact kNN by STEP (L2, any dimension; `stepApplies` says where it is tried unasked);
+/// `excludeSelf` as exactSearchCpu. Nothing when the first queries show the
 /// pruning too weak for this data (they score more than `maxScoredShare` of the base each:
 /// clusters do not separate well in high intrinsic dimension); the caller then searches
 /// exhaustively. Throws Cancelled.

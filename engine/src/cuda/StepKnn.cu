@@ -1,0 +1,746 @@
+// Exact L2 kNN by sorted clusters on the GPU: STEP (../shared/papers/step-exact-knn-with-pruning-
+// on-gpus.txt, §4.1) with the GPU shape of the Faiss paper's tiles (§3–5). The base is clustered
+// by k-means on the device and stored cluster by cluster; each cluster A keeps the other clusters
+// sorted by ‖c_A − c_B‖ − r_B (r_B: B's bounding radius). A block takes up to 64 queries that share
+// their nearest cluster A (ρ: their farthest distance from c_A) and scans clusters in that order,
+// 64 × 64 tiles of float32 squared differences in shared memory, until a cluster's bound
+// ‖c_A − c_B‖ − r_B − ρ (Lemma 1: no member is nearer to any of the block's queries) lies beyond
+// every query's k-th. Each query row keeps, in shared memory, the candidates within the proven
+// float32 bound of its k-th; the survivors are re-ranked in float64 by the same block. The sum of
+// squared differences has a relative error of at most γ = (d + 4)u, so the threshold needs no
+// norm-expansion cancellation margin: a handful of candidates a row.
+#include "cuda/CudaApi.h"
+#include "cuda/Cublas.cuh"
+#include "cuda/CudaCheck.cuh"
+#include "cuda/DeviceBuffer.cuh"
+#include "cuda/NearestCentroid.cuh"
+#include "knn/ExactCommon.h"
+
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_segmented_radix_sort.cuh>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+
+namespace nearscape::cuda {
+namespace {
+
+constexpr int kRows = 64;          ///< query rows a block holds
+constexpr int kCols = 64;          ///< base rows a tile scores against them
+constexpr int kChunk = 32;         ///< dimensions staged in shared memory at a time
+constexpr int kStride = kRows + 1; ///< shared row stride: transposed stores without bank conflicts
+constexpr int kCap = 128;          ///< candidates a row holds: ≥ kCols + kStepMaxK + near ties
+constexpr int kThreads = 128;      ///< 4 warps; each thread scores 8 rows × 4 columns of a tile
+constexpr int kWarps = kThreads / 32;
+constexpr int kMaxClusters = 4096; ///< the cluster-by-cluster order is clusters² entries
+constexpr int kMembersPerCluster = 256;
+static_assert(kStepMaxK + kCols <= kCap, "a tile's appends must fit beside the k best");
+static_assert(kRows == 8 * 8 && kCols == 16 * 4 && kThreads == 128, "the 8 × 4 register tile");
+
+struct QueryBlock {
+  std::int32_t cluster; ///< the nearest cluster of its queries
+  std::int32_t begin;   ///< query positions [begin, end) in cluster order
+  std::int32_t end;
+};
+
+struct ScanArgs {
+  const float* base;                ///< n × d, cluster by cluster
+  const std::int32_t* baseIds;      ///< original id of each base position
+  const std::int64_t* baseOffsets;  ///< clusters + 1
+  const float* queries;             ///< nq × d, in the order of their nearest cluster
+  const std::int32_t* queryIds;     ///< original row of each query position
+  const float* centroids;           ///< clusters × d
+  const std::int32_t* order;        ///< clusters × clusters: per A, the clusters by key
+  const float* keys;                ///< the sorted keys ‖c_A − c_B‖ − r_B, rounded down
+  const QueryBlock* blocks;
+  const std::int32_t* blockList;    ///< the blocks this launch scans
+  int clusters, d, k;
+  bool graph;                       ///< queries are the base: skip a query's own position
+  double gamma;                     ///< relative error bound of a float32 squared distance
+  float tiny;                       ///< absolute bound of the underflowed terms
+  std::int32_t* outIds;             ///< nq × k, by original query row
+  float* outDist;
+  std::int32_t* overflowRows;       ///< original rows whose near ties overflowed the buffer
+  int* overflowCount;
+  unsigned long long* scored;       ///< query–base pairs scored
+  unsigned long long* rechecked;    ///< candidates re-ranked in float64
+};
+
+/// Rounding up / down for the thresholds and bounds: float64 → float32 never shrinks a bound.
+__device__ inline float upper(double v) { return __double2float_ru(v); }
+
+/// The k-th smallest of the `m` approximate distances of a row (m ≥ k), by a warp: the largest
+/// value with fewer than k values below it.
+__device__ float kthSmallest(const float* dist, int m, int k, int lane) {
+  float best = -INFINITY;
+  for (int i = lane; i < m; i += 32) {
+    const float v = dist[i];
+    int below = 0;
+    for (int j = 0; j < m; ++j)
+      below += dist[j] < v;
+    if (below < k)
+      best = fmaxf(best, v);
+  }
+  for (int off = 16; off > 0; off /= 2)
+    best = fmaxf(best, __shfl_xor_sync(kFullMask, best, off));
+  return best;
+}
+
+/// Keeps the row's candidates at or below `threshold`, in place (a warp); returns how many.
+__device__ int keepBelow(float* dist, std::int32_t* pos, int m, float threshold, int lane) {
+  float v[kCap / 32];
+  std::int32_t p[kCap / 32];
+#pragma unroll
+  for (int s = 0; s < kCap / 32; ++s) {
+    const int i = lane + 32 * s;
+    v[s] = i < m ? dist[i] : INFINITY;
+    p[s] = i < m ? pos[i] : 0;
+  }
+  __syncwarp();
+  int written = 0;
+#pragma unroll
+  for (int s = 0; s < kCap / 32; ++s) {
+    const bool keep = lane + 32 * s < m && v[s] <= threshold;
+    const unsigned mask = __ballot_sync(kFullMask, keep);
+    if (keep) {
+      const int slot = written + __popc(mask & ((1u << lane) - 1));
+      dist[slot] = v[s];
+      pos[slot] = p[s];
+    }
+    written += __popc(mask);
+  }
+  __syncwarp();
+  return written;
+}
+
+__global__ void __launch_bounds__(kThreads) scanKernel(ScanArgs a) {
+  extern __shared__ float shared[];
+  float* qs = shared;                                   // kChunk × kStride, transposed
+  float* bs = qs + kChunk * kStride;                    // kChunk × kStride, transposed
+  float* candDist = bs + kChunk * kStride;              // kRows × kCap
+  auto* candPos = reinterpret_cast<std::int32_t*>(candDist + kRows * kCap);
+  __shared__ int count[kRows];
+  __shared__ float threshold[kRows]; // approximate distances above it are dropped
+  __shared__ float limit[kRows];     // an upper bound of the exact k-th squared distance
+  __shared__ bool overflow[kRows];
+  __shared__ float rho, maxLimit;
+
+  const QueryBlock blk = a.blocks[a.blockList[blockIdx.x]];
+  const int rows = blk.end - blk.begin, d = a.d;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const float* queries = a.queries + std::int64_t(blk.begin) * d;
+  for (int r = threadIdx.x; r < kRows; r += kThreads) {
+    count[r] = 0;
+    threshold[r] = r < rows ? INFINITY : -INFINITY; // padding rows take nothing
+    limit[r] = r < rows ? INFINITY : -INFINITY;
+    overflow[r] = false;
+  }
+  if (threadIdx.x == 0)
+    rho = 0;
+  __syncthreads();
+  // ρ: the farthest query of the block from its cluster's centre, in float64, rounded up.
+  {
+    const float* centre = a.centroids + std::int64_t(blk.cluster) * d;
+    double far = 0;
+    for (int r = warp; r < rows; r += kWarps) {
+      double s = 0;
+      for (int t = lane; t < d; t += 32) {
+        const double e = double(queries[std::int64_t(r) * d + t]) - centre[t];
+        s += e * e;
+      }
+      for (int off = 16; off > 0; off /= 2)
+        s += __shfl_xor_sync(kFullMask, s, off);
+      far = fmax(far, sqrt(s));
+    }
+    if (lane == 0) // non-negative floats order like their bits
+      atomicMax(reinterpret_cast<int*>(&rho), __float_as_int(upper(far * (1 + 1e-12))));
+  }
+
+  const int ty = threadIdx.x / 16, tx = threadIdx.x % 16;
+  const std::int32_t* order = a.order + std::int64_t(blk.cluster) * a.clusters;
+  const float* keys = a.keys + std::int64_t(blk.cluster) * a.clusters;
+  unsigned long long scored = 0;
+  for (int o = 0; o < a.clusters; ++o) {
+    __syncthreads();
+    if (warp == 0) {
+      float m = fmaxf(limit[lane], limit[lane + 32]);
+      for (int off = 16; off > 0; off /= 2)
+        m = fmaxf(m, __shfl_xor_sync(kFullMask, m, off));
+      if (lane == 0)
+        maxLimit = m;
+    }
+    __syncthreads();
+    // Clusters come in the order of their key, so the first one beyond every row's k-th ends
+    // the scan (rounding: keys down, ρ and limits up).
+    const double bound = double(keys[o]) - double(rho);
+    if (!(keys[o] < INFINITY) || (bound > 0 && bound * bound > double(maxLimit)))
+      break;
+    const int cluster = order[o];
+    const std::int64_t b0 = a.baseOffsets[cluster], b1 = a.baseOffsets[cluster + 1];
+    scored += std::uint64_t(b1 - b0) * std::uint64_t(rows);
+    for (std::int64_t c0 = b0; c0 < b1; c0 += kCols) {
+      const int cols = int((b1 - c0 < kCols ? b1 - c0 : kCols));
+      float acc[8][4];
+#pragma unroll
+      for (int i = 0; i < 8; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+          acc[i][j] = 0;
+      for (int t0 = 0; t0 < d; t0 += kChunk) {
+        const int t = t0 + lane;
+        for (int r = warp; r < kRows; r += kWarps)
+          qs[lane * kStride + r] = r < rows && t < d ? queries[std::int64_t(r) * d + t] : 0.0f;
+        for (int c = warp; c < kCols; c += kWarps)
+          bs[lane * kStride + c] = c < cols && t < d ? a.base[(c0 + c) * d + t] : 0.0f;
+        __syncthreads();
+#pragma unroll 4
+        for (int s = 0; s < kChunk; ++s) {
+          float qv[8], bv[4];
+#pragma unroll
+          for (int i = 0; i < 8; ++i)
+            qv[i] = qs[s * kStride + ty + 8 * i];
+#pragma unroll
+          for (int j = 0; j < 4; ++j)
+            bv[j] = bs[s * kStride + tx + 16 * j];
+#pragma unroll
+          for (int i = 0; i < 8; ++i)
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+              const float e = qv[i] - bv[j];
+              acc[i][j] = fmaf(e, e, acc[i][j]);
+            }
+        }
+        __syncthreads();
+      }
+      // Appends: at most kCols a row, into room kept free by the compaction below.
+#pragma unroll
+      for (int i = 0; i < 8; ++i) {
+        const int r = ty + 8 * i;
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          const int c = tx + 16 * j;
+          const std::int64_t p = c0 + c;
+          if (r >= rows || c >= cols || (a.graph && p == blk.begin + r))
+            continue;
+          const float v = acc[i][j];
+          if (!(v < INFINITY)) { // float32 overflowed: the row goes to the fallback
+            overflow[r] = true;
+            continue;
+          }
+          if (v <= threshold[r]) {
+            const int slot = atomicAdd(&count[r], 1);
+            candDist[r * kCap + slot] = v;
+            candPos[r * kCap + slot] = std::int32_t(p);
+          }
+        }
+      }
+      __syncthreads();
+      // Rows short of room: keep those within the bound of their k-th.
+      for (int r = warp; r < rows; r += kWarps) {
+        const int m = count[r];
+        if (m <= kCap - kCols)
+          continue;
+        if (overflow[r]) {
+          if (lane == 0) {
+            count[r] = 0;
+            threshold[r] = limit[r] = -INFINITY;
+          }
+          continue;
+        }
+        const float kth = kthSmallest(candDist + r * kCap, m, a.k, lane);
+        const float lim = upper(double(kth) / (1 - a.gamma) + a.tiny);
+        const float thr = fminf(threshold[r], upper(double(lim) * (1 + a.gamma) + a.tiny));
+        const int kept = keepBelow(candDist + r * kCap, candPos + r * kCap, m, thr, lane);
+        if (lane == 0) {
+          if (kept > kCap - kCols) { // near ties beyond the buffer: the row goes to the fallback
+            overflow[r] = true;
+            count[r] = 0;
+            threshold[r] = limit[r] = -INFINITY;
+          } else {
+            count[r] = kept;
+            threshold[r] = thr;
+            limit[r] = fminf(limit[r], lim);
+          }
+        }
+      }
+    }
+  }
+  __syncthreads();
+  if (threadIdx.x == 0)
+    atomicAdd(a.scored, scored);
+
+  // Re-rank: a warp per row; the survivors' float64 distances, ranked by (distance, id).
+  double* exact = reinterpret_cast<double*>(shared) + warp * kCap; // reuses the staging tiles
+  auto* ids = reinterpret_cast<std::int32_t*>(reinterpret_cast<double*>(shared) + kWarps * kCap) +
+              warp * kCap;
+  for (int r = warp; r < rows; r += kWarps) {
+    const std::int32_t queryId = a.queryIds[blk.begin + r];
+    if (overflow[r]) {
+      if (lane == 0)
+        a.overflowRows[atomicAdd(a.overflowCount, 1)] = queryId;
+      continue;
+    }
+    float* dist = candDist + r * kCap;
+    std::int32_t* pos = candPos + r * kCap;
+    int m = count[r];
+    const float kth = kthSmallest(dist, m, a.k, lane);
+    const float thr = fminf(threshold[r], upper((double(kth) / (1 - a.gamma) + a.tiny) *
+                                                    (1 + a.gamma) + a.tiny));
+    m = keepBelow(dist, pos, m, thr, lane);
+    if (lane == 0)
+      atomicAdd(a.rechecked, (unsigned long long)m);
+    const float* q = queries + std::int64_t(r) * d;
+    for (int i = lane; i < m; i += 32) {
+      const float* b = a.base + std::int64_t(pos[i]) * d;
+      double s = 0;
+      for (int t = 0; t < d; ++t) {
+        const double e = double(q[t]) - double(b[t]);
+        s += e * e;
+      }
+      exact[i] = s;
+      ids[i] = a.baseIds[pos[i]];
+    }
+    __syncwarp();
+    for (int i = lane; i < m; i += 32) {
+      int rank = 0;
+      for (int j = 0; j < m; ++j)
+        rank += exact[j] < exact[i] || (exact[j] == exact[i] && ids[j] < ids[i]);
+      if (rank < a.k) {
+        a.outIds[std::int64_t(queryId) * a.k + rank] = ids[i];
+        a.outDist[std::int64_t(queryId) * a.k + rank] = float(sqrt(exact[i]));
+      }
+    }
+    __syncwarp();
+  }
+}
+
+constexpr std::size_t kScanShared =
+    sizeof(float) * (2 * kChunk * kStride + kRows * kCap) + sizeof(std::int32_t) * kRows * kCap;
+static_assert(sizeof(double) * kWarps * kCap + sizeof(std::int32_t) * kWarps * kCap <=
+                  sizeof(float) * 2 * kChunk * kStride,
+              "the re-rank's scratch fits in the staging tiles");
+
+/// One warp per row: row i of `out` = row ids[i] of `in`.
+__global__ void gatherKernel(const float* __restrict__ in, const std::int32_t* __restrict__ ids,
+                             std::int64_t n, int d, float* __restrict__ out) {
+  const std::int64_t i = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  if (i >= n)
+    return;
+  const float* src = in + std::int64_t(ids[i]) * d;
+  for (int t = threadIdx.x % 32; t < d; t += 32)
+    out[i * d + t] = src[t];
+}
+
+__global__ void iotaKernel(std::int64_t n, std::int32_t* out) {
+  const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n)
+    out[i] = std::int32_t(i);
+}
+
+/// k-means' update: each row's coordinates added to its cluster's sums (a warp per row).
+__global__ void accumulateKernel(const float* __restrict__ rows, const std::int32_t* __restrict__ labels,
+                                 std::int64_t n, int d, float* __restrict__ sums,
+                                 int* __restrict__ counts) {
+  const std::int64_t i = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  if (i >= n)
+    return;
+  const int c = labels[i], lane = threadIdx.x % 32;
+  for (int t = lane; t < d; t += 32)
+    atomicAdd(&sums[std::int64_t(c) * d + t], rows[i * d + t]);
+  if (lane == 0)
+    atomicAdd(&counts[c], 1);
+}
+
+/// Centroid = mean of its rows; an emptied cluster keeps its centroid.
+__global__ void divideKernel(const float* __restrict__ sums, const int* __restrict__ counts,
+                             int clusters, int d, float* __restrict__ centroids) {
+  const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= std::int64_t(clusters) * d)
+    return;
+  const int c = int(i / d);
+  if (counts[c] > 0)
+    centroids[i] = sums[i] / float(counts[c]);
+}
+
+__global__ void rowNormsKernel(const float* __restrict__ rows, int n, int d, float* __restrict__ out) {
+  const int i = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
+  if (i >= n)
+    return;
+  float s = 0;
+  for (int t = threadIdx.x % 32; t < d; t += 32)
+    s += rows[std::int64_t(i) * d + t] * rows[std::int64_t(i) * d + t];
+  for (int off = 16; off > 0; off /= 2)
+    s += __shfl_xor_sync(kFullMask, s, off);
+  if (threadIdx.x % 32 == 0)
+    out[i] = s;
+}
+
+/// Bounding radii: each member's float64 distance to its centroid, the largest rounded up (a warp
+/// per base row, in cluster order).
+__global__ void radiusKernel(const float* __restrict__ sorted, const std::int32_t* __restrict__ labels,
+                             std::int64_t n, int d, const float* __restrict__ centroids,
+                             float* __restrict__ radius) {
+  const std::int64_t i = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  if (i >= n)
+    return;
+  const int c = labels[i], lane = threadIdx.x % 32;
+  double s = 0;
+  for (int t = lane; t < d; t += 32) {
+    const double e = double(sorted[i * d + t]) - centroids[std::int64_t(c) * d + t];
+    s += e * e;
+  }
+  for (int off = 16; off > 0; off /= 2)
+    s += __shfl_xor_sync(kFullMask, s, off);
+  if (lane == 0)
+    atomicMax(reinterpret_cast<int*>(radius + c), __float_as_int(upper(sqrt(s) * (1 + 1e-12))));
+}
+
+/// keys[A][B] = ‖c_A − c_B‖ − r_B in float64, rounded down; +∞ for an empty B (a block per A).
+__global__ void keysKernel(const float* __restrict__ centroids, const float* __restrict__ radius,
+                           const std::int64_t* __restrict__ offsets, int clusters, int d,
+                           float* __restrict__ keys, std::int32_t* __restrict__ ids) {
+  const int A = blockIdx.x;
+  const float* ca = centroids + std::int64_t(A) * d;
+  for (int B = threadIdx.x; B < clusters; B += blockDim.x) {
+    const float* cb = centroids + std::int64_t(B) * d;
+    double s = 0;
+    for (int t = 0; t < d; ++t) {
+      const double e = double(ca[t]) - cb[t];
+      s += e * e;
+    }
+    const bool empty = offsets[B + 1] == offsets[B];
+    keys[std::int64_t(A) * clusters + B] =
+        empty ? INFINITY : __double2float_rd(sqrt(s) * (1 - 1e-12) - double(radius[B]));
+    ids[std::int64_t(A) * clusters + B] = B;
+  }
+}
+
+/// Clusters per base row: seeded k-means on a sample, on the device; then every row's nearest
+/// centroid. Clusters only steer the pruning, so TF32 scores are good enough here.
+struct Clustering {
+  int count = 0;
+  DeviceBuffer<float> centroids; ///< count × d
+  DeviceBuffer<float> norms;     ///< count
+
+  /// labels[i] = the nearest centroid of rows[i] (rows on the device).
+  void assign(const CublasHandle& cublas, const float* rows, std::int64_t n, int d,
+              std::int32_t* labels) const {
+    const std::int64_t tile =
+        std::max<std::int64_t>(1, std::min<std::int64_t>(n, (std::int64_t(256) << 20) / (4 * count)));
+    DeviceBuffer<float> dots{std::size_t(tile) * std::size_t(count)};
+    const float one = 1.0f, zero = 0.0f;
+    for (std::int64_t r0 = 0; r0 < n; r0 += tile) {
+      const std::int64_t m = std::min(tile, n - r0);
+      NEARSCAPE_CUBLAS_CHECK(cublasSgemm(cublas.get(), CUBLAS_OP_T, CUBLAS_OP_N, count, int(m), d,
+                                         &one, centroids.get(), d, rows + r0 * d, d, &zero,
+                                         dots.get(), count));
+      argminKernel<<<unsigned((m * 32 + 255) / 256), 256>>>(dots.get(), norms.get(), true, m,
+                                                            count, labels + r0);
+      NEARSCAPE_CUDA_CHECK_LAUNCH();
+    }
+  }
+
+  void refreshNorms(int d) {
+    rowNormsKernel<<<unsigned((count * 32 + 255) / 256), 256>>>(centroids.get(), count, d,
+                                                                norms.get());
+    NEARSCAPE_CUDA_CHECK_LAUNCH();
+  }
+};
+
+Clustering cluster(const CublasHandle& cublas, const float* rows, std::int64_t n, int d,
+                   int clusters, std::uint64_t seed) {
+  // A strided sample of about 64 rows a cluster, with a seeded offset; first centroids: rows of
+  // it at a stride.
+  const std::int64_t m = std::min<std::int64_t>(n, std::int64_t(clusters) * 64);
+  std::mt19937_64 random(seed);
+  std::vector<std::int32_t> pick(static_cast<std::size_t>(m));
+  const std::int64_t shift = std::int64_t(random() % std::uint64_t(std::max<std::int64_t>(1, n / m)));
+  for (std::int64_t i = 0; i < m; ++i)
+    pick[std::size_t(i)] = std::int32_t(std::min(n - 1, i * n / m + shift));
+  DeviceBuffer<std::int32_t> pickDevice{std::size_t(m)};
+  NEARSCAPE_CUDA_CHECK(cudaMemcpy(pickDevice.get(), pick.data(), sizeof(std::int32_t) * m,
+                                  cudaMemcpyHostToDevice));
+  DeviceBuffer<float> sample{std::size_t(m) * std::size_t(d)};
+  gatherKernel<<<unsigned((m * 32 + 255) / 256), 256>>>(rows, pickDevice.get(), m, d, sample.get());
+  NEARSCAPE_CUDA_CHECK_LAUNCH();
+  std::vector<std::int32_t> first(static_cast<std::size_t>(clusters));
+  for (int c = 0; c < clusters; ++c)
+    first[std::size_t(c)] = pick[std::size_t(std::int64_t(c) * m / clusters)];
+  NEARSCAPE_CUDA_CHECK(cudaMemcpy(pickDevice.get(), first.data(), sizeof(std::int32_t) * clusters,
+                                  cudaMemcpyHostToDevice));
+  Clustering out;
+  out.count = clusters;
+  out.centroids = DeviceBuffer<float>(std::size_t(clusters) * std::size_t(d));
+  out.norms = DeviceBuffer<float>(std::size_t(clusters));
+  gatherKernel<<<unsigned((clusters * 32 + 255) / 256), 256>>>(rows, pickDevice.get(), clusters, d,
+                                                               out.centroids.get());
+  NEARSCAPE_CUDA_CHECK_LAUNCH();
+  DeviceBuffer<std::int32_t> labels{std::size_t(m)};
+  DeviceBuffer<float> sums{std::size_t(clusters) * std::size_t(d)};
+  DeviceBuffer<int> counts{std::size_t(clusters)};
+  for (int iteration = 0; iteration < 6; ++iteration) {
+    out.refreshNorms(d);
+    out.assign(cublas, sample.get(), m, d, labels.get());
+    NEARSCAPE_CUDA_CHECK(cudaMemsetAsync(sums.get(), 0, sizeof(float) * sums.size()));
+    NEARSCAPE_CUDA_CHECK(cudaMemsetAsync(counts.get(), 0, sizeof(int) * counts.size()));
+    accumulateKernel<<<unsigned((m * 32 + 255) / 256), 256>>>(sample.get(), labels.get(), m, d,
+                                                              sums.get(), counts.get());
+    NEARSCAPE_CUDA_CHECK_LAUNCH();
+    const std::int64_t values = std::int64_t(clusters) * d;
+    divideKernel<<<unsigned((values + 255) / 256), 256>>>(sums.get(), counts.get(), clusters, d,
+                                                          out.centroids.get());
+    NEARSCAPE_CUDA_CHECK_LAUNCH();
+  }
+  out.refreshNorms(d);
+  return out;
+}
+
+/// Rows on the device in the order of their cluster: the rows, their original ids, and where
+/// each cluster begins.
+struct ClusterOrder {
+  DeviceBuffer<float> rows;
+  DeviceBuffer<std::int32_t> ids, labels;
+  DeviceBuffer<std::int64_t> offsets;
+  std::vector<std::int64_t> hostOffsets;
+};
+
+ClusterOrder orderByCluster(const float* rows, const std::int32_t* labels, std::int64_t n, int d,
+                            int clusters) {
+  ClusterOrder out;
+  out.ids = DeviceBuffer<std::int32_t>(std::size_t(n));
+  out.labels = DeviceBuffer<std::int32_t>(std::size_t(n));
+  DeviceBuffer<std::int32_t> iota{std::size_t(n)};
+  iotaKernel<<<unsigned((n + 255) / 256), 256>>>(n, iota.get());
+  NEARSCAPE_CUDA_CHECK_LAUNCH();
+  int bits = 1;
+  while ((1 << bits) < clusters)
+    ++bits;
+  std::size_t scratchBytes = 0;
+  NEARSCAPE_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, scratchBytes, labels,
+                                                       out.labels.get(), iota.get(),
+                                                       out.ids.get(), int(n), 0, bits));
+  DeviceBuffer<unsigned char> scratch{std::max<std::size_t>(scratchBytes, 1)};
+  NEARSCAPE_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(scratch.get(), scratchBytes, labels,
+                                                       out.labels.get(), iota.get(),
+                                                       out.ids.get(), int(n), 0, bits));
+  std::vector<std::int32_t> sortedLabels(static_cast<std::size_t>(n));
+  NEARSCAPE_CUDA_CHECK(cudaMemcpy(sortedLabels.data(), out.labels.get(), sizeof(std::int32_t) * n,
+                                  cudaMemcpyDeviceToHost));
+  out.hostOffsets.assign(std::size_t(clusters) + 1, 0);
+  for (const std::int32_t c : sortedLabels)
+    ++out.hostOffsets[std::size_t(c) + 1];
+  for (int c = 0; c < clusters; ++c)
+    out.hostOffsets[std::size_t(c) + 1] += out.hostOffsets[std::size_t(c)];
+  out.offsets = DeviceBuffer<std::int64_t>(out.hostOffsets.size());
+  NEARSCAPE_CUDA_CHECK(cudaMemcpy(out.offsets.get(), out.hostOffsets.data(),
+                                  sizeof(std::int64_t) * out.hostOffsets.size(),
+                                  cudaMemcpyHostToDevice));
+  out.rows = DeviceBuffer<float>(std::size_t(n) * std::size_t(d));
+  gatherKernel<<<unsigned((n * 32 + 255) / 256), 256>>>(rows, out.ids.get(), n, d, out.rows.get());
+  NEARSCAPE_CUDA_CHECK_LAUNCH();
+  return out;
+}
+
+std::vector<QueryBlock> queryBlocks(const std::vector<std::int64_t>& offsets) {
+  std::vector<QueryBlock> blocks;
+  for (std::size_t c = 0; c + 1 < offsets.size(); ++c)
+    for (std::int64_t b = offsets[c]; b < offsets[c + 1]; b += kRows)
+      blocks.push_back({std::int32_t(c), std::int32_t(b),
+                        std::int32_t(std::min(b + kRows, offsets[c + 1]))});
+  return blocks;
+}
+
+template <typename T>
+DeviceBuffer<T> upload(const T* host, std::size_t count) {
+  DeviceBuffer<T> out(count);
+  if (count > 0)
+    NEARSCAPE_CUDA_CHECK(cudaMemcpy(out.get(), host, sizeof(T) * count, cudaMemcpyHostToDevice));
+  return out;
+}
+
+std::optional<KnnResult> search(const MatrixView<float>& queries, const MatrixView<float>& base,
+                                int k, bool excludeSelf, const Context& context, JobControl& job,
+                                double maxScoredShare) {
+  if (k > kStepMaxK)
+    throw InvalidArgument("the GPU's cluster search takes k ≤ " + std::to_string(kStepMaxK));
+  const auto started = std::chrono::steady_clock::now();
+  NEARSCAPE_CUDA_CHECK(cudaSetDevice(context.device));
+  const std::int64_t n = base.rows, nq = queries.rows;
+  const int d = int(base.cols);
+  if (n >= std::numeric_limits<std::int32_t>::max() / 2 || nq >= std::numeric_limits<std::int32_t>::max() / 2)
+    throw InvalidArgument("the GPU's cluster search takes fewer than 2^30 rows");
+  const CublasHandle cublas;
+  NEARSCAPE_CUBLAS_CHECK(cublasSetMathMode(cublas.get(), CUBLAS_TF32_TENSOR_OP_MATH));
+  const int clusters = int(std::clamp<std::int64_t>(n / kMembersPerCluster, 1, kMaxClusters));
+
+  // The base, clustered and stored cluster by cluster.
+  ClusterOrder sortedBase;
+  Clustering km;
+  {
+    DeviceBuffer<float> raw = upload(base.data, std::size_t(n) * std::size_t(d));
+    km = cluster(cublas, raw.get(), n, d, clusters, context.seed);
+    DeviceBuffer<std::int32_t> labels{std::size_t(n)};
+    km.assign(cublas, raw.get(), n, d, labels.get());
+    sortedBase = orderByCluster(raw.get(), labels.get(), n, d, clusters);
+  }
+  job.check();
+  DeviceBuffer<float> radius{std::size_t(clusters)};
+  NEARSCAPE_CUDA_CHECK(cudaMemset(radius.get(), 0, sizeof(float) * clusters));
+  radiusKernel<<<unsigned((n * 32 + 255) / 256), 256>>>(sortedBase.rows.get(),
+                                                         sortedBase.labels.get(), n, d,
+                                                         km.centroids.get(), radius.get());
+  NEARSCAPE_CUDA_CHECK_LAUNCH();
+  // Per cluster A, every cluster B by ‖c_A − c_B‖ − r_B: one segmented sort.
+  const std::size_t pairs = std::size_t(clusters) * std::size_t(clusters);
+  DeviceBuffer<float> keys{pairs}, sortedKeys{pairs};
+  DeviceBuffer<std::int32_t> order{pairs}, sortedOrder{pairs};
+  keysKernel<<<unsigned(clusters), 256>>>(km.centroids.get(), radius.get(),
+                                          sortedBase.offsets.get(), clusters, d, keys.get(),
+                                          order.get());
+  NEARSCAPE_CUDA_CHECK_LAUNCH();
+  {
+    std::vector<int> segment(std::size_t(clusters) + 1);
+    for (int c = 0; c <= clusters; ++c)
+      segment[std::size_t(c)] = c * clusters;
+    DeviceBuffer<int> segments = upload(segment.data(), segment.size());
+    std::size_t scratchBytes = 0;
+    NEARSCAPE_CUDA_CHECK(cub::DeviceSegmentedRadixSort::SortPairs(
+        nullptr, scratchBytes, keys.get(), sortedKeys.get(), order.get(), sortedOrder.get(),
+        int(pairs), clusters, segments.get(), segments.get() + 1));
+    DeviceBuffer<unsigned char> scratch{std::max<std::size_t>(scratchBytes, 1)};
+    NEARSCAPE_CUDA_CHECK(cub::DeviceSegmentedRadixSort::SortPairs(
+        scratch.get(), scratchBytes, keys.get(), sortedKeys.get(), order.get(), sortedOrder.get(),
+        int(pairs), clusters, segments.get(), segments.get() + 1));
+  }
+  keys = DeviceBuffer<float>();
+  order = DeviceBuffer<std::int32_t>();
+
+  // Queries in the order of their nearest cluster (the graph's queries: the base itself).
+  ClusterOrder sortedQueries;
+  if (!excludeSelf) {
+    DeviceBuffer<float> raw = upload(queries.data, std::size_t(nq) * std::size_t(d));
+    DeviceBuffer<std::int32_t> labels{std::size_t(nq)};
+    km.assign(cublas, raw.get(), nq, d, labels.get());
+    sortedQueries = orderByCluster(raw.get(), labels.get(), nq, d, clusters);
+  }
+  const ClusterOrder& qo = excludeSelf ? sortedBase : sortedQueries;
+  const std::vector<QueryBlock> blocks = queryBlocks(qo.hostOffsets);
+  const DeviceBuffer<QueryBlock> deviceBlocks = upload(blocks.data(), blocks.size());
+  DeviceBuffer<std::int32_t> outIds{std::size_t(nq) * std::size_t(k)};
+  DeviceBuffer<float> outDist{std::size_t(nq) * std::size_t(k)};
+  DeviceBuffer<std::int32_t> overflowRows{std::size_t(nq)};
+  DeviceBuffer<int> overflowCount{1};
+  DeviceBuffer<unsigned long long> counters{2}; // pairs scored, candidates re-ranked
+  NEARSCAPE_CUDA_CHECK(cudaMemset(overflowCount.get(), 0, sizeof(int)));
+  NEARSCAPE_CUDA_CHECK(cudaMemset(counters.get(), 0, 2 * sizeof(unsigned long long)));
+  NEARSCAPE_CUDA_CHECK(cudaFuncSetAttribute(scanKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            int(kScanShared)));
+
+  ScanArgs args{};
+  args.base = sortedBase.rows.get();
+  args.baseIds = sortedBase.ids.get();
+  args.baseOffsets = sortedBase.offsets.get();
+  args.queries = qo.rows.get();
+  args.queryIds = qo.ids.get();
+  args.centroids = km.centroids.get();
+  args.order = sortedOrder.get();
+  args.keys = sortedKeys.get();
+  args.blocks = deviceBlocks.get();
+  args.clusters = clusters;
+  args.d = d;
+  args.k = k;
+  args.graph = excludeSelf;
+  args.gamma = (d + 4) * knn::kUnitRoundoff * 1.01;
+  args.tiny = float(d + 4) * std::numeric_limits<float>::denorm_min() * 4;
+  args.outIds = outIds.get();
+  args.outDist = outDist.get();
+  args.overflowRows = overflowRows.get();
+  args.overflowCount = overflowCount.get();
+  args.scored = counters.get();
+  args.rechecked = counters.get() + 1;
+
+  // A probe — every 16th block — tells how well the clusters prune this data; where each query
+  // scores more than `maxScoredShare` of the base, the GEMM path is the faster exact search.
+  std::vector<std::int32_t> probe, rest;
+  for (std::size_t b = 0; b < blocks.size(); ++b)
+    (b % 16 == 0 ? probe : rest).push_back(std::int32_t(b));
+  auto scan = [&](const std::vector<std::int32_t>& list, double from, double span) {
+    constexpr std::size_t kPerLaunch = 4096;
+    const DeviceBuffer<std::int32_t> deviceList = upload(list.data(), list.size());
+    for (std::size_t b0 = 0; b0 < list.size(); b0 += kPerLaunch) {
+      job.check();
+      args.blockList = deviceList.get() + b0;
+      const auto count = unsigned(std::min(kPerLaunch, list.size() - b0));
+      scanKernel<<<count, kThreads, kScanShared>>>(args);
+      NEARSCAPE_CUDA_CHECK_LAUNCH();
+      job.progress(from + span * double(b0 + count) / double(list.size()), "exact kNN (GPU clusters)");
+    }
+  };
+  std::int64_t probeRows = 0;
+  for (const auto b : probe)
+    probeRows += blocks[std::size_t(b)].end - blocks[std::size_t(b)].begin;
+  scan(probe, 0.0, 0.1);
+  unsigned long long probeScored = 0;
+  NEARSCAPE_CUDA_CHECK(cudaMemcpy(&probeScored, counters.get(), sizeof(probeScored), cudaMemcpyDeviceToHost));
+  if (double(probeScored) > maxScoredShare * double(n) * double(std::max<std::int64_t>(1, probeRows)))
+    return std::nullopt;
+  scan(rest, 0.1, 0.9);
+
+  std::vector<std::int32_t> ids(static_cast<std::size_t>(nq) * std::size_t(k));
+  std::vector<float> dists(ids.size());
+  int overflowed = 0;
+  unsigned long long counted[2] = {};
+  NEARSCAPE_CUDA_CHECK(cudaMemcpy(ids.data(), outIds.get(), sizeof(std::int32_t) * ids.size(),
+                                  cudaMemcpyDeviceToHost));
+  NEARSCAPE_CUDA_CHECK(cudaMemcpy(dists.data(), outDist.get(), sizeof(float) * dists.size(),
+                                  cudaMemcpyDeviceToHost));
+  NEARSCAPE_CUDA_CHECK(cudaMemcpy(&overflowed, overflowCount.get(), sizeof(int), cudaMemcpyDeviceToHost));
+  NEARSCAPE_CUDA_CHECK(cudaMemcpy(counted, counters.get(), sizeof(counted), cudaMemcpyDeviceToHost));
+  std::vector<std::int32_t> fallback(static_cast<std::size_t>(overflowed));
+  if (overflowed > 0)
+    NEARSCAPE_CUDA_CHECK(cudaMemcpy(fallback.data(), overflowRows.get(),
+                                    sizeof(std::int32_t) * fallback.size(), cudaMemcpyDeviceToHost));
+  // Rows with more near ties than the buffer holds: a direct exact scan on the CPU.
+  const int threads = effectiveThreads(context);
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+  for (std::size_t r = 0; r < fallback.size(); ++r) {
+    const std::int64_t i = fallback[r];
+    knn::directRow(queries.row(i), base, Metric::L2, k, excludeSelf ? i : -1, ids.data() + i * k,
+                   dists.data() + i * k);
+  }
+  job.check();
+
+  cudaDeviceProp prop{};
+  cudaGetDeviceProperties(&prop, context.device);
+  KnnResult result;
+  result.ids = Matrix<std::int32_t>(std::move(ids), nq, k);
+  result.distances = Matrix<float>(std::move(dists), nq, k);
+  result.backend = Backend::Cuda;
+  result.device = std::string(prop.name) + " (STEP clusters: " + std::to_string(clusters) +
+                  ", " + std::to_string(std::int64_t(counted[0] / std::uint64_t(std::max<std::int64_t>(1, nq)))) +
+                  " of " + std::to_string(n) + " items scored a query)";
+  result.fallbackRows = overflowed;
+  result.candidatesPerRow = nq > overflowed ? double(counted[1]) / double(nq - overflowed) : 0.0;
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  job.progress(1.0, "done");
+  return result;
+}
+
+} // namespace
+
+std::optional<KnnResult> stepSearch(const MatrixView<float>& queries, const MatrixView<float>& base,
+                                    int k, bool excludeSelf, const Context& context,
+                                    JobControl& job, double maxScoredShare) {
+  try {
+    return search(queries, base, k, excludeSelf, context, job, maxScoredShare);
+  } catch (const DeviceOutOfMemory&) {
+    cudaGetLastError(); // not sticky: clear it for whoever runs next
+    throw;
+  }
+}
+
+} // namespace nearscape::cuda
