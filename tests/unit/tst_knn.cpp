@@ -200,6 +200,8 @@ private slots:
       row("d100 search k16 blobs") << 100 << 16 << false << false << 4.0f;
       row("d64 graph k10 gaussian") << 64 << 10 << true << false << 0.0f;
       row("d1 graph k5 gaussian duplicates") << 1 << 5 << true << true << 0.0f;
+      row("d24 search k100 blobs") << 24 << 100 << false << false << 5.0f;
+      row("d8 graph k128 blobs duplicates") << 8 << 128 << true << true << 5.0f;
     }
   }
   void clustersMatchReference() {
@@ -238,16 +240,31 @@ private slots:
     const int n = 60000, d = 48, k = 10;
     std::random_device seed;
     for (const bool separated : {true, false}) {
-      const auto data = separated ? blobs(n, d, 200, 6.0f, seed(), false) : gaussian(n, d, seed());
+      // 60 blobs: about four k-means clusters each (234 clusters of 256 rows)
+      const auto data = separated ? blobs(n, d, 60, 6.0f, seed(), false) : gaussian(n, d, seed());
       const MatrixView<float> b{data.data(), n, d};
       const KnnResult got = knnGraph(b, k, Metric::L2, contextFor(Backend::Cuda));
-      QCOMPARE(got.device.find("STEP") != std::string::npos, separated);
+      QVERIFY2((got.device.find("STEP") != std::string::npos) == separated, got.device.c_str());
       std::vector<std::int64_t> rows;
       for (std::int64_t r = 0; r < n; r += 97)
         rows.push_back(r);
       const KnnResult ref = knnReference(b, b, k, Metric::L2, true, rows);
       QString why = QString::fromStdString(compareWithReference(got, ref, rows));
       QVERIFY2(why.isEmpty(), qPrintable(why));
+      // A resident index keeps the clusters for its searches: a batch, then one query, k = 100.
+      const ExactKnnIndex index(b, Metric::L2, contextFor(Backend::Cuda));
+      auto queries = gaussian(300, d, seed(), 0.5f); // near the last 300 rows
+      for (std::size_t i = 0; i < queries.size(); ++i)
+        queries[i] += data[data.size() - queries.size() + i];
+      const MatrixView<float> q{queries.data(), 300, d};
+      for (const auto& [rowsAsked, kAsked] : {std::pair{300, 10}, std::pair{1, 100}}) {
+        const MatrixView<float> qs{q.data, rowsAsked, d};
+        const KnnResult found = index.search(qs, kAsked);
+        QVERIFY2((found.device.find("STEP") != std::string::npos) == separated, found.device.c_str());
+        why = QString::fromStdString(
+            compareWithReference(found, knnReference(qs, b, kAsked, Metric::L2, false)));
+        QVERIFY2(why.isEmpty(), qPrintable(why));
+      }
     }
   }
 

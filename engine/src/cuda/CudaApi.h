@@ -40,7 +40,34 @@ KnnResult exactSearch(const MatrixView<float>& queries, const MatrixView<float>&
                       const ExactKnnParams& params);
 
 /// Largest k of the cluster search (its per-row candidate buffer holds k + a tile's appends).
-constexpr int kStepMaxK = 32;
+constexpr int kStepMaxK = 128;
+/// The cluster search scores pairs at about a third of the TF32 GEMM path's rate (float32
+/// differences on CUDA cores): it pays while a query scores under a quarter of the base.
+constexpr double kStepMaxScoredShare = 0.25;
+
+/// STEP's clusters of an L2 base on the device (k-means, the members stored cluster by cluster,
+/// per cluster the others sorted by their Lemma-1 key): built once, searched many times.
+class DeviceClusters {
+public:
+  /// Uploads and clusters `base` (host; the caller keeps it alive).
+  /// Throws InvalidArgument (2^30 rows or more), DeviceOutOfMemory, Error.
+  DeviceClusters(const MatrixView<float>& base, const Context& context);
+  ~DeviceClusters();
+  DeviceClusters(const DeviceClusters&) = delete;
+  DeviceClusters& operator=(const DeviceClusters&) = delete;
+
+  /// Exact L2 kNN of `queries` (with `graph`: of the base itself, each row excluded from its
+  /// own list; `queries` unused), k ≤ kStepMaxK. Nothing when a probe of the queries shows each
+  /// scoring more than `maxScoredShare` of the base. Throws InvalidArgument, DeviceOutOfMemory,
+  /// Error, Cancelled.
+  std::optional<KnnResult> search(const MatrixView<float>& queries, int k, bool graph,
+                                  JobControl& job, double maxScoredShare) const;
+  double buildSeconds() const;
+
+private:
+  struct State;
+  std::unique_ptr<State> m_state;
+};
 
 /// Exact L2 kNN by STEP's sorted clusters on device `context.device` (knn/Knn.h semantics,
 /// `excludeSelf` for graphs; k ≤ kStepMaxK). Nothing when a probe of the queries shows each of

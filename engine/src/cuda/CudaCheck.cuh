@@ -14,8 +14,10 @@ namespace nearscape::cuda::detail {
                                         int line) {
   std::string message = std::string(call) + " failed: " + cudaGetErrorString(status) + " (" +
                         file + ":" + std::to_string(line) + ")";
-  if (status == cudaErrorMemoryAllocation)
+  if (status == cudaErrorMemoryAllocation) {
+    cudaGetLastError(); // not sticky: cleared, so that the fallback's first check does not see it
     throw DeviceOutOfMemory(message);
+  }
   throw Error(message);
 }
 

@@ -33,12 +33,13 @@ constexpr int kRows = 64;          ///< query rows a block holds
 constexpr int kCols = 64;          ///< base rows a tile scores against them
 constexpr int kChunk = 32;         ///< dimensions staged in shared memory at a time
 constexpr int kStride = kRows + 1; ///< shared row stride: transposed stores without bank conflicts
-constexpr int kCap = 128;          ///< candidates a row holds: ≥ kCols + kStepMaxK + near ties
 constexpr int kThreads = 128;      ///< 4 warps; each thread scores 8 rows × 4 columns of a tile
 constexpr int kWarps = kThreads / 32;
 constexpr int kMaxClusters = 4096; ///< the cluster-by-cluster order is clusters² entries
 constexpr int kMembersPerCluster = 256;
-static_assert(kStepMaxK + kCols <= kCap, "a tile's appends must fit beside the k best");
+/// Candidates a row holds: k, a tile's appends (kCols) and room for near ties.
+constexpr int capFor(int k) { return k + kCols + 32 <= 128 ? 128 : 256; }
+static_assert(kStepMaxK + kCols + 32 <= 256, "a tile's appends must fit beside the k best");
 static_assert(kRows == 8 * 8 && kCols == 16 * 4 && kThreads == 128, "the 8 × 4 register tile");
 
 struct QueryBlock {
@@ -91,6 +92,7 @@ __device__ float kthSmallest(const float* dist, int m, int k, int lane) {
 }
 
 /// Keeps the row's candidates at or below `threshold`, in place (a warp); returns how many.
+template <int kCap>
 __device__ int keepBelow(float* dist, std::int32_t* pos, int m, float threshold, int lane) {
   float v[kCap / 32];
   std::int32_t p[kCap / 32];
@@ -117,6 +119,7 @@ __device__ int keepBelow(float* dist, std::int32_t* pos, int m, float threshold,
   return written;
 }
 
+template <int kCap>
 __global__ void __launch_bounds__(kThreads) scanKernel(ScanArgs a) {
   extern __shared__ float shared[];
   float* qs = shared;                                   // kChunk × kStride, transposed
@@ -254,7 +257,7 @@ __global__ void __launch_bounds__(kThreads) scanKernel(ScanArgs a) {
         const float kth = kthSmallest(candDist + r * kCap, m, a.k, lane);
         const float lim = upper(double(kth) / (1 - a.gamma) + a.tiny);
         const float thr = fminf(threshold[r], upper(double(lim) * (1 + a.gamma) + a.tiny));
-        const int kept = keepBelow(candDist + r * kCap, candPos + r * kCap, m, thr, lane);
+        const int kept = keepBelow<kCap>(candDist + r * kCap, candPos + r * kCap, m, thr, lane);
         if (lane == 0) {
           if (kept > kCap - kCols) { // near ties beyond the buffer: the row goes to the fallback
             overflow[r] = true;
@@ -290,7 +293,7 @@ __global__ void __launch_bounds__(kThreads) scanKernel(ScanArgs a) {
     const float kth = kthSmallest(dist, m, a.k, lane);
     const float thr = fminf(threshold[r], upper((double(kth) / (1 - a.gamma) + a.tiny) *
                                                     (1 + a.gamma) + a.tiny));
-    m = keepBelow(dist, pos, m, thr, lane);
+    m = keepBelow<kCap>(dist, pos, m, thr, lane);
     if (lane == 0)
       atomicAdd(a.rechecked, (unsigned long long)m);
     const float* q = queries + std::int64_t(r) * d;
@@ -318,9 +321,10 @@ __global__ void __launch_bounds__(kThreads) scanKernel(ScanArgs a) {
   }
 }
 
-constexpr std::size_t kScanShared =
-    sizeof(float) * (2 * kChunk * kStride + kRows * kCap) + sizeof(std::int32_t) * kRows * kCap;
-static_assert(sizeof(double) * kWarps * kCap + sizeof(std::int32_t) * kWarps * kCap <=
+constexpr std::size_t scanShared(int cap) {
+  return sizeof(float) * (2 * kChunk * kStride + kRows * cap) + sizeof(std::int32_t) * kRows * cap;
+}
+static_assert(sizeof(double) * kWarps * 256 + sizeof(std::int32_t) * kWarps * 256 <=
                   sizeof(float) * 2 * kChunk * kStride,
               "the re-rank's scratch fits in the staging tiles");
 
@@ -562,72 +566,98 @@ DeviceBuffer<T> upload(const T* host, std::size_t count) {
   return out;
 }
 
-std::optional<KnnResult> search(const MatrixView<float>& queries, const MatrixView<float>& base,
-                                int k, bool excludeSelf, const Context& context, JobControl& job,
-                                double maxScoredShare) {
-  if (k > kStepMaxK)
-    throw InvalidArgument("the GPU's cluster search takes k ≤ " + std::to_string(kStepMaxK));
-  const auto started = std::chrono::steady_clock::now();
-  NEARSCAPE_CUDA_CHECK(cudaSetDevice(context.device));
-  const std::int64_t n = base.rows, nq = queries.rows;
-  const int d = int(base.cols);
-  if (n >= std::numeric_limits<std::int32_t>::max() / 2 || nq >= std::numeric_limits<std::int32_t>::max() / 2)
-    throw InvalidArgument("the GPU's cluster search takes fewer than 2^30 rows");
-  const CublasHandle cublas;
-  NEARSCAPE_CUBLAS_CHECK(cublasSetMathMode(cublas.get(), CUBLAS_TF32_TENSOR_OP_MATH));
-  const int clusters = int(std::clamp<std::int64_t>(n / kMembersPerCluster, 1, kMaxClusters));
+} // namespace
 
-  // The base, clustered and stored cluster by cluster.
-  ClusterOrder sortedBase;
+struct DeviceClusters::State {
+  MatrixView<float> base; ///< host, for the rows that fall back
+  Context context;
+  int clusters = 0, d = 0;
+  CublasHandle cublas;
   Clustering km;
+  ClusterOrder sorted;
+  DeviceBuffer<float> keys;         ///< clusters × clusters, sorted per row
+  DeviceBuffer<std::int32_t> order; ///< the clusters in that order
+  double buildSeconds = 0;
+};
+
+DeviceClusters::DeviceClusters(const MatrixView<float>& base, const Context& context)
+    : m_state(std::make_unique<State>()) {
+  const auto started = std::chrono::steady_clock::now();
+  State& s = *m_state;
+  s.base = base;
+  s.context = context;
+  s.d = int(base.cols);
+  const std::int64_t n = base.rows;
+  const int d = s.d;
+  if (n >= std::numeric_limits<std::int32_t>::max() / 2)
+    throw InvalidArgument("the GPU's cluster search takes fewer than 2^30 rows");
+  NEARSCAPE_CUDA_CHECK(cudaSetDevice(context.device));
+  NEARSCAPE_CUBLAS_CHECK(cublasSetMathMode(s.cublas.get(), CUBLAS_TF32_TENSOR_OP_MATH));
+  s.clusters = int(std::clamp<std::int64_t>(n / kMembersPerCluster, 1, kMaxClusters));
+  const int clusters = s.clusters;
   {
     DeviceBuffer<float> raw = upload(base.data, std::size_t(n) * std::size_t(d));
-    km = cluster(cublas, raw.get(), n, d, clusters, context.seed);
+    s.km = cluster(s.cublas, raw.get(), n, d, clusters, context.seed);
     DeviceBuffer<std::int32_t> labels{std::size_t(n)};
-    km.assign(cublas, raw.get(), n, d, labels.get());
-    sortedBase = orderByCluster(raw.get(), labels.get(), n, d, clusters);
+    s.km.assign(s.cublas, raw.get(), n, d, labels.get());
+    s.sorted = orderByCluster(raw.get(), labels.get(), n, d, clusters);
   }
-  job.check();
   DeviceBuffer<float> radius{std::size_t(clusters)};
   NEARSCAPE_CUDA_CHECK(cudaMemset(radius.get(), 0, sizeof(float) * clusters));
-  radiusKernel<<<unsigned((n * 32 + 255) / 256), 256>>>(sortedBase.rows.get(),
-                                                         sortedBase.labels.get(), n, d,
-                                                         km.centroids.get(), radius.get());
+  radiusKernel<<<unsigned((n * 32 + 255) / 256), 256>>>(s.sorted.rows.get(), s.sorted.labels.get(),
+                                                         n, d, s.km.centroids.get(), radius.get());
   NEARSCAPE_CUDA_CHECK_LAUNCH();
   // Per cluster A, every cluster B by ‖c_A − c_B‖ − r_B: one segmented sort.
   const std::size_t pairs = std::size_t(clusters) * std::size_t(clusters);
-  DeviceBuffer<float> keys{pairs}, sortedKeys{pairs};
-  DeviceBuffer<std::int32_t> order{pairs}, sortedOrder{pairs};
-  keysKernel<<<unsigned(clusters), 256>>>(km.centroids.get(), radius.get(),
-                                          sortedBase.offsets.get(), clusters, d, keys.get(),
+  DeviceBuffer<float> keys{pairs};
+  DeviceBuffer<std::int32_t> order{pairs};
+  s.keys = DeviceBuffer<float>(pairs);
+  s.order = DeviceBuffer<std::int32_t>(pairs);
+  keysKernel<<<unsigned(clusters), 256>>>(s.km.centroids.get(), radius.get(),
+                                          s.sorted.offsets.get(), clusters, d, keys.get(),
                                           order.get());
   NEARSCAPE_CUDA_CHECK_LAUNCH();
-  {
-    std::vector<int> segment(std::size_t(clusters) + 1);
-    for (int c = 0; c <= clusters; ++c)
-      segment[std::size_t(c)] = c * clusters;
-    DeviceBuffer<int> segments = upload(segment.data(), segment.size());
-    std::size_t scratchBytes = 0;
-    NEARSCAPE_CUDA_CHECK(cub::DeviceSegmentedRadixSort::SortPairs(
-        nullptr, scratchBytes, keys.get(), sortedKeys.get(), order.get(), sortedOrder.get(),
-        int(pairs), clusters, segments.get(), segments.get() + 1));
-    DeviceBuffer<unsigned char> scratch{std::max<std::size_t>(scratchBytes, 1)};
-    NEARSCAPE_CUDA_CHECK(cub::DeviceSegmentedRadixSort::SortPairs(
-        scratch.get(), scratchBytes, keys.get(), sortedKeys.get(), order.get(), sortedOrder.get(),
-        int(pairs), clusters, segments.get(), segments.get() + 1));
-  }
-  keys = DeviceBuffer<float>();
-  order = DeviceBuffer<std::int32_t>();
+  std::vector<int> segment(std::size_t(clusters) + 1);
+  for (int c = 0; c <= clusters; ++c)
+    segment[std::size_t(c)] = c * clusters;
+  const DeviceBuffer<int> segments = upload(segment.data(), segment.size());
+  std::size_t scratchBytes = 0;
+  NEARSCAPE_CUDA_CHECK(cub::DeviceSegmentedRadixSort::SortPairs(
+      nullptr, scratchBytes, keys.get(), s.keys.get(), order.get(), s.order.get(), int(pairs),
+      clusters, segments.get(), segments.get() + 1));
+  const DeviceBuffer<unsigned char> scratch{std::max<std::size_t>(scratchBytes, 1)};
+  NEARSCAPE_CUDA_CHECK(cub::DeviceSegmentedRadixSort::SortPairs(
+      scratch.get(), scratchBytes, keys.get(), s.keys.get(), order.get(), s.order.get(),
+      int(pairs), clusters, segments.get(), segments.get() + 1));
+  NEARSCAPE_CUDA_CHECK(cudaDeviceSynchronize());
+  s.buildSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+}
+
+DeviceClusters::~DeviceClusters() = default;
+
+double DeviceClusters::buildSeconds() const { return m_state->buildSeconds; }
+
+std::optional<KnnResult> DeviceClusters::search(const MatrixView<float>& queries, int k, bool graph,
+                                                JobControl& job, double maxScoredShare) const {
+  const State& s = *m_state;
+  if (k > kStepMaxK)
+    throw InvalidArgument("the GPU's cluster search takes k ≤ " + std::to_string(kStepMaxK));
+  const auto started = std::chrono::steady_clock::now();
+  NEARSCAPE_CUDA_CHECK(cudaSetDevice(s.context.device));
+  const std::int64_t n = s.base.rows, nq = graph ? n : queries.rows;
+  const int d = s.d, clusters = s.clusters;
+  if (nq >= std::numeric_limits<std::int32_t>::max() / 2)
+    throw InvalidArgument("the GPU's cluster search takes fewer than 2^30 queries");
 
   // Queries in the order of their nearest cluster (the graph's queries: the base itself).
   ClusterOrder sortedQueries;
-  if (!excludeSelf) {
+  if (!graph) {
     DeviceBuffer<float> raw = upload(queries.data, std::size_t(nq) * std::size_t(d));
     DeviceBuffer<std::int32_t> labels{std::size_t(nq)};
-    km.assign(cublas, raw.get(), nq, d, labels.get());
+    s.km.assign(s.cublas, raw.get(), nq, d, labels.get());
     sortedQueries = orderByCluster(raw.get(), labels.get(), nq, d, clusters);
   }
-  const ClusterOrder& qo = excludeSelf ? sortedBase : sortedQueries;
+  const ClusterOrder& qo = graph ? s.sorted : sortedQueries;
   const std::vector<QueryBlock> blocks = queryBlocks(qo.hostOffsets);
   const DeviceBuffer<QueryBlock> deviceBlocks = upload(blocks.data(), blocks.size());
   DeviceBuffer<std::int32_t> outIds{std::size_t(nq) * std::size_t(k)};
@@ -637,23 +667,25 @@ std::optional<KnnResult> search(const MatrixView<float>& queries, const MatrixVi
   DeviceBuffer<unsigned long long> counters{2}; // pairs scored, candidates re-ranked
   NEARSCAPE_CUDA_CHECK(cudaMemset(overflowCount.get(), 0, sizeof(int)));
   NEARSCAPE_CUDA_CHECK(cudaMemset(counters.get(), 0, 2 * sizeof(unsigned long long)));
-  NEARSCAPE_CUDA_CHECK(cudaFuncSetAttribute(scanKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                            int(kScanShared)));
+  const int cap = capFor(k);
+  const auto kernel = cap == 128 ? scanKernel<128> : scanKernel<256>;
+  NEARSCAPE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            int(scanShared(cap))));
 
   ScanArgs args{};
-  args.base = sortedBase.rows.get();
-  args.baseIds = sortedBase.ids.get();
-  args.baseOffsets = sortedBase.offsets.get();
+  args.base = s.sorted.rows.get();
+  args.baseIds = s.sorted.ids.get();
+  args.baseOffsets = s.sorted.offsets.get();
   args.queries = qo.rows.get();
   args.queryIds = qo.ids.get();
-  args.centroids = km.centroids.get();
-  args.order = sortedOrder.get();
-  args.keys = sortedKeys.get();
+  args.centroids = s.km.centroids.get();
+  args.order = s.order.get();
+  args.keys = s.keys.get();
   args.blocks = deviceBlocks.get();
   args.clusters = clusters;
   args.d = d;
   args.k = k;
-  args.graph = excludeSelf;
+  args.graph = graph;
   args.gamma = (d + 4) * knn::kUnitRoundoff * 1.01;
   args.tiny = float(d + 4) * std::numeric_limits<float>::denorm_min() * 4;
   args.outIds = outIds.get();
@@ -675,7 +707,7 @@ std::optional<KnnResult> search(const MatrixView<float>& queries, const MatrixVi
       job.check();
       args.blockList = deviceList.get() + b0;
       const auto count = unsigned(std::min(kPerLaunch, list.size() - b0));
-      scanKernel<<<count, kThreads, kScanShared>>>(args);
+      kernel<<<count, kThreads, scanShared(cap)>>>(args);
       NEARSCAPE_CUDA_CHECK_LAUNCH();
       job.progress(from + span * double(b0 + count) / double(list.size()), "exact kNN (GPU clusters)");
     }
@@ -684,11 +716,14 @@ std::optional<KnnResult> search(const MatrixView<float>& queries, const MatrixVi
   for (const auto b : probe)
     probeRows += blocks[std::size_t(b)].end - blocks[std::size_t(b)].begin;
   scan(probe, 0.0, 0.1);
-  unsigned long long probeScored = 0;
-  NEARSCAPE_CUDA_CHECK(cudaMemcpy(&probeScored, counters.get(), sizeof(probeScored), cudaMemcpyDeviceToHost));
-  if (double(probeScored) > maxScoredShare * double(n) * double(std::max<std::int64_t>(1, probeRows)))
-    return std::nullopt;
-  scan(rest, 0.1, 0.9);
+  if (!rest.empty()) {
+    unsigned long long probeScored = 0;
+    NEARSCAPE_CUDA_CHECK(cudaMemcpy(&probeScored, counters.get(), sizeof(probeScored),
+                                    cudaMemcpyDeviceToHost));
+    if (double(probeScored) > maxScoredShare * double(n) * double(std::max<std::int64_t>(1, probeRows)))
+      return std::nullopt;
+    scan(rest, 0.1, 0.9);
+  }
 
   std::vector<std::int32_t> ids(static_cast<std::size_t>(nq) * std::size_t(k));
   std::vector<float> dists(ids.size());
@@ -705,17 +740,18 @@ std::optional<KnnResult> search(const MatrixView<float>& queries, const MatrixVi
     NEARSCAPE_CUDA_CHECK(cudaMemcpy(fallback.data(), overflowRows.get(),
                                     sizeof(std::int32_t) * fallback.size(), cudaMemcpyDeviceToHost));
   // Rows with more near ties than the buffer holds: a direct exact scan on the CPU.
-  const int threads = effectiveThreads(context);
+  const MatrixView<float>& q = graph ? s.base : queries;
+  const int threads = effectiveThreads(s.context);
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
   for (std::size_t r = 0; r < fallback.size(); ++r) {
     const std::int64_t i = fallback[r];
-    knn::directRow(queries.row(i), base, Metric::L2, k, excludeSelf ? i : -1, ids.data() + i * k,
+    knn::directRow(q.row(i), s.base, Metric::L2, k, graph ? i : -1, ids.data() + i * k,
                    dists.data() + i * k);
   }
   job.check();
 
   cudaDeviceProp prop{};
-  cudaGetDeviceProperties(&prop, context.device);
+  cudaGetDeviceProperties(&prop, s.context.device);
   KnnResult result;
   result.ids = Matrix<std::int32_t>(std::move(ids), nq, k);
   result.distances = Matrix<float>(std::move(dists), nq, k);
@@ -730,17 +766,16 @@ std::optional<KnnResult> search(const MatrixView<float>& queries, const MatrixVi
   return result;
 }
 
-} // namespace
-
 std::optional<KnnResult> stepSearch(const MatrixView<float>& queries, const MatrixView<float>& base,
                                     int k, bool excludeSelf, const Context& context,
                                     JobControl& job, double maxScoredShare) {
-  try {
-    return search(queries, base, k, excludeSelf, context, job, maxScoredShare);
-  } catch (const DeviceOutOfMemory&) {
-    cudaGetLastError(); // not sticky: clear it for whoever runs next
-    throw;
-  }
+  const auto started = std::chrono::steady_clock::now();
+  const DeviceClusters clusters(base, context);
+  job.check();
+  auto result = clusters.search(queries, k, excludeSelf, job, maxScoredShare);
+  if (result)
+    result->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return result;
 }
 
 } // namespace nearscape::cuda

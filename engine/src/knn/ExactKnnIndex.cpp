@@ -5,6 +5,8 @@
 #include "nearscape/core/Dataset.h"
 #include "nearscape/core/Error.h"
 
+#include <mutex>
+
 namespace nearscape {
 
 struct ExactKnnIndex::Impl {
@@ -15,6 +17,11 @@ struct ExactKnnIndex::Impl {
   knn::BaseSummary summary; ///< CPU: the base's packing and norms, computed once
 #ifdef NEARSCAPE_WITH_CUDA
   std::unique_ptr<cuda::ResidentBase> device;
+  // L2 with k ≤ kStepMaxK over a large base: STEP's clusters, built at the first search, kept
+  // while its probe shows them pruning.
+  std::mutex clustersMutex;
+  std::unique_ptr<cuda::DeviceClusters> clusters;
+  bool clustersPrune = true;
 #endif
 };
 
@@ -45,7 +52,7 @@ ExactKnnIndex::~ExactKnnIndex() = default;
 Backend ExactKnnIndex::backend() const { return m_impl->backend; }
 
 KnnResult ExactKnnIndex::search(const MatrixView<float>& queries, int k, JobControl& job) const {
-  const Impl& s = *m_impl;
+  Impl& s = *m_impl;
   NEARSCAPE_EXPECTS(queries.cols == s.base.cols,
                     "queries have dimension " + std::to_string(queries.cols) +
                         " but the data has " + std::to_string(s.base.cols));
@@ -54,8 +61,23 @@ KnnResult ExactKnnIndex::search(const MatrixView<float>& queries, int k, JobCont
                                                     std::to_string(s.base.rows) + "]");
   requireFinite(queries, "the queries");
 #ifdef NEARSCAPE_WITH_CUDA
-  if (s.device)
+  if (s.device) {
+    if (s.metric == Metric::L2 && k <= cuda::kStepMaxK && s.base.rows >= 50000) {
+      const std::lock_guard lock(s.clustersMutex);
+      if (s.clustersPrune) {
+        try {
+          if (!s.clusters)
+            s.clusters = std::make_unique<cuda::DeviceClusters>(s.base, s.context);
+          if (auto found = s.clusters->search(queries, k, false, job, cuda::kStepMaxScoredShare))
+            return std::move(*found);
+        } catch (const DeviceOutOfMemory&) {
+        }
+        s.clustersPrune = false; // this data's clusters do not prune (or do not fit)
+        s.clusters.reset();
+      }
+    }
     return s.device->search(queries, k, job);
+  }
 #endif
   Context cpu = s.context;
   cpu.backend = Backend::Cpu;

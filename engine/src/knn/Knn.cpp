@@ -14,10 +14,6 @@
 namespace nearscape {
 namespace {
 
-/// The GPU's cluster search scores pairs at about a third of the TF32 GEMM path's rate (float32
-/// differences on CUDA cores): it pays while a query scores under a quarter of the base.
-constexpr double kGpuStepMaxShare = 0.25;
-
 void validate(const MatrixView<float>& queries, const MatrixView<float>& base, int k,
               bool graph) {
   NEARSCAPE_EXPECTS(base.rows > 0 && base.cols > 0, "the data is empty");
@@ -53,7 +49,7 @@ KnnResult dispatch(const MatrixView<float>& queries, const MatrixView<float>& ba
           params.pruning != ExactKnnParams::Pruning::Off && (always || base.rows >= 50000)) {
         try {
           if (auto step = cuda::stepSearch(queries, base, k, graph, context, job,
-                                           always ? 2.0 : kGpuStepMaxShare))
+                                           always ? 2.0 : cuda::kStepMaxScoredShare))
             return std::move(*step);
         } catch (const DeviceOutOfMemory&) {
           // The GEMM path tiles its work.
