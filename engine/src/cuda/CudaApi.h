@@ -201,12 +201,12 @@ namespace nearscape::cuda {
 
 /// NN-Descent on device `context.device` (GNND; knn/NnDescent.h semantics: itself excluded,
 /// exact float64 distances, nearest first with ties by id), with working lists of
-/// min(n − 1, max(k, min(2k, 32))) entries. `clusters` (n labels, or empty) gives a head start:
-/// each node's first neighbours are drawn from its own cluster. Not bitwise reproducible (atomic
+/// min(n − 1, max(k, min(2k, 32))) entries. With `headStart` a coarse k-means on the device
+/// seeds each node's first neighbours from its own cluster. Not bitwise reproducible (atomic
 /// appends). Throws InvalidArgument (k > 64, d > 800, n ≥ 2^30), DeviceOutOfMemory, Error,
 /// Cancelled.
 KnnResult gnndGraph(const MatrixView<float>& data, int k, Metric metric, const Context& context,
                     JobControl& job, const NnDescentParams& params,
-                    const NnDescentProgress& progress, const std::vector<std::int32_t>& clusters);
+                    const NnDescentProgress& progress, bool headStart);
 
 } // namespace nearscape::cuda

@@ -8,6 +8,7 @@
 #include "cuda/Bitonic.cuh"
 #include "cuda/CudaCheck.cuh"
 #include "cuda/DeviceBuffer.cuh"
+#include "cuda/Upload.cuh"
 #include "cuda/WarpRows.cuh"
 #include "knn/ExactCommon.h"
 
@@ -321,8 +322,7 @@ void uploadRaw(const MatrixView<float>& m, std::int64_t begin, std::int64_t n,
     NEARSCAPE_CUDA_CHECK(cudaMemcpy(out.rawOwned.get(), gathered.data(), sizeof(float) * n * d,
                                     cudaMemcpyHostToDevice));
   } else {
-    NEARSCAPE_CUDA_CHECK(cudaMemcpy(out.rawOwned.get(), m.row(begin), sizeof(float) * n * d,
-                                    cudaMemcpyHostToDevice));
+    copyToDevice(out.rawOwned.get(), m.row(begin), sizeof(float) * n * d);
   }
 }
 

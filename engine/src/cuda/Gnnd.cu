@@ -14,15 +14,22 @@
 // depend on timing: it is not bitwise reproducible, unlike the CPU's.
 #include "cuda/CudaApi.h"
 #include "cuda/Bitonic.cuh"
+#include "cuda/Cublas.cuh"
 #include "cuda/CudaCheck.cuh"
 #include "cuda/DeviceBuffer.cuh"
+#include "cuda/Upload.cuh"
+#include "cuda/DeviceKMeans.cuh"
 #include "cuda/WarpRows.cuh"
 #include "util/Hash.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
+#include <map>
+#include <string>
 
 namespace nearscape::cuda {
 namespace {
@@ -210,23 +217,26 @@ __global__ void sampleKernel(std::int64_t n, int K, std::int32_t* __restrict__ l
     samples[u * 2 * S + S + c] = kNone;
 }
 
-/// One block per node: its NEW ∪ reverse NEW and OLD ∪ reverse OLD candidates, their vectors in
-/// shared memory (rows padded by one float against bank conflicts), every NEW×NEW and NEW×OLD
-/// pair scored; a pair that beats an end's current worst is proposed to that end.
-template <int S>
-__global__ void joinKernel(const float* __restrict__ x, std::int64_t n, int d, bool ip, int K,
-                           const std::int32_t* __restrict__ samples,
-                           const int* __restrict__ reverseCount,
-                           const std::int32_t* __restrict__ reverse,
-                           const float* __restrict__ listDist, Proposal* __restrict__ bucket,
-                           int* __restrict__ bucketCount) {
-  extern __shared__ float vectors[]; // (4 * S) × (d + 1)
-  __shared__ std::int32_t cand[(4 * S)];
-  __shared__ float worst[(4 * S)];
+/// One block per node: its NEW ∪ reverse NEW and OLD ∪ reverse OLD candidates, their vectors
+/// transposed in shared memory (dimension-major, rows of 4S + 1 floats: stores and reads without
+/// bank conflicts), the 2S × 4S matrix of NEW × all distances computed in register tiles of
+/// S/4 × S/4 (as a GEMM's micro-kernel: each shared read feeds S/4 pairs); NEW×NEW pairs (a < b)
+/// and NEW×OLD pairs that beat an end's current worst are proposed to that end.
+template <int S, bool IP>
+__global__ void __launch_bounds__(kJoinThreads) joinKernel(
+    const float* __restrict__ x, std::int64_t n, int d, int K,
+    const std::int32_t* __restrict__ samples, const int* __restrict__ reverseCount,
+    const std::int32_t* __restrict__ reverse, const float* __restrict__ listDist,
+    Proposal* __restrict__ bucket, int* __restrict__ bucketCount) {
+  constexpr int kCand = 4 * S, kNewCount = 2 * S, kStride = kCand + 1, kTile = S / 4;
+  static_assert(kJoinThreads == 128 && kNewCount == 8 * kTile && kCand == 16 * kTile,
+                "8 × 16 threads cover the 2S × 4S matrix");
+  extern __shared__ float vectors[]; // d × (4S + 1), dimension-major
+  __shared__ std::int32_t cand[kCand];
+  __shared__ float worst[kCand];
   const std::int64_t u = blockIdx.x;
-  const int stride = d + 1;
   // Candidates: [0, 2S) NEW (own, then reverse), [2S, 4S) OLD (own, then reverse).
-  for (int c = threadIdx.x; c < (4 * S); c += blockDim.x) {
+  for (int c = threadIdx.x; c < kCand; c += blockDim.x) {
     const int group = c / S; // 0 own NEW, 1 reverse NEW, 2 own OLD, 3 reverse OLD
     const int slot = c % S;
     std::int32_t v = kNone;
@@ -243,44 +253,123 @@ __global__ void joinKernel(const float* __restrict__ x, std::int64_t n, int d, b
     worst[c] = v == kNone ? -INFINITY : listDist[std::int64_t(v) * K + K - 1];
   }
   __syncthreads();
-  for (int e = threadIdx.x; e < (4 * S) * d; e += blockDim.x) {
-    const int c = e / d, t = e % d;
-    vectors[c * stride + t] = cand[c] == kNone ? 0.0f : x[std::int64_t(cand[c]) * d + t];
+  // The valid NEW and OLD candidates moved to the front of their halves: late iterations hold
+  // few NEW ones, and rows past them are skipped below (a node with none joins nothing).
+  __shared__ int newCount;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (warp == 0) {
+    constexpr int kChunks = kNewCount / 32;
+    for (int half = 0; half < 2; ++half) {
+      std::int32_t id[kChunks];
+      float w[kChunks];
+#pragma unroll
+      for (int q = 0; q < kChunks; ++q) {
+        id[q] = cand[half * kNewCount + 32 * q + lane];
+        w[q] = worst[half * kNewCount + 32 * q + lane];
+      }
+      __syncwarp();
+      int count = 0;
+#pragma unroll
+      for (int q = 0; q < kChunks; ++q) {
+        const bool valid = id[q] != kNone;
+        const unsigned mask = __ballot_sync(kFull, valid);
+        if (valid) {
+          const int at = half * kNewCount + count + __popc(mask & ((1u << lane) - 1));
+          cand[at] = id[q];
+          worst[at] = w[q];
+        }
+        count += __popc(mask);
+      }
+      __syncwarp();
+      for (int c = count + lane; c < kNewCount; c += 32) {
+        cand[half * kNewCount + c] = kNone;
+        worst[half * kNewCount + c] = -INFINITY;
+      }
+      if (half == 0 && lane == 0)
+        newCount = count;
+    }
   }
   __syncthreads();
-  // NEW×NEW pairs (a < b within [0, 2S)) and NEW×OLD pairs ([0, 2S) × [2S, 4S)).
-  constexpr int kNewCount = 2 * S;
-  constexpr int kNewPairs = kNewCount * (kNewCount - 1) / 2;
-  constexpr int kPairs = kNewPairs + kNewCount * kNewCount;
-  for (int p = threadIdx.x; p < kPairs; p += blockDim.x) {
-    int a, b;
-    if (p < kNewPairs) { // unrank p into a < b
-      a = 0;
-      int rest = p;
-      while (rest >= kNewCount - 1 - a) {
-        rest -= kNewCount - 1 - a;
-        ++a;
+  if (newCount == 0)
+    return;
+  // Each warp moves 4 rows × 128 dimensions per step: 16 loads in flight a lane.
+  constexpr int kWarps = kJoinThreads / 32;
+  for (int c0 = warp; c0 < kCand; c0 += 4 * kWarps)
+    for (int t0 = 0; t0 < d; t0 += 128) {
+      float v[4][4];
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        const int c = c0 + r * kWarps;
+        const std::int32_t id = c < kCand ? cand[c] : kNone;
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          const int t = t0 + lane + 32 * j;
+          v[r][j] = id != kNone && t < d ? x[std::int64_t(id) * d + t] : 0.0f;
+        }
       }
-      b = a + 1 + rest;
-    } else {
-      a = (p - kNewPairs) / kNewCount;
-      b = kNewCount + (p - kNewPairs) % kNewCount;
+#pragma unroll
+      for (int r = 0; r < 4; ++r)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          const int c = c0 + r * kWarps, t = t0 + lane + 32 * j;
+          if (c < kCand && t < d)
+            vectors[t * kStride + c] = v[r][j];
+        }
     }
-    const std::int32_t ia = cand[a], ib = cand[b];
-    if (ia == kNone || ib == kNone || ia == ib)
-      continue;
-    const float dist = workingDistance(vectors + a * stride, vectors + b * stride, d, ip);
-    if (dist < worst[a]) {
-      const int slot = atomicAdd(&bucketCount[ia], 1);
-      if (slot < kBucket)
-        bucket[std::int64_t(ia) * kBucket + slot] = {dist, ib};
-    }
-    if (dist < worst[b]) {
-      const int slot = atomicAdd(&bucketCount[ib], 1);
-      if (slot < kBucket)
-        bucket[std::int64_t(ib) * kBucket + slot] = {dist, ia};
-    }
+  __syncthreads();
+  // Thread (ty, tx) scores rows ty·S/4 … (its NEW candidates, contiguous: a thread past the
+  // valid ones has nothing to do) against columns tx + 16j.
+  const int ty = threadIdx.x / 16, tx = threadIdx.x % 16;
+  if (ty * kTile >= newCount)
+    return;
+  float acc[kTile][kTile];
+#pragma unroll
+  for (int i = 0; i < kTile; ++i)
+#pragma unroll
+    for (int j = 0; j < kTile; ++j)
+      acc[i][j] = 0;
+  for (int t = 0; t < d; ++t) {
+    float a[kTile], b[kTile];
+#pragma unroll
+    for (int i = 0; i < kTile; ++i)
+      a[i] = vectors[t * kStride + ty * kTile + i];
+#pragma unroll
+    for (int j = 0; j < kTile; ++j)
+      b[j] = vectors[t * kStride + tx + 16 * j];
+#pragma unroll
+    for (int i = 0; i < kTile; ++i)
+#pragma unroll
+      for (int j = 0; j < kTile; ++j) {
+        if constexpr (IP) {
+          acc[i][j] = fmaf(-a[i], b[j], acc[i][j]);
+        } else {
+          const float e = a[i] - b[j];
+          acc[i][j] = fmaf(e, e, acc[i][j]);
+        }
+      }
   }
+#pragma unroll
+  for (int i = 0; i < kTile; ++i)
+#pragma unroll
+    for (int j = 0; j < kTile; ++j) {
+      const int ra = ty * kTile + i, rb = tx + 16 * j;
+      if (rb < kNewCount && rb <= ra) // NEW×NEW once, as a < b
+        continue;
+      const std::int32_t ia = cand[ra], ib = cand[rb];
+      if (ia == kNone || ib == kNone || ia == ib)
+        continue;
+      const float dist = acc[i][j];
+      if (dist < worst[ra]) {
+        const int slot = atomicAdd(&bucketCount[ia], 1);
+        if (slot < kBucket)
+          bucket[std::int64_t(ia) * kBucket + slot] = {dist, ib};
+      }
+      if (dist < worst[rb]) {
+        const int slot = atomicAdd(&bucketCount[ib], 1);
+        if (slot < kBucket)
+          bucket[std::int64_t(ib) * kBucket + slot] = {dist, ia};
+      }
+    }
 }
 
 /// One warp per node: exact float64 distances of the list (raw data), sorted with ties by id,
@@ -337,6 +426,30 @@ __global__ void normaliseKernel(const float* __restrict__ raw, std::int64_t n, i
     out[u * d + t] = float(raw[u * d + t] * scale);
 }
 
+/// With NEARSCAPE_PROFILE set, the device time of each phase, summed over iterations and
+/// printed to stderr at the end (a synchronisation after each phase: profiling only).
+class PhaseClock {
+public:
+  void mark(const std::string& phase) {
+    if (!m_on)
+      return;
+    cudaDeviceSynchronize();
+    const auto now = std::chrono::steady_clock::now();
+    m_seconds[phase] += std::chrono::duration<double>(now - m_last).count();
+    m_last = now;
+  }
+  ~PhaseClock() {
+    if (m_on)
+      for (const auto& [phase, seconds] : m_seconds)
+        std::fprintf(stderr, "GNND %-10s %8.2f ms\n", phase.c_str(), seconds * 1e3);
+  }
+
+private:
+  bool m_on = std::getenv("NEARSCAPE_PROFILE") != nullptr;
+  std::chrono::steady_clock::time_point m_last = std::chrono::steady_clock::now();
+  std::map<std::string, double> m_seconds;
+};
+
 unsigned warpsToBlocks(std::int64_t warps, int warpsPerBlock) {
   return unsigned((warps + warpsPerBlock - 1) / warpsPerBlock);
 }
@@ -345,30 +458,29 @@ unsigned warpsToBlocks(std::int64_t warps, int warpsPerBlock) {
 
 KnnResult gnndGraph(const MatrixView<float>& data, int k, Metric metric, const Context& context,
                     JobControl& job, const NnDescentParams& params,
-                    const NnDescentProgress& progress, const std::vector<std::int32_t>& clusters) {
+                    const NnDescentProgress& progress, bool headStart) {
   const auto started = std::chrono::steady_clock::now();
+  PhaseClock clock;
   const std::int64_t n = data.rows;
   const int d = int(data.cols);
   // Lists a little longer than k converge further; at least 16 when the data allows.
   const int K = int(std::min<std::int64_t>(n - 1, std::max(k, std::min(2 * k, 32))));
   NEARSCAPE_EXPECTS(k >= 1 && K <= 64, "the GPU NN-Descent takes k ≤ 64");
   NEARSCAPE_EXPECTS(n < (std::int64_t(1) << 30), "the GPU NN-Descent takes fewer than 2^30 items");
-  auto joinBytes = [d](int s) { return sizeof(float) * std::size_t(4 * s) * std::size_t(d + 1); };
+  auto joinBytes = [d](int s) { return sizeof(float) * std::size_t(4 * s + 1) * std::size_t(d); };
   NEARSCAPE_EXPECTS(joinBytes(16) <= 200 * 1024, "the GPU NN-Descent takes d ≤ 800");
   const int S = K >= 32 && joinBytes(32) <= 200 * 1024 ? 32 : 16;
   const std::size_t joinShared = joinBytes(S);
   NEARSCAPE_CUDA_CHECK(cudaSetDevice(context.device));
 
   DeviceBuffer<float> raw{std::size_t(n) * std::size_t(d)};
-  NEARSCAPE_CUDA_CHECK(cudaMemcpy(raw.get(), data.data, sizeof(float) * std::size_t(n * d),
-                                  cudaMemcpyHostToDevice));
+  copyToDevice(raw.get(), data.data, sizeof(float) * std::size_t(n * d));
   DeviceBuffer<float> normalised{metric == Metric::Cosine ? std::size_t(n) * std::size_t(d) : 0};
   if (metric == Metric::Cosine) {
     normaliseKernel<<<warpsToBlocks(n, 8), 256>>>(raw.get(), n, d, normalised.get());
     NEARSCAPE_CUDA_CHECK_LAUNCH();
   }
   const float* x = metric == Metric::Cosine ? normalised.get() : raw.get();
-  const bool ip = metric != Metric::L2; // cosine ranks by −dot of normalised rows
 
   DeviceBuffer<std::int32_t> listIds{std::size_t(n) * std::size_t(K)};
   DeviceBuffer<float> listDist{std::size_t(n) * std::size_t(K)};
@@ -380,40 +492,32 @@ KnnResult gnndGraph(const MatrixView<float>& data, int k, Metric metric, const C
   DeviceBuffer<unsigned long long> changes{1};
   NEARSCAPE_CUDA_CHECK(cudaMemset(listIds.get(), 0xff, sizeof(std::int32_t) * std::size_t(n) * K));
   const auto sample = S == 32 ? sampleKernel<32> : sampleKernel<16>;
-  const auto join = S == 32 ? joinKernel<32> : joinKernel<16>;
+  const bool ip = metric != Metric::L2; // cosine ranks by −dot of normalised rows
+  const auto join = S == 32 ? (ip ? joinKernel<32, true> : joinKernel<32, false>)
+                            : (ip ? joinKernel<16, true> : joinKernel<16, false>);
   NEARSCAPE_CUDA_CHECK(cudaFuncSetAttribute(join, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                             int(joinShared)));
 
-  // The clustering as members listed cluster by cluster.
-  const bool clustered = std::int64_t(clusters.size()) == n;
-  std::int32_t clusterCount = 0;
-  for (const std::int32_t c : clusters)
-    clusterCount = std::max(clusterCount, c + 1);
-  std::vector<std::int64_t> memberStart(std::size_t(clusterCount) + 1, 0);
-  std::vector<std::int32_t> members(clustered ? std::size_t(n) : 0);
-  if (clustered) {
-    for (const std::int32_t c : clusters)
-      ++memberStart[std::size_t(c) + 1];
-    for (std::int32_t c = 0; c < clusterCount; ++c)
-      memberStart[std::size_t(c) + 1] += memberStart[std::size_t(c)];
-    std::vector<std::int64_t> fill(memberStart.begin(), memberStart.end() - 1);
-    for (std::int64_t u = 0; u < n; ++u)
-      members[std::size_t(fill[std::size_t(clusters[std::size_t(u)])]++)] = std::int32_t(u);
+  // The head start: a coarse k-means on the device (about 1,000 items a cluster); its members
+  // listed cluster by cluster for the seeding.
+  DeviceBuffer<std::int32_t> clusterOf;
+  ClusterOrder members;
+  clock.mark("upload");
+  if (headStart) {
+    const CublasHandle cublas;
+    NEARSCAPE_CUBLAS_CHECK(cublasSetMathMode(cublas.get(), CUBLAS_TF32_TENSOR_OP_MATH));
+    const int count = int(std::clamp<std::int64_t>(n / 1024, 1, 4096));
+    const Clustering km = cluster(cublas, x, n, d, count, context.seed);
+    clusterOf = DeviceBuffer<std::int32_t>(std::size_t(n));
+    km.assign(cublas, x, n, d, clusterOf.get());
+    members = orderByCluster(nullptr, clusterOf.get(), n, d, count);
   }
-  DeviceBuffer<std::int32_t> clusterOf{clustered ? std::size_t(n) : 0}, memberList{members.size()};
-  DeviceBuffer<std::int64_t> memberOffsets{clustered ? memberStart.size() : 0};
-  if (clustered) {
-    NEARSCAPE_CUDA_CHECK(cudaMemcpy(clusterOf.get(), clusters.data(), sizeof(std::int32_t) * std::size_t(n),
-                                    cudaMemcpyHostToDevice));
-    NEARSCAPE_CUDA_CHECK(cudaMemcpy(memberList.get(), members.data(), sizeof(std::int32_t) * members.size(),
-                                    cudaMemcpyHostToDevice));
-    NEARSCAPE_CUDA_CHECK(cudaMemcpy(memberOffsets.get(), memberStart.data(),
-                                    sizeof(std::int64_t) * memberStart.size(), cudaMemcpyHostToDevice));
-  }
+  clock.mark("head start");
 
   const unsigned warpBlocks = warpsToBlocks(n, 8), mergeBlocks = warpsToBlocks(n, kMergeWarps);
-  seedKernel<<<warpBlocks, 256>>>(x, n, d, ip, K, mixBits(context.seed), clustered ? clusterOf.get() : nullptr,
-                                  memberOffsets.get(), memberList.get(), bucket.get(), bucketCount.get());
+  seedKernel<<<warpBlocks, 256>>>(x, n, d, ip, K, mixBits(context.seed),
+                                  headStart ? clusterOf.get() : nullptr, members.offsets.get(),
+                                  members.ids.get(), bucket.get(), bucketCount.get());
   NEARSCAPE_CUDA_CHECK(cudaMemset(changes.get(), 0, sizeof(unsigned long long)));
   mergeKernel<<<mergeBlocks, kMergeWarps * 32>>>(n, K, listIds.get(), listDist.get(), bucket.get(),
                                                  bucketCount.get(), changes.get());
@@ -423,12 +527,15 @@ KnnResult gnndGraph(const MatrixView<float>& data, int k, Metric metric, const C
     job.check();
     NEARSCAPE_CUDA_CHECK(cudaMemset(reverseCount.get(), 0, sizeof(int) * std::size_t(n) * 2));
     NEARSCAPE_CUDA_CHECK(cudaMemset(changes.get(), 0, sizeof(unsigned long long)));
+    clock.mark("merge");
     sample<<<warpBlocks, 256>>>(n, K, listIds.get(), samples.get(), reverseCount.get(),
                                 reverse.get());
-    join<<<unsigned(n), kJoinThreads, joinShared>>>(x, n, d, ip, K, samples.get(),
+    clock.mark("sample");
+    join<<<unsigned(n), kJoinThreads, joinShared>>>(x, n, d, K, samples.get(),
                                                          reverseCount.get(), reverse.get(),
                                                          listDist.get(), bucket.get(),
                                                          bucketCount.get());
+    clock.mark("join");
     mergeKernel<<<mergeBlocks, kMergeWarps * 32>>>(n, K, listIds.get(), listDist.get(), bucket.get(),
                                                    bucketCount.get(), changes.get());
     NEARSCAPE_CUDA_CHECK_LAUNCH();
@@ -444,6 +551,7 @@ KnnResult gnndGraph(const MatrixView<float>& data, int k, Metric metric, const C
       break;
     }
   }
+  clock.mark("merge");
   DeviceBuffer<std::int32_t> outIds{std::size_t(n) * std::size_t(k)};
   DeviceBuffer<float> outDist{std::size_t(n) * std::size_t(k)};
   finishKernel<<<mergeBlocks, kMergeWarps * 32>>>(raw.get(), n, d, int(metric), K, k, listIds.get(),
@@ -455,6 +563,7 @@ KnnResult gnndGraph(const MatrixView<float>& data, int k, Metric metric, const C
                                   cudaMemcpyDeviceToHost));
   NEARSCAPE_CUDA_CHECK(cudaMemcpy(dists.data(), outDist.get(), sizeof(float) * dists.size(),
                                   cudaMemcpyDeviceToHost));
+  clock.mark("finish");
   // A row the descent left short of k (tiny data, unlucky draws) gets its exact neighbours.
   std::vector<std::int64_t> shortRows;
   for (std::int64_t u = 0; u < n; ++u)

@@ -9,6 +9,7 @@
 // it, since the pool's worst only improves).
 #include "cuda/CudaApi.h"
 #include "cuda/DeviceBuffer.cuh"
+#include "cuda/Upload.cuh"
 
 #include "nearscape/core/Error.h"
 
@@ -310,7 +311,7 @@ DeviceGraphSearch::DeviceGraphSearch(const MatrixView<float>& vectors, const std
   s.graph = DeviceBuffer<std::int32_t>(std::size_t(s.n) * std::size_t(degree));
   s.sample = DeviceBuffer<std::int32_t>(std::size_t(count));
   s.upper = DeviceBuffer<std::int32_t>(std::size_t(count) * std::size_t(degree));
-  NEARSCAPE_CUDA_CHECK(cudaMemcpy(s.x.get(), vectors.data, vectors.size() * 4, cudaMemcpyHostToDevice));
+  copyToDevice(s.x.get(), vectors.data, vectors.size() * 4);
   NEARSCAPE_CUDA_CHECK(cudaMemcpy(s.graph.get(), graph, s.graph.size() * 4, cudaMemcpyHostToDevice));
   NEARSCAPE_CUDA_CHECK(cudaMemcpy(s.sample.get(), sample, s.sample.size() * 4, cudaMemcpyHostToDevice));
   NEARSCAPE_CUDA_CHECK(cudaMemcpy(s.upper.get(), upper, s.upper.size() * 4, cudaMemcpyHostToDevice));

@@ -13,17 +13,17 @@
 #include "cuda/Cublas.cuh"
 #include "cuda/CudaCheck.cuh"
 #include "cuda/DeviceBuffer.cuh"
+#include "cuda/Upload.cuh"
+#include "cuda/DeviceKMeans.cuh"
 #include "cuda/NearestCentroid.cuh"
 #include "knn/ExactCommon.h"
 
-#include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_segmented_radix_sort.cuh>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
-#include <random>
 #include <string>
 
 namespace nearscape::cuda {
@@ -328,61 +328,6 @@ static_assert(sizeof(double) * kWarps * 256 + sizeof(std::int32_t) * kWarps * 25
                   sizeof(float) * 2 * kChunk * kStride,
               "the re-rank's scratch fits in the staging tiles");
 
-/// One warp per row: row i of `out` = row ids[i] of `in`.
-__global__ void gatherKernel(const float* __restrict__ in, const std::int32_t* __restrict__ ids,
-                             std::int64_t n, int d, float* __restrict__ out) {
-  const std::int64_t i = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
-  if (i >= n)
-    return;
-  const float* src = in + std::int64_t(ids[i]) * d;
-  for (int t = threadIdx.x % 32; t < d; t += 32)
-    out[i * d + t] = src[t];
-}
-
-__global__ void iotaKernel(std::int64_t n, std::int32_t* out) {
-  const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < n)
-    out[i] = std::int32_t(i);
-}
-
-/// k-means' update: each row's coordinates added to its cluster's sums (a warp per row).
-__global__ void accumulateKernel(const float* __restrict__ rows, const std::int32_t* __restrict__ labels,
-                                 std::int64_t n, int d, float* __restrict__ sums,
-                                 int* __restrict__ counts) {
-  const std::int64_t i = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
-  if (i >= n)
-    return;
-  const int c = labels[i], lane = threadIdx.x % 32;
-  for (int t = lane; t < d; t += 32)
-    atomicAdd(&sums[std::int64_t(c) * d + t], rows[i * d + t]);
-  if (lane == 0)
-    atomicAdd(&counts[c], 1);
-}
-
-/// Centroid = mean of its rows; an emptied cluster keeps its centroid.
-__global__ void divideKernel(const float* __restrict__ sums, const int* __restrict__ counts,
-                             int clusters, int d, float* __restrict__ centroids) {
-  const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= std::int64_t(clusters) * d)
-    return;
-  const int c = int(i / d);
-  if (counts[c] > 0)
-    centroids[i] = sums[i] / float(counts[c]);
-}
-
-__global__ void rowNormsKernel(const float* __restrict__ rows, int n, int d, float* __restrict__ out) {
-  const int i = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
-  if (i >= n)
-    return;
-  float s = 0;
-  for (int t = threadIdx.x % 32; t < d; t += 32)
-    s += rows[std::int64_t(i) * d + t] * rows[std::int64_t(i) * d + t];
-  for (int off = 16; off > 0; off /= 2)
-    s += __shfl_xor_sync(kFullMask, s, off);
-  if (threadIdx.x % 32 == 0)
-    out[i] = s;
-}
-
 /// Bounding radii: each member's float64 distance to its centroid, the largest rounded up (a warp
 /// per base row, in cluster order).
 __global__ void radiusKernel(const float* __restrict__ sorted, const std::int32_t* __restrict__ labels,
@@ -423,132 +368,6 @@ __global__ void keysKernel(const float* __restrict__ centroids, const float* __r
   }
 }
 
-/// Clusters per base row: seeded k-means on a sample, on the device; then every row's nearest
-/// centroid. Clusters only steer the pruning, so TF32 scores are good enough here.
-struct Clustering {
-  int count = 0;
-  DeviceBuffer<float> centroids; ///< count × d
-  DeviceBuffer<float> norms;     ///< count
-
-  /// labels[i] = the nearest centroid of rows[i] (rows on the device).
-  void assign(const CublasHandle& cublas, const float* rows, std::int64_t n, int d,
-              std::int32_t* labels) const {
-    const std::int64_t tile =
-        std::max<std::int64_t>(1, std::min<std::int64_t>(n, (std::int64_t(256) << 20) / (4 * count)));
-    DeviceBuffer<float> dots{std::size_t(tile) * std::size_t(count)};
-    const float one = 1.0f, zero = 0.0f;
-    for (std::int64_t r0 = 0; r0 < n; r0 += tile) {
-      const std::int64_t m = std::min(tile, n - r0);
-      NEARSCAPE_CUBLAS_CHECK(cublasSgemm(cublas.get(), CUBLAS_OP_T, CUBLAS_OP_N, count, int(m), d,
-                                         &one, centroids.get(), d, rows + r0 * d, d, &zero,
-                                         dots.get(), count));
-      argminKernel<<<unsigned((m * 32 + 255) / 256), 256>>>(dots.get(), norms.get(), true, m,
-                                                            count, labels + r0);
-      NEARSCAPE_CUDA_CHECK_LAUNCH();
-    }
-  }
-
-  void refreshNorms(int d) {
-    rowNormsKernel<<<unsigned((count * 32 + 255) / 256), 256>>>(centroids.get(), count, d,
-                                                                norms.get());
-    NEARSCAPE_CUDA_CHECK_LAUNCH();
-  }
-};
-
-Clustering cluster(const CublasHandle& cublas, const float* rows, std::int64_t n, int d,
-                   int clusters, std::uint64_t seed) {
-  // A strided sample of about 64 rows a cluster, with a seeded offset; first centroids: rows of
-  // it at a stride.
-  const std::int64_t m = std::min<std::int64_t>(n, std::int64_t(clusters) * 64);
-  std::mt19937_64 random(seed);
-  std::vector<std::int32_t> pick(static_cast<std::size_t>(m));
-  const std::int64_t shift = std::int64_t(random() % std::uint64_t(std::max<std::int64_t>(1, n / m)));
-  for (std::int64_t i = 0; i < m; ++i)
-    pick[std::size_t(i)] = std::int32_t(std::min(n - 1, i * n / m + shift));
-  DeviceBuffer<std::int32_t> pickDevice{std::size_t(m)};
-  NEARSCAPE_CUDA_CHECK(cudaMemcpy(pickDevice.get(), pick.data(), sizeof(std::int32_t) * m,
-                                  cudaMemcpyHostToDevice));
-  DeviceBuffer<float> sample{std::size_t(m) * std::size_t(d)};
-  gatherKernel<<<unsigned((m * 32 + 255) / 256), 256>>>(rows, pickDevice.get(), m, d, sample.get());
-  NEARSCAPE_CUDA_CHECK_LAUNCH();
-  std::vector<std::int32_t> first(static_cast<std::size_t>(clusters));
-  for (int c = 0; c < clusters; ++c)
-    first[std::size_t(c)] = pick[std::size_t(std::int64_t(c) * m / clusters)];
-  NEARSCAPE_CUDA_CHECK(cudaMemcpy(pickDevice.get(), first.data(), sizeof(std::int32_t) * clusters,
-                                  cudaMemcpyHostToDevice));
-  Clustering out;
-  out.count = clusters;
-  out.centroids = DeviceBuffer<float>(std::size_t(clusters) * std::size_t(d));
-  out.norms = DeviceBuffer<float>(std::size_t(clusters));
-  gatherKernel<<<unsigned((clusters * 32 + 255) / 256), 256>>>(rows, pickDevice.get(), clusters, d,
-                                                               out.centroids.get());
-  NEARSCAPE_CUDA_CHECK_LAUNCH();
-  DeviceBuffer<std::int32_t> labels{std::size_t(m)};
-  DeviceBuffer<float> sums{std::size_t(clusters) * std::size_t(d)};
-  DeviceBuffer<int> counts{std::size_t(clusters)};
-  for (int iteration = 0; iteration < 6; ++iteration) {
-    out.refreshNorms(d);
-    out.assign(cublas, sample.get(), m, d, labels.get());
-    NEARSCAPE_CUDA_CHECK(cudaMemsetAsync(sums.get(), 0, sizeof(float) * sums.size()));
-    NEARSCAPE_CUDA_CHECK(cudaMemsetAsync(counts.get(), 0, sizeof(int) * counts.size()));
-    accumulateKernel<<<unsigned((m * 32 + 255) / 256), 256>>>(sample.get(), labels.get(), m, d,
-                                                              sums.get(), counts.get());
-    NEARSCAPE_CUDA_CHECK_LAUNCH();
-    const std::int64_t values = std::int64_t(clusters) * d;
-    divideKernel<<<unsigned((values + 255) / 256), 256>>>(sums.get(), counts.get(), clusters, d,
-                                                          out.centroids.get());
-    NEARSCAPE_CUDA_CHECK_LAUNCH();
-  }
-  out.refreshNorms(d);
-  return out;
-}
-
-/// Rows on the device in the order of their cluster: the rows, their original ids, and where
-/// each cluster begins.
-struct ClusterOrder {
-  DeviceBuffer<float> rows;
-  DeviceBuffer<std::int32_t> ids, labels;
-  DeviceBuffer<std::int64_t> offsets;
-  std::vector<std::int64_t> hostOffsets;
-};
-
-ClusterOrder orderByCluster(const float* rows, const std::int32_t* labels, std::int64_t n, int d,
-                            int clusters) {
-  ClusterOrder out;
-  out.ids = DeviceBuffer<std::int32_t>(std::size_t(n));
-  out.labels = DeviceBuffer<std::int32_t>(std::size_t(n));
-  DeviceBuffer<std::int32_t> iota{std::size_t(n)};
-  iotaKernel<<<unsigned((n + 255) / 256), 256>>>(n, iota.get());
-  NEARSCAPE_CUDA_CHECK_LAUNCH();
-  int bits = 1;
-  while ((1 << bits) < clusters)
-    ++bits;
-  std::size_t scratchBytes = 0;
-  NEARSCAPE_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, scratchBytes, labels,
-                                                       out.labels.get(), iota.get(),
-                                                       out.ids.get(), int(n), 0, bits));
-  DeviceBuffer<unsigned char> scratch{std::max<std::size_t>(scratchBytes, 1)};
-  NEARSCAPE_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(scratch.get(), scratchBytes, labels,
-                                                       out.labels.get(), iota.get(),
-                                                       out.ids.get(), int(n), 0, bits));
-  std::vector<std::int32_t> sortedLabels(static_cast<std::size_t>(n));
-  NEARSCAPE_CUDA_CHECK(cudaMemcpy(sortedLabels.data(), out.labels.get(), sizeof(std::int32_t) * n,
-                                  cudaMemcpyDeviceToHost));
-  out.hostOffsets.assign(std::size_t(clusters) + 1, 0);
-  for (const std::int32_t c : sortedLabels)
-    ++out.hostOffsets[std::size_t(c) + 1];
-  for (int c = 0; c < clusters; ++c)
-    out.hostOffsets[std::size_t(c) + 1] += out.hostOffsets[std::size_t(c)];
-  out.offsets = DeviceBuffer<std::int64_t>(out.hostOffsets.size());
-  NEARSCAPE_CUDA_CHECK(cudaMemcpy(out.offsets.get(), out.hostOffsets.data(),
-                                  sizeof(std::int64_t) * out.hostOffsets.size(),
-                                  cudaMemcpyHostToDevice));
-  out.rows = DeviceBuffer<float>(std::size_t(n) * std::size_t(d));
-  gatherKernel<<<unsigned((n * 32 + 255) / 256), 256>>>(rows, out.ids.get(), n, d, out.rows.get());
-  NEARSCAPE_CUDA_CHECK_LAUNCH();
-  return out;
-}
-
 std::vector<QueryBlock> queryBlocks(const std::vector<std::int64_t>& offsets) {
   std::vector<QueryBlock> blocks;
   for (std::size_t c = 0; c + 1 < offsets.size(); ++c)
@@ -562,7 +381,7 @@ template <typename T>
 DeviceBuffer<T> upload(const T* host, std::size_t count) {
   DeviceBuffer<T> out(count);
   if (count > 0)
-    NEARSCAPE_CUDA_CHECK(cudaMemcpy(out.get(), host, sizeof(T) * count, cudaMemcpyHostToDevice));
+    copyToDevice(out.get(), host, sizeof(T) * count);
   return out;
 }
 

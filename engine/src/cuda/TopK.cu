@@ -6,6 +6,7 @@
 #include "cuda/CudaApi.h"
 #include "cuda/CudaCheck.cuh"
 #include "cuda/DeviceBuffer.cuh"
+#include "cuda/Upload.cuh"
 #include "cuda/WarpRows.cuh"
 #include "knn/ExactCommon.h"
 
@@ -177,8 +178,7 @@ ResidentBase::ResidentBase(const MatrixView<float>& base, Metric metric, const C
   s.norms = DeviceBuffer<float>(std::size_t(s.n));
   s.meanDevice = DeviceBuffer<float>(std::size_t(s.d));
   s.iota = DeviceBuffer<std::int32_t>(std::size_t(s.n));
-  NEARSCAPE_CUDA_CHECK(cudaMemcpy(s.raw.get(), base.data, sizeof(float) * s.n * s.d,
-                                  cudaMemcpyHostToDevice));
+  copyToDevice(s.raw.get(), base.data, sizeof(float) * s.n * s.d);
   if (metric == Metric::L2)
     NEARSCAPE_CUDA_CHECK(cudaMemcpy(s.meanDevice.get(), s.mean.data(), sizeof(float) * s.d,
                                     cudaMemcpyHostToDevice));

@@ -7,7 +7,6 @@
 #include "nearscape/knn/NnDescent.h"
 
 #include "cuda/CudaApi.h"
-#include "nearscape/index/KMeans.h"
 #include "nearscape/core/Dataset.h"
 #include "nearscape/core/Error.h"
 #include "util/Hash.h"
@@ -365,21 +364,10 @@ KnnResult nnDescentGraph(const MatrixView<float>& data, int k, Metric metric,
 #ifdef NEARSCAPE_WITH_CUDA
   if (resolveBackend(context) == Backend::Cuda) {
     try {
-      // A head start from a coarse k-means (about 1,000 items a cluster, GPU assignments): the
+      // A head start from a coarse k-means on the device (about 1,000 items a cluster): the
       // first neighbours come from the item's own cluster instead of anywhere, which spares the
       // descent the iterations a random start spends finding the right region.
-      std::vector<std::int32_t> clusters;
-      if (data.rows >= 4096) {
-        KMeansParams kp;
-        kp.clusters = int(std::min<std::int64_t>(4096, data.rows / 1024));
-        kp.iterations = 4;
-        kp.maxPointsPerCluster = 32;
-        const KMeansResult km = kmeans(data, kp, metric, context, job);
-        clusters = nearestCentroids(data, km.centroids.view(), 1,
-                                    metric == Metric::Cosine ? Metric::InnerProduct : Metric::L2,
-                                    context);
-      }
-      return cuda::gnndGraph(data, k, metric, context, job, params, progress, clusters);
+      return cuda::gnndGraph(data, k, metric, context, job, params, progress, data.rows >= 4096);
     } catch (const DeviceOutOfMemory& e) {
       if (context.backend == Backend::Cuda)
         throw;

@@ -1,0 +1,15 @@
+#pragma once
+// Host → device copies of large blocks at pinned-memory speed: the data (pageable, as read from
+// a file) is copied by all host threads into one of two pinned staging buffers while the other
+// one's DMA runs (about 3× the pageable rate on the GPU servers: manifold 1M × 128 went from
+// 60 ms to 20 ms).
+
+#include <cstddef>
+
+namespace nearscape::cuda {
+
+/// Copies `bytes` from host `source` to device `target` (current device); returns when done.
+/// Throws DeviceOutOfMemory (pinned memory), Error.
+void copyToDevice(void* target, const void* source, std::size_t bytes);
+
+} // namespace nearscape::cuda
