@@ -156,15 +156,19 @@ int runMst(const MstArgs& a) {
 struct NndArgs {
   std::string data, truth, label, backend = "cpu", peer = "pynndescent";
   int k = 10, repeats = 1;
+  std::string memoryBudget;   ///< e.g. "2G": shards merged by GGM beyond it
+  std::int64_t checkRows = 0; ///< > 0: recall on this many seeded rows (exact search), not all
   NnDescentParams params;
   std::string python = "/usr/bin/python3";
   std::string peersDir = NEARSCAPE_PEERS_DIR;
 };
 
 int runNnd(const NndArgs& a) {
-  const Context context = contextFor(a.backend, 0);
-  NEARSCAPE_EXPECTS(a.peer == "pynndescent" || a.peer == "exact",
-                    "--peer must be pynndescent or exact");
+  Context context = contextFor(a.backend, 0);
+  if (!a.memoryBudget.empty())
+    context.memoryBudget = parseByteSize(a.memoryBudget);
+  NEARSCAPE_EXPECTS(a.peer == "pynndescent" || a.peer == "exact" || a.peer == "none",
+                    "--peer must be pynndescent, exact or none");
   OpenOptions options;
   options.loadThumbnails = false;
   const Dataset ds = openDataset(a.data, options);
@@ -172,20 +176,51 @@ int runNnd(const NndArgs& a) {
   // The exact graph: the judge of both and, with --peer exact, the peer itself (timed).
   std::vector<std::int32_t> truth;
   double exactSeconds = 0;
-  if (!a.truth.empty()) {
+  // --check-rows: the truth of a seeded sample of rows only, by an exact search of those rows
+  // (k + 1 neighbours, the row itself dropped): data too large for the exact graph.
+  std::vector<std::int64_t> sample;
+  if (a.checkRows > 0 && a.checkRows < x.rows) {
+    NEARSCAPE_EXPECTS(a.peer != "exact", "--check-rows takes --peer pynndescent or none");
+    sample = seededSample(x.rows, a.checkRows, 1234);
+    std::vector<float> queries;
+    for (const std::int64_t r : sample)
+      queries.insert(queries.end(), x.row(r), x.row(r) + x.cols);
+    const KnnResult found = knnSearch({queries.data(), std::int64_t(sample.size()), x.cols}, x,
+                                      a.k + 1, Metric::L2, context);
+    for (std::size_t r = 0; r < sample.size(); ++r) {
+      int taken = 0;
+      for (int c = 0; c <= a.k && taken < a.k; ++c)
+        if (found.ids.row(std::int64_t(r))[c] != sample[r] || c == a.k) {
+          truth.push_back(found.ids.row(std::int64_t(r))[c]);
+          ++taken;
+        }
+    }
+  }
+  if (!sample.empty()) {
+  } else if (!a.truth.empty()) {
     const Matrix<std::int64_t> t = readNpyIds(a.truth);
     for (std::int64_t i = 0; i < t.rows(); ++i)
       for (int c = 0; c < a.k; ++c)
         truth.push_back(std::int32_t(t.row(i)[c]));
   }
-  if (a.truth.empty() || a.peer == "exact") {
+  if (sample.empty() && (a.truth.empty() || a.peer == "exact")) {
     const auto t = std::chrono::steady_clock::now();
     const KnnResult exact = knnGraph(x, a.k, Metric::L2, context);
     exactSeconds = secondsSince(t);
     if (truth.empty())
       truth.assign(exact.ids.data(), exact.ids.data() + exact.ids.rows() * a.k);
   }
-  const MatrixView<std::int32_t> truthView{truth.data(), x.rows, a.k};
+  const MatrixView<std::int32_t> truthView{truth.data(), sample.empty() ? x.rows : std::int64_t(sample.size()), a.k};
+  // Recall of `ids` (all rows) on the rows the truth covers.
+  auto recall = [&](const MatrixView<std::int32_t>& ids) {
+    if (sample.empty())
+      return recallAtK(ids, truthView, a.k, x, x, Metric::L2);
+    std::vector<std::int32_t> rows;
+    for (const std::int64_t r : sample)
+      rows.insert(rows.end(), ids.row(r), ids.row(r) + a.k);
+    return recallAtK({rows.data(), std::int64_t(sample.size()), a.k}, truthView, a.k, x, x,
+                     Metric::L2, sample);
+  };
   const std::string peerData = a.peer == "pynndescent" ? writeTemporaryNpy(x, "nnd-data.npy") : "";
   const std::string peerOut =
       (std::filesystem::temp_directory_path() / "nearscape-bench" / "nnd-peer.npy").string();
@@ -196,7 +231,9 @@ int runNnd(const NndArgs& a) {
     const KnnResult g = nnDescentGraph(x, a.k, Metric::L2, context, noJobControl(), a.params);
     ours.push_back(secondsSince(t));
     device = g.device;
-    oursRecall.push_back(recallAtK(g.ids.view(), truthView, a.k, x, x, Metric::L2));
+    oursRecall.push_back(recall(g.ids.view()));
+    if (a.peer == "none")
+      continue;
     if (a.peer == "exact") {
       theirs.push_back(exactSeconds);
       theirsRecall.push_back(1.0);
@@ -208,16 +245,19 @@ int runNnd(const NndArgs& a) {
     theirs.push_back(runPeer(cmd.str()).at("seconds").get<double>());
     const Matrix<std::int64_t> p = readNpyIds(peerOut);
     std::vector<std::int32_t> p32(p.data(), p.data() + p.rows() * p.cols());
-    theirsRecall.push_back(recallAtK({p32.data(), p.rows(), p.cols()}, truthView, a.k, x, x, Metric::L2));
+    theirsRecall.push_back(recall({p32.data(), p.rows(), p.cols()}));
   }
   const std::string label = a.label.empty() ? std::filesystem::path(a.data).filename().string() : a.label;
   std::ostringstream note;
-  note << "recall@" << a.k << ": ours " << median(oursRecall) << " (" << device
-       << "), peer " << median(theirsRecall);
+  note << "recall@" << a.k << (sample.empty() ? "" : " on " + std::to_string(sample.size()) + " rows")
+       << ": ours " << median(oursRecall) << " (" << device << ")";
+  if (!theirsRecall.empty())
+    note << ", peer " << median(theirsRecall);
   printTable("NN-Descent kNN graph (" + describeBackend(context) + ", median of " +
                  std::to_string(a.repeats) + ", interleaved)",
              {{label + " " + std::to_string(a.k) + "-NN graph", median(ours),
-               a.peer == "exact" ? "our exact graph" : "pynndescent", median(theirs), note.str()}});
+               a.peer == "exact" ? "our exact graph" : a.peer, theirs.empty() ? 0.0 : median(theirs),
+               note.str()}});
   if (!peerData.empty())
     std::filesystem::remove(peerData);
   return 0;
@@ -235,6 +275,8 @@ void addNnDescentSuite(CLI::App& app, int& exitCode) {
       ->capture_default_str();
   cmd->add_option("--iters", a->params.maxIterations, "Most iterations")->capture_default_str();
   cmd->add_option("--delta", a->params.delta, "Stop below this update rate")->capture_default_str();
+  cmd->add_option("--memory-budget", a->memoryBudget, "Working-memory budget, e.g. 2G: shards merged by GGM");
+  cmd->add_option("--check-rows", a->checkRows, "Recall on this many seeded rows (0: all, from the exact graph)");
   cmd->add_option("--k", a->k)->capture_default_str();
   cmd->add_option("--repeats", a->repeats)->capture_default_str();
   cmd->add_option("--python", a->python)->capture_default_str();

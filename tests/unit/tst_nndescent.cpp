@@ -117,16 +117,26 @@ private slots:
     QVERIFY_THROWS_EXCEPTION(InvalidArgument, nnDescentGraph({two.data(), 1, 2}, 1, Metric::L2, c));
   }
 
+  void mergeMatchesOnePiece_data() {
+    QTest::addColumn<Backend>("backend");
+    QTest::newRow("cpu") << Backend::Cpu;
+    QTest::newRow("cuda") << Backend::Cuda;
+  }
   void mergeMatchesOnePiece() {
+    // GGM: the merged graph of two parts as good as one built in one piece (CPU, and the GPU's
+    // warm-started GNND).
+    QFETCH(Backend, backend);
+    SKIP_WITHOUT_DEVICE(backend);
     const int n = 4000, d = 24, k = 10, split = 1700;
     const auto x = mixture(n, d, 6);
     const MatrixView<float> v{x.data(), n, d};
     Context c;
-    c.backend = Backend::Cpu;
+    c.backend = backend;
     const KnnResult whole = nnDescentGraph(v, k, Metric::L2, c);
     const KnnResult a = nnDescentGraph({x.data(), split, d}, k, Metric::L2, c);
     const KnnResult b = nnDescentGraph({x.data() + std::size_t(split) * d, n - split, d}, k, Metric::L2, c);
     const KnnResult merged = mergeKnnGraphs(v, split, a.ids.view(), b.ids.view(), k, Metric::L2, c);
+    QVERIFY2(merged.device.find("GGM") != std::string::npos, merged.device.c_str());
     const KnnResult exact = knnGraph(v, k, Metric::L2, c);
     const double rWhole = recallAtK(whole.ids.view(), exact.ids.view(), k, v, v, Metric::L2);
     const double rMerged = recallAtK(merged.ids.view(), exact.ids.view(), k, v, v, Metric::L2);

@@ -202,11 +202,20 @@ namespace nearscape::cuda {
 /// NN-Descent on device `context.device` (GNND; knn/NnDescent.h semantics: itself excluded,
 /// exact float64 distances, nearest first with ties by id), with working lists of
 /// min(n − 1, max(k, min(2k, 32))) entries. With `headStart` a coarse k-means on the device
-/// seeds each node's first neighbours from its own cluster. Not bitwise reproducible (atomic
+/// seeds each node's first neighbours from its own cluster; `warm` makes it GGM's merge of two
+/// parts' graphs instead. Not bitwise reproducible (atomic
 /// appends). Throws InvalidArgument (k > 64, d > 800, n ≥ 2^30), DeviceOutOfMemory, Error,
 /// Cancelled.
+/// GGM's start (GNND §5.1): merging the graphs of rows [0, split) and [split, n) — `initial`
+/// (n × w, ids global, −1 for none) holds each row's graph within its own part.
+struct GnndWarmStart {
+  const MatrixView<std::int32_t>* initial = nullptr;
+  std::int64_t split = 0;
+};
+
 KnnResult gnndGraph(const MatrixView<float>& data, int k, Metric metric, const Context& context,
                     JobControl& job, const NnDescentParams& params,
-                    const NnDescentProgress& progress, bool headStart);
+                    const NnDescentProgress& progress, bool headStart,
+                    const GnndWarmStart& warm = {});
 
 } // namespace nearscape::cuda

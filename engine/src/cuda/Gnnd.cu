@@ -108,6 +108,71 @@ __global__ void seedKernel(const float* __restrict__ x, std::int64_t n, int d, b
     bucketCount[u] = min(K, kBucket);
 }
 
+/// GGM's start (GNND §5.1) for merging the graphs of rows [0, split) and [split, n): each node's
+/// own graph (ids in its part) and K random draws from the other part, as proposals.
+__global__ void warmSeedKernel(const float* __restrict__ x, std::int64_t n, int d, bool ip, int K,
+                               std::uint64_t seed, const std::int32_t* __restrict__ initial,
+                               int width, std::int64_t split,
+                               const std::int32_t* __restrict__ clusterOf,
+                               const std::int64_t* __restrict__ memberStart,
+                               const std::int32_t* __restrict__ members,
+                               Proposal* __restrict__ bucket, int* __restrict__ bucketCount) {
+  const std::int64_t u = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  const int lane = threadIdx.x % 32;
+  if (u >= n)
+    return;
+  const std::int64_t lo = u < split ? split : 0, hi = u < split ? n : split;
+  for (int c = lane; c < width + K; c += 32) {
+    std::int64_t v;
+    if (c < width) {
+      v = initial[u * width + c];
+      if (v < 0 || v == u)
+        continue;
+    } else {
+      const std::uint64_t h = mixBits(seed ^ mixBits(std::uint64_t(u) * 64 + std::uint64_t(c)));
+      v = lo + std::int64_t(h % std::uint64_t(hi - lo));
+      if (clusterOf && c % 2 == 0) {
+        // From the node's own cluster, in the other part: members are listed by cluster and, in
+        // a cluster, by row, so the other part's members are one run found by bisection.
+        std::int64_t a = memberStart[clusterOf[u]], b = memberStart[clusterOf[u] + 1];
+        std::int64_t first = a, last = b; // first member ≥ split
+        while (first < last) {
+          const std::int64_t mid = (first + last) / 2;
+          if (members[mid] < split)
+            first = mid + 1;
+          else
+            last = mid;
+        }
+        if (u < split)
+          a = first;
+        else
+          b = first;
+        if (b > a)
+          v = members[a + std::int64_t(mixBits(h) % std::uint64_t(b - a))];
+      }
+    }
+    const int slot = atomicAdd(&bucketCount[u], 1);
+    if (slot < kBucket)
+      bucket[u * kBucket + slot] = {workingDistance(x + u * d, x + v * d, d, ip), std::int32_t(v)};
+  }
+}
+
+/// After the warm start's merge: entries from the node's own part were joined when its graph was
+/// built, so they start OLD; only the other part's are NEW.
+__global__ void ownPartOldKernel(std::int64_t n, int K, std::int64_t split,
+                                 std::int32_t* __restrict__ listIds) {
+  const std::int64_t e = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (e >= n * K)
+    return;
+  const std::int64_t u = e / K;
+  const std::int32_t id = listIds[e];
+  if (id == kNone)
+    return;
+  const std::int64_t v = std::int64_t(std::uint32_t(id) & ~kNew);
+  if ((u < split) == (v < split))
+    listIds[e] = std::int32_t(v);
+}
+
 /// One warp per node: list ∪ bucket, sorted, repeated ids dropped, the best K kept. Entries that
 /// came from the bucket are NEW and counted as changes.
 __global__ void mergeKernel(std::int64_t n, int K, std::int32_t* __restrict__ listIds,
@@ -376,7 +441,8 @@ __global__ void __launch_bounds__(kJoinThreads) joinKernel(
 /// the first k written out.
 __global__ void finishKernel(const float* __restrict__ raw, std::int64_t n, int d, int metric,
                              int K, int k, const std::int32_t* __restrict__ listIds,
-                             std::int32_t* __restrict__ outIds, float* __restrict__ outDist) {
+                             const float* __restrict__ listDist, std::int32_t* __restrict__ outIds,
+                             float* __restrict__ outDist) {
   __shared__ double dist[kMergeWarps][kMergeSlots];
   __shared__ std::int32_t id[kMergeWarps][kMergeSlots];
   const int w = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -388,11 +454,19 @@ __global__ void finishKernel(const float* __restrict__ raw, std::int64_t n, int 
   int slots = 2;
   while (slots < K)
     slots <<= 1;
+  // L2: the lists hold float32 sums of squares (relative error ≤ γ = (d + 4)u), sorted; entries
+  // beyond k-th · (1 + γ)/(1 − γ) cannot reach the first k and are not re-checked.
+  const double gamma = (d + 4) * 1.01 / double(1 << 24);
+  const float kth = listDist[u * K + min(k, K) - 1];
+  const double reach = metric == int(Metric::L2) && isfinite(kth)
+                           ? double(kth) * (1 + gamma) / (1 - gamma) * (1 + 1e-7) + 1e-30
+                           : INFINITY;
   for (int c = 0; c < slots; ++c) {
     const std::int32_t e = c < K ? listIds[u * K + c] : kNone;
     const std::int32_t v = e == kNone ? kNone : std::int32_t(std::uint32_t(e) & ~kNew);
-    const double exact =
-        v == kNone ? INFINITY : warpExactDistance(raw + u * d, raw + std::int64_t(v) * d, d, metric, lane);
+    const double exact = v == kNone || double(listDist[u * K + c]) > reach
+                             ? INFINITY
+                             : warpExactDistance(raw + u * d, raw + std::int64_t(v) * d, d, metric, lane);
     if (lane == 0) {
       D[c] = exact;
       I[c] = v;
@@ -413,6 +487,20 @@ __global__ void finishKernel(const float* __restrict__ raw, std::int64_t n, int 
     outIds[u * k + c] = I[c];
     outDist[u * k + c] = float(D[c]);
   }
+}
+
+/// The first k entries of each list as they stand (no float64 re-check): a shard's ids for the
+/// next merge.
+__global__ void copyListsKernel(std::int64_t n, int K, int k, const std::int32_t* __restrict__ listIds,
+                                const float* __restrict__ listDist, std::int32_t* __restrict__ outIds,
+                                float* __restrict__ outDist) {
+  const std::int64_t e = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (e >= n * k)
+    return;
+  const std::int64_t u = e / k, c = e % k;
+  const std::int32_t id = listIds[u * K + c];
+  outIds[e] = id == kNone ? kNone : std::int32_t(std::uint32_t(id) & ~kNew);
+  outDist[e] = listDist[u * K + c];
 }
 
 __global__ void normaliseKernel(const float* __restrict__ raw, std::int64_t n, int d,
@@ -458,7 +546,8 @@ unsigned warpsToBlocks(std::int64_t warps, int warpsPerBlock) {
 
 KnnResult gnndGraph(const MatrixView<float>& data, int k, Metric metric, const Context& context,
                     JobControl& job, const NnDescentParams& params,
-                    const NnDescentProgress& progress, bool headStart) {
+                    const NnDescentProgress& progress, bool headStart,
+                    const GnndWarmStart& warm) {
   const auto started = std::chrono::steady_clock::now();
   PhaseClock clock;
   const std::int64_t n = data.rows;
@@ -515,15 +604,37 @@ KnnResult gnndGraph(const MatrixView<float>& data, int k, Metric metric, const C
   clock.mark("head start");
 
   const unsigned warpBlocks = warpsToBlocks(n, 8), mergeBlocks = warpsToBlocks(n, kMergeWarps);
-  seedKernel<<<warpBlocks, 256>>>(x, n, d, ip, K, mixBits(context.seed),
-                                  headStart ? clusterOf.get() : nullptr, members.offsets.get(),
-                                  members.ids.get(), bucket.get(), bucketCount.get());
+  if (warm.initial) {
+    const std::int64_t width = warm.initial->cols;
+    DeviceBuffer<std::int32_t> initial{std::size_t(n) * std::size_t(width)};
+    copyToDevice(initial.get(), warm.initial->data, sizeof(std::int32_t) * std::size_t(n * width));
+    NEARSCAPE_CUDA_CHECK(cudaMemset(bucketCount.get(), 0, sizeof(int) * std::size_t(n)));
+    warmSeedKernel<<<warpBlocks, 256>>>(x, n, d, ip, K, mixBits(context.seed), initial.get(),
+                                        int(width), warm.split,
+                                        headStart ? clusterOf.get() : nullptr,
+                                        members.offsets.get(), members.ids.get(), bucket.get(),
+                                        bucketCount.get());
+  } else {
+    seedKernel<<<warpBlocks, 256>>>(x, n, d, ip, K, mixBits(context.seed),
+                                    headStart ? clusterOf.get() : nullptr, members.offsets.get(),
+                                    members.ids.get(), bucket.get(), bucketCount.get());
+  }
   NEARSCAPE_CUDA_CHECK(cudaMemset(changes.get(), 0, sizeof(unsigned long long)));
   mergeKernel<<<mergeBlocks, kMergeWarps * 32>>>(n, K, listIds.get(), listDist.get(), bucket.get(),
                                                  bucketCount.get(), changes.get());
   NEARSCAPE_CUDA_CHECK_LAUNCH();
+  if (warm.initial) {
+    ownPartOldKernel<<<unsigned((n * K + 255) / 256), 256>>>(n, K, warm.split, listIds.get());
+    NEARSCAPE_CUDA_CHECK_LAUNCH();
+  }
   int iteration = 0;
-  for (; iteration < params.maxIterations; ++iteration) {
+  // A merge starts from finished lists and a head start into the other part: measured on
+  // manifold 10M × 96 in 4 shards, 6 iterations reach recall 0.992, 12 reach 0.995 at twice
+  // the merge time.
+  constexpr int kMergeIterations = 6;
+  const int maxIterations =
+      warm.initial ? std::min(params.maxIterations, kMergeIterations) : params.maxIterations;
+  for (; iteration < maxIterations; ++iteration) {
     job.check();
     NEARSCAPE_CUDA_CHECK(cudaMemset(reverseCount.get(), 0, sizeof(int) * std::size_t(n) * 2));
     NEARSCAPE_CUDA_CHECK(cudaMemset(changes.get(), 0, sizeof(unsigned long long)));
@@ -554,8 +665,13 @@ KnnResult gnndGraph(const MatrixView<float>& data, int k, Metric metric, const C
   clock.mark("merge");
   DeviceBuffer<std::int32_t> outIds{std::size_t(n) * std::size_t(k)};
   DeviceBuffer<float> outDist{std::size_t(n) * std::size_t(k)};
-  finishKernel<<<mergeBlocks, kMergeWarps * 32>>>(raw.get(), n, d, int(metric), K, k, listIds.get(),
-                                                  outIds.get(), outDist.get());
+  if (params.exactFinish)
+    finishKernel<<<mergeBlocks, kMergeWarps * 32>>>(raw.get(), n, d, int(metric), K, k,
+                                                    listIds.get(), listDist.get(), outIds.get(),
+                                                    outDist.get());
+  else
+    copyListsKernel<<<unsigned((n * k + 255) / 256), 256>>>(n, K, k, listIds.get(), listDist.get(),
+                                                            outIds.get(), outDist.get());
   NEARSCAPE_CUDA_CHECK_LAUNCH();
   std::vector<std::int32_t> ids(std::size_t(n) * std::size_t(k));
   std::vector<float> dists(ids.size());
@@ -582,7 +698,8 @@ KnnResult gnndGraph(const MatrixView<float>& data, int k, Metric metric, const C
   result.distances = Matrix<float>(std::move(dists), n, k);
   result.backend = Backend::Cuda;
   const DeviceInfo info = queryDevice(context.device);
-  result.device = "GPU: " + info.name + ", GNND, " + std::to_string(iteration) + " iterations";
+  result.device = "GPU: " + info.name + (warm.initial ? ", GGM merge, " : ", GNND, ") +
+                  std::to_string(iteration) + " iterations";
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return result;
 }

@@ -13,6 +13,7 @@
 #include "util/VectorDistance.h"
 
 #include <algorithm>
+#include <functional>
 #include <parallel/algorithm>
 #include <chrono>
 #include <cmath>
@@ -349,14 +350,28 @@ KnnResult nnDescentGraph(const MatrixView<float>& data, int k, Metric metric,
     auto rows = [&](std::int64_t a, std::int64_t b) {
       return MatrixView<float>{data.row(a), b - a, data.cols};
     };
-    KnnResult graph = nnDescentGraph(rows(0, bound(1)), k, metric, inner, job, params);
-    for (std::int64_t s = 1; s < shards; ++s) {
-      job.progress(double(s) / double(shards), "NN-Descent: shard " + std::to_string(s + 1) +
-                                                   " of " + std::to_string(shards));
-      const KnnResult part = nnDescentGraph(rows(bound(s), bound(s + 1)), k, metric, inner, job, params);
-      graph = mergeKnnGraphs(rows(0, bound(s + 1)), bound(s), graph.ids.view(), part.ids.view(), k,
-                             metric, inner, job, params, progress);
-    }
+    // Shards and partial merges only pass their ids on: no float64 re-check until the last.
+    NnDescentParams partial = params;
+    partial.exactFinish = false;
+    // Merged as a balanced tree — (1 2) (3 4), then both — so that each merge joins parts of
+    // like size: fewer rows go through merges than when each shard joins the growing whole.
+    std::int64_t built = 0;
+    std::function<KnnResult(std::int64_t, std::int64_t, bool)> build =
+        [&](std::int64_t a, std::int64_t b, bool last) -> KnnResult {
+      if (b - a == 1) {
+        job.progress(double(built) / double(shards), "NN-Descent: shard " +
+                                                         std::to_string(built + 1) + " of " +
+                                                         std::to_string(shards));
+        ++built;
+        return nnDescentGraph(rows(bound(a), bound(b)), k, metric, inner, job, partial);
+      }
+      const std::int64_t mid = (a + b) / 2;
+      const KnnResult left = build(a, mid, false), right = build(mid, b, false);
+      return mergeKnnGraphs(rows(bound(a), bound(b)), bound(mid) - bound(a), left.ids.view(),
+                            right.ids.view(), k, metric, inner, job, last ? params : partial,
+                            last ? progress : NnDescentProgress{});
+    };
+    KnnResult graph = build(0, shards, true);
     graph.device += ", " + std::to_string(shards) + " shards of at most " + std::to_string(fits) +
                     " items merged by GGM (memory budget)";
     return graph;
@@ -389,19 +404,38 @@ KnnResult mergeKnnGraphs(const MatrixView<float>& data, std::int64_t split,
                     "the two graphs must cover rows [0, split) and [split, n)");
   std::vector<std::int32_t> ids(static_cast<std::size_t>(data.rows * std::max(first.cols, second.cols)), -1);
   const std::int64_t w = std::max(first.cols, second.cols);
-  for (std::int64_t i = 0; i < split; ++i)
-    for (std::int64_t c = 0; c < first.cols; ++c) {
-      const std::int32_t j = first.row(i)[c];
-      NEARSCAPE_EXPECTS(j < split, "an id of the first graph lies outside it");
-      ids[std::size_t(i * w + c)] = j;
+  std::int64_t outside = 0; // ids beyond their graph's rows: counted, then refused
+#pragma omp parallel for reduction(+ : outside) schedule(static)
+  for (std::int64_t i = 0; i < data.rows; ++i) {
+    const bool inFirst = i < split;
+    const std::int32_t* row = inFirst ? first.row(i) : second.row(i - split);
+    const std::int64_t cols = inFirst ? first.cols : second.cols;
+    const std::int64_t limit = inFirst ? split : data.rows - split;
+    for (std::int64_t c = 0; c < cols; ++c) {
+      const std::int32_t j = row[c];
+      outside += j >= limit ? 1 : 0;
+      ids[std::size_t(i * w + c)] = j < 0 ? -1 : std::int32_t(inFirst ? j : j + split);
     }
-  for (std::int64_t i = split; i < data.rows; ++i)
-    for (std::int64_t c = 0; c < second.cols; ++c) {
-      const std::int32_t j = second.row(i - split)[c];
-      NEARSCAPE_EXPECTS(j < data.rows - split, "an id of the second graph lies outside it");
-      ids[std::size_t(i * w + c)] = j < 0 ? -1 : std::int32_t(j + split);
-    }
+  }
+  NEARSCAPE_EXPECTS(outside == 0, std::to_string(outside) +
+                                      " id(s) of the two graphs lie outside their part");
   const MatrixView<std::int32_t> initial{ids.data(), data.rows, w};
+#ifdef NEARSCAPE_WITH_CUDA
+  if (resolveBackend(context) == Backend::Cuda) {
+    try {
+      // The other part's first candidates come from the node's own k-means cluster, as in a
+      // build's head start: random ones take as many iterations to converge as a new build.
+      return cuda::gnndGraph(data, k, metric, context, job, params, progress, data.rows >= 4096,
+                             {&initial, split});
+    } catch (const DeviceOutOfMemory&) { // the merge in host memory instead
+      if (context.backend == Backend::Cuda)
+        throw;
+    } catch (const InvalidArgument&) { // beyond the GPU version's limits (k, d)
+      if (context.backend == Backend::Cuda)
+        throw;
+    }
+  }
+#endif
   return run(data, k, metric, context, job, params, progress, &initial, split);
 }
 

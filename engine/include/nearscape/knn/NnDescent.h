@@ -12,6 +12,9 @@ struct NnDescentParams {
   int sampleSize = 0;       ///< NEW/OLD samples per node and iteration; 0 = 2k
   int maxIterations = 12;   ///< upper bound on iterations
   double delta = 0.001;     ///< stop when fewer than delta · n · k entries changed in an iteration
+  /// false (GPU): the lists' own order and float32 working distances, not re-checked in float64
+  /// — for shards and partial merges whose ids only feed the next merge.
+  bool exactFinish = true;
 };
 
 /// Bytes of NN-Descent's working memory per item of d dimensions and k neighbours.
