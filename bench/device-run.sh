@@ -43,6 +43,17 @@ for s in ${SUITES:-tests fashion}; do
       $bin/nearscape-bench topk --data /tmp/data/blobs_base.npy --queries /tmp/data/blobs_query.npy \
         --label blobs-1M-128 --k 10,100,1000,100000 --count 50 --backend cuda --python python3 \
         --peers-dir bench/peers --json-out "$out/topk.json" 2>&1 | tee -a "$out/bench.log" ;;
+    blobs-resident)
+      [ -f /tmp/data/blobs_base.npy ] || python3 "$pack/make-data" blobs /tmp/data/blobs 1000000 128 10000
+      $bin/nearscape-bench exact --data /tmp/data/blobs_base.npy --queries /tmp/data/blobs_query.npy \
+        --resident --label blobs-1M-128 --k 10 --backend cuda --peer torch-fp32 --python python3 \
+        --peers-dir bench/peers --repeats 5 --check-rows 1000 --json-out "$out/blobs-resident.json" \
+        2>&1 | tee -a "$out/bench.log" ;;
+    gnnd-manifold-10m)
+      [ -f /tmp/data/m10_base.npy ] || python3 "$pack/make-data" manifold /tmp/data/m10 10000000 96 1000
+      $bin/nearscape-bench nndescent --data /tmp/data/m10_base.npy --label manifold-10M-96 --k 10 \
+        --backend cuda --peer none --memory-budget 3900M --check-rows 1000 --repeats ${REPEATS:-3} \
+        2>&1 | tee -a "$out/bench.log" ;;
     index-manifold|index-blobs)
       set=${s#index-}
       [ -f /tmp/data/${set}_base.npy ] || python3 "$pack/make-data" $set /tmp/data/$set 1000000 128 10000

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <utility>
 
 namespace nearscape::cuda {
 namespace {
@@ -138,19 +139,17 @@ __global__ void breakPairsAndEmit(std::int64_t n, const std::int32_t* component,
   forest[atomicAdd(forestSize, 1u)] = std::uint32_t(pick[c] & 0xffffffffull);
 }
 
-/// Pointer jumping to the root of each hook tree; every value written is an ancestor, so
-/// concurrent jumps only help one another.
-__global__ void jumpToRoots(std::int64_t n, const std::int32_t* component, std::int32_t* successor) {
+/// One step of pointer jumping, double-buffered (next = successor of successor): each step
+/// reads only the last step's values, so the result cannot depend on thread timing.
+__global__ void jumpOnce(std::int64_t n, const std::int32_t* component,
+                         const std::int32_t* successor, std::int32_t* next, int* changed) {
   const std::int64_t c = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (c >= n || component[c] != c)
     return;
-  std::int32_t r = successor[c];
-  while (successor[r] != r) {
-    const std::int32_t up = successor[successor[r]];
-    successor[r] = up;
-    r = up;
-  }
-  successor[c] = r;
+  const std::int32_t s = successor[c], up = successor[s];
+  next[c] = up;
+  if (up != s)
+    *changed = 1;
 }
 
 __global__ void relabel(std::int64_t n, std::int32_t* component, const std::int32_t* successor,
@@ -213,7 +212,8 @@ DeviceForest boruvkaForest(const UndirectedGraph& graph, const Context& context,
   const DeviceBuffer<std::int32_t> targets = upload(graph.targets);
   const DeviceBuffer<float> weights = upload(graph.weights);
   DeviceBuffer<std::uint32_t> canonical{std::size_t(entries)};
-  DeviceBuffer<std::int32_t> component{std::size_t(n)}, successor{std::size_t(n)};
+  DeviceBuffer<std::int32_t> component{std::size_t(n)}, successor{std::size_t(n)},
+      jumped{std::size_t(n)};
   DeviceBuffer<std::uint8_t> live{std::size_t(n)};
   DeviceBuffer<unsigned long long> pick{std::size_t(n)};
   DeviceBuffer<std::uint32_t> forest{std::size_t(n)};
@@ -242,7 +242,14 @@ DeviceForest boruvkaForest(const UndirectedGraph& graph, const Context& context,
       break;
     breakPairsAndEmit<<<blocksFor(n), kThreads>>>(n, component.get(), pick.get(), successor.get(),
                                                   forest.get(), forestSize.get());
-    jumpToRoots<<<blocksFor(n), kThreads>>>(n, component.get(), successor.get());
+    // Pointer jumping until every component points at its hook tree's root (log depth steps).
+    for (int changedHost = 1; changedHost;) {
+      NEARSCAPE_CUDA_CHECK(cudaMemsetAsync(hooked.get(), 0, sizeof(int)));
+      jumpOnce<<<blocksFor(n), kThreads>>>(n, component.get(), successor.get(), jumped.get(),
+                                           hooked.get());
+      NEARSCAPE_CUDA_CHECK(cudaMemcpy(&changedHost, hooked.get(), sizeof(int), cudaMemcpyDeviceToHost));
+      std::swap(successor, jumped);
+    }
     relabel<<<blocksFor(n), kThreads>>>(n, component.get(), successor.get(), pick.get());
     NEARSCAPE_CUDA_CHECK_LAUNCH();
     job.progress(std::min(0.9, 0.2 * (round + 1)), "MST: Borůvka round " + std::to_string(round + 1));
