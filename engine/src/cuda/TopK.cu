@@ -4,6 +4,7 @@
 // bound of it kept in id order (CUB's order-preserving select), re-checked in float64 and sorted
 // stably by distance (so ties keep the smaller id first).
 #include "cuda/CudaApi.h"
+#include "cuda/Bitonic.cuh"
 #include "cuda/CudaCheck.cuh"
 #include "cuda/DeviceBuffer.cuh"
 #include "cuda/Upload.cuh"
@@ -17,6 +18,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <mutex>
 #include <string>
 
@@ -133,6 +135,57 @@ __global__ void exactKernel(const float* __restrict__ query, const float* __rest
     out[c] = v;
 }
 
+constexpr int kSmallSort = 2048; ///< candidates the one-block re-rank sorts in shared memory
+constexpr int kSmallThreads = 1024;
+
+/// The usual case in one launch and no host round trip: when the select kept at most
+/// kSmallSort candidates (read on the device), their float64 distances (a warp per candidate),
+/// a bitonic sort by (distance, id) in shared memory, and the first k written to `out`:
+/// [status, count, k ids, k distances as float bits]. status 1: too many, the caller sorts.
+__global__ void rerankSmallKernel(const float* __restrict__ query, const float* __restrict__ raw,
+                                  int d, int metric, const std::int32_t* __restrict__ ids,
+                                  const int* __restrict__ selected, int k, int* __restrict__ out) {
+  __shared__ double dist[kSmallSort];
+  __shared__ std::int32_t id[kSmallSort];
+  const int count = *selected;
+  if (count > kSmallSort) {
+    if (threadIdx.x == 0) {
+      out[0] = 1;
+      out[1] = count;
+    }
+    return;
+  }
+  int size = 1;
+  while (size < count)
+    size *= 2;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  for (int c = warp; c < size; c += kSmallThreads / 32) {
+    const double v = c < count ? warpExactDistance(query, raw + std::int64_t(ids[c]) * d, d, metric, lane)
+                               : INFINITY;
+    if (lane == 0) {
+      dist[c] = v;
+      id[c] = c < count ? ids[c] : 0x7fffffff;
+    }
+  }
+  __syncthreads();
+  bitonicSort(
+      size, threadIdx.x, blockDim.x,
+      [&](int a, int b) { return dist[a] < dist[b] || (dist[a] == dist[b] && id[a] < id[b]); },
+      [&](int a, int b) {
+        swapAt(dist, a, b);
+        swapAt(id, a, b);
+      },
+      [] { __syncthreads(); });
+  for (int c = threadIdx.x; c < k; c += blockDim.x) {
+    out[2 + c] = id[c];
+    out[2 + k + c] = __float_as_int(float(dist[c]));
+  }
+  if (threadIdx.x == 0) {
+    out[0] = 0;
+    out[1] = count;
+  }
+}
+
 __global__ void iotaKernel(std::int32_t* out, std::int64_t n) {
   for (std::int64_t j = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; j < n;
        j += std::int64_t(gridDim.x) * blockDim.x)
@@ -160,6 +213,9 @@ struct ResidentBase::State {
   DeviceBuffer<int> selectedCount;
   DeviceBuffer<double> exact, exactSorted;
   DeviceBuffer<unsigned char> scratch;
+  DeviceBuffer<int> small; ///< rerankSmallKernel's output
+  float* pinnedQuery = nullptr;      ///< packed, then raw query: uploaded without a host wait
+  RadixState* pinnedRadix = nullptr;
   std::mutex busy; // one search at a time
 };
 
@@ -209,6 +265,10 @@ ResidentBase::ResidentBase(const MatrixView<float>& base, Metric metric, const C
   cub::DeviceRadixSort::SortPairs(nullptr, sortBytes, s.exact.get(), s.exactSorted.get(),
                                   s.selected.get(), s.sortedIds.get(), int(s.n));
   s.scratch = DeviceBuffer<unsigned char>(std::max(selectBytes, sortBytes));
+  NEARSCAPE_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&s.pinnedQuery),
+                                     sizeof(float) * 2 * std::size_t(s.d), cudaHostAllocDefault));
+  NEARSCAPE_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&s.pinnedRadix), sizeof(RadixState),
+                                     cudaHostAllocDefault));
   if (cublasCreate(&s.cublas) != CUBLAS_STATUS_SUCCESS)
     throw Error("cuBLAS could not start");
   cublasSetMathMode(s.cublas, CUBLAS_DEFAULT_MATH); // float32 GEMV: the bound stays tight
@@ -220,6 +280,10 @@ ResidentBase::ResidentBase(const MatrixView<float>& base, Metric metric, const C
 ResidentBase::~ResidentBase() {
   if (m_state && m_state->cublas)
     cublasDestroy(m_state->cublas);
+  if (m_state && m_state->pinnedQuery)
+    cudaFreeHost(m_state->pinnedQuery);
+  if (m_state && m_state->pinnedRadix)
+    cudaFreeHost(m_state->pinnedRadix);
 }
 
 KnnResult ResidentBase::search(const MatrixView<float>& queries, int k, JobControl& job) const {
@@ -233,7 +297,11 @@ KnnResult ResidentBase::search(const MatrixView<float>& queries, int k, JobContr
   std::vector<float> dists(ids.size());
   const float one = 1.0f, zero = 0.0f;
   std::int64_t candidates = 0;
-  std::vector<float> packedQuery(static_cast<std::size_t>(d));
+  if (k <= kSmallSort && s.small.size() < std::size_t(2 + 2 * k))
+    s.small = DeviceBuffer<int>(std::size_t(2 + 2 * k));
+  std::vector<int> small(static_cast<std::size_t>(2 + 2 * k));
+  float* packedQuery = s.pinnedQuery;
+  float* rawQuery = s.pinnedQuery + d;
   for (std::int64_t q = 0; q < queries.rows; ++q) {
     job.check();
     const float* x = queries.row(q);
@@ -243,15 +311,22 @@ KnnResult ResidentBase::search(const MatrixView<float>& queries, int k, JobContr
       raw2 += double(x[j]) * x[j];
     const double inv = s.metric == Metric::Cosine && raw2 > 0 ? 1.0 / std::sqrt(raw2) : 1.0;
     for (int j = 0; j < d; ++j) {
+      rawQuery[j] = x[j];
       packedQuery[j] = s.metric == Metric::L2       ? x[j] - s.mean[j]
                        : s.metric == Metric::Cosine ? float(x[j] * inv)
                                                     : x[j];
       norm2 += double(packedQuery[j]) * packedQuery[j];
     }
     const float margin = float(2.0 * knn::errorBound(s.metric, d, norm2, s.maxNorm2, 0.0));
-    NEARSCAPE_CUDA_CHECK(cudaMemcpy(s.query.get(), packedQuery.data(), sizeof(float) * d,
-                                    cudaMemcpyHostToDevice));
-    NEARSCAPE_CUDA_CHECK(cudaMemcpy(s.rawQuery.get(), x, sizeof(float) * d, cudaMemcpyHostToDevice));
+    *s.pinnedRadix = RadixState{0u, 0u, k, 0.0f};
+    // From pinned memory the copies are queued, not waited for (the last search's final copy
+    // has returned, so the staging is free).
+    NEARSCAPE_CUDA_CHECK(cudaMemcpyAsync(s.query.get(), packedQuery, sizeof(float) * d,
+                                         cudaMemcpyHostToDevice));
+    NEARSCAPE_CUDA_CHECK(cudaMemcpyAsync(s.rawQuery.get(), rawQuery, sizeof(float) * d,
+                                         cudaMemcpyHostToDevice));
+    NEARSCAPE_CUDA_CHECK(cudaMemcpyAsync(s.radix.get(), s.pinnedRadix, sizeof(RadixState),
+                                         cudaMemcpyHostToDevice));
     // dots = packedBase · query (the row-major base is a column-major d × n matrix).
     if (cublasSgemv(s.cublas, CUBLAS_OP_T, d, int(n), &one, s.packed.get(), d, s.query.get(), 1,
                     &zero, s.dots.get(), 1) != CUBLAS_STATUS_SUCCESS)
@@ -259,8 +334,6 @@ KnnResult ResidentBase::search(const MatrixView<float>& queries, int k, JobContr
     approxKernel<<<1024, kThreads>>>(s.dots.get(), s.norms.get(), n, float(norm2), int(s.metric),
                                      s.approx.get());
     NEARSCAPE_CUDA_CHECK_LAUNCH();
-    const RadixState init{0u, 0u, k, 0.0f};
-    NEARSCAPE_CUDA_CHECK(cudaMemcpy(s.radix.get(), &init, sizeof(init), cudaMemcpyHostToDevice));
     for (int shift = 24; shift >= 0; shift -= 8) {
       histogramKernel<<<512, kThreads>>>(s.approx.get(), n, s.radix.get(), shift, s.histogram.get());
       chooseDigitKernel<<<1, 32>>>(s.histogram.get(), s.radix.get(), shift, margin);
@@ -269,8 +342,26 @@ KnnResult ResidentBase::search(const MatrixView<float>& queries, int k, JobContr
     std::size_t bytes = s.scratch.size();
     cub::DeviceSelect::If(s.scratch.get(), bytes, s.iota.get(), s.selected.get(), s.selectedCount.get(),
                           int(n), WithinThreshold{s.approx.get(), s.radix.get()});
-    int count = 0;
-    NEARSCAPE_CUDA_CHECK(cudaMemcpy(&count, s.selectedCount.get(), sizeof(int), cudaMemcpyDeviceToHost));
+    int count = -1;
+    if (k <= kSmallSort) { // one launch, one copy back
+      rerankSmallKernel<<<1, kSmallThreads>>>(s.rawQuery.get(), s.raw.get(), d, int(s.metric),
+                                              s.selected.get(), s.selectedCount.get(), k,
+                                              s.small.get());
+      NEARSCAPE_CUDA_CHECK_LAUNCH();
+      NEARSCAPE_CUDA_CHECK(cudaMemcpy(small.data(), s.small.get(), sizeof(int) * (2 + 2 * k),
+                                      cudaMemcpyDeviceToHost));
+      count = small[1];
+      if (small[0] == 0) {
+        candidates += count;
+        for (int c = 0; c < k; ++c) {
+          ids[std::size_t(q * k + c)] = small[std::size_t(2 + c)];
+          std::memcpy(&dists[std::size_t(q * k + c)], &small[std::size_t(2 + k + c)], sizeof(float));
+        }
+        continue;
+      }
+    }
+    if (count < 0)
+      NEARSCAPE_CUDA_CHECK(cudaMemcpy(&count, s.selectedCount.get(), sizeof(int), cudaMemcpyDeviceToHost));
     candidates += count;
     exactKernel<<<(count + kThreads / 32 - 1) / (kThreads / 32), kThreads>>>(
         s.rawQuery.get(), s.raw.get(), d, int(s.metric), s.selected.get(), count, s.exact.get());
