@@ -53,8 +53,20 @@ __global__ void packRowsKernel(const float* __restrict__ raw, std::int64_t n, in
     norms[row] = float(s);
 }
 
+/// Selection state on the device: the digits fixed so far and the rank still wanted.
+struct RadixState {
+  unsigned prefix;
+  unsigned mask;
+  int remaining;
+  float threshold;
+  float queryNorm; ///< ‖packed query‖² (L2)
+  float margin;    ///< twice the rounding bound: candidates lie within it of the k-th
+};
+
 __global__ void approxKernel(const float* __restrict__ dots, const float* __restrict__ norms,
-                             std::int64_t n, float queryNorm, int metric, float* __restrict__ out) {
+                             std::int64_t n, const RadixState* __restrict__ state, int metric,
+                             float* __restrict__ out) {
+  const float queryNorm = state->queryNorm;
   for (std::int64_t j = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; j < n;
        j += std::int64_t(gridDim.x) * blockDim.x) {
     const float dot = dots[j];
@@ -63,14 +75,6 @@ __global__ void approxKernel(const float* __restrict__ dots, const float* __rest
                                                    : 1.0f - dot;
   }
 }
-
-/// Selection state on the device: the digits fixed so far and the rank still wanted.
-struct RadixState {
-  unsigned prefix;
-  unsigned mask;
-  int remaining;
-  float threshold;
-};
 
 __global__ void histogramKernel(const float* __restrict__ values, std::int64_t n,
                                 const RadixState* __restrict__ state, int shift,
@@ -95,7 +99,7 @@ __global__ void histogramKernel(const float* __restrict__ values, std::int64_t n
 /// Fixes the next digit: the bucket that holds the wanted rank. On the last digit, sets the
 /// threshold to the k-th value plus the margin.
 __global__ void chooseDigitKernel(unsigned* __restrict__ histogram, RadixState* __restrict__ state,
-                                  int shift, float margin) {
+                                  int shift) {
   if (threadIdx.x != 0)
     return;
   int r = state->remaining;
@@ -112,7 +116,7 @@ __global__ void chooseDigitKernel(unsigned* __restrict__ histogram, RadixState* 
   if (shift == 0) {
     const unsigned key = state->prefix;
     const float kth = __uint_as_float((key & 0x80000000u) ? (key & 0x7fffffffu) : ~key);
-    state->threshold = kth + margin;
+    state->threshold = kth + state->margin;
   }
 }
 
@@ -216,6 +220,11 @@ struct ResidentBase::State {
   DeviceBuffer<int> small; ///< rerankSmallKernel's output
   float* pinnedQuery = nullptr;      ///< packed, then raw query: uploaded without a host wait
   RadixState* pinnedRadix = nullptr;
+  int* pinnedSmall = nullptr;        ///< rerankSmallKernel's output, copied back
+  cudaStream_t stream = nullptr;     ///< every step of a search (blocking: orders with stream 0)
+  // The whole search for one k (kSmallSort at most) as a CUDA graph: one launch a query.
+  cudaGraphExec_t graph = nullptr;
+  int graphK = 0;
   std::mutex busy; // one search at a time
 };
 
@@ -269,8 +278,13 @@ ResidentBase::ResidentBase(const MatrixView<float>& base, Metric metric, const C
                                      sizeof(float) * 2 * std::size_t(s.d), cudaHostAllocDefault));
   NEARSCAPE_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&s.pinnedRadix), sizeof(RadixState),
                                      cudaHostAllocDefault));
+  NEARSCAPE_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&s.pinnedSmall),
+                                     sizeof(int) * (2 + 2 * std::size_t(kSmallSort)),
+                                     cudaHostAllocDefault));
+  NEARSCAPE_CUDA_CHECK(cudaStreamCreate(&s.stream));
   if (cublasCreate(&s.cublas) != CUBLAS_STATUS_SUCCESS)
     throw Error("cuBLAS could not start");
+  cublasSetStream(s.cublas, s.stream);
   cublasSetMathMode(s.cublas, CUBLAS_DEFAULT_MATH); // float32 GEMV: the bound stays tight
   cudaDeviceProp prop{};
   cudaGetDeviceProperties(&prop, s.device);
@@ -284,6 +298,12 @@ ResidentBase::~ResidentBase() {
     cudaFreeHost(m_state->pinnedQuery);
   if (m_state && m_state->pinnedRadix)
     cudaFreeHost(m_state->pinnedRadix);
+  if (m_state && m_state->pinnedSmall)
+    cudaFreeHost(m_state->pinnedSmall);
+  if (m_state && m_state->graph)
+    cudaGraphExecDestroy(m_state->graph);
+  if (m_state && m_state->stream)
+    cudaStreamDestroy(m_state->stream);
 }
 
 KnnResult ResidentBase::search(const MatrixView<float>& queries, int k, JobControl& job) const {
@@ -299,9 +319,66 @@ KnnResult ResidentBase::search(const MatrixView<float>& queries, int k, JobContr
   std::int64_t candidates = 0;
   if (k <= kSmallSort && s.small.size() < std::size_t(2 + 2 * k))
     s.small = DeviceBuffer<int>(std::size_t(2 + 2 * k));
-  std::vector<int> small(static_cast<std::size_t>(2 + 2 * k));
   float* packedQuery = s.pinnedQuery;
   float* rawQuery = s.pinnedQuery + d;
+  const cudaStream_t stream = s.stream;
+  // Uploads (queued from pinned memory), GEMV, the radix select and the candidates' selection.
+  auto select = [&] {
+    NEARSCAPE_CUDA_CHECK(cudaMemcpyAsync(s.query.get(), packedQuery, sizeof(float) * d,
+                                         cudaMemcpyHostToDevice, stream));
+    NEARSCAPE_CUDA_CHECK(cudaMemcpyAsync(s.rawQuery.get(), rawQuery, sizeof(float) * d,
+                                         cudaMemcpyHostToDevice, stream));
+    NEARSCAPE_CUDA_CHECK(cudaMemcpyAsync(s.radix.get(), s.pinnedRadix, sizeof(RadixState),
+                                         cudaMemcpyHostToDevice, stream));
+    // dots = packedBase · query (the row-major base is a column-major d × n matrix).
+    if (cublasSgemv(s.cublas, CUBLAS_OP_T, d, int(n), &one, s.packed.get(), d, s.query.get(), 1,
+                    &zero, s.dots.get(), 1) != CUBLAS_STATUS_SUCCESS)
+      throw Error("cublasSgemv failed");
+    approxKernel<<<1024, kThreads, 0, stream>>>(s.dots.get(), s.norms.get(), n, s.radix.get(),
+                                                int(s.metric), s.approx.get());
+    for (int shift = 24; shift >= 0; shift -= 8) {
+      histogramKernel<<<512, kThreads, 0, stream>>>(s.approx.get(), n, s.radix.get(), shift,
+                                                    s.histogram.get());
+      chooseDigitKernel<<<1, 32, 0, stream>>>(s.histogram.get(), s.radix.get(), shift);
+    }
+    NEARSCAPE_CUDA_CHECK_LAUNCH();
+    std::size_t bytes = s.scratch.size();
+    NEARSCAPE_CUDA_CHECK(cub::DeviceSelect::If(s.scratch.get(), bytes, s.iota.get(),
+                                               s.selected.get(), s.selectedCount.get(), int(n),
+                                               WithinThreshold{s.approx.get(), s.radix.get()},
+                                               stream));
+  };
+  // …then, for k ≤ kSmallSort, the one-block re-rank and its copy back: all of it one graph.
+  auto rerankSmall = [&] {
+    rerankSmallKernel<<<1, kSmallThreads, 0, stream>>>(s.rawQuery.get(), s.raw.get(), d,
+                                                       int(s.metric), s.selected.get(),
+                                                       s.selectedCount.get(), k, s.small.get());
+    NEARSCAPE_CUDA_CHECK_LAUNCH();
+    NEARSCAPE_CUDA_CHECK(cudaMemcpyAsync(s.pinnedSmall, s.small.get(), sizeof(int) * (2 + 2 * k),
+                                         cudaMemcpyDeviceToHost, stream));
+  };
+  if (k <= kSmallSort && s.graphK != k) {
+    if (s.graph)
+      NEARSCAPE_CUDA_CHECK(cudaGraphExecDestroy(s.graph));
+    s.graph = nullptr;
+    s.graphK = 0;
+    cudaGraph_t captured = nullptr;
+    NEARSCAPE_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    try {
+      select();
+      rerankSmall();
+    } catch (...) {
+      cudaStreamEndCapture(stream, &captured);
+      if (captured)
+        cudaGraphDestroy(captured);
+      throw;
+    }
+    NEARSCAPE_CUDA_CHECK(cudaStreamEndCapture(stream, &captured));
+    const cudaError_t made = cudaGraphInstantiate(&s.graph, captured, 0);
+    cudaGraphDestroy(captured);
+    NEARSCAPE_CUDA_CHECK(made);
+    s.graphK = k;
+  }
   for (std::int64_t q = 0; q < queries.rows; ++q) {
     job.check();
     const float* x = queries.row(q);
@@ -318,62 +395,42 @@ KnnResult ResidentBase::search(const MatrixView<float>& queries, int k, JobContr
       norm2 += double(packedQuery[j]) * packedQuery[j];
     }
     const float margin = float(2.0 * knn::errorBound(s.metric, d, norm2, s.maxNorm2, 0.0));
-    *s.pinnedRadix = RadixState{0u, 0u, k, 0.0f};
-    // From pinned memory the copies are queued, not waited for (the last search's final copy
-    // has returned, so the staging is free).
-    NEARSCAPE_CUDA_CHECK(cudaMemcpyAsync(s.query.get(), packedQuery, sizeof(float) * d,
-                                         cudaMemcpyHostToDevice));
-    NEARSCAPE_CUDA_CHECK(cudaMemcpyAsync(s.rawQuery.get(), rawQuery, sizeof(float) * d,
-                                         cudaMemcpyHostToDevice));
-    NEARSCAPE_CUDA_CHECK(cudaMemcpyAsync(s.radix.get(), s.pinnedRadix, sizeof(RadixState),
-                                         cudaMemcpyHostToDevice));
-    // dots = packedBase · query (the row-major base is a column-major d × n matrix).
-    if (cublasSgemv(s.cublas, CUBLAS_OP_T, d, int(n), &one, s.packed.get(), d, s.query.get(), 1,
-                    &zero, s.dots.get(), 1) != CUBLAS_STATUS_SUCCESS)
-      throw Error("cublasSgemv failed");
-    approxKernel<<<1024, kThreads>>>(s.dots.get(), s.norms.get(), n, float(norm2), int(s.metric),
-                                     s.approx.get());
-    NEARSCAPE_CUDA_CHECK_LAUNCH();
-    for (int shift = 24; shift >= 0; shift -= 8) {
-      histogramKernel<<<512, kThreads>>>(s.approx.get(), n, s.radix.get(), shift, s.histogram.get());
-      chooseDigitKernel<<<1, 32>>>(s.histogram.get(), s.radix.get(), shift, margin);
-    }
-    NEARSCAPE_CUDA_CHECK_LAUNCH();
-    std::size_t bytes = s.scratch.size();
-    cub::DeviceSelect::If(s.scratch.get(), bytes, s.iota.get(), s.selected.get(), s.selectedCount.get(),
-                          int(n), WithinThreshold{s.approx.get(), s.radix.get()});
-    int count = -1;
-    if (k <= kSmallSort) { // one launch, one copy back
-      rerankSmallKernel<<<1, kSmallThreads>>>(s.rawQuery.get(), s.raw.get(), d, int(s.metric),
-                                              s.selected.get(), s.selectedCount.get(), k,
-                                              s.small.get());
-      NEARSCAPE_CUDA_CHECK_LAUNCH();
-      NEARSCAPE_CUDA_CHECK(cudaMemcpy(small.data(), s.small.get(), sizeof(int) * (2 + 2 * k),
-                                      cudaMemcpyDeviceToHost));
-      count = small[1];
+    // The staging is free: the last search's final copy has returned.
+    *s.pinnedRadix = RadixState{0u, 0u, k, 0.0f, float(norm2), margin};
+    if (s.graph) {
+      NEARSCAPE_CUDA_CHECK(cudaGraphLaunch(s.graph, stream));
+      NEARSCAPE_CUDA_CHECK(cudaStreamSynchronize(stream));
+      const int* small = s.pinnedSmall;
       if (small[0] == 0) {
-        candidates += count;
+        candidates += small[1];
         for (int c = 0; c < k; ++c) {
-          ids[std::size_t(q * k + c)] = small[std::size_t(2 + c)];
-          std::memcpy(&dists[std::size_t(q * k + c)], &small[std::size_t(2 + k + c)], sizeof(float));
+          ids[std::size_t(q * k + c)] = small[2 + c];
+          std::memcpy(&dists[std::size_t(q * k + c)], &small[2 + k + c], sizeof(float));
         }
         continue;
       }
+    } else {
+      select();
     }
-    if (count < 0)
-      NEARSCAPE_CUDA_CHECK(cudaMemcpy(&count, s.selectedCount.get(), sizeof(int), cudaMemcpyDeviceToHost));
+    // Many candidates (large k, or many near ties): re-ranked and sorted by CUB.
+    int count = 0;
+    NEARSCAPE_CUDA_CHECK(cudaMemcpyAsync(&count, s.selectedCount.get(), sizeof(int),
+                                         cudaMemcpyDeviceToHost, stream));
+    NEARSCAPE_CUDA_CHECK(cudaStreamSynchronize(stream));
     candidates += count;
-    exactKernel<<<(count + kThreads / 32 - 1) / (kThreads / 32), kThreads>>>(
+    exactKernel<<<(count + kThreads / 32 - 1) / (kThreads / 32), kThreads, 0, stream>>>(
         s.rawQuery.get(), s.raw.get(), d, int(s.metric), s.selected.get(), count, s.exact.get());
     NEARSCAPE_CUDA_CHECK_LAUNCH();
-    bytes = s.scratch.size();
-    cub::DeviceRadixSort::SortPairs(s.scratch.get(), bytes, s.exact.get(), s.exactSorted.get(),
-                                    s.selected.get(), s.sortedIds.get(), count);
+    std::size_t bytes = s.scratch.size();
+    NEARSCAPE_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(s.scratch.get(), bytes, s.exact.get(),
+                                                         s.exactSorted.get(), s.selected.get(),
+                                                         s.sortedIds.get(), count, 0, 64, stream));
     std::vector<double> best(static_cast<std::size_t>(k));
-    NEARSCAPE_CUDA_CHECK(cudaMemcpy(ids.data() + q * k, s.sortedIds.get(), sizeof(std::int32_t) * k,
-                                    cudaMemcpyDeviceToHost));
-    NEARSCAPE_CUDA_CHECK(cudaMemcpy(best.data(), s.exactSorted.get(), sizeof(double) * k,
-                                    cudaMemcpyDeviceToHost));
+    NEARSCAPE_CUDA_CHECK(cudaMemcpyAsync(ids.data() + q * k, s.sortedIds.get(),
+                                         sizeof(std::int32_t) * k, cudaMemcpyDeviceToHost, stream));
+    NEARSCAPE_CUDA_CHECK(cudaMemcpyAsync(best.data(), s.exactSorted.get(), sizeof(double) * k,
+                                         cudaMemcpyDeviceToHost, stream));
+    NEARSCAPE_CUDA_CHECK(cudaStreamSynchronize(stream));
     for (int c = 0; c < k; ++c)
       dists[std::size_t(q * k + c)] = float(best[std::size_t(c)]);
   }
