@@ -27,7 +27,7 @@ struct ExactKnnParams {
   std::int64_t baseTile = 0;  ///< base rows per GEMM tile; 0 = chosen from the memory budget
   bool reducedPrecision = true; ///< GPU only: TF32 candidates (then the exact re-check)
   /// STEP's cluster pruning (L2): Auto takes it where a probe of the queries shows it pruning
-  /// most of the base (on the CPU only in ≤ 16 dimensions), Always whenever it applies (tests),
+  /// most of the base (GPU: ≤ 256 dimensions, CPU: ≤ 16), Always whenever it applies (tests),
   /// Off never.
   enum class Pruning { Auto, Always, Off } pruning = Pruning::Auto;
 };
