@@ -388,13 +388,6 @@ std::vector<QueryBlock> queryBlocks(const std::vector<std::int64_t>& offsets) {
   return blocks;
 }
 
-template <typename T>
-DeviceBuffer<T> upload(const T* host, std::size_t count) {
-  DeviceBuffer<T> out(count);
-  if (count > 0)
-    copyToDevice(out.get(), host, sizeof(T) * count);
-  return out;
-}
 
 } // namespace
 
@@ -426,7 +419,7 @@ DeviceClusters::DeviceClusters(const MatrixView<float>& base, const Context& con
   s.clusters = int(std::clamp<std::int64_t>(n / kMembersPerCluster, 1, kMaxClusters));
   const int clusters = s.clusters;
   {
-    DeviceBuffer<float> raw = upload(base.data, std::size_t(n) * std::size_t(d));
+    DeviceBuffer<float> raw = uploaded(base.data, std::size_t(n) * std::size_t(d));
     s.km = cluster(s.cublas, raw.get(), n, d, clusters, context.seed);
     DeviceBuffer<std::int32_t> labels{std::size_t(n)};
     s.km.assign(s.cublas, raw.get(), n, d, labels.get());
@@ -450,7 +443,7 @@ DeviceClusters::DeviceClusters(const MatrixView<float>& base, const Context& con
   std::vector<int> segment(std::size_t(clusters) + 1);
   for (int c = 0; c <= clusters; ++c)
     segment[std::size_t(c)] = c * clusters;
-  const DeviceBuffer<int> segments = upload(segment.data(), segment.size());
+  const DeviceBuffer<int> segments = uploaded(segment.data(), segment.size());
   std::size_t scratchBytes = 0;
   NEARSCAPE_CUDA_CHECK(cub::DeviceSegmentedRadixSort::SortPairs(
       nullptr, scratchBytes, keys.get(), s.keys.get(), order.get(), s.order.get(), int(pairs),
@@ -482,14 +475,14 @@ std::optional<KnnResult> DeviceClusters::search(const MatrixView<float>& queries
   // Queries in the order of their nearest cluster (the graph's queries: the base itself).
   ClusterOrder sortedQueries;
   if (!graph) {
-    DeviceBuffer<float> raw = upload(queries.data, std::size_t(nq) * std::size_t(d));
+    DeviceBuffer<float> raw = uploaded(queries.data, std::size_t(nq) * std::size_t(d));
     DeviceBuffer<std::int32_t> labels{std::size_t(nq)};
     s.km.assign(s.cublas, raw.get(), nq, d, labels.get());
     sortedQueries = orderByCluster(raw.get(), labels.get(), nq, d, clusters);
   }
   const ClusterOrder& qo = graph ? s.sorted : sortedQueries;
   const std::vector<QueryBlock> blocks = queryBlocks(qo.hostOffsets);
-  const DeviceBuffer<QueryBlock> deviceBlocks = upload(blocks.data(), blocks.size());
+  const DeviceBuffer<QueryBlock> deviceBlocks = uploaded(blocks.data(), blocks.size());
   DeviceBuffer<std::int32_t> outIds{std::size_t(nq) * std::size_t(k)};
   DeviceBuffer<float> outDist{std::size_t(nq) * std::size_t(k)};
   DeviceBuffer<std::int32_t> overflowRows{std::size_t(nq)};
@@ -536,7 +529,7 @@ std::optional<KnnResult> DeviceClusters::search(const MatrixView<float>& queries
     (b % stride == 0 ? probe : rest).push_back(std::int32_t(b));
   auto scan = [&](const std::vector<std::int32_t>& list, double from, double span) {
     constexpr std::size_t kPerLaunch = 4096;
-    const DeviceBuffer<std::int32_t> deviceList = upload(list.data(), list.size());
+    const DeviceBuffer<std::int32_t> deviceList = uploaded(list.data(), list.size());
     for (std::size_t b0 = 0; b0 < list.size(); b0 += kPerLaunch) {
       job.check();
       args.blockList = deviceList.get() + b0;

@@ -292,18 +292,19 @@ ResidentBase::ResidentBase(const MatrixView<float>& base, Metric metric, const C
 }
 
 ResidentBase::~ResidentBase() {
-  if (m_state && m_state->cublas)
-    cublasDestroy(m_state->cublas);
-  if (m_state && m_state->pinnedQuery)
-    cudaFreeHost(m_state->pinnedQuery);
-  if (m_state && m_state->pinnedRadix)
-    cudaFreeHost(m_state->pinnedRadix);
-  if (m_state && m_state->pinnedSmall)
-    cudaFreeHost(m_state->pinnedSmall);
-  if (m_state && m_state->graph)
-    cudaGraphExecDestroy(m_state->graph);
-  if (m_state && m_state->stream)
-    cudaStreamDestroy(m_state->stream);
+  if (!m_state)
+    return;
+  State& s = *m_state;
+  if (s.cublas)
+    cublasDestroy(s.cublas);
+  for (void* pinned : {static_cast<void*>(s.pinnedQuery), static_cast<void*>(s.pinnedRadix),
+                       static_cast<void*>(s.pinnedSmall)})
+    if (pinned)
+      cudaFreeHost(pinned);
+  if (s.graph)
+    cudaGraphExecDestroy(s.graph);
+  if (s.stream)
+    cudaStreamDestroy(s.stream);
 }
 
 KnnResult ResidentBase::search(const MatrixView<float>& queries, int k, JobControl& job) const {

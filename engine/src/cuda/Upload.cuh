@@ -4,6 +4,8 @@
 // one's DMA runs (about 3× the pageable rate on the GPU servers: manifold 1M × 128 went from
 // 60 ms to 20 ms).
 
+#include "cuda/DeviceBuffer.cuh"
+
 #include <cstddef>
 
 namespace nearscape::cuda {
@@ -11,5 +13,13 @@ namespace nearscape::cuda {
 /// Copies `bytes` from host `source` to device `target` (current device); returns when done.
 /// Throws DeviceOutOfMemory (pinned memory), Error.
 void copyToDevice(void* target, const void* source, std::size_t bytes);
+
+/// A new device buffer holding `count` elements copied from `host`.
+template <typename T>
+DeviceBuffer<T> uploaded(const T* host, std::size_t count) {
+  DeviceBuffer<T> out(count);
+  copyToDevice(out.get(), host, sizeof(T) * count);
+  return out;
+}
 
 } // namespace nearscape::cuda

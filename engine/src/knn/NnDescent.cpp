@@ -310,6 +310,32 @@ KnnResult run(const MatrixView<float>& data, int k, Metric metric, const Context
   return result;
 }
 
+
+/// GNND on the GPU where there is one (with `initial`: GGM's merge of the parts split at
+/// `split`), else — or when the GPU lacks the memory or the limits (k, d) and the backend was not
+/// forced — the CPU's NN-Descent. Builds and merges both take a k-means head start on the device
+/// (about 1,000 items a cluster): first neighbours, and a merge's first candidates in the other
+/// part, come from the item's own cluster; random ones take as many iterations as a new build.
+KnnResult onGpuOrCpu(const MatrixView<float>& data, int k, Metric metric, const Context& context,
+                     JobControl& job, const NnDescentParams& params,
+                     const NnDescentProgress& progress, const MatrixView<std::int32_t>* initial,
+                     std::int64_t split) {
+#ifdef NEARSCAPE_WITH_CUDA
+  if (resolveBackend(context) == Backend::Cuda) {
+    try {
+      return cuda::gnndGraph(data, k, metric, context, job, params, progress, data.rows >= 4096,
+                             {initial, split});
+    } catch (const DeviceOutOfMemory&) {
+      if (context.backend == Backend::Cuda)
+        throw;
+    } catch (const InvalidArgument&) {
+      if (context.backend == Backend::Cuda)
+        throw;
+    }
+  }
+#endif
+  return run(data, k, metric, context, job, params, progress, initial, split);
+}
 } // namespace
 
 bool exactGraphIsCheaper(std::int64_t n, std::int64_t d, int k, Backend backend) {
@@ -376,23 +402,7 @@ KnnResult nnDescentGraph(const MatrixView<float>& data, int k, Metric metric,
                     " items merged by GGM (memory budget)";
     return graph;
   }
-#ifdef NEARSCAPE_WITH_CUDA
-  if (resolveBackend(context) == Backend::Cuda) {
-    try {
-      // A head start from a coarse k-means on the device (about 1,000 items a cluster): the
-      // first neighbours come from the item's own cluster instead of anywhere, which spares the
-      // descent the iterations a random start spends finding the right region.
-      return cuda::gnndGraph(data, k, metric, context, job, params, progress, data.rows >= 4096);
-    } catch (const DeviceOutOfMemory& e) {
-      if (context.backend == Backend::Cuda)
-        throw;
-    } catch (const InvalidArgument&) { // beyond the GPU version's limits (k, d)
-      if (context.backend == Backend::Cuda)
-        throw;
-    }
-  }
-#endif
-  return run(data, k, metric, context, job, params, progress, nullptr, 0);
+  return onGpuOrCpu(data, k, metric, context, job, params, progress, nullptr, 0);
 }
 
 KnnResult mergeKnnGraphs(const MatrixView<float>& data, std::int64_t split,
@@ -420,23 +430,7 @@ KnnResult mergeKnnGraphs(const MatrixView<float>& data, std::int64_t split,
   NEARSCAPE_EXPECTS(outside == 0, std::to_string(outside) +
                                       " id(s) of the two graphs lie outside their part");
   const MatrixView<std::int32_t> initial{ids.data(), data.rows, w};
-#ifdef NEARSCAPE_WITH_CUDA
-  if (resolveBackend(context) == Backend::Cuda) {
-    try {
-      // The other part's first candidates come from the node's own k-means cluster, as in a
-      // build's head start: random ones take as many iterations to converge as a new build.
-      return cuda::gnndGraph(data, k, metric, context, job, params, progress, data.rows >= 4096,
-                             {&initial, split});
-    } catch (const DeviceOutOfMemory&) { // the merge in host memory instead
-      if (context.backend == Backend::Cuda)
-        throw;
-    } catch (const InvalidArgument&) { // beyond the GPU version's limits (k, d)
-      if (context.backend == Backend::Cuda)
-        throw;
-    }
-  }
-#endif
-  return run(data, k, metric, context, job, params, progress, &initial, split);
+  return onGpuOrCpu(data, k, metric, context, job, params, progress, &initial, split);
 }
 
 } // namespace nearscape
