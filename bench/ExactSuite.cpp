@@ -23,6 +23,7 @@ struct ExactArgs {
   std::string python = "/usr/bin/python3";
   std::string peersDir = NEARSCAPE_PEERS_DIR;
   bool resident = false; ///< search: the base kept in an ExactKnnIndex, its build timed apart
+  ExactKnnParams params; ///< tiles (0: the backend's choice)
 };
 
 std::string today() {
@@ -64,8 +65,9 @@ int runExact(const ExactArgs& a) {
   if (a.resident && !graph)
     index = std::make_unique<ExactKnnIndex>(b, metric, context);
   auto run = [&](int k) {
-    return index ? index->search(q, k) : graph ? knnGraph(b, k, metric, context)
-                                               : knnSearch(q, b, k, metric, context);
+    return index ? index->search(q, k)
+           : graph ? knnGraph(b, k, metric, context, noJobControl(), a.params)
+                   : knnSearch(q, b, k, metric, context, noJobControl(), a.params);
   };
   for (const int k : a.ks) {
     // 1. Correctness: compare with float64 on every row (small data) or a seeded sample.
@@ -247,6 +249,8 @@ void addExactSuite(CLI::App& app, int& exitCode) {
   cmd->add_option("--peers-dir", a->peersDir, "Folder of the peer scripts")->capture_default_str();
   cmd->add_option("--label", a->label, "Name of the data in the table");
   cmd->add_option("--json-out", a->jsonOut, "Write the records here");
+  cmd->add_option("--query-tile", a->params.queryTile, "Query rows per tile (0: the backend's)");
+  cmd->add_option("--base-tile", a->params.baseTile, "Base rows per tile (0: the backend's)");
   cmd->add_flag("--resident", a->resident,
                 "Search: keep the base in an index (built once, not timed), as GPU peers do");
   cmd->callback([a, &exitCode] {

@@ -31,6 +31,30 @@ bool sameAsReference(const KnnResult& got, const KnnResult& ref, QString& why) {
   return why.isEmpty();
 }
 
+/// Like sameAsReference, but distances must agree relative to their size (data of any scale):
+/// ids may differ only where the reference has a relative near tie (or at rank k, which may tie
+/// with ranks past k).
+bool sameAtAnyScale(const KnnResult& got, const KnnResult& ref, QString& why) {
+  const std::int64_t k = ref.ids.cols();
+  auto close = [](double a, double b) { return std::abs(a - b) <= 1e-6 * std::abs(b); };
+  for (std::int64_t r = 0; r < ref.ids.rows(); ++r)
+    for (std::int64_t c = 0; c < k; ++c) {
+      const float gd = got.distances.row(r)[c], rd = ref.distances.row(r)[c];
+      if (!close(gd, rd)) {
+        why = QString("row %1, rank %2: distance %3, float64 says %4").arg(r).arg(c).arg(gd).arg(rd);
+        return false;
+      }
+      const bool tied = c == k - 1 || (c > 0 && close(ref.distances.row(r)[c - 1], rd)) ||
+                        close(ref.distances.row(r)[c + 1], rd);
+      if (got.ids.row(r)[c] != ref.ids.row(r)[c] && !tied) {
+        why = QString("row %1, rank %2: id %3, float64 says %4")
+                  .arg(r).arg(c).arg(got.ids.row(r)[c]).arg(ref.ids.row(r)[c]);
+        return false;
+      }
+    }
+  return true;
+}
+
 /// Blobs: `centres` Gaussian centres (spread `spread`) with unit Gaussian noise; a third of the
 /// rows, when asked, repeat others (exact ties).
 std::vector<float> blobs(std::int64_t n, std::int64_t d, int centres, float spread,
@@ -343,6 +367,39 @@ private slots:
     const KnnResult ip = knnGraph(v, 10, Metric::InnerProduct, contextFor(backend));
     const KnnResult ipRef = knnReference(v, v, 10, Metric::InnerProduct, true);
     QVERIFY2(sameAsReference(ip, ipRef, why), qPrintable("ip: " + why));
+  }
+
+  void magnitudesAcrossFloat16Range_data() {
+    QTest::addColumn<Backend>("backend");
+    addBackendRows("scales", [](QTestData&) {});
+  }
+  void magnitudesAcrossFloat16Range() {
+    QFETCH(Backend, backend);
+    SKIP_WITHOUT_DEVICE(backend);
+    std::random_device seed;
+    const int d = 16, pairs = 400;
+    // Rows of size 1e4 and 1e-5, each with its negative (the mean is exactly zero, so centring
+    // keeps the small ones small): the GPU's float16 candidates round the small rows to
+    // subnormals, and only the bound's absolute term keeps their true neighbours.
+    const auto big = gaussian(pairs / 2, d, seed(), 1e4f), small = gaussian(pairs / 2, d, seed(), 1e-5f);
+    std::vector<float> mixed;
+    for (const auto* part : {&big, &small})
+      for (const float sign : {1.0f, -1.0f})
+        for (const float x : *part)
+          mixed.push_back(sign * x);
+    const MatrixView<float> m{mixed.data(), 2 * pairs, d};
+    QString why;
+    QVERIFY2(sameAtAnyScale(knnGraph(m, 10, Metric::L2, contextFor(backend)),
+                            knnReference(m, m, 10, Metric::L2, true), why),
+             qPrintable("mixed: " + why));
+    // Values beyond 2^60 cannot be scaled into float16: the GPU takes 3xTF32 instead.
+    const auto huge = gaussian(600, 4, seed(), 1e18f);
+    const MatrixView<float> h{huge.data(), 600, 4};
+    const KnnResult got = knnGraph(h, 10, Metric::L2, contextFor(backend));
+    QVERIFY2(sameAtAnyScale(got, knnReference(h, h, 10, Metric::L2, true), why),
+             qPrintable("huge: " + why));
+    if (backend == Backend::Cuda)
+      QVERIFY2(QString::fromStdString(got.device).contains("3xTF32"), got.device.c_str());
   }
 
   void residentIndexAnyK_data() {

@@ -19,6 +19,7 @@
 #include "cuda/DeviceBuffer.cuh"
 #include "cuda/Upload.cuh"
 #include "cuda/DeviceKMeans.cuh"
+#include "cuda/PhaseClock.cuh"
 #include "cuda/WarpRows.cuh"
 #include "util/Hash.h"
 
@@ -514,30 +515,6 @@ __global__ void normaliseKernel(const float* __restrict__ raw, std::int64_t n, i
     out[u * d + t] = float(raw[u * d + t] * scale);
 }
 
-/// With NEARSCAPE_PROFILE set, the device time of each phase, summed over iterations and
-/// printed to stderr at the end (a synchronisation after each phase: profiling only).
-class PhaseClock {
-public:
-  void mark(const std::string& phase) {
-    if (!m_on)
-      return;
-    cudaDeviceSynchronize();
-    const auto now = std::chrono::steady_clock::now();
-    m_seconds[phase] += std::chrono::duration<double>(now - m_last).count();
-    m_last = now;
-  }
-  ~PhaseClock() {
-    if (m_on)
-      for (const auto& [phase, seconds] : m_seconds)
-        std::fprintf(stderr, "GNND %-10s %8.2f ms\n", phase.c_str(), seconds * 1e3);
-  }
-
-private:
-  bool m_on = std::getenv("NEARSCAPE_PROFILE") != nullptr;
-  std::chrono::steady_clock::time_point m_last = std::chrono::steady_clock::now();
-  std::map<std::string, double> m_seconds;
-};
-
 unsigned warpsToBlocks(std::int64_t warps, int warpsPerBlock) {
   return unsigned((warps + warpsPerBlock - 1) / warpsPerBlock);
 }
@@ -549,7 +526,7 @@ KnnResult gnndGraph(const MatrixView<float>& data, int k, Metric metric, const C
                     const NnDescentProgress& progress, bool headStart,
                     const GnndWarmStart& warm) {
   const auto started = std::chrono::steady_clock::now();
-  PhaseClock clock;
+  PhaseClock clock{"GNND"};
   const std::int64_t n = data.rows;
   const int d = int(data.cols);
   // Lists a little longer than k converge further; at least 16 when the data allows.
