@@ -24,6 +24,7 @@ struct ExactArgs {
   std::string peersDir = NEARSCAPE_PEERS_DIR;
   bool resident = false; ///< search: the base kept in an ExactKnnIndex, its build timed apart
   ExactKnnParams params; ///< tiles (0: the backend's choice)
+  std::string memoryBudget; ///< e.g. "256M": the GPU streams the base from host memory beyond it
 };
 
 std::string today() {
@@ -37,6 +38,8 @@ int runExact(const ExactArgs& a) {
   Context context;
   context.backend = parseBackend(a.backend).value_or(Backend::Auto);
   context.threads = a.threads;
+  if (!a.memoryBudget.empty())
+    context.memoryBudget = parseByteSize(a.memoryBudget);
   const Metric metric = parseMetric(a.metric).value_or(Metric::L2);
   OpenOptions options;
   options.loadThumbnails = false;
@@ -249,6 +252,8 @@ void addExactSuite(CLI::App& app, int& exitCode) {
   cmd->add_option("--peers-dir", a->peersDir, "Folder of the peer scripts")->capture_default_str();
   cmd->add_option("--label", a->label, "Name of the data in the table");
   cmd->add_option("--json-out", a->jsonOut, "Write the records here");
+  cmd->add_option("--memory-budget", a->memoryBudget,
+                  "Working-memory budget, e.g. 256M (GPU: the base streamed in chunks beyond it)");
   cmd->add_option("--query-tile", a->params.queryTile, "Query rows per tile (0: the backend's)");
   cmd->add_option("--base-tile", a->params.baseTile, "Base rows per tile (0: the backend's)");
   cmd->add_flag("--resident", a->resident,

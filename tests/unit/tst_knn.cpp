@@ -402,6 +402,37 @@ private slots:
       QVERIFY2(QString::fromStdString(got.device).contains("3xTF32"), got.device.c_str());
   }
 
+  void gpuStreamsBeyondTheBudget_data() {
+    QTest::addColumn<Metric>("metric");
+    QTest::addColumn<int>("nq");
+    QTest::addColumn<int>("k");
+    QTest::addColumn<int>("budgetKiB"); // the base goes up in chunks, the queries in blocks
+    QTest::newRow("l2 graph") << Metric::L2 << 0 << 10 << 2048;
+    QTest::newRow("l2 search") << Metric::L2 << 500 << 10 << 2048;
+    QTest::newRow("cos graph k=200") << Metric::Cosine << 0 << 200 << 4096;
+    QTest::newRow("ip search") << Metric::InnerProduct << 300 << 7 << 2048;
+  }
+  void gpuStreamsBeyondTheBudget() {
+    QFETCH(Metric, metric);
+    QFETCH(int, nq);
+    QFETCH(int, k);
+    QFETCH(int, budgetKiB);
+    SKIP_WITHOUT_DEVICE(Backend::Cuda);
+    std::random_device seed;
+    const int n = 3000, d = 17;
+    const auto base = gaussian(n, d, seed()), queries = gaussian(std::max(nq, 1), d, seed());
+    const MatrixView<float> b{base.data(), n, d};
+    const MatrixView<float> q = nq == 0 ? b : MatrixView<float>{queries.data(), nq, d};
+    Context context = contextFor(Backend::Cuda);
+    context.memoryBudget = std::uint64_t(budgetKiB) << 10;
+    const KnnResult got = nq == 0 ? knnGraph(b, k, metric, context)
+                                  : knnSearch(q, b, k, metric, context);
+    QVERIFY2(QString::fromStdString(got.device).contains("streamed from host memory in 2 chunks") ||
+                 QString::fromStdString(got.device).contains("streamed from host memory in 3 chunks"),
+             got.device.c_str());
+    verifyAgainstReference(got, q, b, k, metric, nq == 0);
+  }
+
   void residentIndexAnyK_data() {
     QTest::addColumn<Backend>("backend");
     QTest::addColumn<Metric>("metric");

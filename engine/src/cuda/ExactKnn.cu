@@ -22,6 +22,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <future>
 #include <limits>
 #include <string>
 
@@ -645,9 +646,27 @@ PassResult searchPass(const DeviceRows& q, std::int64_t nq, const std::int64_t* 
   return result;
 }
 
+constexpr std::int64_t kNoSelf = std::numeric_limits<std::int64_t>::min();
+
+/// How one device run sits inside a larger search (a streamed chunk) or stands alone.
+struct RunOptions {
+  bool sameRows = false;             ///< the queries are the base's rows: packed once
+  std::int64_t selfOffset = kNoSelf; ///< query i may not return base row i + selfOffset
+  const float* deviceBase = nullptr; ///< the base's raw rows, already on the device
+  double progressFrom = 0, progressSpan = 1;
+
+  /// The base row query i may not return, or −1.
+  std::int64_t selfOf(std::int64_t i, std::int64_t nb) const {
+    if (selfOffset == kNoSelf)
+      return -1;
+    const std::int64_t s = i + selfOffset;
+    return s >= 0 && s < nb ? s : -1;
+  }
+};
+
 KnnResult runOnDevice(const MatrixView<float>& queries, const MatrixView<float>& base, int k,
-                      Metric metric, bool excludeSelf, const Context& context, JobControl& job,
-                      const ExactKnnParams& params, Tiles tiles) {
+                      Metric metric, const RunOptions& options, const Context& context,
+                      JobControl& job, const ExactKnnParams& params, Tiles tiles) {
   const auto started = std::chrono::steady_clock::now();
   PhaseClock clock{"exact"};
   const int device = context.device;
@@ -663,7 +682,10 @@ KnnResult runOnDevice(const MatrixView<float>& queries, const MatrixView<float>&
 
   // The base goes up once; it is packed again on the device when the precision changes.
   DeviceRows deviceBase;
-  uploadRaw(base, 0, nb, nullptr, deviceBase);
+  if (options.deviceBase)
+    deviceBase.raw = options.deviceBase;
+  else
+    uploadRaw(base, 0, nb, nullptr, deviceBase);
   clock.mark("upload");
   DeviceBuffer<float> mean{std::size_t(d)};
   if (metric == Metric::L2) {
@@ -691,10 +713,10 @@ KnnResult runOnDevice(const MatrixView<float>& queries, const MatrixView<float>&
                   const std::vector<std::int64_t>* rows, double from, double span) {
     const std::int64_t n = rows ? std::int64_t(rows->size()) : end - begin;
     DeviceRows q;
-    if (excludeSelf && !rows && p != Precision::SplitTf32) {
+    if (options.sameRows && !rows && p != Precision::SplitTf32) {
       q = deviceBase.view(begin, d); // the graph's queries are the base, packed alike
     } else {
-      if (excludeSelf && !rows) {
+      if (options.sameRows && !rows) {
         q.raw = deviceBase.raw + begin * d;
       } else {
         uploadRaw(queries, begin, n, rows, q);
@@ -702,10 +724,10 @@ KnnResult runOnDevice(const MatrixView<float>& queries, const MatrixView<float>&
       packRows(q, n, d, mean.get(), metric, p, true);
     }
     DeviceBuffer<std::int64_t> selfIds;
-    if (excludeSelf) {
+    if (options.selfOffset != kNoSelf) {
       std::vector<std::int64_t> self(static_cast<std::size_t>(n));
       for (std::int64_t i = 0; i < n; ++i)
-        self[i] = rows ? (*rows)[i] : begin + i;
+        self[i] = options.selfOf(rows ? (*rows)[i] : begin + i, nb);
       selfIds = DeviceBuffer<std::int64_t>(std::size_t(n));
       NEARSCAPE_CUDA_CHECK(cudaMemcpy(selfIds.get(), self.data(), sizeof(std::int64_t) * n,
                                       cudaMemcpyHostToDevice));
@@ -714,7 +736,8 @@ KnnResult runOnDevice(const MatrixView<float>& queries, const MatrixView<float>&
     const PassResult r =
         searchPass(q, n, selfIds.get(), deviceBase, nb, d, maxBaseNorm2, metric, p, k, tiles,
                    cublas, rows ? *rows : std::vector<std::int64_t>{}, begin, ids.data(),
-                   dists.data(), job, from, span, clock);
+                   dists.data(), job, options.progressFrom + options.progressSpan * from,
+                   options.progressSpan * span, clock);
     candidates += r.candidates;
     std::vector<std::int64_t> overflow;
     for (const auto local : r.overflow)
@@ -773,7 +796,7 @@ KnnResult runOnDevice(const MatrixView<float>& queries, const MatrixView<float>&
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
   for (std::size_t r = 0; r < remaining.size(); ++r) {
     const std::int64_t i = remaining[r];
-    knn::directRow(queries.row(i), base, metric, k, excludeSelf ? i : -1, ids.data() + i * k,
+    knn::directRow(queries.row(i), base, metric, k, options.selfOf(i, nb), ids.data() + i * k,
                    dists.data() + i * k);
   }
   job.check();
@@ -792,7 +815,136 @@ KnnResult runOnDevice(const MatrixView<float>& queries, const MatrixView<float>&
   result.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   clock.mark("finish");
-  job.progress(1.0, "done");
+  job.progress(options.progressFrom + options.progressSpan, "exact kNN (GPU)");
+  return result;
+}
+
+/// Device bytes of a search's tile buffers (C, candidate lists, results).
+std::uint64_t tileBytes(Tiles t, int k) {
+  const std::uint64_t bq = std::uint64_t(t.bq), bb = std::uint64_t(t.bb);
+  return bq * ((bb + 3) / 4 * 4) * sizeof(float) + bq * (bb + knn::candidateCap(k)) * sizeof(Candidate) +
+         bq * std::uint64_t(k) * 8 + bq * (sizeof(RowState) + 16);
+}
+
+/// Device bytes a resident row may take: raw, packed (3xTF32: 12 bytes a value at worst), norm.
+std::uint64_t rowBytes(int d) { return 16ull * std::uint64_t(d) + 8; }
+
+/// The device memory a search may use: the budget when one is set, within what is free.
+std::uint64_t deviceBudget(const Context& context) {
+  std::size_t free = 0, total = 0;
+  NEARSCAPE_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+  const std::uint64_t usable = std::uint64_t(free) / 10 * 9;
+  return context.memoryBudget > 0 ? std::min<std::uint64_t>(context.memoryBudget, usable) : usable;
+}
+
+/// Merges a chunk's exact top-k (base ids from `idOffset`) into the running top-k of the same
+/// rows: both sorted by (distance, id), the chunks disjoint.
+void mergeChunk(const KnnResult& part, std::int64_t rowOffset, std::int64_t idOffset, int k,
+                std::vector<std::int32_t>& ids, std::vector<float>& dists) {
+#pragma omp parallel for schedule(static)
+  for (std::int64_t r = 0; r < part.ids.rows(); ++r) {
+    std::int32_t* id = ids.data() + (rowOffset + r) * k;
+    float* dist = dists.data() + (rowOffset + r) * k;
+    const std::int32_t* pid = part.ids.row(r);
+    const float* pdist = part.distances.row(r);
+    std::vector<std::int32_t> mid(static_cast<std::size_t>(k));
+    std::vector<float> mdist(static_cast<std::size_t>(k));
+    int a = 0, b = 0;
+    for (int c = 0; c < k; ++c) {
+      const std::int32_t bid = std::int32_t(pid[b] + idOffset);
+      const bool takeA = id[a] >= 0 && (dist[a] < pdist[b] || (dist[a] == pdist[b] && id[a] < bid));
+      mid[c] = takeA ? id[a] : bid;
+      mdist[c] = takeA ? dist[a++] : pdist[b++];
+    }
+    std::copy(mid.begin(), mid.end(), id);
+    std::copy(mdist.begin(), mdist.end(), dist);
+  }
+}
+
+/// Data beyond the device's memory or the budget: the base goes up in chunks from host memory,
+/// the next chunk's copy (its own host thread and stream) overlapping the current chunk's work;
+/// each block of queries is searched against each chunk exactly, and the chunks' top-k are
+/// merged (ties by id). Chunks hold at least 2(k + 1) rows, so every chunk yields k results.
+KnnResult streamOnDevice(const MatrixView<float>& queries, const MatrixView<float>& base, int k,
+                         Metric metric, bool excludeSelf, const Context& context, JobControl& job,
+                         const ExactKnnParams& params, std::uint64_t budget) {
+  const auto started = std::chrono::steady_clock::now();
+  const std::int64_t nq = queries.rows, nb = base.rows;
+  const int d = int(base.cols);
+  Tiles tiles{8192, 8192};
+  while (tileBytes(tiles, k) > budget / 4 && tiles.bq > 256)
+    tiles = {tiles.bq / 2, tiles.bb / 2};
+  const std::uint64_t left = budget > tileBytes(tiles, k) ? budget - tileBytes(tiles, k) : 0;
+  // A third for a block of queries (raw and packed), two thirds for two raw chunks and one
+  // packed.
+  const std::int64_t blockRows = std::int64_t(left / 3 / rowBytes(d));
+  const std::int64_t chunkRows = std::int64_t(left / 3 * 2 / (rowBytes(d) + 8ull * d));
+  if (blockRows < 1 || chunkRows < 2 * (std::int64_t(k) + 1))
+    throw DeviceOutOfMemory("the GPU memory budget (" + std::to_string(budget) +
+                            " bytes) holds too few rows to stream the base in chunks");
+  const std::int64_t chunks = (nb + chunkRows - 1) / chunkRows;
+  const std::int64_t blocks = (nq + blockRows - 1) / blockRows;
+  auto chunkAt = [&](std::int64_t c) { return nb * c / chunks; };
+  auto blockAt = [&](std::int64_t b) { return nq * b / blocks; };
+  auto rows = [&](const MatrixView<float>& m, std::int64_t a, std::int64_t b) {
+    return MatrixView<float>{m.row(a), b - a, m.cols};
+  };
+
+  const std::int64_t largest = (nb + chunks - 1) / chunks + 1;
+  DeviceBuffer<float> raw[2] = {DeviceBuffer<float>(std::size_t(largest) * d),
+                                DeviceBuffer<float>(std::size_t(largest) * d)};
+  std::int64_t holds[2] = {-1, -1}; // the chunk each buffer holds
+  auto upload = [&](std::int64_t c) {
+    const int slot = int(c % 2);
+    if (holds[slot] == c)
+      return;
+    holds[slot] = -1;
+    NEARSCAPE_CUDA_CHECK(cudaSetDevice(context.device));
+    copyToDevice(raw[slot].get(), base.row(chunkAt(c)),
+                 sizeof(float) * std::size_t(chunkAt(c + 1) - chunkAt(c)) * std::size_t(d));
+    holds[slot] = c;
+  };
+
+  std::vector<std::int32_t> ids(static_cast<std::size_t>(nq * k), -1);
+  std::vector<float> dists(ids.size(), std::numeric_limits<float>::infinity());
+  std::string how;
+  std::int64_t fallbackRows = 0;
+  double candidates = 0;
+  for (std::int64_t b = 0; b < blocks; ++b) {
+    const std::int64_t q0 = blockAt(b), q1 = blockAt(b + 1);
+    upload(0);
+    for (std::int64_t c = 0; c < chunks; ++c) {
+      std::future<void> next;
+      if (c + 1 < chunks)
+        next = std::async(std::launch::async, upload, c + 1);
+      const std::int64_t c0 = chunkAt(c), c1 = chunkAt(c + 1);
+      RunOptions options;
+      options.deviceBase = raw[c % 2].get();
+      options.sameRows = excludeSelf && q0 == c0 && q1 == c1;
+      options.selfOffset = excludeSelf ? q0 - c0 : kNoSelf;
+      options.progressFrom = double(b * chunks + c) / double(blocks * chunks);
+      options.progressSpan = 1.0 / double(blocks * chunks);
+      const KnnResult part = runOnDevice(rows(queries, q0, q1), rows(base, c0, c1), k, metric,
+                                         options, context, job, params, tiles);
+      mergeChunk(part, q0, c0, k, ids, dists);
+      fallbackRows += part.fallbackRows;
+      candidates += part.candidatesPerRow * double(q1 - q0);
+      if (how.empty())
+        how = part.device;
+      if (next.valid())
+        next.get();
+    }
+  }
+  KnnResult result;
+  result.ids = Matrix<std::int32_t>(std::move(ids), nq, k);
+  result.distances = Matrix<float>(std::move(dists), nq, k);
+  result.backend = Backend::Cuda;
+  result.device = how + ", the base streamed from host memory in " + std::to_string(chunks) +
+                  " chunks" + (blocks > 1 ? " × " + std::to_string(blocks) + " query blocks" : "");
+  result.fallbackRows = fallbackRows;
+  result.candidatesPerRow = candidates / double(nq); // summed over the chunks
+  result.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return result;
 }
 
@@ -804,21 +956,35 @@ KnnResult exactSearch(const MatrixView<float>& queries, const MatrixView<float>&
   if (int(knn::candidateCap(k)) > kMaxCap)
     throw InvalidArgument("the GPU exact search takes k ≤ " + std::to_string(kMaxCap / 4) +
                           " for now");
+  NEARSCAPE_CUDA_CHECK(cudaSetDevice(context.device));
   // Large tiles: fewer, larger GEMMs, and a first tile's threshold drawn from more columns
   // (H200, fashion-mnist graph: 8,192² 0.052 s, 4,096 × 16,384 0.056 s, 4,096² 0.085 s).
   Tiles tiles{params.queryTile > 0 ? int(params.queryTile) : 8192,
               params.baseTile > 0 ? int(params.baseTile) : 8192};
-  // Out of device memory: smaller query tiles first; the caller falls back to the CPU after.
+  const int d = int(base.cols);
+  const std::uint64_t needed = std::uint64_t(base.rows) * rowBytes(d) +
+                               (excludeSelf ? 0 : std::uint64_t(queries.rows) * rowBytes(d)) +
+                               tileBytes(tiles, k);
+  if (needed > deviceBudget(context))
+    return streamOnDevice(queries, base, k, metric, excludeSelf, context, job, params,
+                          deviceBudget(context));
+  RunOptions options;
+  options.sameRows = excludeSelf;
+  options.selfOffset = excludeSelf ? 0 : kNoSelf;
+  // Out of device memory all the same (other users of the GPU): smaller query tiles, then the
+  // base streamed within half of what is free; the caller falls back to the CPU after.
   for (;;) {
     try {
-      return runOnDevice(queries, base, k, metric, excludeSelf, context, job, params, tiles);
+      return runOnDevice(queries, base, k, metric, options, context, job, params, tiles);
     } catch (const DeviceOutOfMemory&) {
       cudaGetLastError();
       if (tiles.bq <= 256)
-        throw;
+        break;
       tiles.bq /= 4;
     }
   }
+  return streamOnDevice(queries, base, k, metric, excludeSelf, context, job, params,
+                        deviceBudget(context) / 2);
 }
 
 } // namespace nearscape::cuda

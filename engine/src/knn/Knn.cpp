@@ -62,7 +62,11 @@ KnnResult run(const MatrixView<float>& queries, const MatrixView<float>& base, i
       const bool always = params.pruning == ExactKnnParams::Pruning::Always;
       // Unasked, only up to 256 dimensions: beyond, clusters have not been seen to prune (fashion-
       // mnist, 784: the failed attempt cost more than the GEMM path's 0.08 s on an H200).
-      if (metric == Metric::L2 && k <= cuda::kStepMaxK && !tilesGiven &&
+      // The clusters hold the whole base on the device: not within a budget smaller than it.
+      const bool withinBudget = context.memoryBudget == 0 ||
+                                std::uint64_t(base.rows) * std::uint64_t(base.cols) * 12 <=
+                                    context.memoryBudget;
+      if (metric == Metric::L2 && k <= cuda::kStepMaxK && !tilesGiven && withinBudget &&
           params.pruning != ExactKnnParams::Pruning::Off &&
           (always || (base.rows >= 50000 && base.cols <= 256))) {
         try {
