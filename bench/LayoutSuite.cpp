@@ -275,6 +275,8 @@ void addNnDescentSuite(CLI::App& app, int& exitCode) {
       ->capture_default_str();
   cmd->add_option("--iters", a->params.maxIterations, "Most iterations")->capture_default_str();
   cmd->add_option("--delta", a->params.delta, "Stop below this update rate")->capture_default_str();
+  cmd->add_option("--merge-iters", a->params.mergeIterations, "Most iterations of a GPU GGM merge")
+      ->capture_default_str();
   cmd->add_option("--memory-budget", a->memoryBudget, "Working-memory budget, e.g. 2G: shards merged by GGM");
   cmd->add_option("--check-rows", a->checkRows, "Recall on this many seeded rows (0: all, from the exact graph)");
   cmd->add_option("--k", a->k)->capture_default_str();

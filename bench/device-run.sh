@@ -52,7 +52,7 @@ for s in ${SUITES:-tests fashion}; do
     gnnd-manifold-10m)
       [ -f /tmp/data/m10_base.npy ] || python3 "$pack/make-data" manifold /tmp/data/m10 10000000 96 1000
       $bin/nearscape-bench nndescent --data /tmp/data/m10_base.npy --label manifold-10M-96 --k 10 \
-        --backend cuda --peer none --memory-budget 3900M --check-rows 1000 --repeats ${REPEATS:-3} \
+        --backend cuda --peer none --memory-budget ${BUDGET:-7800M} --check-rows 1000 --repeats ${REPEATS:-3} ${NND:-} \
         2>&1 | tee -a "$out/bench.log" ;;
     index-manifold|index-blobs)
       set=${s#index-}

@@ -168,7 +168,8 @@ private slots:
     Context whole;
     whole.backend = backend;
     Context budget = whole;
-    budget.memoryBudget = nnDescentBytesPerItem(d, k) * 1100; // four shards of 1,000
+    // Two shards must fit: four shards of 1,000, six pairwise merges.
+    budget.memoryBudget = nnDescentBytesPerItem(d, k) * 2200;
     const KnnResult one = nnDescentGraph(v, k, Metric::L2, whole);
     const KnnResult sharded = nnDescentGraph(v, k, Metric::L2, budget);
     QVERIFY2(sharded.device.find("4 shards") != std::string::npos, sharded.device.c_str());
@@ -181,11 +182,15 @@ private slots:
     QVERIFY(rSharded >= rOne - 0.01);
     for (std::int64_t i = 0; i < n; ++i)
       for (int p = 0; p < k; ++p) {
-        QVERIFY(sharded.ids.row(i)[p] != i && sharded.ids.row(i)[p] >= 0 && sharded.ids.row(i)[p] < n);
+        const std::int32_t id = sharded.ids.row(i)[p];
+        QVERIFY(id != i && id >= 0 && id < n);
+        for (int q = 0; q < p; ++q)
+          QVERIFY(sharded.ids.row(i)[q] != id);
         if (p > 0)
           QVERIFY(sharded.distances.row(i)[p - 1] <= sharded.distances.row(i)[p]);
+        QCOMPARE(sharded.distances.row(i)[p], float(exactDistance(v.row(i), v.row(id), d, Metric::L2)));
       }
-    budget.memoryBudget = nnDescentBytesPerItem(d, k) * 5; // fewer than 2(k + 1) items
+    budget.memoryBudget = nnDescentBytesPerItem(d, k) * 40; // two shards of 2(k + 1) do not fit
     QVERIFY_THROWS_EXCEPTION(InvalidArgument, nnDescentGraph(v, k, Metric::L2, budget));
   }
 

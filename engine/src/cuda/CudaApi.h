@@ -211,6 +211,8 @@ namespace nearscape::cuda {
 struct GnndWarmStart {
   const MatrixView<std::int32_t>* initial = nullptr;
   std::int64_t split = 0;
+  /// Rows [split, n) when they do not follow `data` in memory (then data.rows == split).
+  const MatrixView<float>* second = nullptr;
 };
 
 KnnResult gnndGraph(const MatrixView<float>& data, int k, Metric metric, const Context& context,

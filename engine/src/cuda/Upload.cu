@@ -87,4 +87,48 @@ void copyToDevice(void* target, const void* source, std::size_t bytes) {
   NEARSCAPE_CUDA_CHECK(cudaStreamSynchronize(s.stream));
 }
 
+void copyToHost(void* target, const void* source, std::size_t bytes) {
+  if (bytes < kDirectBelow) { // cudaMemcpy waits for the default stream's work
+    if (bytes > 0)
+      NEARSCAPE_CUDA_CHECK(cudaMemcpy(target, source, bytes, cudaMemcpyDeviceToHost));
+    return;
+  }
+  // The staging stream does not wait for the default stream, whose kernels made `source`.
+  NEARSCAPE_CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
+  int device = 0;
+  NEARSCAPE_CUDA_CHECK(cudaGetDevice(&device));
+  Staging& s = staging();
+  const std::lock_guard lock(s.mutex);
+  s.ensure(device);
+  auto* out = static_cast<unsigned char*>(target);
+  const auto* in = static_cast<const unsigned char*>(source);
+  auto drain = [&](int b, std::size_t offset, std::size_t size) {
+    NEARSCAPE_CUDA_CHECK(cudaEventSynchronize(s.done[b]));
+    const auto* stage = static_cast<const unsigned char*>(s.buffer[b]);
+    constexpr std::size_t kPiece = std::size_t(1) << 20;
+    const auto pieces = std::int64_t((size + kPiece - 1) / kPiece);
+#pragma omp parallel for schedule(static)
+    for (std::int64_t p = 0; p < pieces; ++p) {
+      const std::size_t at = std::size_t(p) * kPiece;
+      std::memcpy(out + offset + at, stage + at, std::min(kPiece, size - at));
+    }
+  };
+  // The DMA of one staging buffer runs while the other one is copied out.
+  std::size_t pendingOffset = 0, pendingSize = 0;
+  int b = 0;
+  for (std::size_t offset = 0; offset < bytes; offset += kChunk, b ^= 1) {
+    const std::size_t size = std::min(kChunk, bytes - offset);
+    NEARSCAPE_CUDA_CHECK(cudaEventSynchronize(s.done[b])); // drained below before reuse
+    NEARSCAPE_CUDA_CHECK(
+        cudaMemcpyAsync(s.buffer[b], in + offset, size, cudaMemcpyDeviceToHost, s.stream));
+    NEARSCAPE_CUDA_CHECK(cudaEventRecord(s.done[b], s.stream));
+    if (pendingSize > 0)
+      drain(b ^ 1, pendingOffset, pendingSize);
+    pendingOffset = offset;
+    pendingSize = size;
+  }
+  if (pendingSize > 0)
+    drain(b ^ 1, pendingOffset, pendingSize);
+}
+
 } // namespace nearscape::cuda

@@ -14,6 +14,11 @@ namespace nearscape::cuda {
 /// Throws DeviceOutOfMemory (pinned memory), Error.
 void copyToDevice(void* target, const void* source, std::size_t bytes);
 
+/// Copies `bytes` from device `source` to host `target` through the same pinned buffers (the
+/// host side copied out by all threads, which also touches fresh pages in parallel), after the
+/// default stream's work; returns when done.
+void copyToHost(void* target, const void* source, std::size_t bytes);
+
 /// A new device buffer holding `count` elements copied from `host`.
 template <typename T>
 DeviceBuffer<T> uploaded(const T* host, std::size_t count) {
