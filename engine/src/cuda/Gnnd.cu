@@ -288,12 +288,16 @@ __global__ void sampleKernel(std::int64_t n, int K, std::int32_t* __restrict__ l
 /// bank conflicts), the 2S × 4S matrix of NEW × all distances computed in register tiles of
 /// S/4 × S/4 (as a GEMM's micro-kernel: each shared read feeds S/4 pairs); NEW×NEW pairs (a < b)
 /// and NEW×OLD pairs that beat an end's current worst are proposed to that end.
-template <int S, bool IP>
+/// kCrossOnly (GGM, GNND §5.1: "only the distances between objects in different subsets"): in a
+/// merge only cross-part entries are ever NEW, so a node's NEW and reverse NEW candidates all lie
+/// in the other part — NEW×NEW pairs are skipped, and so are proposals within one part (rows
+/// below `split` form one part).
+template <int S, bool IP, bool kCrossOnly>
 __global__ void __launch_bounds__(kJoinThreads) joinKernel(
     const float* __restrict__ x, std::int64_t n, int d, int K,
     const std::int32_t* __restrict__ samples, const int* __restrict__ reverseCount,
     const std::int32_t* __restrict__ reverse, const float* __restrict__ listDist,
-    Proposal* __restrict__ bucket, int* __restrict__ bucketCount) {
+    Proposal* __restrict__ bucket, int* __restrict__ bucketCount, std::int64_t split) {
   constexpr int kCand = 4 * S, kNewCount = 2 * S, kStride = kCand + 1, kTile = S / 4;
   static_assert(kJoinThreads == 128 && kNewCount == 8 * kTile && kCand == 16 * kTile,
                 "8 × 16 threads cover the 2S × 4S matrix");
@@ -388,11 +392,13 @@ __global__ void __launch_bounds__(kJoinThreads) joinKernel(
   const int ty = threadIdx.x / 16, tx = threadIdx.x % 16;
   if (ty * kTile >= newCount)
     return;
+  // Columns tx + 16j: j < kTile/2 are NEW, the rest OLD.
+  constexpr int jBegin = kCrossOnly ? kTile / 2 : 0;
   float acc[kTile][kTile];
 #pragma unroll
   for (int i = 0; i < kTile; ++i)
 #pragma unroll
-    for (int j = 0; j < kTile; ++j)
+    for (int j = jBegin; j < kTile; ++j)
       acc[i][j] = 0;
   for (int t = 0; t < d; ++t) {
     float a[kTile], b[kTile];
@@ -400,12 +406,12 @@ __global__ void __launch_bounds__(kJoinThreads) joinKernel(
     for (int i = 0; i < kTile; ++i)
       a[i] = vectors[t * kStride + ty * kTile + i];
 #pragma unroll
-    for (int j = 0; j < kTile; ++j)
+    for (int j = jBegin; j < kTile; ++j)
       b[j] = vectors[t * kStride + tx + 16 * j];
 #pragma unroll
     for (int i = 0; i < kTile; ++i)
 #pragma unroll
-      for (int j = 0; j < kTile; ++j) {
+      for (int j = jBegin; j < kTile; ++j) {
         if constexpr (IP) {
           acc[i][j] = fmaf(-a[i], b[j], acc[i][j]);
         } else {
@@ -417,12 +423,14 @@ __global__ void __launch_bounds__(kJoinThreads) joinKernel(
 #pragma unroll
   for (int i = 0; i < kTile; ++i)
 #pragma unroll
-    for (int j = 0; j < kTile; ++j) {
+    for (int j = jBegin; j < kTile; ++j) {
       const int ra = ty * kTile + i, rb = tx + 16 * j;
       if (rb < kNewCount && rb <= ra) // NEW×NEW once, as a < b
         continue;
       const std::int32_t ia = cand[ra], ib = cand[rb];
       if (ia == kNone || ib == kNone || ia == ib)
+        continue;
+      if (kCrossOnly && (ia < split) == (ib < split))
         continue;
       const float dist = acc[i][j];
       if (dist < worst[ra]) {
@@ -564,8 +572,12 @@ KnnResult gnndGraph(const MatrixView<float>& data, int k, Metric metric, const C
   NEARSCAPE_CUDA_CHECK(cudaMemset(listIds.get(), 0xff, sizeof(std::int32_t) * std::size_t(n) * K));
   const auto sample = S == 32 ? sampleKernel<32> : sampleKernel<16>;
   const bool ip = metric != Metric::L2; // cosine ranks by −dot of normalised rows
-  const auto join = S == 32 ? (ip ? joinKernel<32, true> : joinKernel<32, false>)
-                            : (ip ? joinKernel<16, true> : joinKernel<16, false>);
+  const bool cross = warm.initial != nullptr;
+  const auto join =
+      S == 32 ? (ip ? (cross ? joinKernel<32, true, true> : joinKernel<32, true, false>)
+                    : (cross ? joinKernel<32, false, true> : joinKernel<32, false, false>))
+              : (ip ? (cross ? joinKernel<16, true, true> : joinKernel<16, true, false>)
+                    : (cross ? joinKernel<16, false, true> : joinKernel<16, false, false>));
   NEARSCAPE_CUDA_CHECK(cudaFuncSetAttribute(join, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                             int(joinShared)));
 
@@ -625,7 +637,7 @@ KnnResult gnndGraph(const MatrixView<float>& data, int k, Metric metric, const C
     join<<<unsigned(n), kJoinThreads, joinShared>>>(x, n, d, K, samples.get(),
                                                          reverseCount.get(), reverse.get(),
                                                          listDist.get(), bucket.get(),
-                                                         bucketCount.get());
+                                                         bucketCount.get(), warm.split);
     clock.mark("join");
     mergeKernel<<<mergeBlocks, kMergeWarps * 32>>>(n, K, listIds.get(), listDist.get(), bucket.get(),
                                                    bucketCount.get(), changes.get());

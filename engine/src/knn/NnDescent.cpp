@@ -346,29 +346,45 @@ KnnResult onGpuOrCpu(const MatrixView<float>& data, int k, Metric metric, const 
   }
   return run(data, k, metric, context, job, params, progress, initial, split);
 }
-/// The best k of one row found so far: (distance, id), nearest first.
+/// Folds a merge's list of one row into its best k so far: both sorted by (distance, id) with
+/// exact distances, so an id found twice comes with (nearly) the same distance.
 void foldInto(std::int32_t* ids, float* dists, const std::int32_t* moreIds, const float* moreDists,
               std::int64_t idOffset0, std::int64_t split, std::int64_t idOffset1, int k) {
-  thread_local std::vector<std::pair<float, std::int32_t>> all;
-  all.clear();
-  for (int c = 0; c < k; ++c) {
-    if (ids[c] >= 0)
-      all.push_back({dists[c], ids[c]});
-    const std::int32_t m = moreIds[c];
-    if (m >= 0)
-      all.push_back({moreDists[c], std::int32_t(m < split ? m + idOffset0 : m - split + idOffset1)});
-  }
-  std::sort(all.begin(), all.end());
-  int out = 0;
-  for (std::size_t i = 0; i < all.size() && out < k; ++i) {
+  thread_local std::vector<std::int32_t> outIds;
+  thread_local std::vector<float> outDists;
+  outIds.clear();
+  outDists.clear();
+  auto global = [&](std::int32_t m) {
+    return std::int32_t(m < split ? m + idOffset0 : m - split + idOffset1);
+  };
+  int a = 0, b = 0;
+  while (int(outIds.size()) < k && (a < k || b < k)) {
+    const bool hasA = a < k && ids[a] >= 0, hasB = b < k && moreIds[b] >= 0;
+    if (!hasA && !hasB)
+      break;
+    const std::int32_t idB = hasB ? global(moreIds[b]) : -1;
+    const bool takeA = hasA && (!hasB || dists[a] < moreDists[b] ||
+                                (dists[a] == moreDists[b] && ids[a] <= idB));
+    const std::int32_t id = takeA ? ids[a] : idB;
+    const float dist = takeA ? dists[a] : moreDists[b];
+    takeA ? ++a : ++b;
+    if (!hasA)
+      a = k;
+    if (!hasB)
+      b = k;
+    // An id found twice: the same exact distance up to the summation order of the backend
+    // that computed it, so it sits among the last few kept.
     bool seen = false;
-    for (int c = 0; c < out && !seen; ++c)
-      seen = ids[c] == all[i].second;
-    if (!seen) {
-      ids[out] = all[i].second;
-      dists[out++] = all[i].first;
-    }
+    for (std::size_t c = outIds.size(); c-- > 0 && !seen && outDists[c] >= dist - 1e-5f * std::abs(dist);)
+      seen = outIds[c] == id;
+    if (seen)
+      continue;
+    outIds.push_back(id);
+    outDists.push_back(dist);
   }
+  std::copy(outIds.begin(), outIds.end(), ids);
+  std::copy(outDists.begin(), outDists.end(), dists);
+  std::fill(ids + outIds.size(), ids + k, -1);
 }
 
 /// GNND §5 for data beyond the budget: shards of half the budget's items, built one at a time;
