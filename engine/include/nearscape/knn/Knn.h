@@ -25,7 +25,7 @@ namespace nearscape {
 struct ExactKnnParams {
   std::int64_t queryTile = 0; ///< queries per GEMM tile; 0 = chosen from the memory budget
   std::int64_t baseTile = 0;  ///< base rows per GEMM tile; 0 = chosen from the memory budget
-  bool reducedPrecision = true; ///< GPU only: TF32 candidates (then the exact re-check)
+  bool reducedPrecision = true; ///< GPU only: float16 candidates (then the exact re-check)
   /// STEP's cluster pruning (L2): Auto takes it where a probe of the queries shows it pruning
   /// most of the base (GPU: ≤ 256 dimensions, CPU: ≤ 16), Always whenever it applies (tests),
   /// Off never.

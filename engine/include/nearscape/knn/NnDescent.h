@@ -30,8 +30,9 @@ using NnDescentProgress = std::function<void(int iteration, double updateRate)>;
 /// The approximate kNN graph (itself excluded; k ≤ n − 1): ids nearest first; each reported
 /// distance is the exact float64 distance of its id. Deterministic for a seed (context.seed)
 /// whatever the thread count on the CPU; on CUDA (GNND) not bitwise. When n items' working memory
-/// (nnDescentBytesPerItem) exceeds context.memoryBudget, shards that fit it are built one at a
-/// time and merged by GGM in host memory (the result's `device` says how many). Throws InvalidArgument (k out of range, n < 2, NaN/Inf),
+/// (nnDescentBytesPerItem) exceeds context.memoryBudget, shards of half the budget are built one
+/// at a time and every pair of them merged by GGM, the best k of each row kept in host memory
+/// (the result's `device` says how many shards). Throws InvalidArgument (k out of range, n < 2, NaN/Inf),
 /// Cancelled (checked between chunks of nodes).
 KnnResult nnDescentGraph(const MatrixView<float>& data, int k, Metric metric,
                          const Context& context, JobControl& job = noJobControl(),
