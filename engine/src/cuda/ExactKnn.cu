@@ -425,7 +425,7 @@ double dotError(Precision p, int d) {
   return 1;
 }
 
-/// Thrown when data cannot be scaled into float16's range (|values| beyond 2^±60).
+/// Thrown when data cannot be scaled into float16's range (|values| beyond 2^±40).
 struct OutsideHalfRange {};
 
 /// Rows on the device: raw (the exact re-check reads them) and packed for the GEMM. Either owns
@@ -501,7 +501,8 @@ void packRows(DeviceRows& rows, std::int64_t n, int d, const float* deviceMean, 
     float maxAbs;
     std::memcpy(&maxAbs, &bits, sizeof(maxAbs));
     if (maxAbs > 0) {
-      if (!(maxAbs >= std::ldexp(1.0f, -60) && maxAbs <= std::ldexp(1.0f, 60)))
+      // Beyond 2^±40 the product of two scales (the GEMM's alpha) could leave float's range.
+      if (!(maxAbs >= std::ldexp(1.0f, -40) && maxAbs <= std::ldexp(1.0f, 40)))
         throw OutsideHalfRange{};
       rows.scale = std::ldexp(1.0f, 14 - std::ilogb(maxAbs));
     }

@@ -53,6 +53,30 @@ Staging& staging() {
   return s;
 }
 
+/// The staging set for the current device, ready; the caller holds s.mutex.
+Staging& stagingFor(int device) {
+  Staging& s = staging();
+  s.ensure(device);
+  return s;
+}
+
+/// memcpy by all host threads, a MiB a piece.
+void parallelCopy(unsigned char* out, const unsigned char* in, std::size_t size) {
+  constexpr std::size_t kPiece = std::size_t(1) << 20;
+  const auto pieces = std::int64_t((size + kPiece - 1) / kPiece);
+#pragma omp parallel for schedule(static)
+  for (std::int64_t p = 0; p < pieces; ++p) {
+    const std::size_t at = std::size_t(p) * kPiece;
+    std::memcpy(out + at, in + at, std::min(kPiece, size - at));
+  }
+}
+
+int currentDevice() {
+  int device = 0;
+  NEARSCAPE_CUDA_CHECK(cudaGetDevice(&device));
+  return device;
+}
+
 } // namespace
 
 void copyToDevice(void* target, const void* source, std::size_t bytes) {
@@ -61,11 +85,9 @@ void copyToDevice(void* target, const void* source, std::size_t bytes) {
       NEARSCAPE_CUDA_CHECK(cudaMemcpy(target, source, bytes, cudaMemcpyHostToDevice));
     return;
   }
-  int device = 0;
-  NEARSCAPE_CUDA_CHECK(cudaGetDevice(&device));
-  Staging& s = staging();
-  const std::lock_guard lock(s.mutex);
-  s.ensure(device);
+  const int device = currentDevice();
+  const std::lock_guard lock(staging().mutex);
+  Staging& s = stagingFor(device);
   auto* out = static_cast<unsigned char*>(target);
   const auto* in = static_cast<const unsigned char*>(source);
   int b = 0;
@@ -73,13 +95,7 @@ void copyToDevice(void* target, const void* source, std::size_t bytes) {
     const std::size_t size = std::min(kChunk, bytes - offset);
     NEARSCAPE_CUDA_CHECK(cudaEventSynchronize(s.done[b])); // its last DMA has finished
     auto* stage = static_cast<unsigned char*>(s.buffer[b]);
-    constexpr std::size_t kPiece = std::size_t(1) << 20;
-    const auto pieces = std::int64_t((size + kPiece - 1) / kPiece);
-#pragma omp parallel for schedule(static)
-    for (std::int64_t p = 0; p < pieces; ++p) {
-      const std::size_t at = std::size_t(p) * kPiece;
-      std::memcpy(stage + at, in + offset + at, std::min(kPiece, size - at));
-    }
+    parallelCopy(stage, in + offset, size);
     NEARSCAPE_CUDA_CHECK(
         cudaMemcpyAsync(out + offset, stage, size, cudaMemcpyHostToDevice, s.stream));
     NEARSCAPE_CUDA_CHECK(cudaEventRecord(s.done[b], s.stream));
@@ -95,23 +111,14 @@ void copyToHost(void* target, const void* source, std::size_t bytes) {
   }
   // The staging stream does not wait for the default stream, whose kernels made `source`.
   NEARSCAPE_CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
-  int device = 0;
-  NEARSCAPE_CUDA_CHECK(cudaGetDevice(&device));
-  Staging& s = staging();
-  const std::lock_guard lock(s.mutex);
-  s.ensure(device);
+  const int device = currentDevice();
+  const std::lock_guard lock(staging().mutex);
+  Staging& s = stagingFor(device);
   auto* out = static_cast<unsigned char*>(target);
   const auto* in = static_cast<const unsigned char*>(source);
   auto drain = [&](int b, std::size_t offset, std::size_t size) {
     NEARSCAPE_CUDA_CHECK(cudaEventSynchronize(s.done[b]));
-    const auto* stage = static_cast<const unsigned char*>(s.buffer[b]);
-    constexpr std::size_t kPiece = std::size_t(1) << 20;
-    const auto pieces = std::int64_t((size + kPiece - 1) / kPiece);
-#pragma omp parallel for schedule(static)
-    for (std::int64_t p = 0; p < pieces; ++p) {
-      const std::size_t at = std::size_t(p) * kPiece;
-      std::memcpy(out + offset + at, stage + at, std::min(kPiece, size - at));
-    }
+    parallelCopy(out + offset, static_cast<const unsigned char*>(s.buffer[b]), size);
   };
   // The DMA of one staging buffer runs while the other one is copied out.
   std::size_t pendingOffset = 0, pendingSize = 0;
