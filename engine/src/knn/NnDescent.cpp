@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <future>
 #include <parallel/algorithm>
 #include <chrono>
 #include <cmath>
@@ -448,7 +449,9 @@ KnnResult shardedGraph(const MatrixView<float>& data, int k, Metric metric, cons
   }
   best = own;
 
-  // 2. Every pair of shards, each row's best k folded in after each merge.
+  // 2. Every pair of shards, each row's best k folded in after each merge — on a host thread
+  // while the next merge runs (a merge reads only the shards' own graphs).
+  std::future<void> folding;
   for (std::int64_t a = 0; a < shards; ++a)
     for (std::int64_t b = a + 1; b < shards; ++b) {
       report("merge of shards " + std::to_string(a + 1) + " and " + std::to_string(b + 1));
@@ -467,18 +470,25 @@ KnnResult shardedGraph(const MatrixView<float>& data, int k, Metric metric, cons
       }
       const MatrixView<std::int32_t> initialView{initial.get(), m, k};
       lap("initial");
-      const KnnResult merged = onGpuOrCpu(first, k, metric, inner, job, partial, {}, &initialView,
-                                          split, &second);
+      KnnResult merged = onGpuOrCpu(first, k, metric, inner, job, partial, {}, &initialView,
+                                    split, &second);
       device = merged.device;
       lap("merge");
+      if (folding.valid())
+        folding.get();
+      lap("fold wait");
+      folding = std::async(std::launch::async, [&, merged = std::move(merged), a, b, split, m] {
 #pragma omp parallel for schedule(dynamic, 1024)
-      for (std::int64_t r = 0; r < m; ++r) {
-        const std::int64_t global = r < split ? bound(a) + r : bound(b) + r - split;
-        foldInto(best.data() + global * k, bestDist.data() + global * k, merged.ids.row(r),
-                 merged.distances.row(r), bound(a), split, bound(b), k);
-      }
-      lap("fold");
+        for (std::int64_t r = 0; r < m; ++r) {
+          const std::int64_t global = r < split ? bound(a) + r : bound(b) + r - split;
+          foldInto(best.data() + global * k, bestDist.data() + global * k, merged.ids.row(r),
+                   merged.distances.row(r), bound(a), split, bound(b), k);
+        }
+      });
     }
+  if (folding.valid())
+    folding.get();
+  lap("last fold");
 
   if (progress)
     progress(int(steps), 0.0);
