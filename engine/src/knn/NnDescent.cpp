@@ -13,7 +13,6 @@
 #include "util/VectorDistance.h"
 
 #include <algorithm>
-#include <functional>
 #include <future>
 #include <parallel/algorithm>
 #include <chrono>
