@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <vector>
 
 namespace nearscape::layout {
 struct EpochStep;
@@ -213,11 +214,29 @@ struct GnndWarmStart {
   std::int64_t split = 0;
   /// Rows [split, n) when they do not follow `data` in memory (then data.rows == split).
   const MatrixView<float>* second = nullptr;
+  /// Called once the host's inputs are on the device: the host is free while the device works.
+  std::function<void()> uploaded;
 };
+
+/// The head start's clusters shared by the builds and merges of one sharded graph (so a merge
+/// runs no k-means of its own): centroids from gnndCodebook; a build writes its rows' clusters
+/// to `labelsOut`, a merge reads each part's from `labels` and `secondLabels`. Host memory.
+struct GnndClusters {
+  const std::vector<float>* centroids = nullptr; ///< count × d
+  int count = 0;
+  std::int32_t* labelsOut = nullptr;
+  const std::int32_t* labels = nullptr;
+  const std::int32_t* secondLabels = nullptr;
+};
+
+/// Centroids (count × d, host) of a seeded k-means on the device of `sample` — normalised rows
+/// for cosine, as GNND ranks them. Throws DeviceOutOfMemory, Error.
+std::vector<float> gnndCodebook(const MatrixView<float>& sample, Metric metric, int count,
+                                const Context& context);
 
 KnnResult gnndGraph(const MatrixView<float>& data, int k, Metric metric, const Context& context,
                     JobControl& job, const NnDescentParams& params,
                     const NnDescentProgress& progress, bool headStart,
-                    const GnndWarmStart& warm = {});
+                    const GnndWarmStart& warm = {}, const GnndClusters& clusters = {});
 
 } // namespace nearscape::cuda

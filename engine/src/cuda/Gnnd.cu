@@ -51,10 +51,19 @@ struct Proposal {
   std::int32_t id;
 };
 
+/// The float32 distance the lists rank by, summed in dimension order with the same fused
+/// multiply-adds as the join's register tiles: a pair's distance is bitwise the same whichever
+/// kernel computed it and whichever end came first, so repeated ids sort next to each other.
 __device__ __forceinline__ float workingDistance(const float* a, const float* b, int d, bool ip) {
   float s = 0;
-  for (int t = 0; t < d; ++t)
-    s += ip ? -a[t] * b[t] : (a[t] - b[t]) * (a[t] - b[t]);
+  for (int t = 0; t < d; ++t) {
+    if (ip) {
+      s = fmaf(-a[t], b[t], s);
+    } else {
+      const float e = a[t] - b[t];
+      s = fmaf(e, e, s);
+    }
+  }
   return s;
 }
 
@@ -176,7 +185,10 @@ __global__ void ownPartOldKernel(std::int64_t n, int K, std::int64_t split,
 }
 
 /// One warp per node: list ∪ bucket, sorted, repeated ids dropped, the best K kept. Entries that
-/// came from the bucket are NEW and counted as changes.
+/// came from the bucket are NEW and counted as changes. The sort spans the next power of two
+/// above list and proposals (late iterations bring few). A pair's working distance is the same
+/// bitwise wherever it was computed (workingDistance), so an id listed twice sorts as adjacent
+/// copies and only the first is kept.
 __global__ void mergeKernel(std::int64_t n, int K, std::int32_t* __restrict__ listIds,
                             float* __restrict__ listDist, const Proposal* __restrict__ bucket,
                             int* __restrict__ bucketCount, unsigned long long* __restrict__ changes) {
@@ -191,7 +203,10 @@ __global__ void mergeKernel(std::int64_t n, int K, std::int32_t* __restrict__ li
     return;
   float* D = dist[w];
   std::int32_t* I = id[w];
-  for (int s = lane; s < kMergeSlots; s += 32) {
+  int slots = 32;
+  while (slots < K + proposals)
+    slots <<= 1;
+  for (int s = lane; s < slots; s += 32) {
     if (s < K) {
       I[s] = listIds[u * K + s];
       D[s] = I[s] == kNone ? INFINITY : listDist[u * K + s];
@@ -205,17 +220,16 @@ __global__ void mergeKernel(std::int64_t n, int K, std::int32_t* __restrict__ li
     }
   }
   __syncwarp();
-  warpSort(D, I, kMergeSlots, lane);
-  // An entry is kept when no earlier entry has its id; then the first K kept survive.
+  warpSort(D, I, slots, lane);
+  // An entry is kept when the one before it has another id; then the first K kept survive.
   int keptBefore = 0;
   unsigned long long changed = 0;
-  for (int base = 0; base < kMergeSlots; base += 32) {
+  for (int base = 0; base < slots && keptBefore < K; base += 32) {
     const int s = base + lane;
     const std::int32_t mine = I[s];
     const std::int32_t plain = mine == kNone ? kNone : std::int32_t(std::uint32_t(mine) & kIdBits);
-    bool keep = mine != kNone && !isinf(D[s]);
-    for (int t = 0; t < s && keep; ++t)
-      keep = I[t] == kNone || std::int32_t(std::uint32_t(I[t]) & kIdBits) != plain;
+    const bool keep = mine != kNone && !isinf(D[s]) &&
+                      (s == 0 || std::int32_t(std::uint32_t(I[s - 1]) & kIdBits) != plain);
     const unsigned ballot = __ballot_sync(kFull, keep);
     const int rank = keptBefore + __popc(ballot & ((1u << lane) - 1));
     __syncwarp();
@@ -493,9 +507,25 @@ __global__ void finishKernel(const float* __restrict__ raw, std::int64_t n, int 
         swapAt(I, a, b);
       },
       [] { __syncwarp(); });
-  for (int c = lane; c < k; c += 32) {
-    outIds[u * k + c] = I[c];
-    outDist[u * k + c] = float(D[c]);
+  // The first k distinct ids (a list never holds one twice; checked here once, as the result's
+  // promise).
+  int keptBefore = 0;
+  for (int base = 0; base < slots && keptBefore < k; base += 32) {
+    const int c = base + lane;
+    bool keep = c < slots && I[c] != kNone && !isinf(D[c]);
+    for (int t = 0; t < c && keep; ++t)
+      keep = I[t] != I[c];
+    const unsigned ballot = __ballot_sync(kFull, keep);
+    const int rank = keptBefore + __popc(ballot & ((1u << lane) - 1));
+    if (keep && rank < k) {
+      outIds[u * k + rank] = I[c];
+      outDist[u * k + rank] = float(D[c]);
+    }
+    keptBefore += __popc(ballot);
+  }
+  for (int r = keptBefore + lane; r < k; r += 32) {
+    outIds[u * k + r] = kNone;
+    outDist[u * k + r] = INFINITY;
   }
 }
 
@@ -530,10 +560,31 @@ unsigned warpsToBlocks(std::int64_t warps, int warpsPerBlock) {
 
 } // namespace
 
+std::vector<float> gnndCodebook(const MatrixView<float>& sample, Metric metric, int count,
+                                const Context& context) {
+  NEARSCAPE_EXPECTS(count >= 1 && count <= sample.rows, "more clusters than sample rows");
+  NEARSCAPE_CUDA_CHECK(cudaSetDevice(context.device));
+  const std::int64_t m = sample.rows;
+  const int d = int(sample.cols);
+  DeviceBuffer<float> rows = uploaded(sample.data, std::size_t(sample.size()));
+  if (metric == Metric::Cosine) {
+    DeviceBuffer<float> normalised{std::size_t(sample.size())};
+    normaliseKernel<<<warpsToBlocks(m, 8), 256>>>(rows.get(), m, d, normalised.get());
+    NEARSCAPE_CUDA_CHECK_LAUNCH();
+    rows = std::move(normalised);
+  }
+  const CublasHandle cublas;
+  NEARSCAPE_CUBLAS_CHECK(cublasSetMathMode(cublas.get(), CUBLAS_TF32_TENSOR_OP_MATH));
+  const Clustering km = cluster(cublas, rows.get(), m, d, count, context.seed);
+  std::vector<float> centroids(std::size_t(count) * std::size_t(d));
+  copyToHost(centroids.data(), km.centroids.get(), sizeof(float) * centroids.size());
+  return centroids;
+}
+
 KnnResult gnndGraph(const MatrixView<float>& data, int k, Metric metric, const Context& context,
                     JobControl& job, const NnDescentParams& params,
                     const NnDescentProgress& progress, bool headStart,
-                    const GnndWarmStart& warm) {
+                    const GnndWarmStart& warm, const GnndClusters& clusters) {
   const auto started = std::chrono::steady_clock::now();
   PhaseClock clock{"GNND"};
   NEARSCAPE_EXPECTS(!warm.second || (warm.split == data.rows && warm.second->cols == data.cols),
@@ -588,12 +639,30 @@ KnnResult gnndGraph(const MatrixView<float>& data, int k, Metric metric, const C
   ClusterOrder members;
   clock.mark("upload");
   if (headStart) {
-    const CublasHandle cublas;
-    NEARSCAPE_CUBLAS_CHECK(cublasSetMathMode(cublas.get(), CUBLAS_TF32_TENSOR_OP_MATH));
-    const int count = int(std::clamp<std::int64_t>(n / 1024, 1, 4096));
-    const Clustering km = cluster(cublas, x, n, d, count, context.seed);
     clusterOf = DeviceBuffer<std::int32_t>(std::size_t(n));
-    km.assign(cublas, x, n, d, clusterOf.get());
+    int count = clusters.count;
+    if (clusters.labels) { // a merge of builds that shared the centroids: their rows' clusters
+      copyToDevice(clusterOf.get(), clusters.labels, sizeof(std::int32_t) * std::size_t(data.rows));
+      if (warm.second)
+        copyToDevice(clusterOf.get() + data.rows, clusters.secondLabels,
+                     sizeof(std::int32_t) * std::size_t(warm.second->rows));
+    } else {
+      const CublasHandle cublas;
+      NEARSCAPE_CUBLAS_CHECK(cublasSetMathMode(cublas.get(), CUBLAS_TF32_TENSOR_OP_MATH));
+      Clustering km;
+      if (clusters.centroids) {
+        km.count = count;
+        km.centroids = uploaded(clusters.centroids->data(), clusters.centroids->size());
+        km.norms = DeviceBuffer<float>(std::size_t(count));
+        km.refreshNorms(d);
+      } else {
+        count = int(std::clamp<std::int64_t>(n / 1024, 1, 4096));
+        km = cluster(cublas, x, n, d, count, context.seed);
+      }
+      km.assign(cublas, x, n, d, clusterOf.get());
+      if (clusters.labelsOut)
+        copyToHost(clusters.labelsOut, clusterOf.get(), sizeof(std::int32_t) * std::size_t(n));
+    }
     members = orderByCluster(nullptr, clusterOf.get(), n, d, count);
   }
   clock.mark("head start");
@@ -603,6 +672,8 @@ KnnResult gnndGraph(const MatrixView<float>& data, int k, Metric metric, const C
     const std::int64_t width = warm.initial->cols;
     DeviceBuffer<std::int32_t> initial{std::size_t(n) * std::size_t(width)};
     copyToDevice(initial.get(), warm.initial->data, sizeof(std::int32_t) * std::size_t(n * width));
+    if (warm.uploaded)
+      warm.uploaded();
     NEARSCAPE_CUDA_CHECK(cudaMemset(bucketCount.get(), 0, sizeof(int) * std::size_t(n)));
     warmSeedKernel<<<warpBlocks, 256>>>(x, n, d, ip, K, mixBits(context.seed), initial.get(),
                                         int(width), warm.split,
@@ -610,6 +681,8 @@ KnnResult gnndGraph(const MatrixView<float>& data, int k, Metric metric, const C
                                         members.offsets.get(), members.ids.get(), bucket.get(),
                                         bucketCount.get());
   } else {
+    if (warm.uploaded)
+      warm.uploaded();
     seedKernel<<<warpBlocks, 256>>>(x, n, d, ip, K, mixBits(context.seed),
                                     headStart ? clusterOf.get() : nullptr, members.offsets.get(),
                                     members.ids.get(), bucket.get(), bucketCount.get());

@@ -13,6 +13,7 @@
 #include "util/VectorDistance.h"
 
 #include <algorithm>
+#include <functional>
 #include <future>
 #include <parallel/algorithm>
 #include <chrono>
@@ -21,6 +22,7 @@
 #include <cstdlib>
 #include <limits>
 #include <memory>
+#include <mutex>
 
 #include <omp.h>
 
@@ -314,6 +316,12 @@ KnnResult run(const MatrixView<float>& data, int k, Metric metric, const Context
 }
 
 
+#ifdef NEARSCAPE_WITH_CUDA
+using SharedClusters = cuda::GnndClusters;
+#else
+struct SharedClusters {};
+#endif
+
 /// GNND on the GPU where there is one (with `initial`: GGM's merge of the parts split at
 /// `split`), else — or when the GPU lacks the memory or the limits (k, d) and the backend was not
 /// forced — the CPU's NN-Descent. Builds and merges both take a k-means head start on the device
@@ -322,13 +330,15 @@ KnnResult run(const MatrixView<float>& data, int k, Metric metric, const Context
 KnnResult onGpuOrCpu(const MatrixView<float>& data, int k, Metric metric, const Context& context,
                      JobControl& job, const NnDescentParams& params,
                      const NnDescentProgress& progress, const MatrixView<std::int32_t>* initial,
-                     std::int64_t split, const MatrixView<float>* second = nullptr) {
+                     std::int64_t split, const MatrixView<float>* second = nullptr,
+                     const SharedClusters& clusters = {},
+                     const std::function<void()>& uploaded = {}) {
   const std::int64_t n = data.rows + (second ? second->rows : 0);
 #ifdef NEARSCAPE_WITH_CUDA
   if (resolveBackend(context) == Backend::Cuda) {
     try {
       return cuda::gnndGraph(data, k, metric, context, job, params, progress, n >= 4096,
-                             {initial, split, second});
+                             {initial, split, second, uploaded}, clusters);
     } catch (const DeviceOutOfMemory&) {
       if (context.backend == Backend::Cuda)
         throw;
@@ -346,6 +356,22 @@ KnnResult onGpuOrCpu(const MatrixView<float>& data, int k, Metric metric, const 
   }
   return run(data, k, metric, context, job, params, progress, initial, split);
 }
+/// An event that happens once; fire() again is harmless.
+struct OneShot {
+  std::promise<void> promise;
+  std::shared_future<void> fired = promise.get_future().share();
+  std::once_flag once;
+  void fire() {
+    std::call_once(once, [this] { promise.set_value(); });
+  }
+};
+
+/// Runs `action` when the scope ends, however it ends.
+struct OnExit {
+  std::function<void()> action;
+  ~OnExit() { action(); }
+};
+
 /// Folds a merge's list of one row into its best k so far: both sorted by (distance, id) with
 /// exact distances, so an id found twice comes with (nearly) the same distance.
 void foldInto(std::int32_t* ids, float* dists, const std::int32_t* moreIds, const float* moreDists,
@@ -429,28 +455,79 @@ KnnResult shardedGraph(const MatrixView<float>& data, int k, Metric metric, cons
     job.progress(double(step++) / steps, "NN-Descent: " + what);
   };
 
-  // 1. Each shard's graph (global ids): the merges' starting lists, and the first best k.
-  std::vector<std::int32_t> own(static_cast<std::size_t>(n * k)), best(own.size());
-  std::vector<float> bestDist(own.size());
+  // 0. On the GPU, one k-means codebook for all (a merge's head start needs its rows' clusters
+  // in one clustering; its own k-means took 85 ms of a 1.1 s merge of 5.2M rows): centroids of a
+  // strided sample of the whole data, 64 sample rows each, about 1,000 items a cluster of a shard
+  // (manifold 10M × 96: 600 a cluster made the shards' head start too narrow, recall 0.985 → 0.967).
+  SharedClusters shared;
+#ifdef NEARSCAPE_WITH_CUDA
+  std::vector<float> centroids;
+  std::vector<std::int32_t> labels;
+  if (resolveBackend(context) == Backend::Cuda) {
+    const int count = int(std::clamp<std::int64_t>(shardRows / 1024, 1, 4096));
+    const std::int64_t m = std::min<std::int64_t>(n, std::int64_t(count) * 64);
+    std::vector<float> sample(static_cast<std::size_t>(m * data.cols));
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < m; ++i)
+      std::copy_n(data.row(i * n / m), data.cols, sample.data() + i * data.cols);
+    try {
+      centroids = cuda::gnndCodebook({sample.data(), m, data.cols}, metric, count, inner);
+      labels.resize(static_cast<std::size_t>(n));
+      shared.centroids = &centroids;
+      shared.count = count;
+    } catch (const DeviceOutOfMemory&) { // each step clusters on its own
+    }
+    lap("codebook");
+  }
+#endif
+  auto sharedFor = [&](std::int64_t a, std::int64_t b) {
+    SharedClusters c = shared;
+#ifdef NEARSCAPE_WITH_CUDA
+    if (c.centroids) {
+      if (b < 0) {
+        c.labelsOut = labels.data() + bound(a);
+      } else {
+        c.labels = labels.data() + bound(a);
+        c.secondLabels = labels.data() + bound(b);
+      }
+    }
+#else
+    (void)a, (void)b;
+#endif
+    return c;
+  };
+
+  // 1. Each shard's graph (global ids): the merges' starting lists, and the first best k. The
+  // buffers are left uninitialised, first touched by the threads that fill them (zero-filling
+  // 3 × 400 MB on one thread took 0.5 s of manifold 10M × 96).
+  const std::size_t entries = std::size_t(n) * std::size_t(k);
+  const std::unique_ptr<std::int32_t[]> own(new std::int32_t[entries]);
+  const std::shared_ptr<std::int32_t[]> best(new std::int32_t[entries]);
+  const std::shared_ptr<float[]> bestDist(new float[entries]);
   std::string device;
   for (std::int64_t s = 0; s < shards; ++s) {
     report("shard " + std::to_string(s + 1) + " of " + std::to_string(shards));
-    const KnnResult g = onGpuOrCpu(rows(s), k, metric, inner, job, partial, {}, nullptr, 0);
+    const KnnResult g = onGpuOrCpu(rows(s), k, metric, inner, job, partial, {}, nullptr, 0,
+                                   nullptr, sharedFor(s, -1));
     device = g.device;
     lap("shard");
     const std::int64_t offset = bound(s);
 #pragma omp parallel for schedule(static)
     for (std::int64_t e = 0; e < g.ids.rows() * k; ++e) {
       const std::int32_t id = g.ids.data()[e];
-      own[std::size_t(offset * k + e)] = id < 0 ? -1 : id + std::int32_t(offset);
-      bestDist[std::size_t(offset * k + e)] = g.distances.data()[e];
+      const std::size_t at = std::size_t(offset * k + e);
+      own[at] = best[at] = id < 0 ? -1 : id + std::int32_t(offset);
+      bestDist[at] = g.distances.data()[e];
     }
   }
-  best = own;
 
   // 2. Every pair of shards, each row's best k folded in after each merge — on a host thread
-  // while the next merge runs (a merge reads only the shards' own graphs).
+  // while the next merge runs on the device (a merge reads only the shards' own graphs), begun
+  // once that merge's rows are uploaded: both are bound by the host's memory (folding during the
+  // upload made it 3× slower).
   std::future<void> folding;
+  auto nextUploaded = std::make_shared<OneShot>();
+  const OnExit releaseFold{[&] { nextUploaded->fire(); }}; // before `folding` waits, on a throw
   for (std::int64_t a = 0; a < shards; ++a)
     for (std::int64_t b = a + 1; b < shards; ++b) {
       report("merge of shards " + std::to_string(a + 1) + " and " + std::to_string(b + 1));
@@ -470,17 +547,24 @@ KnnResult shardedGraph(const MatrixView<float>& data, int k, Metric metric, cons
       const MatrixView<std::int32_t> initialView{initial.get(), m, k};
       lap("initial");
       KnnResult merged = onGpuOrCpu(first, k, metric, inner, job, partial, {}, &initialView,
-                                    split, &second);
+                                    split, &second, sharedFor(a, b),
+                                    [signal = nextUploaded] { signal->fire(); });
+      nextUploaded->fire(); // the CPU's merge calls no one
       device = merged.device;
       lap("merge");
       if (folding.valid())
         folding.get();
       lap("fold wait");
-      folding = std::async(std::launch::async, [&, merged = std::move(merged), a, b, split, m] {
+      const bool last = a == shards - 2;
+      nextUploaded = std::make_shared<OneShot>();
+      folding = std::async(std::launch::async, [&, merged = std::move(merged), a, b, split, m,
+                                                wait = last ? nullptr : nextUploaded] {
+        if (wait)
+          wait->fired.wait();
 #pragma omp parallel for schedule(dynamic, 1024)
         for (std::int64_t r = 0; r < m; ++r) {
           const std::int64_t global = r < split ? bound(a) + r : bound(b) + r - split;
-          foldInto(best.data() + global * k, bestDist.data() + global * k, merged.ids.row(r),
+          foldInto(best.get() + global * k, bestDist.get() + global * k, merged.ids.row(r),
                    merged.distances.row(r), bound(a), split, bound(b), k);
         }
       });
@@ -493,8 +577,8 @@ KnnResult shardedGraph(const MatrixView<float>& data, int k, Metric metric, cons
     progress(int(steps), 0.0);
   job.progress(1.0, "NN-Descent: done");
   KnnResult result;
-  result.ids = Matrix<std::int32_t>(std::move(best), n, k);
-  result.distances = Matrix<float>(std::move(bestDist), n, k);
+  result.ids = Matrix<std::int32_t>(best.get(), n, k, best);
+  result.distances = Matrix<float>(bestDist.get(), n, k, bestDist);
   result.backend = device.rfind("GPU", 0) == 0 ? Backend::Cuda : Backend::Cpu;
   result.device = device + "; " + std::to_string(shards) + " shards of at most " +
                   std::to_string(shardRows) + " items, every pair merged by GGM (memory budget)";

@@ -15,9 +15,9 @@ struct NnDescentParams {
   /// false (GPU): the lists' own order and float32 working distances, not re-checked in float64
   /// — for shards and partial merges whose ids only feed the next merge.
   bool exactFinish = true;
-  /// GPU: iterations of a GGM merge at most (it starts from two finished graphs and its own
-  /// clusters' cross candidates; manifold 10M × 96 in 4 shards: 6 reach recall 0.992, 12 reach
-  /// 0.995 at twice the time).
+  /// GPU: iterations of a GGM merge at most (it starts from two finished graphs and cross
+  /// candidates from its rows' clusters; manifold 10M × 96 in 4 shards: 6 reach recall 0.986,
+  /// 5 reach 0.981 — docs/benchmarks.md).
   int mergeIterations = 6;
 };
 
