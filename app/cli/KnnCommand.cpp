@@ -18,7 +18,7 @@ struct KnnArgs {
   std::string metric;
   std::string method = "exact";
   int k = 10;
-  int iters = 12;
+  int iters = NnDescentParams{}.maxIterations;
   int sample = 0;
   CommonOptions common;
 };

@@ -10,15 +10,17 @@ namespace nearscape {
 
 struct NnDescentParams {
   int sampleSize = 0;       ///< NEW/OLD samples per node and iteration; 0 = 2k
-  int maxIterations = 12;   ///< upper bound on iterations
+  /// Upper bound on iterations; `delta` ends them first (GPU, manifold data: 1M × 128 after 14,
+  /// 10M × 96 after 18 — a bound of 12 stopped those at recall 0.992 and 0.837).
+  int maxIterations = 30;
   double delta = 0.001;     ///< stop when fewer than delta · n · k entries changed in an iteration
   /// false (GPU): the lists' own order and float32 working distances, not re-checked in float64
   /// — for shards and partial merges whose ids only feed the next merge.
   bool exactFinish = true;
   /// GPU: iterations of a GGM merge at most (it starts from two finished graphs and cross
-  /// candidates from its rows' clusters; manifold 10M × 96 in 4 shards: 6 reach recall 0.986,
-  /// 5 reach 0.981 — docs/benchmarks.md).
-  int mergeIterations = 6;
+  /// candidates from its rows' clusters; manifold 10M × 96 in 4 shards: 4 reach recall 0.937,
+  /// 5 reach 0.993, 6 reach 0.996 at 3% more time — docs/benchmarks.md).
+  int mergeIterations = 5;
 };
 
 /// Bytes of NN-Descent's working memory per item of d dimensions and k neighbours.
