@@ -156,20 +156,24 @@ private slots:
 
   void memoryBudgetShardsAndMerges_data() {
     QTest::addColumn<Backend>("backend");
-    QTest::newRow("cpu") << Backend::Cpu;
-    QTest::newRow("cuda") << Backend::Cuda;
+    QTest::addColumn<int>("n");
+    QTest::newRow("cpu") << Backend::Cpu << 4000;
+    QTest::newRow("cuda") << Backend::Cuda << 4000;
+    // Shards of ≥ 4,096 take the k-means head start: one codebook shared by builds and merges.
+    QTest::newRow("cuda, shards with a head start") << Backend::Cuda << 17000;
   }
   void memoryBudgetShardsAndMerges() {
     QFETCH(Backend, backend);
+    QFETCH(int, n);
     SKIP_WITHOUT_DEVICE(backend);
-    const int n = 4000, d = 24, k = 10;
+    const int d = 24, k = 10;
     const auto x = mixture(n, d, 7);
     const MatrixView<float> v{x.data(), n, d};
     Context whole;
     whole.backend = backend;
     Context budget = whole;
-    // Two shards must fit: four shards of 1,000, six pairwise merges.
-    budget.memoryBudget = nnDescentBytesPerItem(d, k) * 2200;
+    // Two shards must fit: four shards of n / 4, six pairwise merges.
+    budget.memoryBudget = nnDescentBytesPerItem(d, k) * std::uint64_t(n / 2 + 200);
     const KnnResult one = nnDescentGraph(v, k, Metric::L2, whole);
     const KnnResult sharded = nnDescentGraph(v, k, Metric::L2, budget);
     QVERIFY2(sharded.device.find("4 shards") != std::string::npos, sharded.device.c_str());
