@@ -7,6 +7,7 @@
 #include <chrono>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <optional>
 #include <memory>
 
@@ -14,7 +15,7 @@ namespace nearscape::cli {
 namespace {
 
 struct KnnArgs {
-  std::string path, queries, out, outDist, truth, meta;
+  std::string path, queries, out, outDist, truth, meta, extend;
   std::string metric;
   std::string method = "exact";
   int k = 10;
@@ -22,6 +23,21 @@ struct KnnArgs {
   int sample = 0;
   CommonOptions common;
 };
+
+/// The ids of a graph: our graph file or an .npy of ids (rows × k).
+Matrix<std::int32_t> readGraphIds(const std::string& path) {
+  if (isGraphFile(path))
+    return readGraphFile(path).ids;
+  const Matrix<std::int64_t> ids = readNpyIds(path);
+  std::vector<std::int32_t> narrow(static_cast<std::size_t>(ids.rows() * ids.cols()));
+  for (std::size_t e = 0; e < narrow.size(); ++e) {
+    const std::int64_t id = ids.data()[e];
+    if (id < -1 || id > std::numeric_limits<std::int32_t>::max())
+      throw InvalidArgument(path + ": id " + std::to_string(id) + " is out of range");
+    narrow[e] = std::int32_t(id);
+  }
+  return Matrix<std::int32_t>(std::move(narrow), ids.rows(), ids.cols());
+}
 
 double since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
@@ -68,13 +84,32 @@ int runKnn(const KnnArgs& args) {
   NnDescentParams nnd;
   nnd.maxIterations = args.iters;
   nnd.sampleSize = args.sample;
-  const KnnResult result =
-      method == "nndescent"
-          ? nnDescentGraph(data.vectors.view(), args.k, metric, context, job, nnd,
-                           [&](int, double rate) { rates.push_back(rate); })
-      : args.queries.empty()
-          ? knnGraph(data.vectors.view(), args.k, metric, context, job)
-          : knnSearch(queries.vectors.view(), data.vectors.view(), args.k, metric, context, job);
+  const NnDescentProgress onIteration = [&](int, double rate) { rates.push_back(rate); };
+  auto graphOf = [&](const MatrixView<float>& rows, int k) {
+    return method == "nndescent" ? nnDescentGraph(rows, k, metric, context, job, nnd, onIteration)
+                                 : knnGraph(rows, k, metric, context, job);
+  };
+  KnnResult result;
+  if (!args.extend.empty()) {
+    // Items added to a graph: the existing one covers the first rows, the new rows get a graph
+    // of their own, and GGM (GNND §5.1) merges the two.
+    if (!args.queries.empty())
+      throw InvalidArgument("--extend adds items to a graph; it takes no --queries");
+    const Matrix<std::int32_t> old = readGraphIds(args.extend);
+    const std::int64_t n = data.size(), split = old.rows();
+    if (split < 1 || n - split < 2)
+      throw InvalidArgument(args.extend + ": its graph covers " + std::to_string(split) +
+                            " items, so " + args.path + " (" + std::to_string(n) +
+                            " items) must hold at least 2 more after them");
+    const MatrixView<float> added{data.vectors.view().row(split), n - split, data.dim()};
+    const KnnResult fresh = graphOf(added, int(std::min<std::int64_t>(args.k, n - split - 1)));
+    result = mergeKnnGraphs(data.vectors.view(), split, old.view(), fresh.ids.view(), args.k,
+                            metric, context, job, nnd, onIteration);
+  } else if (!args.queries.empty()) {
+    result = knnSearch(queries.vectors.view(), data.vectors.view(), args.k, metric, context, job);
+  } else {
+    result = graphOf(data.vectors.view(), args.k);
+  }
   const double knnSeconds = since(t);
 
   std::optional<double> recall;
@@ -169,6 +204,9 @@ void addKnnCommand(CLI::App& app, int& exitCode) {
                  "graph file (ids, distances, the data's hash, the parameters)");
   cmd->add_option("--out-dist", args->outDist, "Write distances here (.npy, float32, rows × k)");
   cmd->add_option("--truth", args->truth, "Ground-truth ids (.npy, rows × ≥k) for recall@k");
+  cmd->add_option("--extend", args->extend,
+                  "Add items to a graph: this graph (our graph file or ids .npy) covers the first "
+                  "rows of PATH; the rest get their own graph (--method), merged by GGM");
   args->common.addTo(*cmd);
   cmd->callback([args, &exitCode] { exitCode = runGuarded([&] { return runKnn(*args); }); });
 }

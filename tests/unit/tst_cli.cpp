@@ -75,6 +75,31 @@ private slots:
     QCOMPARE(r.code, 2);
   }
 
+  void extendAddsItemsByGgm() {
+    // 1,200 items; a graph of the first 900, then the 300 new ones added by --extend.
+    const int n = 1200, first = 900, d = 8;
+    const std::vector<float> x = randomFloats(std::size_t(n) * d, 11);
+    const QString all = m_dir.filePath("extend-all.npy"), head = m_dir.filePath("extend-head.npy");
+    QVERIFY(writeBytes(all, npyBytes("<f4", {n, d}, rawBytes(x))));
+    QVERIFY(writeBytes(head, npyBytes("<f4", {first, d},
+                                      rawBytes(std::vector<float>(x.begin(), x.begin() + first * d)))));
+    const QString old = m_dir.filePath("extend-old.graph"), truth = m_dir.filePath("extend-truth.npy");
+    QCOMPARE(cli({"knn", head, "--k", "10", "--out", old, "--backend", "cpu"}).code, 0);
+    QCOMPARE(cli({"knn", all, "--k", "10", "--out", truth, "--backend", "cpu"}).code, 0);
+    const QString grown = m_dir.filePath("extend-new.graph");
+    Run r = cli({"knn", all, "--k", "10", "--method", "nndescent", "--extend", old, "--truth",
+                 truth, "--out", grown, "--json", "--backend", "cpu"});
+    QCOMPARE(r.code, 0);
+    const QJsonObject j = QJsonDocument::fromJson(r.out).object();
+    QCOMPARE(j["rows"].toInt(), n);
+    QVERIFY2(j["device"].toString().contains("GGM"), qPrintable(j["device"].toString()));
+    QVERIFY2(j["recall"].toDouble() >= 0.95, qPrintable(QString::number(j["recall"].toDouble())));
+    // The graph must cover fewer rows than the data, with at least two new ones.
+    r = cli({"knn", head, "--k", "10", "--extend", truth, "--backend", "cpu"});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("at least 2 more"), r.err.constData());
+  }
+
   void sweepWritesRowsAndFront() {
     const QString file = m_dir.filePath("sweep.npy");
     QVERIFY(writeBytes(file, npyBytes("<f4", {600, 6}, rawBytes(randomFloats(600 * 6, 4)))));
