@@ -591,7 +591,7 @@ KnnResult shardedGraph(const MatrixView<float>& data, int k, Metric metric, cons
 
 bool exactGraphIsCheaper(std::int64_t n, std::int64_t d, int k, Backend backend) {
   if (backend == Backend::Cuda) // GNND measured at ≥ 0.99 up to k = 16
-    return n <= 140000 || k > 16;
+    return n <= 100000 || k > 16;
   return double(n) * double(n) * double(d) <= 12000.0 * 12000.0 * 784.0;
 }
 

@@ -44,10 +44,12 @@ KnnResult nnDescentGraph(const MatrixView<float>& data, int k, Metric metric,
 /// `method = auto`: true when the exact graph is the cheaper way to a kNN graph of n × d items on
 /// `backend`, by the crossovers measured (docs/benchmarks.md). CPU, 2 cores: when
 /// n²·d ≤ 12,000² · 784 (fashion-mnist subsets: exact 0.94 s vs NN-Descent 1.13 s at 10,000
-/// items; 3.6 s vs 1.9 s at 20,000). GPU (H200): when n ≤ 140,000 (fashion-mnist, 70,000 × 784:
-/// exact 0.45 s vs GNND 0.90 s; manifold 1M × 128: GNND 0.89 s vs exact 7.5 s; the ratio grows
-/// about linearly with n) and k ≤ 16 (at k = 32 GNND reaches 0.965 in 2.7 s on manifold 1M, short
-/// of the exact graph's quality that a search graph is built from).
+/// items; 3.6 s vs 1.9 s at 20,000). GPU (H200, both warm): when n ≤ 100,000 — up to there exact
+/// costs at most about twice GNND and is exact (fashion-mnist 70,000 × 784: exact 0.052 s vs GNND
+/// 0.27 s; manifold and blobs × 128 at 100,000: 0.08 vs 0.04 s, at 200,000: 0.23 vs 0.08 s, at
+/// 400,000: 0.75 vs 0.14 s, at 1M: 5.4 vs 0.41 s; both costs scale with d, their ratio about
+/// linearly with n) — and k ≤ 16 (at k = 32 GNND reaches 0.965 on manifold 1M, short of the exact
+/// graph's quality that a search graph is built from).
 bool exactGraphIsCheaper(std::int64_t n, std::int64_t d, int k, Backend backend);
 
 /// The kNN graph by `method = auto`: exact where exactGraphIsCheaper says so, NN-Descent (GNND on
