@@ -7,7 +7,6 @@
 #include <chrono>
 #include <filesystem>
 #include <iostream>
-#include <limits>
 #include <optional>
 #include <memory>
 
@@ -23,21 +22,6 @@ struct KnnArgs {
   int sample = 0;
   CommonOptions common;
 };
-
-/// The ids of a graph: our graph file or an .npy of ids (rows × k).
-Matrix<std::int32_t> readGraphIds(const std::string& path) {
-  if (isGraphFile(path))
-    return readGraphFile(path).ids;
-  const Matrix<std::int64_t> ids = readNpyIds(path);
-  std::vector<std::int32_t> narrow(static_cast<std::size_t>(ids.rows() * ids.cols()));
-  for (std::size_t e = 0; e < narrow.size(); ++e) {
-    const std::int64_t id = ids.data()[e];
-    if (id < -1 || id > std::numeric_limits<std::int32_t>::max())
-      throw InvalidArgument(path + ": id " + std::to_string(id) + " is out of range");
-    narrow[e] = std::int32_t(id);
-  }
-  return Matrix<std::int32_t>(std::move(narrow), ids.rows(), ids.cols());
-}
 
 double since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
@@ -95,15 +79,11 @@ int runKnn(const KnnArgs& args) {
     // of their own, and GGM (GNND §5.1) merges the two.
     if (!args.queries.empty())
       throw InvalidArgument("--extend adds items to a graph; it takes no --queries");
-    const Matrix<std::int32_t> old = readGraphIds(args.extend);
-    const std::int64_t n = data.size(), split = old.rows();
-    if (split < 1 || n - split < 2)
-      throw InvalidArgument(args.extend + ": its graph covers " + std::to_string(split) +
-                            " items, so " + args.path + " (" + std::to_string(n) +
-                            " items) must hold at least 2 more after them");
+    const KnnResult old = readKnnGraph(args.extend, data, metric, /*ofFirstRows=*/true);
+    const std::int64_t n = data.size(), split = old.ids.rows();
     const MatrixView<float> added{data.vectors.view().row(split), n - split, data.dim()};
     const KnnResult fresh = graphOf(added, int(std::min<std::int64_t>(args.k, n - split - 1)));
-    result = mergeKnnGraphs(data.vectors.view(), split, old.view(), fresh.ids.view(), args.k,
+    result = mergeKnnGraphs(data.vectors.view(), split, old.ids.view(), fresh.ids.view(), args.k,
                             metric, context, job, nnd, onIteration);
   } else if (!args.queries.empty()) {
     result = knnSearch(queries.vectors.view(), data.vectors.view(), args.k, metric, context, job);

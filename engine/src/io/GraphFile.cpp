@@ -73,29 +73,38 @@ GraphFile readGraphFile(const std::filesystem::path& path, const std::string& ex
   return g;
 }
 
-KnnResult readKnnGraph(const std::filesystem::path& path, const Dataset& data, Metric metric) {
+KnnResult readKnnGraph(const std::filesystem::path& path, const Dataset& data, Metric metric,
+                       bool ofFirstRows) {
   const std::string file = path.string();
+  auto checkRows = [&](std::int64_t rows) {
+    if (ofFirstRows && (rows < 1 || data.size() - rows < 2))
+      throw InvalidArgument(file + ": its graph covers " + std::to_string(rows) +
+                            " items, so the data (" + std::to_string(data.size()) +
+                            " items) must hold at least 2 more after them");
+    if (!ofFirstRows && rows != data.size())
+      throw InvalidArgument(file + ": the graph has " + std::to_string(rows) +
+                            " rows but the data has " + std::to_string(data.size()));
+  };
   KnnResult r;
   if (isGraphFile(file)) {
-    GraphFile g = readGraphFile(file, data.contentHash);
+    GraphFile g = readGraphFile(file, ofFirstRows ? std::string() : data.contentHash);
     if (g.metric != metric)
       throw InvalidArgument(file + ": the graph was built with metric " +
                             std::string(metricName(g.metric)) + ", not " +
                             std::string(metricName(metric)));
+    checkRows(g.ids.rows());
     r.ids = std::move(g.ids);
     r.distances = std::move(g.distances);
     return r;
   }
   const Matrix<std::int64_t> ids = readNpyIds(file);
-  if (ids.rows() != data.size())
-    throw InvalidArgument(file + ": the graph has " + std::to_string(ids.rows()) +
-                          " rows but the data has " + std::to_string(data.size()));
+  checkRows(ids.rows());
   std::vector<std::int32_t> ids32(static_cast<std::size_t>(ids.rows() * ids.cols()));
   std::vector<float> dists(ids32.size());
   for (std::int64_t i = 0; i < ids.rows(); ++i)
     for (std::int64_t c = 0; c < ids.cols(); ++c) {
       const std::int64_t j = ids.row(i)[c];
-      if (j < -1 || j >= data.size())
+      if (j < -1 || j >= ids.rows())
         throw InvalidArgument(file + ": id " + std::to_string(j) + " at row " + std::to_string(i) +
                               " is out of range");
       ids32[std::size_t(i * ids.cols() + c)] = std::int32_t(j);
