@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
-# The README's test command: installs what is missing, builds (Release, with CUDA when nvcc is
-# present) and runs the whole test suite, GUI tests under Xvfb. Exits non-zero on any failure.
-#   scripts/test.sh [BUILD_DIR]      (default: build/test)
+# The README's test command: installs what is missing, builds (Release) and runs the whole test
+# suite, GUI tests under Xvfb, in both configurations a user can have: the one this machine
+# allows (CUDA when nvcc is present) and, when that one is CUDA, the CPU-only one a desktop
+# without the CUDA toolkit builds. Exits non-zero on any failure.
+#   scripts/test.sh [BUILD_DIR]      (default: build/test; the CPU-only build goes to BUILD_DIR-cpu)
+#   NEARSCAPE_WITH_CUDA=OFF scripts/test.sh    the CPU-only configuration alone
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/build-config.sh
+nearscape_build_config
 build=${1:-build/test}
 stage_start=$SECONDS
 stage() { # prints how long the previous stage took, then names the next
@@ -21,17 +26,27 @@ stage() { # prints how long the previous stage took, then names the next
 stage packages
 scripts/install-deps.sh
 
-stage configure
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DNEARSCAPE_BUILD_TESTS=ON
-
-stage build
-cmake --build "$build" --parallel "$(nproc)"
-
-stage tests
 status=0
-# The GUI tests need a display with OpenGL: Xvfb with Mesa's software renderer.
-xvfb-run -a -s "-screen 0 1600x1000x24" \
-  ctest --test-dir "$build" --output-on-failure --timeout 900 || status=$?
+# build_and_test DIR CUDA(ON|OFF) NAME
+build_and_test() {
+  local dir=$1 cuda=$2 name=$3
+  stage "configure ($name)"
+  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DNEARSCAPE_BUILD_TESTS=ON \
+    -DNEARSCAPE_WITH_CUDA="$cuda"
+  stage "build ($name)"
+  cmake --build "$dir" --parallel "$(nproc)"
+  stage "tests ($name)"
+  # The GUI tests need a display with OpenGL: Xvfb with Mesa's software renderer.
+  xvfb-run -a -s "-screen 0 1600x1000x24" \
+    ctest --test-dir "$dir" --output-on-failure --timeout 900 || status=$?
+  echo "test-artifacts ($name): $dir/test-artifacts"
+}
+
+if [[ $NEARSCAPE_CUDA == ON ]]; then
+  build_and_test "$build" ON "with CUDA"
+  build_and_test "$build-cpu" OFF "CPU only"
+else
+  build_and_test "$build" OFF "CPU only"
+fi
 stage ""
-echo "test-artifacts: $build/test-artifacts"
 exit $status

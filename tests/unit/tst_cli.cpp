@@ -1,6 +1,8 @@
 // nearscape-cli as a person uses it: exit codes, JSON, messages.
 #include "TestFiles.h"
 
+#include "nearscape/core/Context.h"
+
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -73,6 +75,26 @@ private slots:
     QCOMPARE(r.code, 2);
     r = cli({"info", file, "--memory-budget", "lots"});
     QCOMPARE(r.code, 2);
+  }
+
+  void cudaAskedWithoutDeviceIsRefused() {
+    // A desktop without a GPU (or a build without CUDA): auto runs on the CPU; asking for CUDA is
+    // bad input that names the reason and writes nothing.
+    const nearscape::DeviceInfo device = nearscape::queryDevice(0);
+    if (device.usable)
+      QSKIP("a CUDA device is usable here");
+    const QString file = m_dir.filePath("nocuda.npy"), out = m_dir.filePath("nocuda-out.npy");
+    QVERIFY(writeBytes(file, npyBytes("<f4", {40, 4}, rawBytes(randomFloats(40 * 4, 2)))));
+    Run r = cli({"knn", file, "--k", "3", "--backend", "cuda", "--out", out});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains(QByteArray::fromStdString(device.reason)), r.err.constData());
+    QVERIFY(!QFile::exists(out));
+#ifndef NEARSCAPE_WITH_CUDA
+    QVERIFY2(r.err.contains("built without CUDA"), r.err.constData());
+#endif
+    r = cli({"knn", file, "--k", "3", "--out", out, "--json"});
+    QCOMPARE(r.code, 0);
+    QCOMPARE(QJsonDocument::fromJson(r.out).object()["backend"].toString(), QString("cpu"));
   }
 
   void extendAddsItemsByGgm() {

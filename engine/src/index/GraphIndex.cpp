@@ -1,6 +1,5 @@
 #include "index/GraphIndex.h"
 
-#include "cuda/CudaApi.h"
 #include "index/SearchGraph.h"
 #include "nearscape/core/Dataset.h"
 #include "nearscape/core/Sampling.h"
@@ -13,7 +12,9 @@
 #include <chrono>
 #include <cstring>
 
-#ifndef NEARSCAPE_WITH_CUDA
+#ifdef NEARSCAPE_WITH_CUDA
+#include "cuda/CudaApi.h"
+#else
 namespace nearscape::cuda {
 class DeviceGraphSearch {}; // never made without CUDA; complete for the unique_ptr
 } // namespace nearscape::cuda

@@ -1,6 +1,5 @@
 #include "index/IvfFlatIndex.h"
 
-#include "cuda/CudaApi.h"
 #include "nearscape/core/Dataset.h"
 #include "nearscape/core/Error.h"
 #include "nearscape/index/KMeans.h"
@@ -10,7 +9,9 @@
 #include <cmath>
 #include <cstring>
 
-#ifndef NEARSCAPE_WITH_CUDA
+#ifdef NEARSCAPE_WITH_CUDA
+#include "cuda/CudaApi.h"
+#else
 namespace nearscape::cuda {
 class DeviceIvfFlat {}; // never made without CUDA; complete for the unique_ptr
 } // namespace nearscape::cuda
