@@ -1,6 +1,9 @@
 #include "CommonOptions.h"
 
+#include <algorithm>
+#include <cctype>
 #include <csignal>
+#include <filesystem>
 #include <iostream>
 
 namespace nearscape::cli {
@@ -10,7 +13,9 @@ void CommonOptions::addTo(CLI::App& command) {
   command.add_option("--backend", backend, "auto, cpu or cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
       ->capture_default_str();
-  command.add_option("--threads", threads, "CPU threads (0 = all)")->check(CLI::NonNegativeNumber);
+  // More threads than any machine has cores only costs memory; OpenMP aborts at some point.
+  command.add_option("--threads", threads, "CPU threads (0 = all, at most 1024)")
+      ->check(CLI::Range(0, 1024));
   command.add_option("--seed", seed, "Seed for randomized steps")->capture_default_str();
   command.add_option("--memory-budget", memoryBudget,
                      "Working-memory budget, e.g. 2G (forces tiles and shards beyond it)");
@@ -49,11 +54,53 @@ Metric chooseMetric(const std::string& option, const Dataset& data) {
   return *parsed;
 }
 
+bool hasNpyExtension(const std::string& path) {
+  std::string ext = std::filesystem::path(path).extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+  return ext == ".npy";
+}
+
+void addDataInput(OutputSet& outputs, const std::string& path) {
+  namespace fs = std::filesystem;
+  const fs::path p(path);
+  outputs.addInput(p);
+  // The reader's sidecar rule: <stem>.meta.tsv beside the file (x.npy, x.fvecs.gz → x.meta.tsv).
+  fs::path stem = p.stem();
+  outputs.addInput(p.parent_path() / (stem.string() + ".meta.tsv"));
+  outputs.addInput(p.parent_path() / (stem.stem().string() + ".meta.tsv"));
+}
+
+Matrix<std::int32_t> readTruthIds(const std::string& path, std::int64_t rows, int k,
+                                  std::int64_t baseRows) {
+  const Matrix<std::int64_t> ids = readNpyIds(path);
+  if (ids.rows() != rows || ids.cols() < k)
+    throw InvalidArgument(path + ": ground truth is " + std::to_string(ids.rows()) + " × " +
+                          std::to_string(ids.cols()) + ", expected " + std::to_string(rows) +
+                          " × ≥" + std::to_string(k));
+  std::vector<std::int32_t> first(std::size_t(rows) * std::size_t(k));
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (int c = 0; c < k; ++c) {
+      const std::int64_t id = ids.row(r)[c];
+      if (id < 0 || id >= baseRows)
+        throw InvalidArgument(path + ": row " + std::to_string(r + 1) + ", column " +
+                              std::to_string(c + 1) + ": id " + std::to_string(id) +
+                              " is outside the base's " + std::to_string(baseRows) + " items");
+      first[std::size_t(r) * std::size_t(k) + std::size_t(c)] = std::int32_t(id);
+    }
+  return Matrix<std::int32_t>(std::move(first), rows, k);
+}
+
 int runGuarded(const std::function<int()>& body) {
   try {
     return body();
   } catch (const Cancelled&) {
     std::cerr << "nearscape-cli: cancelled; no output was written\n";
+    return kExitFailure;
+  } catch (const WriteError& e) { // disk full, read-only folder: the machine, not the input
+    std::cerr << "nearscape-cli: " << e.what() << '\n';
+    return kExitFailure;
+  } catch (const DeviceUnavailable& e) {
+    std::cerr << "nearscape-cli: " << e.what() << '\n';
     return kExitFailure;
   } catch (const FormatError& e) {
     std::cerr << "nearscape-cli: bad input: " << e.what() << '\n';

@@ -2,6 +2,7 @@
 // Options every nearscape-cli subcommand takes, and the exit-code policy.
 
 #include "nearscape/Nearscape.h"
+#include "nearscape/io/AtomicFile.h"
 
 #include <CLI/CLI.hpp>
 
@@ -36,6 +37,19 @@ void installCancelHandlers();
 /// The metric named by --metric (l2, ip, cos), else the one `data` declares, else L2.
 /// Throws InvalidArgument for an unknown name.
 Metric chooseMetric(const std::string& option, const Dataset& data);
+
+/// True when `path` ends in .npy, in any case (`ids.NPY` too).
+bool hasNpyExtension(const std::string& path);
+
+/// Declares a data file the command reads as an input of `outputs`: the file (or IDX folder)
+/// and its metadata sidecar `<stem>.meta.tsv`, so that no output can overwrite them.
+void addDataInput(OutputSet& outputs, const std::string& path);
+
+/// Ground-truth ids from `path` (.npy, int32 or int64): `rows` × ≥ k, each id in
+/// [0, baseRows), the first k columns returned as int32. Throws InvalidArgument naming the file
+/// and the first bad id's row and column (counted from 1), FormatError, IoError.
+Matrix<std::int32_t> readTruthIds(const std::string& path, std::int64_t rows, int k,
+                                  std::int64_t baseRows);
 
 /// Runs `body`, mapping engine errors to messages on stderr and to exit codes.
 int runGuarded(const std::function<int()>& body);

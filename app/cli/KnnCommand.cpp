@@ -31,7 +31,20 @@ int runKnn(const KnnArgs& args) {
   const Context context = args.common.context();
   if (args.method != "exact" && args.method != "nndescent" && args.method != "auto")
     throw InvalidArgument("--method must be exact, nndescent or auto");
+  if (args.iters < 1)
+    throw InvalidArgument("--iters must be at least 1 (NN-Descent needs an iteration to improve "
+                          "its random start)");
   JobControl& job = commandJob();
+  // Outputs are checked before any work, and land together at the end (or not at all).
+  OutputSet outputs;
+  for (const std::string& input : {args.path, args.queries})
+    if (!input.empty())
+      addDataInput(outputs, input);
+  outputs.addInput(args.truth);
+  outputs.addInput(args.extend);
+  outputs.addInput(args.meta);
+  outputs.addOutput(args.out);
+  outputs.addOutput(args.outDist);
   auto t = std::chrono::steady_clock::now();
   OpenOptions options;
   options.loadThumbnails = false;
@@ -43,15 +56,10 @@ int runKnn(const KnnArgs& args) {
 
   const Metric metric = chooseMetric(args.metric, data);
 
-  Matrix<std::int64_t> truth;
-  if (!args.truth.empty()) {
-    truth = readNpyIds(args.truth);
-    const std::int64_t rows = args.queries.empty() ? data.size() : queries.size();
-    if (truth.rows() != rows || truth.cols() < args.k)
-      throw InvalidArgument(args.truth + ": ground truth is " + std::to_string(truth.rows()) +
-                            " × " + std::to_string(truth.cols()) + ", expected " +
-                            std::to_string(rows) + " × ≥" + std::to_string(args.k));
-  }
+  Matrix<std::int32_t> truth;
+  if (!args.truth.empty())
+    truth = readTruthIds(args.truth, args.queries.empty() ? data.size() : queries.size(), args.k,
+                         data.size());
 
   t = std::chrono::steady_clock::now();
   // auto: exact where it is the cheaper way (exactGraphIsCheaper), NN-Descent beyond.
@@ -94,19 +102,14 @@ int runKnn(const KnnArgs& args) {
 
   std::optional<double> recall;
   if (!truth.empty()) {
-    std::vector<std::int32_t> truth32(static_cast<std::size_t>(truth.rows() * args.k));
-    for (std::int64_t r = 0; r < truth.rows(); ++r)
-      for (int c = 0; c < args.k; ++c)
-        truth32[std::size_t(r * args.k + c)] = std::int32_t(truth.row(r)[c]);
     const MatrixView<float> q = args.queries.empty() ? data.vectors.view() : queries.vectors.view();
-    recall = recallAtK(result.ids.view(), {truth32.data(), truth.rows(), args.k}, args.k, q,
-                       data.vectors.view(), metric);
+    recall = recallAtK(result.ids.view(), truth.view(), args.k, q, data.vectors.view(), metric);
   }
 
   t = std::chrono::steady_clock::now();
   job.check(); // a cancelled run writes nothing
   if (!args.out.empty()) {
-    if (std::filesystem::path(args.out).extension() == ".npy") {
+    if (hasNpyExtension(args.out)) {
       writeNpy(args.out, result.ids.view());
     } else { // our graph file: ids, distances, the data's hash and how it was built
       GraphFile g;
@@ -122,6 +125,8 @@ int runKnn(const KnnArgs& args) {
   }
   if (!args.outDist.empty())
     writeNpy(args.outDist, result.distances.view());
+  job.check();
+  outputs.commit();
   const double writeSeconds = since(t);
 
   if (args.common.json) {

@@ -25,6 +25,10 @@ double since(std::chrono::steady_clock::time_point t) {
 int runLayout(const LayoutArgs& a) {
   const Context context = a.common.context();
   JobControl& job = commandJob();
+  OutputSet outputs; // checked now, written at the end or not at all
+  addDataInput(outputs, a.path);
+  outputs.addInput(a.graph);
+  outputs.addOutput(a.out);
   OpenOptions options;
   options.loadThumbnails = false;
   const Dataset ds = openDataset(a.path, options, job);
@@ -55,6 +59,7 @@ int runLayout(const LayoutArgs& a) {
   job.check();
   if (!a.out.empty())
     writeNpy(a.out, xy.view());
+  outputs.commit();
 
   // Quality against the true 10-NN: the graph's first 10 columns when it is exact and wide enough.
   const int qk = 10;

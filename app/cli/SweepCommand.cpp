@@ -51,11 +51,23 @@ std::pair<std::string, std::vector<double>> parseAssignment(const std::string& t
   return {text.substr(0, eq), values};
 }
 
-/// The cartesian product of every --grid assignment.
+/// Most search settings one sweep measures: each is a full pass over the queries.
+constexpr std::size_t kMaxGridSettings = 10000;
+
+/// The cartesian product of every --grid assignment, refused before it is built when it holds
+/// more than kMaxGridSettings settings. Throws InvalidArgument.
 std::vector<ParameterValues> gridOf(const std::vector<std::string>& assignments) {
-  std::vector<ParameterValues> grid = {{}};
+  std::vector<std::pair<std::string, std::vector<double>>> parsed;
+  std::size_t settings = 1;
   for (const std::string& a : assignments) {
-    const auto [name, values] = parseAssignment(a);
+    parsed.push_back(parseAssignment(a));
+    settings *= std::max<std::size_t>(1, parsed.back().second.size());
+    if (settings > kMaxGridSettings)
+      throw InvalidArgument("--grid asks for more than " + std::to_string(kMaxGridSettings) +
+                            " search settings; sweep fewer values");
+  }
+  std::vector<ParameterValues> grid = {{}};
+  for (const auto& [name, values] : parsed) {
     std::vector<ParameterValues> next;
     for (const ParameterValues& g : grid)
       for (double v : values) {
@@ -80,6 +92,17 @@ std::string describeRow(const SweepRow& r) {
 int runSweepCommand(const SweepArgs& args) {
   const Context context = args.common.context();
   JobControl& job = commandJob();
+  // Outputs (the rows and the saved index) are checked now and land together at the end: a
+  // cancelled or failed sweep leaves neither.
+  OutputSet outputs;
+  for (const std::string& input : {args.path, args.queries})
+    if (!input.empty())
+      addDataInput(outputs, input);
+  outputs.addInput(args.truth);
+  outputs.addInput(args.loadIndex);
+  outputs.addOutput(args.out);
+  outputs.addOutput(args.saveIndex);
+  const std::vector<ParameterValues> grid = gridOf(args.grid); // bad values fail before any work
   OpenOptions options;
   options.loadThumbnails = false;
   const Dataset data = openDataset(args.path, options, job);
@@ -106,16 +129,7 @@ int runSweepCommand(const SweepArgs& args) {
   auto t = std::chrono::steady_clock::now();
   Matrix<std::int32_t> truth;
   if (!args.truth.empty()) {
-    const Matrix<std::int64_t> ids = readNpyIds(args.truth);
-    NEARSCAPE_EXPECTS(ids.rows() == queries.rows && ids.cols() >= args.k,
-                      args.truth + ": ground truth is " + std::to_string(ids.rows()) + " × " +
-                          std::to_string(ids.cols()) + ", expected " +
-                          std::to_string(queries.rows) + " × ≥" + std::to_string(args.k));
-    std::vector<std::int32_t> t32(std::size_t(ids.rows() * args.k));
-    for (std::int64_t r = 0; r < ids.rows(); ++r)
-      for (int c = 0; c < args.k; ++c)
-        t32[std::size_t(r * args.k + c)] = std::int32_t(ids.row(r)[c]);
-    truth = Matrix<std::int32_t>(std::move(t32), ids.rows(), args.k);
+    truth = readTruthIds(args.truth, queries.rows, args.k, base.rows);
   } else {
     truth = knnSearch(queries, base, args.k, metric, context, job).ids;
   }
@@ -146,7 +160,7 @@ int runSweepCommand(const SweepArgs& args) {
               << queries.rows << " queries, k = " << args.k << '\n';
   SweepOptions sweep;
   sweep.k = args.k;
-  sweep.grid = gridOf(args.grid);
+  sweep.grid = grid;
   sweep.batchSize = args.batch;
   sweep.latencyQueries = args.latencyQueries;
   sweep.missedQuery = args.missedQuery;
@@ -166,6 +180,7 @@ int runSweepCommand(const SweepArgs& args) {
         throw IoError(args.out + ": write failed");
     });
   }
+  outputs.commit();
   auto dataId = [&](std::int32_t baseId) {
     return baseRows.empty() ? std::int64_t(baseId) : baseRows[std::size_t(baseId)];
   };

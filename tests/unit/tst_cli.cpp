@@ -3,6 +3,8 @@
 
 #include "nearscape/core/Context.h"
 
+#include <QFile>
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -78,15 +80,15 @@ private slots:
   }
 
   void cudaAskedWithoutDeviceIsRefused() {
-    // A desktop without a GPU (or a build without CUDA): auto runs on the CPU; asking for CUDA is
-    // bad input that names the reason and writes nothing.
+    // A desktop without a GPU (or a build without CUDA): auto runs on the CPU; asking for CUDA
+    // fails (exit 1: the machine's limit, not bad input), names the reason and writes nothing.
     const nearscape::DeviceInfo device = nearscape::queryDevice(0);
     if (device.usable)
       QSKIP("a CUDA device is usable here");
     const QString file = m_dir.filePath("nocuda.npy"), out = m_dir.filePath("nocuda-out.npy");
     QVERIFY(writeBytes(file, npyBytes("<f4", {40, 4}, rawBytes(randomFloats(40 * 4, 2)))));
     Run r = cli({"knn", file, "--k", "3", "--backend", "cuda", "--out", out});
-    QCOMPARE(r.code, 2);
+    QCOMPARE(r.code, 1);
     QVERIFY2(r.err.contains(QByteArray::fromStdString(device.reason)), r.err.constData());
     QVERIFY(!QFile::exists(out));
 #ifndef NEARSCAPE_WITH_CUDA
@@ -95,6 +97,90 @@ private slots:
     r = cli({"knn", file, "--k", "3", "--out", out, "--json"});
     QCOMPARE(r.code, 0);
     QCOMPARE(QJsonDocument::fromJson(r.out).object()["backend"].toString(), QString("cpu"));
+  }
+
+  void outputsNeverOverwriteInputs() {
+    const QString file = m_dir.filePath("keep.npy"), truth = m_dir.filePath("keep-truth.npy");
+    const QByteArray data = npyBytes("<f4", {60, 4}, rawBytes(randomFloats(60 * 4, 5)));
+    QVERIFY(writeBytes(file, data));
+    QCOMPARE(cli({"knn", file, "--k", "3", "--out", truth, "--backend", "cpu"}).code, 0);
+    const QByteArray truthBytes = readBytes(truth);
+    QVERIFY(QFile::link(file, m_dir.filePath("keep-alias.npy")));
+    const QList<QStringList> runs = {
+        {"knn", file, "--k", "3", "--out", file},
+        {"knn", file, "--k", "3", "--out", m_dir.filePath("keep-alias.npy")},
+        {"knn", file, "--k", "3", "--out", m_dir.filePath("never.npy"), "--out-dist", truth, "--truth", truth},
+        {"knn", file, "--k", "3", "--queries", truth, "--out", truth},
+        {"layout", file, "--k", "3", "--out", file},
+        {"sweep", file, "--index", "ivf", "--k", "3", "--holdout", "10", "--out", file},
+        {"sweep", file, "--index", "ivf", "--k", "3", "--holdout", "10", "--save-index", file},
+    };
+    for (const QStringList& args : runs) {
+      const Run r = cli(args + QStringList{"--backend", "cpu"});
+      QVERIFY2(r.code == 2, qPrintable(args.join(' ') + " → " + QString::number(r.code)));
+      QVERIFY2(r.err.contains("refusing to overwrite"), r.err.constData());
+    }
+    QCOMPARE(readBytes(file), data);
+    QCOMPARE(readBytes(truth), truthBytes);
+    QVERIFY(!QFile::exists(m_dir.filePath("never.npy")));
+  }
+
+  void outputsAreAllOrNothing() {
+    const QString file = m_dir.filePath("both.npy"), ids = m_dir.filePath("both-ids.npy");
+    QVERIFY(writeBytes(file, npyBytes("<f4", {60, 4}, rawBytes(randomFloats(60 * 4, 6)))));
+    // A missing folder for the second output: refused before any work, the first not written.
+    Run r = cli({"knn", file, "--k", "3", "--out", ids, "--out-dist",
+                 m_dir.filePath("missing/d.npy"), "--backend", "cpu"});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("does not exist"), r.err.constData());
+    QVERIFY(!QFile::exists(ids));
+    // A full disk for the second output: exit 1 with the system's reason; the first not written.
+    r = cli({"knn", file, "--k", "3", "--out", ids, "--out-dist", "/dev/full", "--backend", "cpu"});
+    QCOMPARE(r.code, 1);
+    QVERIFY2(r.err.contains("No space left on device"), r.err.constData());
+    QVERIFY(!QFile::exists(ids));
+    // /dev/null takes output and stays a device; ids.NPY (any case) is still .npy.
+    r = cli({"knn", file, "--k", "3", "--out", m_dir.filePath("upper.NPY"), "--out-dist",
+             "/dev/null", "--backend", "cpu"});
+    QCOMPARE(r.code, 0);
+    QVERIFY(readBytes(m_dir.filePath("upper.NPY")).startsWith("\x93NUMPY"));
+    QVERIFY(QFileInfo("/dev/null").exists() && !QFileInfo("/dev/null").isFile());
+  }
+
+  void userIdsAndCountsAreValidated() {
+    const QString file = m_dir.filePath("ids.npy");
+    QVERIFY(writeBytes(file, npyBytes("<f4", {40, 4}, rawBytes(randomFloats(40 * 4, 7)))));
+    const auto truthWith = [&](std::int64_t bad, const QString& name) {
+      std::vector<std::int64_t> ids(40 * 3, 1);
+      ids[5 * 3 + 2] = bad;
+      const QString path = m_dir.filePath(name);
+      writeBytes(path, npyBytes("<i8", {40, 3}, rawBytes(ids)));
+      return path;
+    };
+    for (const std::int64_t bad : {std::int64_t(-1), std::int64_t(40), std::int64_t(1) << 32}) {
+      const QString truth = truthWith(bad, QString("bad-truth-%1.npy").arg(bad));
+      Run r = cli({"knn", file, "--k", "3", "--truth", truth, "--backend", "cpu"});
+      QCOMPARE(r.code, 2);
+      QVERIFY2(r.err.contains("row 6, column 3") && r.err.contains(QByteArray::number(qint64(bad))),
+               r.err.constData());
+      r = cli({"sweep", file, "--index", "ivf", "--k", "3", "--queries", file, "--truth", truth,
+               "--backend", "cpu"});
+      QCOMPARE(r.code, 2);
+      QVERIFY2(r.err.contains("outside the base"), r.err.constData());
+    }
+    QCOMPARE(cli({"knn", file, "--k", "3", "--threads", "100000"}).code, 2);
+    Run r = cli({"knn", file, "--k", "3", "--method", "nndescent", "--iters", "0"});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("--iters"), r.err.constData());
+    // A grid whose product is huge is refused before it is built.
+    QStringList values;
+    for (int v = 1; v <= 200; ++v)
+      values << QString::number(v);
+    const QString list = values.join(',');
+    r = cli({"sweep", file, "--index", "graph", "--grid", "ef=" + list, "--grid",
+             "degree=" + list, "--grid", "entries=" + list, "--holdout", "10"});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("search settings"), r.err.constData());
   }
 
   void extendAddsItemsByGgm() {

@@ -89,7 +89,7 @@ Backend resolveBackend(const Context& context) {
   if (device.usable)
     return Backend::Cuda;
   if (context.backend == Backend::Cuda)
-    throw InvalidArgument("the CUDA backend was asked for but no GPU is usable: " + device.reason);
+    throw DeviceUnavailable("the CUDA backend was asked for but no GPU is usable: " + device.reason);
   return Backend::Cpu;
 }
 

@@ -2,53 +2,348 @@
 
 #include "nearscape/core/Error.h"
 
+#include <algorithm>
 #include <cerrno>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
+#include <optional>
 #include <string>
 #include <sys/stat.h>
 #include <unistd.h>
 
 namespace nearscape {
+namespace fs = std::filesystem;
 
-void writeFileAtomically(const std::filesystem::path& path,
-                         const std::function<void(std::FILE* file)>& writer) {
-  const std::filesystem::path folder =
-      path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
-  std::string tmpl = (folder / ("." + path.filename().string() + ".tmp-XXXXXX")).string();
-  const int fd = ::mkstemp(tmpl.data());
-  if (fd < 0)
-    throw IoError(path.string() + ": cannot create a temporary file in " + folder.string() + ": " +
-                  std::strerror(errno));
-  std::FILE* file = ::fdopen(fd, "wb");
-  if (!file) {
+namespace {
+
+struct FileId {
+  dev_t device;
+  ino_t inode;
+  bool operator==(const FileId&) const = default;
+};
+
+FileId fileIdOf(const struct stat& st) { return FileId{st.st_dev, st.st_ino}; }
+
+std::string errnoText(int err) { return std::strerror(err); }
+
+/// Where an output's bytes land: a regular file (new or replaced by rename) or a stream (a FIFO
+/// or character device, written through).
+struct Target {
+  fs::path requested;           ///< as the user named it
+  fs::path path;                ///< symlinks followed
+  bool stream = false;          ///< FIFO or character device
+  std::optional<FileId> exists; ///< the file there now, if any
+};
+
+Target resolveTarget(const fs::path& requested) {
+  Target t;
+  t.requested = requested;
+  std::error_code ec;
+  t.path = fs::weakly_canonical(fs::absolute(requested, ec), ec);
+  if (ec || t.path.empty())
+    t.path = fs::absolute(requested);
+  const std::string name = requested.string();
+  struct stat st {};
+  if (::stat(t.path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode))
+      throw InvalidArgument(name + ": is a folder, not a file name");
+    if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode) && !S_ISCHR(st.st_mode))
+      throw InvalidArgument(name + ": is neither a regular file, a FIFO nor a character device; "
+                                   "refusing to write to it");
+    t.stream = !S_ISREG(st.st_mode);
+    t.exists = fileIdOf(st);
+    if (t.stream)
+      return t;
+  } else if (errno != ENOENT) {
+    throw WriteError(name + ": " + errnoText(errno));
+  }
+  const fs::path folder = t.path.parent_path();
+  struct stat fst {};
+  if (::stat(folder.c_str(), &fst) != 0 || !S_ISDIR(fst.st_mode))
+    throw IoError(name + ": the folder " + folder.string() + " does not exist");
+  if (::access(folder.c_str(), W_OK | X_OK) != 0)
+    throw WriteError(name + ": cannot write in " + folder.string() + ": " + errnoText(errno));
+  return t;
+}
+
+/// A temporary name beside `target`, short enough for any valid target name (NAME_MAX 255).
+std::string temporaryTemplate(const fs::path& target, const char* what) {
+  std::string stem = target.filename().string().substr(0, 200);
+  return (target.parent_path() / ("." + stem + what + "XXXXXX")).string();
+}
+
+void fsyncFolder(const fs::path& folder) {
+  const int fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd >= 0) {
+    ::fsync(fd); // best effort: some file systems refuse to sync folders
     ::close(fd);
-    ::unlink(tmpl.c_str());
-    throw IoError(path.string() + ": cannot open the temporary file");
   }
-  try {
-    writer(file);
-    if (std::fflush(file) != 0 || std::ferror(file) || ::fsync(::fileno(file)) != 0)
-      throw IoError(path.string() + ": write failed: " + std::strerror(errno));
-  } catch (...) {
-    std::fclose(file);
-    ::unlink(tmpl.c_str());
-    throw;
+}
+
+thread_local OutputSet::Impl* t_active = nullptr;
+
+} // namespace
+
+struct OutputSet::Impl {
+  struct Input {
+    std::string name;
+    FileId id;
+  };
+  struct Output {
+    Target target;
+    std::string staged;          ///< regular: the written temporary file
+    std::FILE* buffer = nullptr; ///< stream: the bytes, in an anonymous temporary file
+  };
+  std::vector<Input> inputs;
+  std::vector<Output> outputs;
+  Impl* previous = nullptr;
+
+  ~Impl() {
+    for (Output& o : outputs)
+      discard(o);
   }
-  if (std::fclose(file) != 0) {
-    ::unlink(tmpl.c_str());
-    throw IoError(path.string() + ": close failed: " + std::strerror(errno));
+
+  static void discard(Output& o) {
+    if (!o.staged.empty())
+      ::unlink(o.staged.c_str());
+    o.staged.clear();
+    if (o.buffer)
+      std::fclose(o.buffer);
+    o.buffer = nullptr;
   }
-  // mkstemp makes 0600 files; outputs should be readable like any other file the user writes.
-  const mode_t mask = ::umask(0);
-  ::umask(mask);
-  ::chmod(tmpl.c_str(), 0666 & ~mask);
-  if (std::rename(tmpl.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    ::unlink(tmpl.c_str());
-    throw IoError(path.string() + ": cannot rename into place: " + std::strerror(err));
+
+  void refuseInputs(const Output& o) const {
+    if (!o.target.exists || o.target.stream)
+      return;
+    for (const Input& in : inputs)
+      if (in.id == *o.target.exists)
+        throw InvalidArgument(o.target.requested.string() + ": is " +
+                              (in.name == o.target.requested.string() ? std::string("an input")
+                                                                      : "the input " + in.name) +
+                              " of this command; refusing to overwrite it");
   }
+
+  Output* find(const fs::path& path) {
+    std::error_code ec;
+    fs::path resolved = fs::weakly_canonical(fs::absolute(path, ec), ec);
+    if (ec || resolved.empty())
+      resolved = fs::absolute(path);
+    for (Output& o : outputs)
+      if (o.target.path == resolved || o.target.requested == path)
+        return &o;
+    return nullptr;
+  }
+
+  static void stage(Output& o, const std::function<void(std::FILE*)>& writer) {
+    discard(o); // a second write of one output replaces the first
+    const std::string name = o.target.requested.string();
+    std::FILE* file = nullptr;
+    std::string tmpl;
+    if (o.target.stream) {
+      file = std::tmpfile();
+      if (!file)
+        throw WriteError(name + ": cannot create a temporary buffer: " + errnoText(errno));
+    } else {
+      tmpl = temporaryTemplate(o.target.path, ".tmp-");
+      const int fd = ::mkstemp(tmpl.data());
+      if (fd < 0)
+        throw WriteError(name + ": cannot create a temporary file in " +
+                         o.target.path.parent_path().string() + ": " + errnoText(errno));
+      file = ::fdopen(fd, "wb");
+      if (!file) {
+        const int err = errno;
+        ::close(fd);
+        ::unlink(tmpl.c_str());
+        throw WriteError(name + ": cannot open a temporary file: " + errnoText(err));
+      }
+    }
+    auto fail = [&](int err, const std::string& what) {
+      std::fclose(file);
+      if (!tmpl.empty())
+        ::unlink(tmpl.c_str());
+      throw WriteError(name + ": " + what + ": " + errnoText(err));
+    };
+    try {
+      writer(file);
+    } catch (const IoError&) {
+      const int err = errno;
+      if (std::ferror(file)) // a failed fwrite: say why (disk full, quota, I/O error)
+        fail(err ? err : EIO, "write failed");
+      std::fclose(file);
+      if (!tmpl.empty())
+        ::unlink(tmpl.c_str());
+      throw;
+    } catch (...) {
+      std::fclose(file);
+      if (!tmpl.empty())
+        ::unlink(tmpl.c_str());
+      throw;
+    }
+    if (std::fflush(file) != 0 || std::ferror(file))
+      fail(errno ? errno : EIO, "write failed");
+    if (o.target.stream) {
+      std::rewind(file);
+      o.buffer = file;
+      return;
+    }
+    if (::fsync(::fileno(file)) != 0)
+      fail(errno, "write failed");
+    if (std::fclose(file) != 0) {
+      const int err = errno;
+      ::unlink(tmpl.c_str());
+      throw WriteError(name + ": close failed: " + errnoText(err));
+    }
+    // mkstemp makes 0600 files; outputs are readable like any other file the user writes.
+    const mode_t mask = ::umask(0);
+    ::umask(mask);
+    ::chmod(tmpl.c_str(), 0666 & ~mask);
+    o.staged = tmpl;
+  }
+
+  /// Opens a stream target for writing without blocking on a FIFO nobody reads.
+  static int openStream(const Output& o) {
+    const int fd = ::open(o.target.path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+      const int err = errno;
+      throw WriteError(o.target.requested.string() + ": cannot open for writing: " +
+                       (err == ENXIO ? std::string("no process reads this FIFO") : errnoText(err)));
+    }
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    return fd;
+  }
+
+  static void copyStream(const Output& o, int fd) {
+    char chunk[1 << 16];
+    std::size_t got = 0;
+    while ((got = std::fread(chunk, 1, sizeof(chunk), o.buffer)) > 0) {
+      for (std::size_t done = 0; done < got;) {
+        const ssize_t wrote = ::write(fd, chunk + done, got - done);
+        if (wrote < 0 && errno == EINTR)
+          continue;
+        if (wrote <= 0)
+          throw WriteError(o.target.requested.string() + ": write failed: " + errnoText(errno));
+        done += std::size_t(wrote);
+      }
+    }
+  }
+
+  void commit() {
+    // Streams first: they cannot be taken back, so a failing one must stop the renames.
+    for (Output& o : outputs) {
+      if (!o.buffer)
+        continue;
+      const int fd = openStream(o);
+      try {
+        copyStream(o, fd);
+      } catch (...) {
+        ::close(fd);
+        throw;
+      }
+      ::close(fd);
+      discard(o);
+    }
+    struct Moved {
+      fs::path target;
+      std::string backup; ///< a hard link to the file that was there, or empty
+    };
+    std::vector<Moved> moved;
+    auto rollBack = [&] {
+      for (auto m = moved.rbegin(); m != moved.rend(); ++m) {
+        if (!m->backup.empty())
+          ::rename(m->backup.c_str(), m->target.c_str());
+        else
+          ::unlink(m->target.c_str());
+      }
+    };
+    for (Output& o : outputs) {
+      if (o.staged.empty())
+        continue;
+      Moved m{o.target.path, {}};
+      if (o.target.exists) {
+        std::string backup = temporaryTemplate(o.target.path, ".old-");
+        const int fd = ::mkstemp(backup.data());
+        if (fd >= 0) {
+          ::close(fd);
+          ::unlink(backup.c_str());
+          if (::link(o.target.path.c_str(), backup.c_str()) == 0)
+            m.backup = backup;
+        }
+      }
+      if (::rename(o.staged.c_str(), o.target.path.c_str()) != 0) {
+        const int err = errno;
+        if (!m.backup.empty())
+          ::unlink(m.backup.c_str());
+        rollBack();
+        for (Output& rest : outputs)
+          discard(rest);
+        throw WriteError(o.target.requested.string() + ": cannot rename into place: " +
+                         errnoText(err));
+      }
+      o.staged.clear();
+      moved.push_back(std::move(m));
+    }
+    for (const Moved& m : moved) {
+      fsyncFolder(m.target.parent_path());
+      if (!m.backup.empty())
+        ::unlink(m.backup.c_str());
+    }
+  }
+};
+
+OutputSet::OutputSet() : m_impl(std::make_unique<Impl>()) {
+  m_impl->previous = t_active;
+  t_active = m_impl.get();
+}
+
+OutputSet::~OutputSet() { t_active = m_impl->previous; }
+
+void OutputSet::addInput(const fs::path& path) {
+  if (path.empty())
+    return;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0)
+    return;
+  m_impl->inputs.push_back({path.string(), fileIdOf(st)});
+  if (S_ISDIR(st.st_mode)) { // an IDX folder: the files it is read from
+    std::error_code ec;
+    for (const fs::directory_entry& e : fs::directory_iterator(path, ec))
+      if (::stat(e.path().c_str(), &st) == 0 && S_ISREG(st.st_mode))
+        m_impl->inputs.push_back({e.path().string(), fileIdOf(st)});
+  }
+  for (const Impl::Output& o : m_impl->outputs)
+    m_impl->refuseInputs(o);
+}
+
+void OutputSet::addOutput(const fs::path& path) {
+  if (path.empty())
+    return;
+  Impl::Output o;
+  o.target = resolveTarget(path);
+  m_impl->refuseInputs(o);
+  for (const Impl::Output& other : m_impl->outputs) {
+    const bool same = other.target.path == o.target.path ||
+                      (o.target.exists && other.target.exists && *o.target.exists == *other.target.exists);
+    if (same && !(o.target.stream && other.target.stream)) // /dev/null twice is fine
+      throw InvalidArgument(path.string() + " and " + other.target.requested.string() +
+                            " name the same file; each output needs its own");
+  }
+  m_impl->outputs.push_back(std::move(o));
+}
+
+void OutputSet::commit() { m_impl->commit(); }
+
+void writeFileAtomically(const fs::path& path, const std::function<void(std::FILE* file)>& writer) {
+  if (t_active) {
+    if (OutputSet::Impl::Output* o = t_active->find(path)) {
+      OutputSet::Impl::stage(*o, writer);
+      return;
+    }
+  }
+  OutputSet single;
+  single.addOutput(path);
+  writeFileAtomically(path, writer);
+  single.commit();
 }
 
 } // namespace nearscape

@@ -19,6 +19,13 @@ public:
   using Error::Error;
 };
 
+/// An output could not be written (disk full, read-only folder, I/O error): not the input's
+/// fault. The message ends with the system's reason.
+class WriteError : public IoError {
+public:
+  using IoError::IoError;
+};
+
 /// A file was readable but its contents are malformed or unsupported.
 class FormatError : public Error {
 public:
@@ -33,6 +40,13 @@ public:
 
 /// A device allocation failed; callers fall back to smaller tiles or to the CPU.
 class DeviceOutOfMemory : public Error {
+public:
+  using Error::Error;
+};
+
+/// The CUDA backend was asked for and no usable GPU is present (no driver, no device, a build
+/// without CUDA): the machine's limit, not bad input. The message says why.
+class DeviceUnavailable : public Error {
 public:
   using Error::Error;
 };

@@ -1,17 +1,55 @@
 #pragma once
 /// @file AtomicFile.h
-/// Writes that either complete or leave nothing behind.
+/// Writes that either complete or leave nothing behind, and never land on a file being read.
 
-#include <cstddef>
+#include <cstdio>
 #include <filesystem>
 #include <functional>
+#include <memory>
+#include <vector>
 
 namespace nearscape {
 
-/// Writes a file through `writer` into a temporary file in the same folder, flushes it, and
-/// renames it over `path`. On any failure (an exception from `writer` included) the temporary
-/// file is removed and `path` is untouched. Throws IoError, or rethrows what `writer` threw.
+/// Writes a file through `writer` into a temporary file in the target's folder, flushes and
+/// fsyncs it, and renames it over the target (a symlink's destination, so the link stays a link).
+/// A FIFO or character device (`/dev/null`, `/dev/stdout`) is written through, never replaced.
+/// On any failure (an exception from `writer` included) the temporary file is removed and the
+/// target is untouched. When an OutputSet active on this thread declared `path`, the write is
+/// staged there instead and lands at its commit().
+/// Throws InvalidArgument (a folder or a block device), IoError (a missing folder), WriteError,
+/// or rethrows what `writer` threw.
 void writeFileAtomically(const std::filesystem::path& path,
                          const std::function<void(std::FILE* file)>& writer);
+
+/// The files one command writes, all-or-nothing and never over one of the files it reads.
+///
+/// Declare inputs and outputs first (outputs are checked at once, before any work: an output
+/// that resolves to an input — through a symlink, a hard link or another spelling — or to another
+/// output, a folder, a block device or a file in a missing folder is refused). While the set
+/// lives, writeFileAtomically() of a declared output on this thread only stages it; commit()
+/// then moves every staged file into place, restoring the earlier files if one of them fails.
+/// A set destroyed without commit() (an error, a cancelled job) leaves every target untouched
+/// and no temporary file behind.
+class OutputSet {
+public:
+  OutputSet();
+  ~OutputSet();
+  OutputSet(const OutputSet&) = delete;
+  OutputSet& operator=(const OutputSet&) = delete;
+
+  /// A file (or a folder, with the files directly in it) the command reads. Missing paths are
+  /// ignored: their reader reports them.
+  void addInput(const std::filesystem::path& path);
+  /// An output; empty paths are ignored. Throws InvalidArgument, IoError (a missing folder),
+  /// WriteError (a folder not writable).
+  void addOutput(const std::filesystem::path& path);
+  /// Moves every staged output into place. Throws WriteError; on failure no target has changed.
+  void commit();
+
+  struct Impl;
+
+private:
+  std::unique_ptr<Impl> m_impl;
+};
 
 } // namespace nearscape

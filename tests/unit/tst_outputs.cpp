@@ -1,0 +1,216 @@
+// Writing outputs: all-or-nothing, never over an input, never replacing a FIFO or a device.
+#include "TestFiles.h"
+
+#include "nearscape/Nearscape.h"
+#include "nearscape/io/AtomicFile.h"
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <thread>
+#include <unistd.h>
+
+using namespace nearscape;
+using namespace nearscape::test;
+
+namespace {
+
+void writeText(const std::filesystem::path& path, const std::string& text) {
+  writeFileAtomically(path, [&](std::FILE* f) {
+    if (std::fwrite(text.data(), 1, text.size(), f) != text.size())
+      throw IoError(path.string() + ": write failed");
+  });
+}
+
+/// Names in `dir` other than `keep`: leftovers (temporary or backup files) when non-empty.
+QStringList othersIn(const QString& dir, const QStringList& keep) {
+  QStringList left;
+  for (const QString& name : QDir(dir).entryList(QDir::Files | QDir::Hidden | QDir::System))
+    if (!keep.contains(name))
+      left << name;
+  return left;
+}
+
+} // namespace
+
+class TestOutputs : public QObject {
+  Q_OBJECT
+
+private slots:
+  void writesAndReplacesWithoutLeftovers() {
+    QTemporaryDir dir;
+    const std::string a = dir.filePath("a.txt").toStdString();
+    writeText(a, "first");
+    writeText(a, "second");
+    QCOMPARE(readBytes(dir.filePath("a.txt")), QByteArray("second"));
+    QCOMPARE(othersIn(dir.path(), {"a.txt"}), QStringList());
+    QCOMPARE(QFileInfo(dir.filePath("a.txt")).permissions() & QFile::ReadOther,
+             QFile::ReadOther); // mkstemp's 0600 widened to the umask's
+  }
+
+  void failingWriterLeavesTheOldFile() {
+    QTemporaryDir dir;
+    const std::string a = dir.filePath("a.txt").toStdString();
+    writeText(a, "old");
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, writeFileAtomically(a, [](std::FILE* f) {
+      std::fputs("half", f);
+      throw InvalidArgument("stop");
+    }));
+    QCOMPARE(readBytes(dir.filePath("a.txt")), QByteArray("old"));
+    QCOMPARE(othersIn(dir.path(), {"a.txt"}), QStringList());
+  }
+
+  void longNamesFit() {
+    // A 249-byte name is valid (NAME_MAX 255); its temporary name must fit too.
+    QTemporaryDir dir;
+    const QString name = QString(245, 'n') + ".npy";
+    writeText(dir.filePath(name).toStdString(), "x");
+    QCOMPARE(readBytes(dir.filePath(name)), QByteArray("x"));
+  }
+
+  void symlinkStaysALink() {
+    QTemporaryDir dir;
+    writeText(dir.filePath("real.txt").toStdString(), "old");
+    QVERIFY(QFile::link(dir.filePath("real.txt"), dir.filePath("link.txt")));
+    writeText(dir.filePath("link.txt").toStdString(), "new");
+    QVERIFY(QFileInfo(dir.filePath("link.txt")).isSymLink());
+    QCOMPARE(readBytes(dir.filePath("real.txt")), QByteArray("new"));
+  }
+
+  void outputsThatAreInputsAreRefused() {
+    QTemporaryDir dir;
+    const std::string in = dir.filePath("in.npy").toStdString();
+    writeText(in, "data");
+    QVERIFY(QFile::link(dir.filePath("in.npy"), dir.filePath("alias.npy")));
+    QCOMPARE(::link(in.c_str(), dir.filePath("hard.npy").toStdString().c_str()), 0);
+    for (const QString& spelling : {dir.filePath("in.npy"), dir.filePath("alias.npy"),
+                                    dir.filePath("hard.npy"), dir.filePath("./sub/../in.npy")}) {
+      QDir(dir.path()).mkpath("sub");
+      OutputSet set;
+      set.addInput(in);
+      QVERIFY_THROWS_EXCEPTION(InvalidArgument, set.addOutput(spelling.toStdString()));
+    }
+    // The same the other way round: an output declared before the input.
+    OutputSet set;
+    set.addOutput(dir.filePath("hard.npy").toStdString());
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, set.addInput(in));
+    // An IDX folder's files are inputs too.
+    QDir(dir.path()).mkpath("idx");
+    writeText(dir.filePath("idx/train-images").toStdString(), "x");
+    OutputSet folder;
+    folder.addInput(dir.filePath("idx").toStdString());
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument,
+                             folder.addOutput(dir.filePath("idx/train-images").toStdString()));
+    QCOMPARE(readBytes(dir.filePath("in.npy")), QByteArray("data"));
+  }
+
+  void badTargetsAreRefusedUpFront() {
+    QTemporaryDir dir;
+    OutputSet set;
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, set.addOutput(dir.path().toStdString()));
+    QVERIFY_THROWS_EXCEPTION(IoError, set.addOutput(dir.filePath("missing/o.npy").toStdString()));
+    set.addOutput(dir.filePath("o.npy").toStdString());
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument,
+                             set.addOutput(dir.filePath("./o.npy").toStdString())); // twice
+  }
+
+  void uncommittedSetLeavesNothing() {
+    QTemporaryDir dir;
+    const std::string a = dir.filePath("a.txt").toStdString(), b = dir.filePath("b.txt").toStdString();
+    writeText(a, "old");
+    {
+      OutputSet set;
+      set.addOutput(a);
+      set.addOutput(b);
+      writeText(a, "new");
+      writeText(b, "new");
+      QCOMPARE(readBytes(dir.filePath("a.txt")), QByteArray("old")); // staged, not yet in place
+      // destroyed without commit(): a cancelled or failed command
+    }
+    QCOMPARE(readBytes(dir.filePath("a.txt")), QByteArray("old"));
+    QVERIFY(!QFile::exists(dir.filePath("b.txt")));
+    QCOMPARE(othersIn(dir.path(), {"a.txt"}), QStringList());
+  }
+
+  void failedCommitRestoresEveryOutput() {
+    QTemporaryDir dir;
+    const std::string a = dir.filePath("a.txt").toStdString(), b = dir.filePath("b.txt").toStdString(),
+                      c = dir.filePath("c.txt").toStdString();
+    writeText(a, "old a");
+    OutputSet set;
+    set.addOutput(a);
+    set.addOutput(c);
+    set.addOutput(b);
+    writeText(a, "new a");
+    writeText(c, "new c");
+    writeText(b, "new b");
+    QVERIFY(QDir(dir.path()).mkdir("b.txt")); // b's rename now fails (EISDIR), after a's and c's
+    QVERIFY_THROWS_EXCEPTION(WriteError, set.commit());
+    QCOMPARE(readBytes(dir.filePath("a.txt")), QByteArray("old a"));
+    QVERIFY(!QFile::exists(dir.filePath("c.txt")));
+    QCOMPARE(othersIn(dir.path(), {"a.txt"}), QStringList());
+  }
+
+  void devicesAreWrittenThroughNotReplaced() {
+    // /dev/null takes the bytes and stays a character device.
+    writeText("/dev/null", "discarded");
+    struct stat st {};
+    QCOMPARE(::stat("/dev/null", &st), 0);
+    QVERIFY(S_ISCHR(st.st_mode));
+    // /dev/full: the device's own error, with the system's reason.
+    try {
+      writeText("/dev/full", std::string(1 << 20, 'x'));
+      QFAIL("a write to /dev/full succeeded");
+    } catch (const WriteError& e) {
+      QVERIFY2(std::strstr(e.what(), "No space left"), e.what());
+    }
+  }
+
+  void fifoIsWrittenThroughOrRefusedWithoutBlocking() {
+    QTemporaryDir dir;
+    const std::string fifo = dir.filePath("pipe").toStdString();
+    QCOMPARE(::mkfifo(fifo.c_str(), 0600), 0);
+    // Nobody reads: a clear error at once, not a hang.
+    try {
+      writeText(fifo, "lost");
+      QFAIL("a write to a FIFO without a reader succeeded");
+    } catch (const WriteError& e) {
+      QVERIFY2(std::strstr(e.what(), "no process reads"), e.what());
+    }
+    // A reader: the bytes arrive through the FIFO, which stays a FIFO.
+    std::string got;
+    std::thread reader([&] {
+      const int fd = ::open(fifo.c_str(), O_RDONLY);
+      char buffer[64];
+      for (ssize_t n; (n = ::read(fd, buffer, sizeof(buffer))) > 0;)
+        got.append(buffer, std::size_t(n));
+      ::close(fd);
+    });
+    bool written = false;
+    for (int attempt = 0; attempt < 200 && !written; ++attempt) { // until the reader has opened
+      try {
+        writeText(fifo, "through the pipe");
+        written = true;
+      } catch (const WriteError&) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+    }
+    if (!written) // release the reader's open() so that the test ends
+      ::close(::open(fifo.c_str(), O_WRONLY));
+    reader.join();
+    QVERIFY(written);
+    QCOMPARE(got, std::string("through the pipe"));
+    struct stat st {};
+    QCOMPARE(::stat(fifo.c_str(), &st), 0);
+    QVERIFY(S_ISFIFO(st.st_mode));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestOutputs)
+#include "tst_outputs.moc"
