@@ -251,7 +251,7 @@ void MainWindow::openPath(const QString& path, const QString& metaPath) {
         options.metaPath = meta;
         loaded.dataset = std::make_shared<Dataset>(openDataset(file, options, job));
         job.check();
-        requireFinite(loaded.dataset->vectors.view(), "the data");
+        requireFinite(loaded.dataset->vectors.view(), file + ": the data");
         PcaParams pca;
         pca.components = std::min<int>(3, int(loaded.dataset->dim()));
         pca.maxSampleRows = 25000; // a seeded sample fits the axes; every item is projected

@@ -37,7 +37,9 @@ JobControl& commandJob() {
 }
 
 namespace {
-extern "C" void onSignal(int) { commandJob().requestStop(); }
+extern "C" void onSignal(int) {
+  commandJob().requestStop();
+}
 } // namespace
 
 void installCancelHandlers() {
@@ -56,7 +58,8 @@ Metric chooseMetric(const std::string& option, const Dataset& data) {
 
 bool hasNpyExtension(const std::string& path) {
   std::string ext = std::filesystem::path(path).extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
   return ext == ".npy";
 }
 
@@ -90,7 +93,19 @@ Matrix<std::int32_t> readTruthIds(const std::string& path, std::int64_t rows, in
   return Matrix<std::int32_t>(std::move(first), rows, k);
 }
 
-int runGuarded(const std::function<int()>& body) {
+namespace {
+/// "the data holds …" → "x.npy: the data holds …" (the engine sees views, not files).
+std::string withFileName(const std::string& message, const InputNames& inputs) {
+  auto starts = [&](const char* phrase) { return message.rfind(phrase, 0) == 0; };
+  if (!inputs.data.empty() && starts("the data"))
+    return inputs.data + ": " + message;
+  if (!inputs.queries.empty() && starts("the queries"))
+    return inputs.queries + ": " + message;
+  return message;
+}
+} // namespace
+
+int runGuarded(const std::function<int()>& body, const InputNames& inputs) {
   try {
     return body();
   } catch (const Cancelled&) {
@@ -106,7 +121,7 @@ int runGuarded(const std::function<int()>& body) {
     std::cerr << "nearscape-cli: bad input: " << e.what() << '\n';
     return kExitBadInput;
   } catch (const InvalidArgument& e) {
-    std::cerr << "nearscape-cli: bad input: " << e.what() << '\n';
+    std::cerr << "nearscape-cli: bad input: " << withFileName(e.what(), inputs) << '\n';
     return kExitBadInput;
   } catch (const IoError& e) {
     std::cerr << "nearscape-cli: " << e.what() << '\n';

@@ -51,7 +51,13 @@ void addDataInput(OutputSet& outputs, const std::string& path);
 Matrix<std::int32_t> readTruthIds(const std::string& path, std::int64_t rows, int k,
                                   std::int64_t baseRows);
 
-/// Runs `body`, mapping engine errors to messages on stderr and to exit codes.
-int runGuarded(const std::function<int()>& body);
+/// The files behind the engine's words "the data" and "the queries", for messages.
+struct InputNames {
+  std::string data, queries;
+};
+
+/// Runs `body`, mapping engine errors to messages on stderr and to exit codes. An engine message
+/// about "the data" or "the queries" is prefixed with that file's name from `inputs`.
+int runGuarded(const std::function<int()>& body, const InputNames& inputs = {});
 
 } // namespace nearscape::cli

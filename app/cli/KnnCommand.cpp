@@ -7,8 +7,8 @@
 #include <chrono>
 #include <filesystem>
 #include <iostream>
-#include <optional>
 #include <memory>
+#include <optional>
 
 namespace nearscape::cli {
 namespace {
@@ -117,7 +117,9 @@ int runKnn(const KnnArgs& args) {
       g.distances = result.distances;
       g.metric = metric;
       g.contentHash = data.contentHash;
-      g.paramsJson = nlohmann::json({{"method", method}, {"k", args.k}, {"device", result.device},
+      g.paramsJson = nlohmann::json({{"method", method},
+                                     {"k", args.k},
+                                     {"device", result.device},
                                      {"iterations", rates.size()}})
                          .dump();
       writeGraphFile(args.out, g);
@@ -149,11 +151,10 @@ int runKnn(const KnnArgs& args) {
     j["timings"] = {{"load_s", loadSeconds}, {"knn_s", knnSeconds}, {"write_s", writeSeconds}};
     std::cout << j.dump(2) << '\n';
   } else {
-    std::cout << (method == "nndescent" ? "NN-Descent kNN graph"
+    std::cout << (method == "nndescent"  ? "NN-Descent kNN graph"
                   : args.queries.empty() ? "exact kNN graph"
                                          : "exact kNN search")
-              << ": "
-              << result.ids.rows() << " rows, k = " << args.k << ", " << metricName(metric)
+              << ": " << result.ids.rows() << " rows, k = " << args.k << ", " << metricName(metric)
               << ", " << result.device << '\n'
               << "time          " << knnSeconds << " s (load " << loadSeconds << " s)\n"
               << "candidates    " << result.candidatesPerRow << " per row re-checked, "
@@ -172,12 +173,13 @@ int runKnn(const KnnArgs& args) {
 void addKnnCommand(CLI::App& app, int& exitCode) {
   auto args = std::make_shared<KnnArgs>();
   CLI::App* cmd = app.add_subcommand("knn", "k-nearest neighbours: the kNN graph (exact or "
-                                             "NN-Descent), or an exact search of queries");
+                                            "NN-Descent), or an exact search of queries");
   cmd->add_option("path", args->path, "Data file or IDX folder")->required();
   cmd->add_option("--k", args->k, "Neighbours per row")->capture_default_str();
   cmd->add_option("--metric", args->metric, "l2, ip or cos (default: the file's, else l2)");
-  cmd->add_option("--queries", args->queries, "Query vectors (any supported format); "
-                                              "without: every item against the others");
+  cmd->add_option("--queries", args->queries,
+                  "Query vectors (any supported format); "
+                  "without: every item against the others");
   cmd->add_option("--method", args->method, "exact, nndescent or auto")->capture_default_str();
   cmd->add_option("--iters", args->iters, "NN-Descent: at most this many iterations")
       ->capture_default_str();
@@ -185,15 +187,17 @@ void addKnnCommand(CLI::App& app, int& exitCode) {
                   "NN-Descent: NEW/OLD neighbours sampled per node and iteration (0: 2k)")
       ->capture_default_str();
   cmd->add_option("--out", args->out,
-                 "Write the result here: ids as .npy (int32, rows × k), or any other name for our "
-                 "graph file (ids, distances, the data's hash, the parameters)");
+                  "Write the result here: ids as .npy (int32, rows × k), or any other name for our "
+                  "graph file (ids, distances, the data's hash, the parameters)");
   cmd->add_option("--out-dist", args->outDist, "Write distances here (.npy, float32, rows × k)");
   cmd->add_option("--truth", args->truth, "Ground-truth ids (.npy, rows × ≥k) for recall@k");
   cmd->add_option("--extend", args->extend,
                   "Add items to a graph: this graph (our graph file or ids .npy) covers the first "
                   "rows of PATH; the rest get their own graph (--method), merged by GGM");
   args->common.addTo(*cmd);
-  cmd->callback([args, &exitCode] { exitCode = runGuarded([&] { return runKnn(*args); }); });
+  cmd->callback([args, &exitCode] {
+    exitCode = runGuarded([&] { return runKnn(*args); }, {args->path, args->queries});
+  });
 }
 
 } // namespace nearscape::cli

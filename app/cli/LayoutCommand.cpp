@@ -52,8 +52,8 @@ int runLayout(const LayoutArgs& a) {
   LayoutParams params;
   params.dim = a.dim;
   params.epochs = a.epochs;
-  const Matrix<float> xy = layoutGraph(knn.ids.view(), knn.distances.view(),
-                                       pca.coordinates.view(), params, context, job);
+  const Matrix<float> xy = layoutGraph(knn.ids.view(), knn.distances.view(), pca.coordinates.view(),
+                                       params, context, job);
   const double layoutSeconds = since(t);
   const double totalSeconds = since(started);
   job.check();
@@ -77,7 +77,8 @@ int runLayout(const LayoutArgs& a) {
     j["neighbours_kept_10"] = kept ? nlohmann::json(*kept) : nlohmann::json(nullptr);
     j["pca_neighbours_kept_10"] = pcaKept ? nlohmann::json(*pcaKept) : nlohmann::json(nullptr);
     j["out"] = a.out;
-    j["timings"] = {{"graph_s", graphSeconds}, {"layout_s", layoutSeconds}, {"total_s", totalSeconds}};
+    j["timings"] = {
+        {"graph_s", graphSeconds}, {"layout_s", layoutSeconds}, {"total_s", totalSeconds}};
     std::cout << j.dump(2) << '\n';
   } else {
     std::cout << a.dim << "D layout of " << ds.size() << " items: " << totalSeconds << " s (graph "
@@ -97,13 +98,17 @@ void addLayoutCommand(CLI::App& app, int& exitCode) {
   CLI::App* cmd = app.add_subcommand("layout", "2D/3D map of the kNN graph, with its quality");
   cmd->add_option("path", a->path, "Data file or IDX folder")->required();
   cmd->add_option("--dim", a->dim, "2 or 3")->capture_default_str();
-  cmd->add_option("--graph", a->graph, "kNN graph: our graph file or ids (.npy, n × k); built exactly when absent");
-  cmd->add_option("--k", a->k, "Neighbours per item when the graph is built")->capture_default_str();
+  cmd->add_option("--graph", a->graph,
+                  "kNN graph: our graph file or ids (.npy, n × k); built exactly when absent");
+  cmd->add_option("--k", a->k, "Neighbours per item when the graph is built")
+      ->capture_default_str();
   cmd->add_option("--epochs", a->epochs, "SGD epochs (0: 500 up to 10,000 items, else 200)");
   cmd->add_option("--metric", a->metric, "l2, ip or cos (default: the file's, else l2)");
   cmd->add_option("--out", a->out, "Write positions here (.npy, float32, n × dim)");
   a->common.addTo(*cmd);
-  cmd->callback([a, &exitCode] { exitCode = runGuarded([&] { return runLayout(*a); }); });
+  cmd->callback([a, &exitCode] {
+    exitCode = runGuarded([&] { return runLayout(*a); }, {a->path, std::string()});
+  });
 }
 
 } // namespace nearscape::cli

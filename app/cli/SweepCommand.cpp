@@ -118,7 +118,8 @@ int runSweepCommand(const SweepArgs& args) {
     queries = queryData.vectors.view();
   } else {
     const std::int64_t count = std::min(args.holdout, data.size() / 2);
-    NEARSCAPE_EXPECTS(count >= 1, "the data is too small to hold queries out of it; give --queries");
+    NEARSCAPE_EXPECTS(count >= 1,
+                      "the data is too small to hold queries out of it; give --queries");
     held = holdOutRows(data.vectors.view(), count, context.seed);
     base = held.baseView();
     queries = held.queryView();
@@ -144,11 +145,13 @@ int runSweepCommand(const SweepArgs& args) {
     build[name] = values.front();
   }
   // A held-out base is our copy, not the file: its hash is the file's plus the hold-out.
-  const std::string baseHash = data.contentHash + (baseRows.empty() ? "" : "/holdout=" +
-                               std::to_string(queries.rows) + ",seed=" + std::to_string(context.seed));
-  std::unique_ptr<AnnIndex> index =
-      args.loadIndex.empty() ? buildIndex(args.kind, base, metric, build, context, job)
-                             : loadIndex(args.loadIndex, base, baseHash, context);
+  const std::string baseHash =
+      data.contentHash + (baseRows.empty() ? ""
+                                           : "/holdout=" + std::to_string(queries.rows) +
+                                                 ",seed=" + std::to_string(context.seed));
+  std::unique_ptr<AnnIndex> index = args.loadIndex.empty()
+                                        ? buildIndex(args.kind, base, metric, build, context, job)
+                                        : loadIndex(args.loadIndex, base, baseHash, context);
   const double buildSeconds = since(t);
   if (!args.saveIndex.empty())
     index->save(args.saveIndex, baseHash);
@@ -164,13 +167,13 @@ int runSweepCommand(const SweepArgs& args) {
   sweep.batchSize = args.batch;
   sweep.latencyQueries = args.latencyQueries;
   sweep.missedQuery = args.missedQuery;
-  const std::vector<SweepRow> rows =
-      runSweep(*index, queries, base, truth.view(), sweep,
-               [&](const SweepRow& r) {
-                 if (!args.common.json)
-                   std::cout << describeRow(r) << std::endl; // streamed as measured
-               },
-               job);
+  const std::vector<SweepRow> rows = runSweep(
+      *index, queries, base, truth.view(), sweep,
+      [&](const SweepRow& r) {
+        if (!args.common.json)
+          std::cout << describeRow(r) << std::endl; // streamed as measured
+      },
+      job);
 
   job.check(); // a cancelled sweep writes nothing
   if (!args.out.empty()) {
@@ -199,8 +202,12 @@ int runSweepCommand(const SweepArgs& args) {
       std::vector<std::int64_t> missed;
       for (std::int32_t id : r.missed)
         missed.push_back(dataId(id));
-      out.push_back({{"params", r.params}, {"recall", r.recall}, {"qps", r.qps},
-                     {"p50_ms", r.p50Ms}, {"p99_ms", r.p99Ms}, {"pareto", r.pareto},
+      out.push_back({{"params", r.params},
+                     {"recall", r.recall},
+                     {"qps", r.qps},
+                     {"p50_ms", r.p50Ms},
+                     {"p99_ms", r.p99Ms},
+                     {"pareto", r.pareto},
                      {"missed", missed}});
     }
     j["rows"] = out;
@@ -233,8 +240,9 @@ void addSweepCommand(CLI::App& app, int& exitCode) {
                   "and are left out of the index");
   cmd->add_option("--holdout", args->holdout, "Rows held out as queries when no --queries")
       ->capture_default_str();
-  cmd->add_option("--truth", args->truth, "Ground-truth ids (.npy, queries × ≥k); without, our "
-                                          "exact search computes them");
+  cmd->add_option("--truth", args->truth,
+                  "Ground-truth ids (.npy, queries × ≥k); without, our "
+                  "exact search computes them");
   cmd->add_option("--out", args->out, "Write the rows here as CSV");
   cmd->add_option("--build", args->build,
                   "A build parameter, NAME=VALUE (graph: degree, build_k; ivf: nlist, "
@@ -254,7 +262,7 @@ void addSweepCommand(CLI::App& app, int& exitCode) {
   cmd->add_option("--load-index", args->loadIndex, "Load this index instead of building one");
   args->common.addTo(*cmd);
   cmd->callback([args, &exitCode] {
-    exitCode = runGuarded([&] { return runSweepCommand(*args); });
+    exitCode = runGuarded([&] { return runSweepCommand(*args); }, {args->path, args->queries});
   });
 }
 

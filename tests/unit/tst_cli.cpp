@@ -55,6 +55,26 @@ private slots:
     QVERIFY(j["timings"].toObject().contains("open_s"));
   }
 
+  void nonFiniteDataIsNamed() {
+    auto values = randomFloats(50 * 8, 1);
+    values[3 * 8 + 5] = NAN;
+    const QString file = m_dir.filePath("nan-knn.npy");
+    QVERIFY(writeBytes(file, npyBytes("<f4", {50, 8}, rawBytes(values))));
+    const Run r = cli({"knn", file, "--k", "3", "--backend", "cpu"});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains(file.toUtf8() +
+                            ": the data holds 1 NaN/Inf value(s); the first at row 4, column 6"),
+             r.err.constData());
+    for (float& v : values)
+      v = std::isfinite(v) ? v * 1e30f : 1.0f;
+    QVERIFY(writeBytes(file, npyBytes("<f4", {50, 8}, rawBytes(values))));
+    const Run big =
+        cli({"layout", file, "--k", "3", "--backend", "cpu", "--out", m_dir.filePath("big.npy")});
+    QCOMPARE(big.code, 2); // was: an all-NaN map with exit 0
+    QVERIFY2(big.err.contains("overflow"), big.err.constData());
+    QVERIFY(!QFile::exists(m_dir.filePath("big.npy")));
+  }
+
   void infoText() {
     const QString file = m_dir.filePath("t.tsv");
     QVERIFY(writeBytes(file, "1\t2\n3\t4\n"));
@@ -109,7 +129,8 @@ private slots:
     const QList<QStringList> runs = {
         {"knn", file, "--k", "3", "--out", file},
         {"knn", file, "--k", "3", "--out", m_dir.filePath("keep-alias.npy")},
-        {"knn", file, "--k", "3", "--out", m_dir.filePath("never.npy"), "--out-dist", truth, "--truth", truth},
+        {"knn", file, "--k", "3", "--out", m_dir.filePath("never.npy"), "--out-dist", truth,
+         "--truth", truth},
         {"knn", file, "--k", "3", "--queries", truth, "--out", truth},
         {"layout", file, "--k", "3", "--out", file},
         {"sweep", file, "--index", "ivf", "--k", "3", "--holdout", "10", "--out", file},
@@ -177,8 +198,8 @@ private slots:
     for (int v = 1; v <= 200; ++v)
       values << QString::number(v);
     const QString list = values.join(',');
-    r = cli({"sweep", file, "--index", "graph", "--grid", "ef=" + list, "--grid",
-             "degree=" + list, "--grid", "entries=" + list, "--holdout", "10"});
+    r = cli({"sweep", file, "--index", "graph", "--grid", "ef=" + list, "--grid", "degree=" + list,
+             "--grid", "entries=" + list, "--holdout", "10"});
     QCOMPARE(r.code, 2);
     QVERIFY2(r.err.contains("search settings"), r.err.constData());
   }
@@ -189,9 +210,11 @@ private slots:
     const std::vector<float> x = randomFloats(std::size_t(n) * d, 11);
     const QString all = m_dir.filePath("extend-all.npy"), head = m_dir.filePath("extend-head.npy");
     QVERIFY(writeBytes(all, npyBytes("<f4", {n, d}, rawBytes(x))));
-    QVERIFY(writeBytes(head, npyBytes("<f4", {first, d},
-                                      rawBytes(std::vector<float>(x.begin(), x.begin() + first * d)))));
-    const QString old = m_dir.filePath("extend-old.graph"), truth = m_dir.filePath("extend-truth.npy");
+    QVERIFY(
+        writeBytes(head, npyBytes("<f4", {first, d},
+                                  rawBytes(std::vector<float>(x.begin(), x.begin() + first * d)))));
+    const QString old = m_dir.filePath("extend-old.graph"),
+                  truth = m_dir.filePath("extend-truth.npy");
     QCOMPARE(cli({"knn", head, "--k", "10", "--out", old, "--backend", "cpu"}).code, 0);
     QCOMPARE(cli({"knn", all, "--k", "10", "--out", truth, "--backend", "cpu"}).code, 0);
     const QString grown = m_dir.filePath("extend-new.graph");
@@ -231,16 +254,25 @@ private slots:
 
     // Save, then load the same index: the same rows' recall; bad grid names and values refused.
     const QString saved = m_dir.filePath("graph.nsi");
-    r = cli({"sweep", file, "--index", "graph", "--k", "5", "--holdout", "60", "--grid",
-             "ef=8,32", "--save-index", saved, "--json", "--backend", "cpu"});
+    r = cli({"sweep", file, "--index", "graph", "--k", "5", "--holdout", "60", "--grid", "ef=8,32",
+             "--save-index", saved, "--json", "--backend", "cpu"});
     QCOMPARE(r.code, 0);
-    const double built = QJsonDocument::fromJson(r.out).object()["rows"].toArray()[1].toObject()["recall"].toDouble();
-    r = cli({"sweep", file, "--index", "graph", "--k", "5", "--holdout", "60", "--grid",
-             "ef=8,32", "--load-index", saved, "--json", "--backend", "cpu"});
+    const double built = QJsonDocument::fromJson(r.out)
+                             .object()["rows"]
+                             .toArray()[1]
+                             .toObject()["recall"]
+                             .toDouble();
+    r = cli({"sweep", file, "--index", "graph", "--k", "5", "--holdout", "60", "--grid", "ef=8,32",
+             "--load-index", saved, "--json", "--backend", "cpu"});
     QCOMPARE(r.code, 0);
-    QCOMPARE(QJsonDocument::fromJson(r.out).object()["rows"].toArray()[1].toObject()["recall"].toDouble(), built);
-    r = cli({"sweep", file, "--index", "graph", "--holdout", "60", "--load-index", saved,
-             "--seed", "3", "--backend", "cpu"});
+    QCOMPARE(QJsonDocument::fromJson(r.out)
+                 .object()["rows"]
+                 .toArray()[1]
+                 .toObject()["recall"]
+                 .toDouble(),
+             built);
+    r = cli({"sweep", file, "--index", "graph", "--holdout", "60", "--load-index", saved, "--seed",
+             "3", "--backend", "cpu"});
     QCOMPARE(r.code, 2); // another hold-out: another base, the index is refused
     QVERIFY(r.err.contains("other data"));
     r = cli({"sweep", file, "--grid", "eff=8", "--holdout", "60", "--backend", "cpu"});

@@ -41,14 +41,18 @@ bool sameAtAnyScale(const KnnResult& got, const KnnResult& ref, QString& why) {
     for (std::int64_t c = 0; c < k; ++c) {
       const float gd = got.distances.row(r)[c], rd = ref.distances.row(r)[c];
       if (!close(gd, rd)) {
-        why = QString("row %1, rank %2: distance %3, float64 says %4").arg(r).arg(c).arg(gd).arg(rd);
+        why =
+            QString("row %1, rank %2: distance %3, float64 says %4").arg(r).arg(c).arg(gd).arg(rd);
         return false;
       }
       const bool tied = c == k - 1 || (c > 0 && close(ref.distances.row(r)[c - 1], rd)) ||
                         close(ref.distances.row(r)[c + 1], rd);
       if (got.ids.row(r)[c] != ref.ids.row(r)[c] && !tied) {
         why = QString("row %1, rank %2: id %3, float64 says %4")
-                  .arg(r).arg(c).arg(got.ids.row(r)[c]).arg(ref.ids.row(r)[c]);
+                  .arg(r)
+                  .arg(c)
+                  .arg(got.ids.row(r)[c])
+                  .arg(ref.ids.row(r)[c]);
         return false;
       }
     }
@@ -106,6 +110,34 @@ private:
   }
 
 private slots:
+  void magnitudesBeyondFloat32AreRefused() {
+    // Squared distances of 1e25-sized values overflow float32, those of 1e-42 underflow: exact
+    // results cannot be promised, so the data is refused with the reason, on every backend.
+    std::vector<float> x = gaussian(200, 8, 21);
+    const MatrixView<float> view{x.data(), 200, 8};
+    Context context;
+    context.backend = Backend::Cpu;
+    for (const auto& [scale, reason] :
+         {std::pair{1e25f, "overflow"}, std::pair{1e-42f, "subnormal"}}) {
+      std::vector<float> scaled = x;
+      for (float& v : scaled)
+        v *= scale;
+      try {
+        knnGraph({scaled.data(), 200, 8}, 5, Metric::L2, context);
+        QFAIL(qPrintable(QString("values scaled by %1 were accepted").arg(scale)));
+      } catch (const InvalidArgument& e) {
+        QVERIFY2(QString(e.what()).contains(reason), e.what());
+      }
+    }
+    // Zeros and large-but-safe values are fine; the latter's neighbours are the unscaled ones.
+    std::vector<float> zeros(200 * 8, 0.0f), large = x;
+    QCOMPARE(knnGraph({zeros.data(), 200, 8}, 5, Metric::L2, context).ids.rows(), 200);
+    for (float& v : large)
+      v *= 1e15f;
+    QCOMPARE(knnGraph({large.data(), 200, 8}, 5, Metric::L2, context).ids.view().data[7],
+             knnGraph(view, 5, Metric::L2, context).ids.view().data[7]);
+  }
+
   void matchesReference_data() {
     QTest::addColumn<Backend>("backend");
     QTest::addColumn<Metric>("metric");
@@ -158,8 +190,9 @@ private slots:
     const MatrixView<float> q = graph ? b : MatrixView<float>{queries.data(), nq, d};
     ExactKnnParams params;
     params.queryTile = params.baseTile = tile;
-    const KnnResult got = graph ? knnGraph(b, k, metric, contextFor(backend), noJobControl(), params)
-                                : knnSearch(q, b, k, metric, contextFor(backend), noJobControl(), params);
+    const KnnResult got =
+        graph ? knnGraph(b, k, metric, contextFor(backend), noJobControl(), params)
+              : knnSearch(q, b, k, metric, contextFor(backend), noJobControl(), params);
     verifyAgainstReference(got, q, b, k, metric, graph);
   }
 
@@ -185,7 +218,8 @@ private slots:
     QFETCH(bool, graph);
     QFETCH(bool, duplicates);
     QFETCH(bool, flat);
-    const int n = 12000, nq = 300; // flat d = 8, k = 32: STEP scores about 2% a query (at 6,000 rows it neared the 5% switch and the test flaked)
+    const int n = 12000, nq = 300; // flat d = 8, k = 32: STEP scores about 2% a query (at 6,000
+                                   // rows it neared the 5% switch and the test flaked)
     std::random_device seed;
     auto base = gaussian(n, d, seed());
     auto queries = gaussian(nq, d, seed());
@@ -193,7 +227,8 @@ private slots:
       for (auto* rows : {&base, &queries})
         for (std::size_t i = 0; i < rows->size() / std::size_t(d); ++i)
           for (int t = 2; t < d; ++t)
-            (*rows)[i * d + t] = d > 2 ? 0.5f * (*rows)[i * d] - 0.25f * float(t) * (*rows)[i * d + 1] : 0.0f;
+            (*rows)[i * d + t] =
+                d > 2 ? 0.5f * (*rows)[i * d] - 0.25f * float(t) * (*rows)[i * d + 1] : 0.0f;
     if (duplicates) // a third of the rows repeat others: exact ties
       for (int i = 0; i < n / 3; ++i)
         std::copy(base.begin() + std::size_t(i) * d, base.begin() + std::size_t(i + 1) * d,
@@ -241,18 +276,20 @@ private slots:
     SKIP_WITHOUT_DEVICE(backend);
     const int n = 5003, nq = 777; // not multiples of the GPU's 64-row tiles
     std::random_device seed;
-    const auto base = spread > 0 ? blobs(n, d, 40, spread, seed(), duplicates)
-                                 : gaussian(n, d, seed());
+    const auto base =
+        spread > 0 ? blobs(n, d, 40, spread, seed(), duplicates) : gaussian(n, d, seed());
     auto data = base;
     if (spread == 0 && duplicates)
-      std::copy(data.begin(), data.begin() + std::ptrdiff_t(n / 3) * d, data.end() - std::ptrdiff_t(n / 3) * d);
+      std::copy(data.begin(), data.begin() + std::ptrdiff_t(n / 3) * d,
+                data.end() - std::ptrdiff_t(n / 3) * d);
     const auto queries = blobs(nq, d, 40, spread, seed(), false);
     const MatrixView<float> b{data.data(), n, d};
     const MatrixView<float> q = graph ? b : MatrixView<float>{queries.data(), nq, d};
     ExactKnnParams params;
     params.pruning = ExactKnnParams::Pruning::Always;
-    const KnnResult got = graph ? knnGraph(b, k, Metric::L2, contextFor(backend), noJobControl(), params)
-                                : knnSearch(q, b, k, Metric::L2, contextFor(backend), noJobControl(), params);
+    const KnnResult got =
+        graph ? knnGraph(b, k, Metric::L2, contextFor(backend), noJobControl(), params)
+              : knnSearch(q, b, k, Metric::L2, contextFor(backend), noJobControl(), params);
     QVERIFY2(got.device.find("STEP") != std::string::npos, got.device.c_str());
     verifyAgainstReference(got, q, b, k, Metric::L2, graph);
   }
@@ -281,7 +318,8 @@ private slots:
       for (std::size_t i = 0; i < queries.size(); ++i)
         queries[i] += data[data.size() - queries.size() + i];
       const MatrixView<float> q{queries.data(), 300, d};
-      for (const auto& [rowsAsked, kAsked] : {std::pair{300, 10}, std::pair{100, 100}, std::pair{1, 10}}) {
+      for (const auto& [rowsAsked, kAsked] :
+           {std::pair{300, 10}, std::pair{100, 100}, std::pair{1, 10}}) {
         const MatrixView<float> qs{q.data, rowsAsked, d};
         const KnnResult found = index.search(qs, kAsked);
         QVERIFY2((found.device.find("STEP") != std::string::npos) == (separated && rowsAsked >= 64),
@@ -336,7 +374,8 @@ private slots:
       const KnnResult got = knnGraph(v, 6, m, contextFor(backend));
       const KnnResult ref = knnReference(v, v, 6, m, true);
       QString why;
-      QVERIFY2(sameAsReference(got, ref, why), qPrintable(QString(metricName(m).data()) + ": " + why));
+      QVERIFY2(sameAsReference(got, ref, why),
+               qPrintable(QString(metricName(m).data()) + ": " + why));
       if (m == Metric::L2)
         QCOMPARE(got.ids.row(5)[0], 105); // its duplicate, at distance 0
       if (m == Metric::Cosine)
@@ -381,7 +420,8 @@ private slots:
     // Rows of size 1e4 and 1e-5, each with its negative (the mean is exactly zero, so centring
     // keeps the small ones small): the GPU's float16 candidates round the small rows to
     // subnormals, and only the bound's absolute term keeps their true neighbours.
-    const auto big = gaussian(pairs / 2, d, seed(), 1e4f), small = gaussian(pairs / 2, d, seed(), 1e-5f);
+    const auto big = gaussian(pairs / 2, d, seed(), 1e4f),
+               small = gaussian(pairs / 2, d, seed(), 1e-5f);
     std::vector<float> mixed;
     for (const auto* part : {&big, &small})
       for (const float sign : {1.0f, -1.0f})
@@ -425,11 +465,12 @@ private slots:
     const MatrixView<float> q = nq == 0 ? b : MatrixView<float>{queries.data(), nq, d};
     Context context = contextFor(Backend::Cuda);
     context.memoryBudget = std::uint64_t(budgetKiB) << 10;
-    const KnnResult got = nq == 0 ? knnGraph(b, k, metric, context)
-                                  : knnSearch(q, b, k, metric, context);
-    QVERIFY2(QString::fromStdString(got.device).contains("streamed from host memory in 2 chunks") ||
-                 QString::fromStdString(got.device).contains("streamed from host memory in 3 chunks"),
-             got.device.c_str());
+    const KnnResult got =
+        nq == 0 ? knnGraph(b, k, metric, context) : knnSearch(q, b, k, metric, context);
+    QVERIFY2(
+        QString::fromStdString(got.device).contains("streamed from host memory in 2 chunks") ||
+            QString::fromStdString(got.device).contains("streamed from host memory in 3 chunks"),
+        got.device.c_str());
     verifyAgainstReference(got, q, b, k, metric, nq == 0);
   }
 
@@ -469,10 +510,12 @@ private slots:
     QVERIFY_THROWS_EXCEPTION(InvalidArgument, knnSearch(v, v, 51, Metric::L2, cpu));
     const MatrixView<float> q3{data.data(), 10, 3};
     QVERIFY_THROWS_EXCEPTION(InvalidArgument, knnSearch(q3, v, 5, Metric::L2, cpu));
-    QVERIFY_THROWS_EXCEPTION(InvalidArgument, knnGraph(MatrixView<float>{data.data(), 0, 4}, 1, Metric::L2, cpu));
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument,
+                             knnGraph(MatrixView<float>{data.data(), 0, 4}, 1, Metric::L2, cpu));
     auto nan = data;
     nan[17] = NAN;
-    QVERIFY_THROWS_EXCEPTION(InvalidArgument, knnGraph(MatrixView<float>{nan.data(), 50, 4}, 3, Metric::L2, cpu));
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument,
+                             knnGraph(MatrixView<float>{nan.data(), 50, 4}, 3, Metric::L2, cpu));
     Context tiny = cpu;
     tiny.memoryBudget = 64; // smaller than one row's working memory
     QVERIFY_THROWS_EXCEPTION(InvalidArgument, knnGraph(v, 3, Metric::L2, tiny));
@@ -494,12 +537,14 @@ private slots:
     const MatrixView<float> v{data.data(), 6000, 64};
     bool stopped = false;
     JobControl* self = nullptr;
-    JobControl job([&](double fraction, const std::string&) {
-      if (fraction > 0.2 && !stopped) {
-        stopped = true;
-        self->requestStop();
-      }
-    }, std::chrono::milliseconds(0));
+    JobControl job(
+        [&](double fraction, const std::string&) {
+          if (fraction > 0.2 && !stopped) {
+            stopped = true;
+            self->requestStop();
+          }
+        },
+        std::chrono::milliseconds(0));
     self = &job;
     Context c;
     c.backend = Backend::Cpu;

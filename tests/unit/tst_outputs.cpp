@@ -59,9 +59,9 @@ private slots:
     const std::string a = dir.filePath("a.txt").toStdString();
     writeText(a, "old");
     QVERIFY_THROWS_EXCEPTION(InvalidArgument, writeFileAtomically(a, [](std::FILE* f) {
-      std::fputs("half", f);
-      throw InvalidArgument("stop");
-    }));
+                               std::fputs("half", f);
+                               throw InvalidArgument("stop");
+                             }));
     QCOMPARE(readBytes(dir.filePath("a.txt")), QByteArray("old"));
     QCOMPARE(othersIn(dir.path(), {"a.txt"}), QStringList());
   }
@@ -122,7 +122,8 @@ private slots:
 
   void uncommittedSetLeavesNothing() {
     QTemporaryDir dir;
-    const std::string a = dir.filePath("a.txt").toStdString(), b = dir.filePath("b.txt").toStdString();
+    const std::string a = dir.filePath("a.txt").toStdString(),
+                      b = dir.filePath("b.txt").toStdString();
     writeText(a, "old");
     {
       OutputSet set;
@@ -140,7 +141,8 @@ private slots:
 
   void failedCommitRestoresEveryOutput() {
     QTemporaryDir dir;
-    const std::string a = dir.filePath("a.txt").toStdString(), b = dir.filePath("b.txt").toStdString(),
+    const std::string a = dir.filePath("a.txt").toStdString(),
+                      b = dir.filePath("b.txt").toStdString(),
                       c = dir.filePath("c.txt").toStdString();
     writeText(a, "old a");
     OutputSet set;

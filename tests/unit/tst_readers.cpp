@@ -332,7 +332,7 @@ private slots:
       requireFinite(ds.vectors.view(), "the data");
       QFAIL("NaN accepted");
     } catch (const InvalidArgument& e) {
-      QVERIFY(QString(e.what()).contains("row 1, column 2"));
+      QVERIFY2(QString(e.what()).contains("row 2, column 3 (item 1)"), e.what()); // from 1
     }
   }
 

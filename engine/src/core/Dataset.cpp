@@ -52,15 +52,30 @@ NonFiniteScan scanNonFinite(const MatrixView<float>& m) {
   NonFiniteScan scan;
   std::int64_t count = 0;
   std::int64_t first = std::numeric_limits<std::int64_t>::max();
-  const std::int64_t total = m.rows * m.cols;
-#pragma omp parallel for reduction(+ : count) reduction(min : first) schedule(static)
-  for (std::int64_t i = 0; i < total; ++i) {
-    if (!std::isfinite(m.data[i])) {
-      ++count;
-      first = std::min(first, i);
+  double maxAbs = 0, maxSquaredNorm = 0;
+#pragma omp parallel for reduction(+ : count) reduction(min : first) \
+    reduction(max : maxAbs, maxSquaredNorm) schedule(static)
+  for (std::int64_t r = 0; r < m.rows; ++r) {
+    const float* x = m.row(r);
+    double squared = 0, largest = 0;
+    std::int64_t bad = 0;
+    for (std::int64_t c = 0; c < m.cols; ++c) {
+      if (!std::isfinite(x[c])) {
+        if (bad++ == 0)
+          first = std::min(first, r * m.cols + c);
+        continue;
+      }
+      squared += double(x[c]) * double(x[c]);
+      largest = std::max(largest, double(std::fabs(x[c])));
     }
+    count += bad;
+    maxAbs = std::max(maxAbs, largest);
+    if (bad == 0)
+      maxSquaredNorm = std::max(maxSquaredNorm, squared);
   }
   scan.count = count;
+  scan.maxAbs = maxAbs;
+  scan.maxSquaredNorm = maxSquaredNorm;
   if (count > 0) {
     scan.firstRow = first / m.cols;
     scan.firstCol = first % m.cols;
@@ -71,9 +86,23 @@ NonFiniteScan scanNonFinite(const MatrixView<float>& m) {
 void requireFinite(const MatrixView<float>& m, const std::string& what) {
   const NonFiniteScan scan = scanNonFinite(m);
   if (scan.count > 0)
-    throw InvalidArgument(what + " holds " + std::to_string(scan.count) +
-                          " NaN/Inf value(s); the first at row " + std::to_string(scan.firstRow) +
-                          ", column " + std::to_string(scan.firstCol));
+    throw InvalidArgument(
+        what + " holds " + std::to_string(scan.count) + " NaN/Inf value(s); the first at row " +
+        std::to_string(scan.firstRow + 1) + ", column " + std::to_string(scan.firstCol + 1) +
+        " (item " + std::to_string(scan.firstRow) + ")");
+  char size[64];
+  if (scan.maxSquaredNorm > kMaxSquaredNorm) {
+    std::snprintf(size, sizeof(size), "%.3g", std::sqrt(scan.maxSquaredNorm));
+    throw InvalidArgument(what + " holds vectors of norm up to " + size +
+                          ": their squared distances overflow float32 (beyond ~1e36); scale the "
+                          "data down");
+  }
+  if (scan.maxAbs > 0 && scan.maxAbs < kMinLargestValue) {
+    std::snprintf(size, sizeof(size), "%.3g", scan.maxAbs);
+    throw InvalidArgument(what + "'s values are all below " + size +
+                          " in magnitude: float32 distances of such values lose their precision "
+                          "(subnormal); scale the data up");
+  }
 }
 
 std::string contentHash(const MatrixView<float>& m) {
@@ -124,9 +153,9 @@ void attachMetadata(Dataset& dataset, Metadata metadata, const std::string& sour
       for (std::size_t i = 0; i < values.size(); ++i)
         dataset.labels[i] = index.at(values[i]);
       dataset.labelNames = std::move(distinct);
-      dataset.labelSource = source + (metadata.columnNames.empty()
-                                          ? std::string()
-                                          : " (" + metadata.columnNames[labelColumn] + ")");
+      dataset.labelSource =
+          source + (metadata.columnNames.empty() ? std::string()
+                                                 : " (" + metadata.columnNames[labelColumn] + ")");
     }
   }
 

@@ -23,9 +23,13 @@ struct FileId {
   bool operator==(const FileId&) const = default;
 };
 
-FileId fileIdOf(const struct stat& st) { return FileId{st.st_dev, st.st_ino}; }
+FileId fileIdOf(const struct stat& st) {
+  return FileId{st.st_dev, st.st_ino};
+}
 
-std::string errnoText(int err) { return std::strerror(err); }
+std::string errnoText(int err) {
+  return std::strerror(err);
+}
 
 /// Where an output's bytes land: a regular file (new or replaced by rename) or a stream (a FIFO
 /// or character device, written through).
@@ -277,8 +281,8 @@ struct OutputSet::Impl {
         rollBack();
         for (Output& rest : outputs)
           discard(rest);
-        throw WriteError(o.target.requested.string() + ": cannot rename into place: " +
-                         errnoText(err));
+        throw WriteError(o.target.requested.string() +
+                         ": cannot rename into place: " + errnoText(err));
       }
       o.staged.clear();
       moved.push_back(std::move(m));
@@ -296,7 +300,9 @@ OutputSet::OutputSet() : m_impl(std::make_unique<Impl>()) {
   t_active = m_impl.get();
 }
 
-OutputSet::~OutputSet() { t_active = m_impl->previous; }
+OutputSet::~OutputSet() {
+  t_active = m_impl->previous;
+}
 
 void OutputSet::addInput(const fs::path& path) {
   if (path.empty())
@@ -322,8 +328,9 @@ void OutputSet::addOutput(const fs::path& path) {
   o.target = resolveTarget(path);
   m_impl->refuseInputs(o);
   for (const Impl::Output& other : m_impl->outputs) {
-    const bool same = other.target.path == o.target.path ||
-                      (o.target.exists && other.target.exists && *o.target.exists == *other.target.exists);
+    const bool same =
+        other.target.path == o.target.path ||
+        (o.target.exists && other.target.exists && *o.target.exists == *other.target.exists);
     if (same && !(o.target.stream && other.target.stream)) // /dev/null twice is fine
       throw InvalidArgument(path.string() + " and " + other.target.requested.string() +
                             " name the same file; each output needs its own");
@@ -331,7 +338,9 @@ void OutputSet::addOutput(const fs::path& path) {
   m_impl->outputs.push_back(std::move(o));
 }
 
-void OutputSet::commit() { m_impl->commit(); }
+void OutputSet::commit() {
+  m_impl->commit();
+}
 
 void writeFileAtomically(const fs::path& path, const std::function<void(std::FILE* file)>& writer) {
   if (t_active) {

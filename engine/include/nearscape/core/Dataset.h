@@ -37,11 +37,11 @@ struct Thumbnails {
 /// Vectors (n × d float32, row-major) plus labels, metadata, thumbnails and, for ann-benchmarks
 /// files, queries and ground truth. Copies share their storage.
 struct Dataset {
-  std::string path;         ///< the file or folder it came from
-  std::string format;       ///< "npy", "fvecs", "bvecs", "ivecs", "hdf5", "tsv", "idx"
-  std::string sourceDtype;  ///< element type in the file: "float32", "uint8", ...
+  std::string path;          ///< the file or folder it came from
+  std::string format;        ///< "npy", "fvecs", "bvecs", "ivecs", "hdf5", "tsv", "idx"
+  std::string sourceDtype;   ///< element type in the file: "float32", "uint8", ...
   bool memoryMapped = false; ///< vectors point straight into a read-only mapping of the file
-  Matrix<float> vectors;    ///< n × d
+  Matrix<float> vectors;     ///< n × d
 
   std::vector<std::int32_t> labels;    ///< per item, index into labelNames; empty if none
   std::vector<std::string> labelNames; ///< one per distinct label
@@ -50,12 +50,12 @@ struct Dataset {
   int textColumn = -1;                 ///< metadata column holding an item's text, or -1
   Thumbnails thumbnails;               ///< may be empty
 
-  std::optional<Metric> metric;        ///< the metric the file declares, if any
-  Matrix<float> queries;               ///< ann-benchmarks "test"; may be empty
-  Matrix<std::int32_t> truthIds;       ///< ann-benchmarks "neighbors"; may be empty
-  Matrix<float> truthDistances;        ///< ann-benchmarks "distances"; may be empty
+  std::optional<Metric> metric;  ///< the metric the file declares, if any
+  Matrix<float> queries;         ///< ann-benchmarks "test"; may be empty
+  Matrix<std::int32_t> truthIds; ///< ann-benchmarks "neighbors"; may be empty
+  Matrix<float> truthDistances;  ///< ann-benchmarks "distances"; may be empty
 
-  std::string contentHash;             ///< 32 hex digits: XXH3-128 of shape + vector bytes
+  std::string contentHash; ///< 32 hex digits: XXH3-128 of shape + vector bytes
 
   std::int64_t size() const { return vectors.rows(); }
   std::int64_t dim() const { return vectors.cols(); }
@@ -66,18 +66,28 @@ struct Dataset {
   std::string textOf(std::int64_t item) const;
 };
 
-/// Where non-finite values sit in a matrix.
+/// Where non-finite values sit in a matrix, and how large its finite values are.
 struct NonFiniteScan {
   std::int64_t count = 0;     ///< NaN and ±Inf values
-  std::int64_t firstRow = -1; ///< of the first one, row-major order
+  std::int64_t firstRow = -1; ///< of the first one, row-major order (0-based)
   std::int64_t firstCol = -1;
+  double maxAbs = 0;         ///< largest |value| among the finite ones
+  double maxSquaredNorm = 0; ///< largest squared row norm of the finite rows, in float64
 };
 
-/// Counts NaN/Inf values (multithreaded over rows).
+/// Counts NaN/Inf values and measures the finite ones (multithreaded over rows).
 NonFiniteScan scanNonFinite(const MatrixView<float>& m);
 
-/// Throws InvalidArgument naming the first NaN/Inf (row, column) and the count when `m` has any;
-/// `what` names the data in the message.
+/// The range of values whose distances float32 arithmetic computes without overflow or
+/// underflow: squared norms up to 2^120 (so ‖x − y‖² ≤ 2^122 stays far below float32's 2^128),
+/// and a largest |value| of at least 2^−50 unless all are zero (products of smaller values fall
+/// into float32's subnormal range and lose their bits).
+constexpr double kMaxSquaredNorm = 0x1p120;
+constexpr double kMinLargestValue = 0x1p-50;
+
+/// Throws InvalidArgument when `m` holds NaN/Inf (naming the count and the first one's row and
+/// column, counted from 1) or values outside the range above: exact distances could not be
+/// guaranteed. `what` names the data in the message (its file, where known).
 void requireFinite(const MatrixView<float>& m, const std::string& what);
 
 /// XXH3-128 of the shape and the bytes of `m`, as 32 hex digits.
