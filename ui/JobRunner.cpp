@@ -7,14 +7,18 @@
 
 namespace nearscape::ui {
 
-JobRunner::JobRunner(QObject* parent) : QObject(parent) { m_pool.setMaxThreadCount(2); }
+JobRunner::JobRunner(QObject* parent) : QObject(parent) {
+  m_pool.setMaxThreadCount(2);
+}
 
 JobRunner::~JobRunner() {
   cancel();
   m_pool.waitForDone();
 }
 
-void JobRunner::waitForDone() { m_pool.waitForDone(); }
+bool JobRunner::waitForDone(int msecs) {
+  return m_pool.waitForDone(msecs);
+}
 
 void JobRunner::cancel() {
   if (m_current)
@@ -26,16 +30,16 @@ void JobRunner::start(const QString& title, std::function<void(JobControl&)> wor
   cancel();
   const quint64 generation = ++m_generation;
   QPointer<JobRunner> self(this);
-  auto job = std::make_shared<JobControl>([self, generation](double fraction,
-                                                             const std::string& message) {
-    QMetaObject::invokeMethod(
-        self.data(),
-        [self, generation, fraction, text = QString::fromStdString(message)] {
-          if (self && self->m_generation == generation)
-            emit self->progress(fraction, text);
-        },
-        Qt::QueuedConnection);
-  });
+  auto job =
+      std::make_shared<JobControl>([self, generation](double fraction, const std::string& message) {
+        QMetaObject::invokeMethod(
+            self.data(),
+            [self, generation, fraction, text = QString::fromStdString(message)] {
+              if (self && self->m_generation == generation)
+                emit self->progress(fraction, text);
+            },
+            Qt::QueuedConnection);
+      });
   m_current = job;
   ++m_running;
   emit started(title);

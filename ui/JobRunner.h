@@ -32,8 +32,9 @@ public:
   }
 
   bool busy() const { return m_running > 0; }
-  /// Blocks until no job runs (tests and shutdown).
-  void waitForDone();
+  /// Blocks until no job runs (tests and shutdown), or at most `msecs` (−1: no limit).
+  /// Returns whether no job runs.
+  bool waitForDone(int msecs = -1);
 
 public slots:
   /// Asks the running job to stop at its next check.

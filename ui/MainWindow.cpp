@@ -24,11 +24,15 @@
 #include <QTimer>
 #include <QToolButton>
 
+#include <cstdio>
+#include <cstdlib>
+
 namespace nearscape::ui {
 
 struct MainWindow::Exploration {
   std::shared_ptr<const Dataset> dataset; ///< what it was computed for
-  KnnResult graph;                        ///< kNN graph, k = kGraphK (exact or NN-Descent)
+  KnnResult graph;                        ///< kNN graph, k = graphK (exact or NN-Descent)
+  int graphK = 0;                         ///< kGraphK, or n − 1 for smaller data
   std::string graphMethod;                ///< how the graph was built
   std::shared_ptr<ExactKnnIndex> index;   ///< exact neighbours of a clicked item
   UndirectedGraph undirected;
@@ -97,6 +101,7 @@ MainWindow::MainWindow(Context context, QWidget* parent)
                         : tr("CPU, %1 threads").arg(effectiveThreads(m_context));
     m_summary->setToolTip(QString::fromStdString(describeBackend(m_context)));
   }
+  m_summary->setTextFormat(Qt::PlainText); // it quotes the file's name
   m_summary->setText(tr("No data · %1").arg(m_backendText));
   statusBar()->addWidget(m_summary, 1);
   m_progress->setRange(0, 1000);
@@ -166,8 +171,17 @@ MainWindow::MainWindow(Context context, QWidget* parent)
 MainWindow::~MainWindow() {
   m_jobs->cancel();
   m_pipelineJobs->cancel();
-  m_jobs->waitForDone();
-  m_pipelineJobs->waitForDone();
+  // Every engine loop checks its JobControl often; a job that has not stopped after a few
+  // seconds is stuck in a call that cannot be interrupted (a blocking read, a driver call).
+  // Closing the window must still end the program: leave without waiting for it. Outputs are
+  // written atomically, so nothing is left half-written.
+  constexpr int kStopGraceMs = 3000;
+  if (!m_jobs->waitForDone(kStopGraceMs) || !m_pipelineJobs->waitForDone(kStopGraceMs)) {
+    std::fprintf(stderr, "nearscape: a background job did not stop within %d ms; exiting\n",
+                 kStopGraceMs);
+    std::fflush(nullptr);
+    std::_Exit(0);
+  }
 }
 
 void MainWindow::buildMenus() {
@@ -292,27 +306,34 @@ void MainWindow::showLoaded(Loaded& loaded) {
 
 void MainWindow::startExploration() {
   auto dataset = m_dataset;
-  if (!dataset || dataset->size() <= kGraphK)
+  if (!dataset)
     return;
+  if (dataset->size() < 2) { // no neighbours to find: the PCA map is all there is
+    m_summary->setText(summaryText() + tr(" · one item: no graph, no refined map"));
+    QTimer::singleShot(0, this, &MainWindow::explorationFinished);
+    return;
+  }
+  const int graphK = int(std::min<std::int64_t>(kGraphK, dataset->size() - 1));
   const Context context = m_context;
   const int dim = m_mapDim;
   const std::vector<float> start = pcaView(dim);
   QPointer<MainWindow> self(this);
   m_pipelineJobs->run<std::shared_ptr<Exploration>>(
       tr("Exploring"),
-      [dataset, context, start, dim, self](JobControl& job) {
+      [dataset, context, start, dim, self, graphK](JobControl& job) {
         auto e = std::make_shared<Exploration>();
         e->dataset = dataset;
+        e->graphK = graphK;
         const auto t0 = std::chrono::steady_clock::now();
         // The map and the paths need a kNN graph: exact where that is the cheaper way (small data
         // sets), NN-Descent beyond (GNND on a GPU). Clicked items always get exact neighbours.
         const bool exact =
-            exactGraphIsCheaper(dataset->size(), dataset->dim(), kGraphK, resolveBackend(context));
+            exactGraphIsCheaper(dataset->size(), dataset->dim(), graphK, resolveBackend(context));
         if (exact) {
-          e->graph = knnGraph(dataset->vectors.view(), kGraphK, Metric::L2, context, job);
+          e->graph = knnGraph(dataset->vectors.view(), graphK, Metric::L2, context, job);
           e->graphMethod = "exact";
         } else {
-          e->graph = nnDescentGraph(dataset->vectors.view(), kGraphK, Metric::L2, context, job);
+          e->graph = nnDescentGraph(dataset->vectors.view(), graphK, Metric::L2, context, job);
           e->graphMethod = resolveBackend(context) == Backend::Cuda ? "GNND" : "NN-Descent";
         }
         e->index = std::make_shared<ExactKnnIndex>(dataset->vectors.view(), Metric::L2, context);
@@ -337,7 +358,7 @@ void MainWindow::startExploration() {
         m_summary->setText(summaryText() +
                            tr(" · %1 %2-NN graph %3 s · map %4 s · MST %5 s")
                                .arg(QString::fromStdString(e->graphMethod))
-                               .arg(kGraphK)
+                               .arg(e->graphK)
                                .arg(e->graphSeconds, 0, 'f', 1)
                                .arg(e->layoutSeconds, 0, 'f', 1)
                                .arg(e->mstSeconds, 0, 'f', 2));
@@ -606,6 +627,7 @@ void MainWindow::showError(const QString& title, const QString& message) {
   m_lastError = message;
   statusBar()->showMessage(title + QStringLiteral(": ") + message, 10000);
   auto* box = new QMessageBox(QMessageBox::Warning, title, message, QMessageBox::Ok, this);
+  box->setTextFormat(Qt::PlainText); // messages quote file names and contents: never rich text
   box->setAttribute(Qt::WA_DeleteOnClose);
   box->open(); // not exec(): the GUI keeps running
   emit loadFailed(message);

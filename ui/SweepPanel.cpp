@@ -43,6 +43,7 @@ SweepPanel::SweepPanel(Context context, QWidget* parent)
       m_k(new QSpinBox(this)), m_queries(new QSpinBox(this)), m_buildForm(new QFormLayout),
       m_run(new QPushButton(tr("Run sweep"), this)), m_cancel(new QPushButton(tr("Cancel"), this)),
       m_status(new QLabel(this)), m_plot(new ParetoPlot(this)), m_table(new QTableWidget(this)) {
+  m_status->setTextFormat(Qt::PlainText); // error messages quote file contents
   for (const std::string& kind : indexKinds())
     m_kind->addItem(QString::fromStdString(kind));
   m_kind->setToolTip(tr("graph: a pruned kNN graph searched best-first (SONG on the GPU); "

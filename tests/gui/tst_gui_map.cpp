@@ -1,22 +1,25 @@
 // The first map as a person sees it: open Fashion-MNIST, wait for the map, look at the pixels.
+#include "Colors.h"
 #include "HoverCard.h"
 #include "ItemStrip.h"
 #include "JobRunner.h"
 #include "LegendPanel.h"
 #include "MainWindow.h"
 #include "MapView.h"
-#include "Colors.h"
+#include "TestFiles.h"
 #include "UiMain.h"
 
 #include <QApplication>
 #include <QDir>
 #include <QFileInfo>
+#include <QLabel>
+#include <QMessageBox>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 
+#include <QTest>
 #include <cmath>
 #include <random>
-#include <QTest>
 
 using namespace nearscape;
 using namespace nearscape::ui;
@@ -82,7 +85,8 @@ private slots:
     QVERIFY2(drawn > 20000, qPrintable(QString("only %1 pixels drawn").arg(drawn)));
     for (int label = 0; label < 10; ++label) {
       const int pixels = countColor(frame, labelColor(label));
-      QVERIFY2(pixels > 200, qPrintable(QString("label %1 colour: %2 pixels").arg(label).arg(pixels)));
+      QVERIFY2(pixels > 200,
+               qPrintable(QString("label %1 colour: %2 pixels").arg(label).arg(pixels)));
     }
 
     // Unchecking "Trouser" in the legend removes its colour from the map.
@@ -112,7 +116,8 @@ private slots:
     QVERIFY(!window.hoverCard()->thumbnail().isNull());
 
     // Zooming in spreads the points: fewer of them fit, the picture changes.
-    window.mapView()->zoomAt(QPointF(window.mapView()->width() / 2.0, window.mapView()->height() / 2.0), 4.0);
+    window.mapView()->zoomAt(
+        QPointF(window.mapView()->width() / 2.0, window.mapView()->height() / 2.0), 4.0);
     const QImage zoomed = window.mapView()->grabFramebuffer();
     QVERIFY(zoomed != frame);
   }
@@ -265,7 +270,8 @@ private slots:
     QTest::qWait(50);
     const QImage front = map->grabFramebuffer();
     QVERIFY(front.save(artifact("map-3d.png")));
-    QVERIFY2(countNonBackground(front) > 2000, qPrintable(QString::number(countNonBackground(front))));
+    QVERIFY2(countNonBackground(front) > 2000,
+             qPrintable(QString::number(countNonBackground(front))));
 
     auto checkPicking = [&] {
       for (std::int64_t item : {10, 400, 801, 1199}) {
@@ -340,8 +346,51 @@ private slots:
     double nearest = INFINITY;
     for (int i = 0; i < n / 2; ++i)
       for (int j = n / 2; j < n; ++j)
-        nearest = std::min(nearest, exactDistance(&x[std::size_t(i * d)], &x[std::size_t(j * d)], d, Metric::L2));
+        nearest = std::min(
+            nearest, exactDistance(&x[std::size_t(i * d)], &x[std::size_t(j * d)], d, Metric::L2));
     QVERIFY(std::abs(window.lastPath().bottleneck - nearest) <= 1e-4 * nearest);
+  }
+
+  void tinyDataFinishesExploring() {
+    // Fewer items than the graph's 15 neighbours: a graph of n − 1, the map refined; one item:
+    // no graph, and the exploration still ends (a --screenshot used to wait forever).
+    QTemporaryDir dir;
+    for (const int n : {10, 1}) {
+      const QString file = dir.filePath(QString("tiny-%1.npy").arg(n));
+      QVERIFY(test::writeBytes(
+          file, test::npyBytes("<f4", {n, 5}, test::rawBytes(test::randomFloats(n * 5, 3)))));
+      MainWindow window;
+      window.show();
+      QSignalSpy finished(&window, &MainWindow::explorationFinished);
+      QSignalSpy failed(&window, &MainWindow::loadFailed);
+      window.openPath(file);
+      QVERIFY2(finished.wait(30000),
+               qPrintable(QString("n = %1: %2").arg(n).arg(window.lastError())));
+      QCOMPARE(failed.count(), 0);
+      QCOMPARE(window.mapView()->pointCount(), n);
+      QString status; // the status bar's summary, as drawn
+      for (const QLabel* label : window.findChildren<QLabel*>())
+        if (label->text().startsWith("n = "))
+          status = label->text();
+      QVERIFY2(status.contains(n == 1 ? QString("no graph") : QString("9-NN graph")),
+               qPrintable(status));
+    }
+  }
+
+  void untrustedTextStaysText() {
+    // A file name that looks like markup is shown as those characters, never interpreted.
+    QTemporaryDir dir;
+    const QString file = dir.filePath("<b>bold<img src=x>.npy");
+    QVERIFY(test::writeBytes(file, "not an npy file"));
+    MainWindow window;
+    window.show();
+    QSignalSpy failed(&window, &MainWindow::loadFailed);
+    window.openPath(file);
+    QVERIFY(failed.wait(20000));
+    const auto boxes = window.findChildren<QMessageBox*>();
+    QVERIFY(!boxes.isEmpty());
+    QCOMPARE(boxes.last()->textFormat(), Qt::PlainText);
+    QVERIFY(boxes.last()->text().contains("<b>bold<img src=x>.npy"));
   }
 
   void cancellingALoadLeavesNoMap() {

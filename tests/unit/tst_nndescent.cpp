@@ -196,6 +196,15 @@ private slots:
       }
     budget.memoryBudget = nnDescentBytesPerItem(d, k) * 40; // two shards of 2(k + 1) do not fit
     QVERIFY_THROWS_EXCEPTION(InvalidArgument, nnDescentGraph(v, k, Metric::L2, budget));
+    // Shards that fit but are too many (their pairwise merges grow quadratically): refused at
+    // once with the budget that would do, not run for minutes.
+    budget.memoryBudget = nnDescentBytesPerItem(d, k) * std::uint64_t(2 * (n / 100));
+    try {
+      nnDescentGraph(v, k, Metric::L2, budget);
+      QFAIL("100 shards were accepted");
+    } catch (const InvalidArgument& e) {
+      QVERIFY2(QString(e.what()).contains("give at least"), e.what());
+    }
   }
 
   void cancellation() {

@@ -429,6 +429,16 @@ KnnResult shardedGraph(const MatrixView<float>& data, int k, Metric metric, cons
                         " bytes) holds fewer than 4(k + 1) items of NN-Descent's working memory (" +
                         std::to_string(perItem) + " bytes each): two shards of 2(k + 1) must fit");
   const std::int64_t shards = (n + shardRows - 1) / shardRows;
+  // Every pair of shards is merged, so the work grows with the square of their count: beyond
+  // kMaxShards a tiny budget would run for hours. Refuse, saying which budget would do.
+  constexpr std::int64_t kMaxShards = 64;
+  if (shards > kMaxShards)
+    throw InvalidArgument("the memory budget (" + std::to_string(context.memoryBudget) +
+                          " bytes) would split NN-Descent into " + std::to_string(shards) +
+                          " shards (" + std::to_string(shards * (shards - 1) / 2) +
+                          " pairwise merges); give at least " +
+                          std::to_string(2 * perItem * std::uint64_t((n + kMaxShards - 1) / kMaxShards)) +
+                          " bytes (at most " + std::to_string(kMaxShards) + " shards)");
   auto bound = [&](std::int64_t s) { return n * s / shards; };
   auto rows = [&](std::int64_t s) {
     return MatrixView<float>{data.row(bound(s)), bound(s + 1) - bound(s), data.cols};
