@@ -43,15 +43,13 @@ int runLayout(const LayoutArgs& a) {
       (std::filesystem::temp_directory_path() / "nearscape-bench" / "layout-peer.npy").string();
 
   NEARSCAPE_EXPECTS(a.graph == "auto" || a.graph == "exact", "--graph must be auto or exact");
-  const bool exactGraph =
-      a.graph == "exact" || exactGraphIsCheaper(x.rows, x.cols, a.k, resolveBackend(context));
+  const GraphMethod method = resolveGraphMethod(*parseGraphMethod(a.graph), x.rows, x.cols, a.k, context);
   KnnResult truth;
   std::vector<double> ours, oursGraph, oursMap, theirs, oursKept, theirsKept;
   std::string graphDevice;
   for (int r = 0; r < a.repeats; ++r) {
     const auto t = std::chrono::steady_clock::now();
-    const KnnResult g = exactGraph ? knnGraph(x, a.k, Metric::L2, context)
-                                   : nnDescentGraph(x, a.k, Metric::L2, context);
+    const KnnResult g = buildKnnGraph(x, a.k, Metric::L2, method, context);
     graphDevice = g.device;
     oursGraph.push_back(secondsSince(t));
     const auto t1 = std::chrono::steady_clock::now();

@@ -12,6 +12,7 @@
 #include <QDockWidget>
 #include <QDragEnterEvent>
 #include <QFileDialog>
+#include <QActionGroup>
 #include <QFileInfo>
 #include <QLabel>
 #include <QMenuBar>
@@ -31,6 +32,7 @@ namespace nearscape::ui {
 
 struct MainWindow::Exploration {
   std::shared_ptr<const Dataset> dataset; ///< what it was computed for
+  Metric metric = Metric::L2;             ///< of the graph, the neighbours and the paths
   KnnResult graph;                        ///< kNN graph, k = graphK (exact or NN-Descent)
   int graphK = 0;                         ///< kGraphK, or n − 1 for smaller data
   std::string graphMethod;                ///< how the graph was built
@@ -231,6 +233,19 @@ void MainWindow::buildMenus() {
   m_map3D = view->addAction(tr("&3D Map"), QKeySequence(Qt::CTRL | Qt::Key_3), this,
                             [this](bool on) { setMapDimension(on ? 3 : 2); });
   m_map3D->setCheckable(true);
+  QMenu* metrics = view->addMenu(tr("&Metric"));
+  metrics->setToolTip(tr("The distance of the graph, the neighbours, the paths, the map and the "
+                         "sweep; a file's own metric is chosen when it is opened"));
+  auto* group = new QActionGroup(this);
+  for (const auto& [metric, name] : {std::pair{Metric::L2, tr("&L2 (Euclidean)")},
+                                     std::pair{Metric::Cosine, tr("&Cosine")},
+                                     std::pair{Metric::InnerProduct, tr("&Inner product")}}) {
+    QAction* a = metrics->addAction(name, this, [this, metric = metric] { setMetric(metric); });
+    a->setCheckable(true);
+    group->addAction(a);
+    m_metricActions[metric] = a;
+  }
+  updateMetricMenu();
   view->addSeparator();
   view->addAction(m_sweepDock->toggleViewAction());
   m_map3D->setToolTip(tr("Drag to turn the map, Shift+drag to pan, wheel to zoom"));
@@ -295,7 +310,19 @@ void MainWindow::showLoaded(Loaded& loaded) {
   setWindowTitle(tr("Nearscape — %1").arg(QFileInfo(QString::fromStdString(ds.path)).fileName()));
   m_summary->setText(summaryText() + tr(" · PCA map in %1 s").arg(loaded.seconds, 0, 'f', 2));
   m_explore.reset();
+  if (m_metricForced) {
+    m_metric = m_chosenMetric;
+    m_metricSource = tr("chosen");
+  } else if (ds.metric) {
+    m_metric = *ds.metric;
+    m_metricSource = tr("the file's");
+  } else {
+    m_metric = m_chosenMetric;
+    m_metricSource = m_chosenMetric == Metric::L2 ? tr("default") : tr("chosen");
+  }
+  updateMetricMenu();
   m_sweep->setDataset(m_dataset);
+  m_sweep->setMetric(m_metric);
   m_selected = -1;
   m_lastPath = {};
   m_neighbours->clear();
@@ -315,28 +342,27 @@ void MainWindow::startExploration() {
   }
   const int graphK = int(std::min<std::int64_t>(kGraphK, dataset->size() - 1));
   const Context context = m_context;
+  const Metric metric = m_metric;
   const int dim = m_mapDim;
   const std::vector<float> start = pcaView(dim);
   QPointer<MainWindow> self(this);
   m_pipelineJobs->run<std::shared_ptr<Exploration>>(
       tr("Exploring"),
-      [dataset, context, start, dim, self, graphK](JobControl& job) {
+      [dataset, context, start, dim, self, graphK, metric](JobControl& job) {
         auto e = std::make_shared<Exploration>();
         e->dataset = dataset;
         e->graphK = graphK;
+        e->metric = metric;
         const auto t0 = std::chrono::steady_clock::now();
         // The map and the paths need a kNN graph: exact where that is the cheaper way (small data
         // sets), NN-Descent beyond (GNND on a GPU). Clicked items always get exact neighbours.
-        const bool exact =
-            exactGraphIsCheaper(dataset->size(), dataset->dim(), graphK, resolveBackend(context));
-        if (exact) {
-          e->graph = knnGraph(dataset->vectors.view(), graphK, Metric::L2, context, job);
-          e->graphMethod = "exact";
-        } else {
-          e->graph = nnDescentGraph(dataset->vectors.view(), graphK, Metric::L2, context, job);
-          e->graphMethod = resolveBackend(context) == Backend::Cuda ? "GNND" : "NN-Descent";
-        }
-        e->index = std::make_shared<ExactKnnIndex>(dataset->vectors.view(), Metric::L2, context);
+        const GraphMethod method = resolveGraphMethod(GraphMethod::Auto, dataset->size(),
+                                                      dataset->dim(), graphK, context);
+        e->graph = buildKnnGraph(dataset->vectors.view(), graphK, metric, method, context, job);
+        e->graphMethod = method == GraphMethod::Exact                ? "exact"
+                         : resolveBackend(context) == Backend::Cuda ? "GNND"
+                                                                    : "NN-Descent";
+        e->index = std::make_shared<ExactKnnIndex>(dataset->vectors.view(), metric, context);
         const auto t1 = std::chrono::steady_clock::now();
         e->graphSeconds = std::chrono::duration<double>(t1 - t0).count();
         job.check();
@@ -344,7 +370,7 @@ void MainWindow::startExploration() {
         e->layoutDim = dim;
         const auto t2 = std::chrono::steady_clock::now();
         e->layoutSeconds = std::chrono::duration<double>(t2 - t1).count();
-        e->undirected = symmetrizeKnnGraph(e->graph.ids.view(), e->graph.distances.view(), Metric::L2);
+        e->undirected = symmetrizeKnnGraph(e->graph.ids.view(), e->graph.distances.view(), metric);
         e->forest = std::make_shared<SpanningForest>(e->undirected, context, job);
         e->mstSeconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - t2).count();
@@ -503,7 +529,7 @@ void MainWindow::bridgeComponentsAndRetry(std::int64_t retryTo) {
       tr("Joining components"),
       [explore, context = m_context](JobControl& job) {
         auto e = std::make_shared<Exploration>(*explore);
-        const auto bridges = bridgeComponents(e->undirected, e->dataset->vectors.view(), Metric::L2, job);
+        const auto bridges = bridgeComponents(e->undirected, e->dataset->vectors.view(), e->metric, job);
         e->undirected = withEdges(e->undirected, bridges);
         e->forest = std::make_shared<SpanningForest>(e->undirected, context, job);
         return e;
@@ -575,10 +601,49 @@ void MainWindow::showMissed(std::int64_t query, const std::vector<std::int32_t>&
                            10000);
 }
 
+void MainWindow::setMetric(Metric metric) {
+  m_chosenMetric = metric;
+  if (!m_dataset || metric == m_metric) {
+    updateMetricMenu();
+    return;
+  }
+  m_metric = metric;
+  m_metricSource = tr("chosen");
+  updateMetricMenu();
+  // Everything built under the old metric goes; the PCA map (metric-free) stays on screen.
+  m_pipelineJobs->cancel();
+  m_explore.reset();
+  m_layouts = {};
+  m_selected = -1;
+  m_lastPath = {};
+  m_neighbours->clear();
+  m_pathStrip->clear();
+  m_map->setOverlay(-1, {}, {});
+  m_map->setPositions(pcaView(m_mapDim), m_mapDim);
+  m_sweep->setMetric(metric);
+  m_summary->setText(summaryText());
+  startExploration();
+}
+
+void MainWindow::forceMetric(Metric metric) {
+  m_metricForced = true;
+  setMetric(metric);
+}
+
+void MainWindow::updateMetricMenu() {
+  for (const auto& [metric, action] : m_metricActions)
+    action->setChecked(metric == m_metric);
+}
+
 QString MainWindow::summaryText() const {
   if (!m_dataset)
     return tr("No data · %1").arg(m_backendText);
-  return tr("n = %L1 · d = %2 · %3").arg(m_dataset->size()).arg(m_dataset->dim()).arg(m_backendText);
+  return tr("n = %L1 · d = %2 · %3 (%4) · %5")
+      .arg(m_dataset->size())
+      .arg(m_dataset->dim())
+      .arg(QString::fromUtf8(metricName(m_metric).data(), qsizetype(metricName(m_metric).size())))
+      .arg(m_metricSource)
+      .arg(m_backendText);
 }
 
 void MainWindow::attachMetadataFile(const QString& metaPath) {

@@ -7,6 +7,7 @@
 #include <QPointer>
 
 #include <array>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -46,6 +47,14 @@ public:
   void bridgeComponentsAndRetry(std::int64_t retryTo);
   /// Lists and rings the true neighbours of `query` that the sweep setting `setting` missed.
   void showMissed(std::int64_t query, const std::vector<std::int32_t>& missed, const QString& setting);
+
+  /// The metric every stage uses (graph, neighbours, paths, map, sweep): the file's own (an
+  /// HDF5 `distance` attribute), else the one chosen here or with --metric, else L2. Choosing one
+  /// rebuilds what depends on it; it stays the choice for files that declare none.
+  void setMetric(Metric metric);
+  Metric metric() const { return m_metric; }
+  /// A metric that overrides even the file's (the command line's --metric).
+  void forceMetric(Metric metric);
 
   /// Shows the map in 2 or 3 dimensions: the refined layout of that dimension when it exists,
   /// else its PCA view while the layout is computed (once the kNN graph exists).
@@ -131,6 +140,12 @@ private:
   int m_mapDim = 2;
   std::array<std::vector<float>, 2> m_layouts;    ///< refined 2D and 3D maps (empty: not yet)
   QAction* m_map3D = nullptr;
+  Metric m_metric = Metric::L2;       ///< of the open data set
+  Metric m_chosenMetric = Metric::L2; ///< for files that declare none
+  bool m_metricForced = false;        ///< --metric: over the file's too
+  QString m_metricSource;             ///< why m_metric: "the file's", "chosen", "default"
+  std::map<Metric, QAction*> m_metricActions;
+  void updateMetricMenu();
   QString m_lastError;
   QString m_backendText;
 };

@@ -130,6 +130,13 @@ void SweepPanel::setDataset(std::shared_ptr<const Dataset> dataset) {
   rebuildBuildControls();
 }
 
+void SweepPanel::setMetric(Metric metric) {
+  if (metric == m_metric)
+    return;
+  m_metric = metric;
+  setDataset(m_dataset); // results measured under another metric no longer hold
+}
+
 void SweepPanel::rebuildBuildControls() {
   while (m_buildForm->rowCount() > 0)
     m_buildForm->removeRow(0);
@@ -164,6 +171,7 @@ void SweepPanel::startSweep() {
   const std::int64_t selected = m_selectedItem;
   auto dataset = m_dataset;
   const Context context = m_context;
+  const Metric metric = m_metric;
   QPointer<SweepPanel> self(this);
   m_status->setText(tr("Holding out queries…"));
   m_jobs->run<SweepOutcome>(
@@ -185,10 +193,10 @@ void SweepPanel::startSweep() {
             Qt::QueuedConnection);
         job.progress(0.02, "exact ground truth");
         auto t = std::chrono::steady_clock::now();
-        const KnnResult truth = knnSearch(split.queryView(), split.baseView(), k, Metric::L2, context, job);
+        const KnnResult truth = knnSearch(split.queryView(), split.baseView(), k, metric, context, job);
         out.truthSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
         job.progress(0.1, "building the " + kind + " index");
-        const auto index = buildIndex(kind, split.baseView(), Metric::L2, build, context, job);
+        const auto index = buildIndex(kind, split.baseView(), metric, build, context, job);
         out.buildSeconds = index->buildSeconds();
         out.backend = std::string(backendName(index->backend()));
         SweepOptions options;

@@ -33,6 +33,9 @@ public:
 
   /// The data set sweeps run on (nullptr: none); forgets the last sweep.
   void setDataset(std::shared_ptr<const Dataset> dataset);
+  /// The metric of the ground truth and the index (the data's, as the map uses). Clears results.
+  void setMetric(Metric metric);
+  Metric metric() const { return m_metric; }
   /// The item whose missed neighbours a chosen setting shows: held out as a query in the next
   /// sweep (beside the seeded sample).
   void setSelectedItem(std::int64_t item) { m_selectedItem = item; }
@@ -63,6 +66,7 @@ private:
 
   Context m_context;
   std::shared_ptr<const Dataset> m_dataset;
+  Metric m_metric = Metric::L2;
   std::int64_t m_selectedItem = -1;
   JobRunner* m_jobs;
   QComboBox* m_kind;

@@ -58,13 +58,26 @@ int runGui(int argc, char** argv) {
                             QStringLiteral("Then show the smoothest path to this item"),
                             QStringLiteral("item"));
   QCommandLineOption map3D(QStringLiteral("3d"), QStringLiteral("Start with the 3D map"));
-  parser.addOptions({meta, backend, screenshot, select, pathTo, map3D});
+  QCommandLineOption metric(QStringLiteral("metric"),
+                            QStringLiteral("l2, cos or ip, over the file's own (default: the "
+                                           "file's, else l2)"),
+                            QStringLiteral("metric"));
+  parser.addOptions({meta, backend, screenshot, select, pathTo, map3D, metric});
   parser.process(app);
 
   Context context;
   if (auto b = parseBackend(parser.value(backend).toStdString()))
     context.backend = *b;
   MainWindow window(context);
+  if (parser.isSet(metric)) {
+    const auto chosen = parseMetric(parser.value(metric).toStdString());
+    if (!chosen) {
+      std::fprintf(stderr, "nearscape: unknown metric '%s' (l2, cos or ip)\n",
+                   qPrintable(parser.value(metric)));
+      return 2;
+    }
+    window.forceMetric(*chosen);
+  }
   if (parser.isSet(map3D))
     window.setMapDimension(3);
   window.show();

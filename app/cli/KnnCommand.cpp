@@ -29,7 +29,8 @@ double since(std::chrono::steady_clock::time_point t) {
 
 int runKnn(const KnnArgs& args) {
   const Context context = args.common.context();
-  if (args.method != "exact" && args.method != "nndescent" && args.method != "auto")
+  const std::optional<GraphMethod> asked = parseGraphMethod(args.method);
+  if (!asked)
     throw InvalidArgument("--method must be exact, nndescent or auto");
   if (args.iters < 1)
     throw InvalidArgument("--iters must be at least 1 (NN-Descent needs an iteration to improve "
@@ -62,24 +63,19 @@ int runKnn(const KnnArgs& args) {
                          data.size());
 
   t = std::chrono::steady_clock::now();
-  // auto: exact where it is the cheaper way (exactGraphIsCheaper), NN-Descent beyond.
-  // Searches are always exact.
-  std::string method = args.method;
-  if (method == "auto")
-    method = !args.queries.empty() ||
-                     exactGraphIsCheaper(data.size(), data.dim(), args.k, resolveBackend(context))
-                 ? "exact"
-                 : "nndescent";
-  if (method == "nndescent" && !args.queries.empty())
+  // Searches are always exact; a graph's auto is resolved by the data's shape.
+  if (*asked == GraphMethod::NnDescent && !args.queries.empty())
     throw InvalidArgument("--method nndescent builds graphs; a --queries search is exact");
+  const GraphMethod method =
+      args.queries.empty() ? resolveGraphMethod(*asked, data.size(), data.dim(), args.k, context)
+                           : GraphMethod::Exact;
   std::vector<double> rates;
   NnDescentParams nnd;
   nnd.maxIterations = args.iters;
   nnd.sampleSize = args.sample;
   const NnDescentProgress onIteration = [&](int, double rate) { rates.push_back(rate); };
   auto graphOf = [&](const MatrixView<float>& rows, int k) {
-    return method == "nndescent" ? nnDescentGraph(rows, k, metric, context, job, nnd, onIteration)
-                                 : knnGraph(rows, k, metric, context, job);
+    return buildKnnGraph(rows, k, metric, method, context, job, nnd, onIteration);
   };
   KnnResult result;
   if (!args.extend.empty()) {
@@ -117,7 +113,7 @@ int runKnn(const KnnArgs& args) {
       g.distances = result.distances;
       g.metric = metric;
       g.contentHash = data.contentHash;
-      g.paramsJson = nlohmann::json({{"method", method},
+      g.paramsJson = nlohmann::json({{"method", std::string(graphMethodName(method))},
                                      {"k", args.k},
                                      {"device", result.device},
                                      {"iterations", rates.size()}})
@@ -139,7 +135,7 @@ int runKnn(const KnnArgs& args) {
     j["dim"] = data.dim();
     j["k"] = args.k;
     j["metric"] = std::string(metricName(metric));
-    j["method"] = method;
+    j["method"] = std::string(graphMethodName(method));
     j["iterations"] = rates.size();
     j["update_rates"] = rates;
     j["backend"] = std::string(backendName(result.backend));
@@ -151,7 +147,7 @@ int runKnn(const KnnArgs& args) {
     j["timings"] = {{"load_s", loadSeconds}, {"knn_s", knnSeconds}, {"write_s", writeSeconds}};
     std::cout << j.dump(2) << '\n';
   } else {
-    std::cout << (method == "nndescent"  ? "NN-Descent kNN graph"
+    std::cout << (method == GraphMethod::NnDescent ? "NN-Descent kNN graph"
                   : args.queries.empty() ? "exact kNN graph"
                                          : "exact kNN search")
               << ": " << result.ids.rows() << " rows, k = " << args.k << ", " << metricName(metric)

@@ -7,12 +7,14 @@
 #include "MainWindow.h"
 #include "MapView.h"
 #include "TestFiles.h"
+#include "SweepPanel.h"
 #include "UiMain.h"
 
 #include <QApplication>
 #include <QDir>
 #include <QFileInfo>
 #include <QLabel>
+#include <QAction>
 #include <QMessageBox>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -349,6 +351,58 @@ private slots:
         nearest = std::min(
             nearest, exactDistance(&x[std::size_t(i * d)], &x[std::size_t(j * d)], d, Metric::L2));
     QVERIFY(std::abs(window.lastPath().bottleneck - nearest) <= 1e-4 * nearest);
+  }
+
+  void theDataMetricDrivesEveryStage() {
+    // Vectors of very different lengths: their cosine neighbours differ from their L2 ones. An
+    // ann-benchmarks file says "angular": the graph, the neighbours and the sweep use cosine.
+    QTemporaryDir dir;
+    const int n = 600, d = 6;
+    std::vector<float> x = test::randomFloats(std::size_t(n) * d, 9);
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < d; ++j)
+        x[std::size_t(i * d + j)] *= 0.1f + float(i % 17);
+    const QString file = dir.filePath("angular.hdf5");
+    QVERIFY(test::writeAnnHdf5(file, x, n, d, "angular", false));
+    const MatrixView<float> v{x.data(), n, d};
+    MainWindow window;
+    window.show();
+    QSignalSpy explored(&window, &MainWindow::explorationFinished);
+    window.openPath(file);
+    QVERIFY2(explored.wait(60000), qPrintable(window.lastError()));
+    QCOMPARE(window.metric(), Metric::Cosine);
+    QCOMPARE(window.sweepPanel()->metric(), Metric::Cosine);
+    QVERIFY2(window.summaryText().contains("cos (the file's)"), qPrintable(window.summaryText()));
+    const std::int64_t item = 5;
+    auto shownNeighbours = [&] {
+      std::vector<std::int32_t> ids;
+      for (int c = 0; c < window.neighboursPanel()->count(); ++c)
+        ids.push_back(window.neighboursPanel()->itemAt(c));
+      return ids;
+    };
+    auto reference = [&](Metric metric) {
+      const KnnResult r = knnReference(v, v, 10, metric, true, {item});
+      return std::vector<std::int32_t>(r.ids.row(0), r.ids.row(0) + 10);
+    };
+    QVERIFY(reference(Metric::Cosine) != reference(Metric::L2)); // the test can tell them apart
+    window.selectItem(item);
+    QTRY_COMPARE(window.neighboursPanel()->count(), 10);
+    QCOMPARE(shownNeighbours(), reference(Metric::Cosine));
+
+    // View → Metric → L2: everything is rebuilt under L2.
+    QAction* l2 = nullptr;
+    for (QAction* a : window.findChildren<QAction*>())
+      if (a->text().contains("L2"))
+        l2 = a;
+    QVERIFY(l2);
+    explored.clear();
+    l2->trigger();
+    QCOMPARE(window.metric(), Metric::L2);
+    QVERIFY(explored.wait(60000));
+    window.selectItem(item);
+    QTRY_COMPARE(window.neighboursPanel()->count(), 10);
+    QCOMPARE(shownNeighbours(), reference(Metric::L2));
+    QCOMPARE(window.sweepPanel()->metric(), Metric::L2);
   }
 
   void tinyDataFinishesExploring() {

@@ -2,6 +2,7 @@
 
 #include <QFile>
 
+#include <hdf5.h>
 #include <zlib.h>
 
 #include <random>
@@ -61,6 +62,32 @@ bool writeGzip(const QString& path, const QByteArray& bytes) {
   const int written = gzwrite(f, bytes.constData(), unsigned(bytes.size()));
   gzclose(f);
   return written == bytes.size();
+}
+
+bool writeAnnHdf5(const QString& path, const std::vector<float>& train, std::uint64_t n,
+                  std::uint64_t d, const std::string& distance, bool variableLength) {
+  const hid_t f = H5Fcreate(path.toLocal8Bit().constData(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  if (f < 0)
+    return false;
+  const hsize_t dims[2] = {n, d};
+  const hid_t space = H5Screate_simple(2, dims, nullptr);
+  const hid_t ds = H5Dcreate2(f, "train", H5T_NATIVE_FLOAT, space, H5P_DEFAULT, H5P_DEFAULT,
+                              H5P_DEFAULT);
+  herr_t status = H5Dwrite(ds, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, train.data());
+  H5Dclose(ds);
+  H5Sclose(space);
+  const hid_t type = H5Tcopy(H5T_C_S1);
+  H5Tset_size(type, variableLength ? H5T_VARIABLE : distance.size());
+  if (variableLength)
+    H5Tset_cset(type, H5T_CSET_UTF8);
+  const hid_t scalar = H5Screate(H5S_SCALAR);
+  const hid_t attr = H5Acreate2(f, "distance", type, scalar, H5P_DEFAULT, H5P_DEFAULT);
+  const char* text = distance.c_str();
+  status |= variableLength ? H5Awrite(attr, type, &text) : H5Awrite(attr, type, text);
+  H5Aclose(attr);
+  H5Sclose(scalar);
+  H5Tclose(type);
+  return H5Fclose(f) >= 0 && status >= 0;
 }
 
 std::vector<float> randomFloats(std::size_t count, std::uint64_t seed) {

@@ -30,6 +30,11 @@ QByteArray idxBytes(int type, const std::vector<std::uint32_t>& dims, const QByt
 /// gzip-compresses `bytes` into `path`.
 bool writeGzip(const QString& path, const QByteArray& bytes);
 
+/// An ann-benchmarks style HDF5 file: `train` (n × d float32) and the root attribute
+/// `distance`, a fixed-length string or, as h5py writes it, a variable-length UTF-8 one.
+bool writeAnnHdf5(const QString& path, const std::vector<float>& train, std::uint64_t n,
+                  std::uint64_t d, const std::string& distance, bool variableLength);
+
 /// Seeded uniform floats in [-1, 1).
 std::vector<float> randomFloats(std::size_t count, std::uint64_t seed);
 

@@ -152,10 +152,8 @@ std::unique_ptr<GraphIndex> GraphIndex::build(const MatrixView<float>& base, Met
 
   // The kNN graph, the cheaper way for this size (the crossover of `method = auto`).
   job.progress(0.0, "kNN graph");
-  const KnnResult knn =
-      exactGraphIsCheaper(base.rows, base.cols, index->m_buildK, resolveBackend(context))
-          ? knnGraph(base, index->m_buildK, metric, context, job)
-          : nnDescentGraph(base, index->m_buildK, metric, context, job, buildGraphParams(index->m_buildK));
+  const KnnResult knn = buildKnnGraph(base, index->m_buildK, metric, GraphMethod::Auto, context,
+                                      job, buildGraphParams(index->m_buildK));
   job.check();
   job.progress(0.9, "search graph");
   index->m_graph = optimiseSearchGraph(knn.ids.view(), degree, effectiveThreads(context));

@@ -599,17 +599,42 @@ KnnResult shardedGraph(const MatrixView<float>& data, int k, Metric metric, cons
 
 } // namespace
 
-bool exactGraphIsCheaper(std::int64_t n, std::int64_t d, int k, Backend backend) {
-  if (backend == Backend::Cuda) // GNND measured at ≥ 0.99 up to k = 16
-    return n <= 100000 || k > 16;
-  return double(n) * double(n) * double(d) <= 12000.0 * 12000.0 * 784.0;
+std::string_view graphMethodName(GraphMethod method) {
+  switch (method) {
+  case GraphMethod::Exact:
+    return "exact";
+  case GraphMethod::NnDescent:
+    return "nndescent";
+  case GraphMethod::Auto:
+    break;
+  }
+  return "auto";
 }
 
-KnnResult autoKnnGraph(const MatrixView<float>& data, int k, Metric metric, const Context& context,
-                       JobControl& job) {
-  if (exactGraphIsCheaper(data.rows, data.cols, k, resolveBackend(context)))
+std::optional<GraphMethod> parseGraphMethod(std::string_view text) {
+  for (GraphMethod m : {GraphMethod::Auto, GraphMethod::Exact, GraphMethod::NnDescent})
+    if (text == graphMethodName(m))
+      return m;
+  return std::nullopt;
+}
+
+GraphMethod resolveGraphMethod(GraphMethod method, std::int64_t n, std::int64_t d, int k,
+                               const Context& context) {
+  if (method != GraphMethod::Auto)
+    return method;
+  const bool exactIsCheaper =
+      resolveBackend(context) == Backend::Cuda
+          ? n <= 100000 || k > 16 // GNND measured at ≥ 0.99 up to k = 16
+          : double(n) * double(n) * double(d) <= 12000.0 * 12000.0 * 784.0;
+  return exactIsCheaper ? GraphMethod::Exact : GraphMethod::NnDescent;
+}
+
+KnnResult buildKnnGraph(const MatrixView<float>& data, int k, Metric metric, GraphMethod method,
+                        const Context& context, JobControl& job, const NnDescentParams& params,
+                        const NnDescentProgress& progress) {
+  if (resolveGraphMethod(method, data.rows, data.cols, k, context) == GraphMethod::Exact)
     return knnGraph(data, k, metric, context, job);
-  return nnDescentGraph(data, k, metric, context, job);
+  return nnDescentGraph(data, k, metric, context, job, params, progress);
 }
 
 std::uint64_t nnDescentBytesPerItem(std::int64_t d, int k) {

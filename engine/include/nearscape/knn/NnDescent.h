@@ -6,6 +6,9 @@
 
 #include "nearscape/knn/Knn.h"
 
+#include <optional>
+#include <string_view>
+
 namespace nearscape {
 
 struct NnDescentParams {
@@ -41,21 +44,38 @@ KnnResult nnDescentGraph(const MatrixView<float>& data, int k, Metric metric,
                          const NnDescentParams& params = {},
                          const NnDescentProgress& progress = {});
 
-/// `method = auto`: true when the exact graph is the cheaper way to a kNN graph of n × d items on
-/// `backend`, by the crossovers measured (docs/benchmarks.md). CPU, 2 cores: when
-/// n²·d ≤ 12,000² · 784 (fashion-mnist subsets: exact 0.94 s vs NN-Descent 1.13 s at 10,000
-/// items; 3.6 s vs 1.9 s at 20,000). GPU (H200, both warm): when n ≤ 100,000 — up to there exact
-/// costs at most about twice GNND and is exact (fashion-mnist 70,000 × 784: exact 0.052 s vs GNND
-/// 0.27 s; manifold and blobs × 128 at 100,000: 0.08 vs 0.04 s, at 200,000: 0.23 vs 0.08 s, at
-/// 400,000: 0.75 vs 0.14 s, at 1M: 5.4 vs 0.41 s; both costs scale with d, their ratio about
-/// linearly with n) — and k ≤ 16 (at k = 32 GNND reaches 0.965 on manifold 1M, short of the exact
-/// graph's quality that a search graph is built from).
-bool exactGraphIsCheaper(std::int64_t n, std::int64_t d, int k, Backend backend);
+/// How a kNN graph is built: exact (knnGraph), NN-Descent (nnDescentGraph; GNND on a GPU), or
+/// Auto — the cheaper of the two for the data's shape on the backend that runs it.
+enum class GraphMethod { Auto, Exact, NnDescent };
 
-/// The kNN graph by `method = auto`: exact where exactGraphIsCheaper says so, NN-Descent (GNND on
-/// the GPU) beyond. The result's `device` says which ran.
-KnnResult autoKnnGraph(const MatrixView<float>& data, int k, Metric metric, const Context& context,
-                       JobControl& job = noJobControl());
+/// "auto", "exact", "nndescent".
+std::string_view graphMethodName(GraphMethod method);
+/// The method named by `text` ("auto", "exact", "nndescent"), or nothing.
+std::optional<GraphMethod> parseGraphMethod(std::string_view text);
+
+/// The method that builds the graph of n × d items and k neighbours on `context`'s backend: the
+/// one place where Auto is decided, by the crossovers measured (docs/benchmarks.md). Exact when
+/// it is the cheaper way — CPU, 2 cores: when n²·d ≤ 12,000² · 784 (fashion-mnist subsets: exact
+/// 0.94 s vs NN-Descent 1.13 s at 10,000 items; 3.6 s vs 1.9 s at 20,000). GPU (H200, both
+/// warm): when n ≤ 100,000 — up to there exact costs at most about twice GNND and is exact
+/// (fashion-mnist 70,000 × 784: exact 0.052 s vs GNND 0.27 s; manifold and blobs × 128 at
+/// 100,000: 0.08 vs 0.04 s, at 1M: 5.4 vs 0.41 s) — and for k > 16 (at k = 32 GNND reaches
+/// 0.965 on manifold 1M, short of the exact graph's quality that a search graph is built from).
+/// Exact and NnDescent are returned as they are. Throws DeviceUnavailable as resolveBackend.
+GraphMethod resolveGraphMethod(GraphMethod method, std::int64_t n, std::int64_t d, int k,
+                               const Context& context);
+
+/// The kNN graph of `data` by `method` (Auto resolved by resolveGraphMethod); `params` and
+/// `progress` apply to NN-Descent. Throws as knnGraph and nnDescentGraph.
+KnnResult buildKnnGraph(const MatrixView<float>& data, int k, Metric metric, GraphMethod method,
+                        const Context& context, JobControl& job = noJobControl(),
+                        const NnDescentParams& params = {}, const NnDescentProgress& progress = {});
+
+/// buildKnnGraph with GraphMethod::Auto.
+inline KnnResult autoKnnGraph(const MatrixView<float>& data, int k, Metric metric,
+                              const Context& context, JobControl& job = noJobControl()) {
+  return buildKnnGraph(data, k, metric, GraphMethod::Auto, context, job);
+}
 
 /// GGM (GNND §5.1): the graph of S1 ∪ S2 from the graphs of S1 = rows [0, split) and
 /// S2 = rows [split, n) of `data`. `first` holds ids in [0, split); `second` ids local to S2
