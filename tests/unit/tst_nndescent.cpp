@@ -236,9 +236,11 @@ private slots:
                qPrintable(QString("GPU %1, CPU %2").arg(ra).arg(rb)));
     }
     // Beyond the GPU version's k, Auto falls back to the CPU; CUDA asked for says why.
-    QVERIFY_THROWS_EXCEPTION(InvalidArgument, nnDescentGraph({x.data(), 2000, d}, 80, Metric::L2, gpu));
+    QVERIFY_THROWS_EXCEPTION(Unsupported, nnDescentGraph({x.data(), 2000, d}, 80, Metric::L2, gpu));
     Context any;
-    QCOMPARE(nnDescentGraph({x.data(), 2000, d}, 80, Metric::L2, any).backend, Backend::Cpu);
+    const KnnResult fellBack = nnDescentGraph({x.data(), 2000, d}, 80, Metric::L2, any);
+    QCOMPARE(fellBack.backend, Backend::Cpu);
+    QVERIFY2(fellBack.device.find("k ≤ 64") != std::string::npos, fellBack.device.c_str());
   }
 };
 

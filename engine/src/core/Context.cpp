@@ -1,7 +1,7 @@
 #include "nearscape/core/Context.h"
 
 #include "nearscape/core/Error.h"
-#include "cuda/CudaApi.h"
+#include "gpu/GpuBackend.h"
 
 #include <charconv>
 #include <cmath>
@@ -71,14 +71,11 @@ int effectiveThreads(const Context& context) {
 }
 
 DeviceInfo queryDevice(int ordinal) {
+  std::string whyNot;
+  if (gpu::GpuBackend* gpu = gpu::gpuBackend(&whyNot))
+    return gpu->queryDevice(ordinal);
   DeviceInfo info;
-#ifdef NEARSCAPE_WITH_CUDA
-  info = cuda::queryDevice(ordinal);
-  info.compiledWithCuda = true;
-#else
-  (void)ordinal;
-  info.reason = "built without CUDA";
-#endif
+  info.reason = whyNot;
   return info;
 }
 

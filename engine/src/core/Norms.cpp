@@ -1,6 +1,6 @@
 #include "nearscape/core/Norms.h"
 
-#include "cuda/CudaApi.h"
+#include "gpu/GpuBackend.h"
 
 namespace nearscape {
 
@@ -18,15 +18,12 @@ std::vector<float> rowNormsSquaredCpu(const MatrixView<float>& m, int threads) {
 }
 
 std::vector<float> rowNormsSquared(const MatrixView<float>& m, const Context& context) {
-#ifdef NEARSCAPE_WITH_CUDA
+  // No CPU fallback: the norms are the start of GPU work; a GPU short of memory says so.
   if (resolveBackend(context) == Backend::Cuda) {
     std::vector<float> out(static_cast<std::size_t>(m.rows));
-    cuda::rowNormsSquared(m.data, m.rows, m.cols, out.data(), context.device);
+    gpu::gpuBackend()->rowNormsSquared(m, out.data(), context);
     return out;
   }
-#else
-  (void)resolveBackend(context); // throws when CUDA is forced in a CPU-only build
-#endif
   return rowNormsSquaredCpu(m, effectiveThreads(context));
 }
 

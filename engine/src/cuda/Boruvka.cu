@@ -6,6 +6,7 @@
 // order, so both backends return the same forest, ties included. A strict total order also means
 // the only cycles the picks can form are two components picking the same edge.
 #include "cuda/CudaApi.h"
+#include "cuda/CudaCheck.cuh"
 #include "cuda/DeviceBuffer.cuh"
 
 #include "nearscape/core/Error.h"
@@ -191,7 +192,7 @@ DeviceBuffer<T> upload(const std::vector<T>& host) {
 DeviceForest boruvkaForest(const UndirectedGraph& graph, const Context& context, JobControl& job) {
   const std::int64_t n = graph.nodes;
   const std::int64_t entries = std::int64_t(graph.targets.size());
-  NEARSCAPE_EXPECTS(entries < std::int64_t(std::numeric_limits<std::uint32_t>::max()),
+  NEARSCAPE_GPU_LIMIT(entries < std::int64_t(std::numeric_limits<std::uint32_t>::max()),
                     "the GPU spanning forest takes fewer than 2^32 edge entries");
   DeviceForest result;
   if (n == 0)

@@ -1,8 +1,8 @@
 #pragma once
-// The engine's internal door to its CUDA code: plain C++ declarations, so .cpp files and the UI
-// never include a CUDA header. Defined in engine/src/cuda/*.cu; only used when
-// NEARSCAPE_WITH_CUDA is defined.
+// The CUDA backend's own declarations, shared by its .cu files and CudaBackend.cpp (which
+// offers them to the engine as gpu::GpuBackend). Nothing outside engine/src/cuda includes this.
 
+#include "gpu/GpuBackend.h"
 #include "nearscape/core/Context.h"
 #include "nearscape/graph/Graph.h"
 #include "nearscape/knn/Knn.h"
@@ -40,15 +40,12 @@ KnnResult exactSearch(const MatrixView<float>& queries, const MatrixView<float>&
                       Metric metric, bool excludeSelf, const Context& context, JobControl& job,
                       const ExactKnnParams& params);
 
-/// Largest k of the cluster search (its per-row candidate buffer holds k + a tile's appends).
-constexpr int kStepMaxK = 128;
-/// The cluster search scores pairs at about a third of the TF32 GEMM path's rate (float32
-/// differences on CUDA cores): it pays while a query scores under a quarter of the base.
-constexpr double kStepMaxScoredShare = 0.25;
+using gpu::kStepMaxK;
+using gpu::kStepMaxScoredShare;
 
 /// STEP's clusters of an L2 base on the device (k-means, the members stored cluster by cluster,
 /// per cluster the others sorted by their Lemma-1 key): built once, searched many times.
-class DeviceClusters {
+class DeviceClusters final : public gpu::ClusterIndex {
 public:
   /// Uploads and clusters `base` (host; the caller keeps it alive).
   /// Throws InvalidArgument (2^30 rows or more), DeviceOutOfMemory, Error.
@@ -62,8 +59,8 @@ public:
   /// scoring more than `maxScoredShare` of the base. Throws InvalidArgument, DeviceOutOfMemory,
   /// Error, Cancelled.
   std::optional<KnnResult> search(const MatrixView<float>& queries, int k, bool graph,
-                                  JobControl& job, double maxScoredShare) const;
-  double buildSeconds() const;
+                                  JobControl& job, double maxScoredShare) const override;
+  double buildSeconds() const override;
 
 private:
   struct State;
@@ -79,7 +76,7 @@ std::optional<KnnResult> stepSearch(const MatrixView<float>& queries, const Matr
                                     JobControl& job, double maxScoredShare);
 
 /// A base kept on the device for single-query exact searches of any k (ExactKnnIndex's CUDA side).
-class ResidentBase {
+class ResidentBase final : public gpu::ResidentIndex {
 public:
   /// Uploads and packs `base`. Throws DeviceOutOfMemory, Error.
   ResidentBase(const MatrixView<float>& base, Metric metric, const Context& context);
@@ -87,7 +84,7 @@ public:
   ResidentBase(const ResidentBase&) = delete;
   ResidentBase& operator=(const ResidentBase&) = delete;
   /// The k nearest rows for each query, one query at a time. Throws Error, Cancelled.
-  KnnResult search(const MatrixView<float>& queries, int k, JobControl& job) const;
+  KnnResult search(const MatrixView<float>& queries, int k, JobControl& job) const override;
 
 private:
   struct State;
@@ -101,7 +98,7 @@ namespace nearscape::cuda {
 /// The graph index's CUDA search (SONG, ../shared/papers/song-graph-ann-search-on-gpu.txt):
 /// vectors (in the index's working form) and the fixed-degree graph stay on the device; one warp
 /// per query keeps its bounded candidate queue, its top list and a visited hash in shared memory.
-class DeviceGraphSearch {
+class DeviceGraphSearch final : public gpu::GraphSearcher {
 public:
   /// Uploads. Throws DeviceOutOfMemory, Error.
   /// `sample` (count ids) and `upper` (count × degree, sample-local ids) are the upper layer.
@@ -113,14 +110,14 @@ public:
   DeviceGraphSearch& operator=(const DeviceGraphSearch&) = delete;
 
   /// Largest queue (ef) the kernel holds.
-  static constexpr int kMaxQueue = 512;
+  static constexpr int kMaxQueue = gpu::kGraphSearchMaxQueue;
 
   /// For each (working) query, the k best ids and working scores (squared L2 or −dot) found with
   /// a queue of `ef` (k ≤ ef ≤ kMaxQueue), the first `degree` edges per node and the upper
   /// layer walked from its first `entries` nodes; rows short of k pad with −1. Throws Error, Cancelled (between batches).
   void search(const MatrixView<float>& queries, int k, int ef, int degree, int entries,
-              std::int32_t* ids, float* scores, JobControl& job) const;
-  std::uint64_t bytes() const;
+              std::int32_t* ids, float* scores, JobControl& job) const override;
+  std::uint64_t bytes() const override;
 
 private:
   struct State;
@@ -131,12 +128,7 @@ private:
 
 namespace nearscape::cuda {
 
-/// A minimum spanning forest computed on the device, with the time the device spent on it
-/// (the graph's upload and the edges' download excluded).
-struct DeviceForest {
-  std::vector<WeightedEdge> edges;
-  double deviceSeconds = 0;
-};
+using gpu::DeviceForest;
 
 /// Borůvka's minimum spanning forest of `graph` (weights ≥ 0) on device `context.device`, in
 /// Kruskal's (weight, a, b) order of ties. Throws DeviceOutOfMemory, Error, Cancelled.
@@ -168,7 +160,7 @@ std::vector<std::int32_t> nearestCentroids(const MatrixView<float>& data,
                                            Metric metric, const Context& context);
 
 /// IVF-Flat's lists and centroids on the device, searched a block per query.
-class DeviceIvfFlat {
+class DeviceIvfFlat final : public gpu::IvfSearcher {
 public:
   /// Uploads `centroids` (nlist × d), the lists (`offsets`: nlist + 1; `ids` and `vectors`: the
   /// base in list order, working form). `metric`: L2 ranks by squared L2, others by −dot.
@@ -181,14 +173,14 @@ public:
   DeviceIvfFlat& operator=(const DeviceIvfFlat&) = delete;
 
   /// Largest k the kernel keeps.
-  static constexpr int kMaxK = 256;
+  static constexpr int kMaxK = gpu::kIvfMaxK;
 
   /// For each (working) query, the k best base ids and working scores among the vectors of its
   /// `nprobe` nearest lists; rows short of k pad with −1. Throws Error, Cancelled (between
   /// batches).
   void search(const MatrixView<float>& queries, int k, int nprobe, std::int32_t* ids,
-              float* scores, JobControl& job) const;
-  std::uint64_t bytes() const;
+              float* scores, JobControl& job) const override;
+  std::uint64_t bytes() const override;
 
 private:
   struct State;
@@ -207,27 +199,8 @@ namespace nearscape::cuda {
 /// parts' graphs instead. Not bitwise reproducible (atomic
 /// appends). Throws InvalidArgument (k > 64, d > 800, n ≥ 2^30), DeviceOutOfMemory, Error,
 /// Cancelled.
-/// GGM's start (GNND §5.1): merging the graphs of rows [0, split) and [split, n) — `initial`
-/// (n × w, ids global, −1 for none) holds each row's graph within its own part.
-struct GnndWarmStart {
-  const MatrixView<std::int32_t>* initial = nullptr;
-  std::int64_t split = 0;
-  /// Rows [split, n) when they do not follow `data` in memory (then data.rows == split).
-  const MatrixView<float>* second = nullptr;
-  /// Called once the host's inputs are on the device: the host is free while the device works.
-  std::function<void()> uploaded;
-};
-
-/// The head start's clusters shared by the builds and merges of one sharded graph (so a merge
-/// runs no k-means of its own): centroids from gnndCodebook; a build writes its rows' clusters
-/// to `labelsOut`, a merge reads each part's from `labels` and `secondLabels`. Host memory.
-struct GnndClusters {
-  const std::vector<float>* centroids = nullptr; ///< count × d
-  int count = 0;
-  std::int32_t* labelsOut = nullptr;
-  const std::int32_t* labels = nullptr;
-  const std::int32_t* secondLabels = nullptr;
-};
+using gpu::GnndClusters;
+using gpu::GnndWarmStart;
 
 /// Centroids (count × d, host) of a seeded k-means on the device of `sample` — normalised rows
 /// for cosine, as GNND ranks them. Throws DeviceOutOfMemory, Error.

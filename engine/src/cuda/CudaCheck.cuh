@@ -32,3 +32,10 @@ namespace nearscape::cuda::detail {
 
 /// After a kernel launch: reports launch errors at once.
 #define NEARSCAPE_CUDA_CHECK_LAUNCH() NEARSCAPE_CUDA_CHECK(cudaGetLastError())
+
+/// A limit of a GPU path (k, dimensions, rows): Unsupported, so that `auto` runs the CPU instead.
+#define NEARSCAPE_GPU_LIMIT(cond, message)                                                         \
+  do {                                                                                             \
+    if (!(cond))                                                                                   \
+      throw ::nearscape::Unsupported(message);                                                     \
+  } while (false)

@@ -955,7 +955,7 @@ KnnResult exactSearch(const MatrixView<float>& queries, const MatrixView<float>&
                       Metric metric, bool excludeSelf, const Context& context, JobControl& job,
                       const ExactKnnParams& params) {
   if (int(knn::candidateCap(k)) > kMaxCap)
-    throw InvalidArgument("the GPU exact search takes k ≤ " + std::to_string(kMaxCap / 4) +
+    throw Unsupported("the GPU exact search takes k ≤ " + std::to_string(kMaxCap / 4) +
                           " for now");
   NEARSCAPE_CUDA_CHECK(cudaSetDevice(context.device));
   // Large tiles: fewer, larger GEMMs, and a first tile's threshold drawn from more columns

@@ -593,10 +593,10 @@ KnnResult gnndGraph(const MatrixView<float>& data, int k, Metric metric, const C
   const int d = int(data.cols);
   // Lists a little longer than k converge further; at least 16 when the data allows.
   const int K = int(std::min<std::int64_t>(n - 1, std::max(k, std::min(2 * k, 32))));
-  NEARSCAPE_EXPECTS(k >= 1 && K <= 64, "the GPU NN-Descent takes k ≤ 64");
-  NEARSCAPE_EXPECTS(n < (std::int64_t(1) << 30), "the GPU NN-Descent takes fewer than 2^30 items");
+  NEARSCAPE_GPU_LIMIT(k >= 1 && K <= 64, "the GPU NN-Descent takes k ≤ 64");
+  NEARSCAPE_GPU_LIMIT(n < (std::int64_t(1) << 30), "the GPU NN-Descent takes fewer than 2^30 items");
   auto joinBytes = [d](int s) { return sizeof(float) * std::size_t(4 * s + 1) * std::size_t(d); };
-  NEARSCAPE_EXPECTS(joinBytes(16) <= 200 * 1024, "the GPU NN-Descent takes d ≤ 800");
+  NEARSCAPE_GPU_LIMIT(joinBytes(16) <= 200 * 1024, "the GPU NN-Descent takes d ≤ 800");
   const int S = K >= 32 && joinBytes(32) <= 200 * 1024 ? 32 : 16;
   const std::size_t joinShared = joinBytes(S);
   NEARSCAPE_CUDA_CHECK(cudaSetDevice(context.device));

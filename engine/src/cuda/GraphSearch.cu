@@ -8,6 +8,7 @@
 // rebuilt from the pool (SONG's "visited deletion": a node that left the pool can never re-enter
 // it, since the pool's worst only improves).
 #include "cuda/CudaApi.h"
+#include "cuda/CudaCheck.cuh"
 #include "cuda/DeviceBuffer.cuh"
 #include "cuda/Upload.cuh"
 
@@ -298,7 +299,7 @@ DeviceGraphSearch::DeviceGraphSearch(const MatrixView<float>& vectors, const std
                                      const Context& context)
     : m_state(std::make_unique<State>()) {
   State& s = *m_state;
-  NEARSCAPE_EXPECTS(vectors.cols <= 4096, "the GPU graph search holds queries of at most 4096 "
+  NEARSCAPE_GPU_LIMIT(vectors.cols <= 4096, "the GPU graph search holds queries of at most 4096 "
                                           "dimensions in shared memory");
   s.device = context.device;
   s.n = vectors.rows;
@@ -327,7 +328,7 @@ std::uint64_t DeviceGraphSearch::bytes() const {
 void DeviceGraphSearch::search(const MatrixView<float>& queries, int k, int ef, int degree,
                                int entries, std::int32_t* ids, float* scores, JobControl& job) const {
   State& s = *m_state; // its buffers change; the index does not
-  NEARSCAPE_EXPECTS(k >= 1 && k <= ef && ef <= kMaxQueue, "ef must lie in [k, 512] on the GPU");
+  NEARSCAPE_GPU_LIMIT(k >= 1 && k <= ef && ef <= kMaxQueue, "ef must lie in [k, 512] on the GPU");
   NEARSCAPE_CUDA_CHECK(cudaSetDevice(s.device));
   const int dPad = (s.d + 3) / 4 * 4;
   // A hash four times the pool (at least 512 slots) keeps probes short between rebuilds.

@@ -356,7 +356,7 @@ std::uint64_t DeviceIvfFlat::bytes() const {
 
 void DeviceIvfFlat::search(const MatrixView<float>& queries, int k, int nprobe, std::int32_t* ids,
                            float* scores, JobControl& job) const {
-  NEARSCAPE_EXPECTS(k >= 1 && k <= kMaxK, "the GPU IVF search takes k ≤ " + std::to_string(kMaxK));
+  NEARSCAPE_GPU_LIMIT(k >= 1 && k <= kMaxK, "the GPU IVF search takes k ≤ " + std::to_string(kMaxK));
   NEARSCAPE_CUDA_CHECK(cudaSetDevice(m_device));
   State& s = *m_state; // the workspace changes; the index does not
   nprobe = std::clamp(nprobe, 1, s.centroids.count);

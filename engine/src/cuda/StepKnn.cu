@@ -413,7 +413,7 @@ DeviceClusters::DeviceClusters(const MatrixView<float>& base, const Context& con
   const std::int64_t n = base.rows;
   const int d = s.d;
   if (n >= std::numeric_limits<std::int32_t>::max() / 2)
-    throw InvalidArgument("the GPU's cluster search takes fewer than 2^30 rows");
+    throw Unsupported("the GPU's cluster search takes fewer than 2^30 rows");
   NEARSCAPE_CUDA_CHECK(cudaSetDevice(context.device));
   NEARSCAPE_CUBLAS_CHECK(cublasSetMathMode(s.cublas.get(), CUBLAS_TF32_TENSOR_OP_MATH));
   s.clusters = int(std::clamp<std::int64_t>(n / kMembersPerCluster, 1, kMaxClusters));
@@ -464,13 +464,13 @@ std::optional<KnnResult> DeviceClusters::search(const MatrixView<float>& queries
                                                 JobControl& job, double maxScoredShare) const {
   const State& s = *m_state;
   if (k > kStepMaxK)
-    throw InvalidArgument("the GPU's cluster search takes k ≤ " + std::to_string(kStepMaxK));
+    throw Unsupported("the GPU's cluster search takes k ≤ " + std::to_string(kStepMaxK));
   const auto started = std::chrono::steady_clock::now();
   NEARSCAPE_CUDA_CHECK(cudaSetDevice(s.context.device));
   const std::int64_t n = s.base.rows, nq = graph ? n : queries.rows;
   const int d = s.d, clusters = s.clusters;
   if (nq >= std::numeric_limits<std::int32_t>::max() / 2)
-    throw InvalidArgument("the GPU's cluster search takes fewer than 2^30 queries");
+    throw Unsupported("the GPU's cluster search takes fewer than 2^30 queries");
 
   // Queries in the order of their nearest cluster (the graph's queries: the base itself).
   ClusterOrder sortedQueries;

@@ -1,6 +1,6 @@
 #include "nearscape/graph/Graph.h"
 
-#include "cuda/CudaApi.h"
+#include "gpu/Dispatch.h"
 #include "nearscape/core/Error.h"
 #include "nearscape/knn/Knn.h"
 
@@ -211,29 +211,23 @@ std::vector<WeightedEdge> kruskalForest(const UndirectedGraph& graph, JobControl
 
 SpanningForest::SpanningForest(const UndirectedGraph& graph, const Context& context,
                                JobControl& job) {
-  const Backend backend = resolveBackend(context);
   const auto start = std::chrono::steady_clock::now();
   std::string fallback;
-#ifdef NEARSCAPE_WITH_CUDA
-  if (backend == Backend::Cuda) {
-    try {
-      cuda::DeviceForest forest = cuda::boruvkaForest(graph, context, job);
-      m_edges = std::move(forest.edges);
-      m_timings.device = forest.deviceSeconds;
-      m_builtOn = "CUDA (Borůvka)";
-    } catch (const DeviceOutOfMemory& e) {
-      if (context.backend == Backend::Cuda)
-        throw;
-      fallback = std::string("; GPU out of memory: ") + e.what();
-    }
-  }
-#else
-  (void)backend;
-#endif
-  if (m_builtOn.empty()) {
-    m_edges = kruskalForest(graph, job);
-    m_builtOn = "CPU (Kruskal" + fallback + ")";
-  }
+  m_builtOn = gpu::onGpuOrCpu(
+      context,
+      [&](gpu::GpuBackend& gpu) {
+        gpu::DeviceForest forest = gpu.boruvkaForest(graph, context, job);
+        m_edges = std::move(forest.edges);
+        m_timings.device = forest.deviceSeconds;
+        return std::string("CUDA (Borůvka)");
+      },
+      [&] {
+        m_edges = kruskalForest(graph, job);
+        return std::string("CPU (Kruskal)");
+      },
+      &fallback);
+  if (!fallback.empty())
+    m_builtOn = "CPU (Kruskal; " + fallback + ")";
   const auto rooting = std::chrono::steady_clock::now();
   m_timings.edges = std::chrono::duration<double>(rooting - start).count();
   m_parent.assign(static_cast<std::size_t>(graph.nodes), -1);

@@ -1,5 +1,6 @@
 #include "index/GraphIndex.h"
 
+#include "gpu/Dispatch.h"
 #include "index/SearchGraph.h"
 #include "nearscape/core/Dataset.h"
 #include "nearscape/core/Sampling.h"
@@ -12,13 +13,7 @@
 #include <chrono>
 #include <cstring>
 
-#ifdef NEARSCAPE_WITH_CUDA
-#include "cuda/CudaApi.h"
-#else
-namespace nearscape::cuda {
-class DeviceGraphSearch {}; // never made without CUDA; complete for the unique_ptr
-} // namespace nearscape::cuda
-#endif
+
 
 namespace nearscape::index {
 namespace {
@@ -195,24 +190,21 @@ void GraphIndex::buildUpperLayer(JobControl& job) {
 }
 
 void GraphIndex::attachDevice() {
-#ifdef NEARSCAPE_WITH_CUDA
-  if (resolveBackend(m_context) != Backend::Cuda)
-    return;
-  try {
-    m_device = std::make_unique<cuda::DeviceGraphSearch>(
-        m_vectors.view, m_graph.data(), m_degree, m_sample.data(), m_upper.data(),
-        int(m_sample.size()), m_metric, m_context);
-    m_backend = Backend::Cuda;
-  } catch (const DeviceOutOfMemory&) {
-    if (m_context.backend == Backend::Cuda)
-      throw;
-  }
-#endif
+  // Searches run where the index lives: the device, or (no GPU, or too little memory) the host.
+  m_backend = gpu::onGpuOrCpu(
+      m_context,
+      [&](gpu::GpuBackend& gpu) {
+        m_device = gpu.makeGraphSearcher(m_vectors.view, m_graph.data(), m_degree, m_sample.data(),
+                                         m_upper.data(), int(m_sample.size()), m_metric, m_context);
+        return Backend::Cuda;
+      },
+      [] { return Backend::Cpu; });
 }
 
 std::vector<IndexParameter> GraphIndex::searchParameters() const {
   const double maxQueue =
-      m_backend == Backend::Cuda ? 512.0 : double(std::min<std::int64_t>(4096, size()));
+      m_backend == Backend::Cuda ? double(gpu::kGraphSearchMaxQueue)
+                                 : double(std::min<std::int64_t>(4096, size()));
   return {
       {"ef", "candidates kept during the search (at least k)", 1, maxQueue,
        std::min(64.0, maxQueue), true, true},
@@ -241,8 +233,7 @@ KnnResult GraphIndex::search(const MatrixView<float>& queries, int k, const Para
   const int degree = int(parameterValue(known, params, "degree"));
   const int entries = int(parameterValue(known, params, "entries"));
   KnnResult r;
-#ifdef NEARSCAPE_WITH_CUDA
-  if (m_device && ef <= cuda::DeviceGraphSearch::kMaxQueue) {
+  if (m_device && ef <= gpu::kGraphSearchMaxQueue) {
     const WorkingVectors q(queries, m_metric, effectiveThreads(m_context));
     std::vector<std::int32_t> ids(std::size_t(queries.rows) * std::size_t(k));
     std::vector<float> scores(ids.size());
@@ -251,7 +242,6 @@ KnnResult GraphIndex::search(const MatrixView<float>& queries, int k, const Para
       s = reportedDistance(m_metric, s);
     r = searchResult(std::move(ids), std::move(scores), queries.rows, k, Backend::Cuda, m_context);
   }
-#endif
   if (r.ids.empty())
     r = searchCpu(queries, k, ef, degree, entries, job);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

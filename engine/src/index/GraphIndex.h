@@ -6,8 +6,8 @@
 
 #include <memory>
 
-namespace nearscape::cuda {
-class DeviceGraphSearch;
+namespace nearscape::gpu {
+class GraphSearcher;
 }
 
 namespace nearscape::index {
@@ -65,7 +65,7 @@ private:
   /// from random entries would stay in the clusters it starts in.
   std::vector<std::int32_t> m_sample;
   std::vector<std::int32_t> m_upper;
-  std::unique_ptr<cuda::DeviceGraphSearch> m_device;
+  std::unique_ptr<gpu::GraphSearcher> m_device;
 };
 
 } // namespace nearscape::index

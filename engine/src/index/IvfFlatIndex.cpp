@@ -1,5 +1,6 @@
 #include "index/IvfFlatIndex.h"
 
+#include "gpu/Dispatch.h"
 #include "nearscape/core/Dataset.h"
 #include "nearscape/core/Error.h"
 #include "nearscape/index/KMeans.h"
@@ -9,13 +10,7 @@
 #include <cmath>
 #include <cstring>
 
-#ifdef NEARSCAPE_WITH_CUDA
-#include "cuda/CudaApi.h"
-#else
-namespace nearscape::cuda {
-class DeviceIvfFlat {}; // never made without CUDA; complete for the unique_ptr
-} // namespace nearscape::cuda
-#endif
+
 
 namespace nearscape::index {
 
@@ -25,18 +20,16 @@ IvfFlatIndex::IvfFlatIndex(Metric metric, const Context& context)
 IvfFlatIndex::~IvfFlatIndex() = default;
 
 void IvfFlatIndex::attachDevice() {
-#ifdef NEARSCAPE_WITH_CUDA
-  if (resolveBackend(m_context) != Backend::Cuda)
-    return;
-  try {
-    m_device = std::make_unique<cuda::DeviceIvfFlat>(
-        MatrixView<float>{m_centroids.data(), m_nlist, m_d}, m_offsets.data(), m_ids.data(),
-        MatrixView<float>{m_vectors.data(), m_n, m_d}, coarseMetric(), m_context);
-  } catch (const DeviceOutOfMemory&) {
-    if (m_context.backend == Backend::Cuda)
-      throw;
-  }
-#endif
+  // Searches run where the lists live: the device, or (no GPU, or too little memory) the host.
+  gpu::onGpuOrCpu(
+      m_context,
+      [&](gpu::GpuBackend& gpu) {
+        m_device = gpu.makeIvfSearcher(MatrixView<float>{m_centroids.data(), m_nlist, m_d},
+                                       m_offsets.data(), m_ids.data(),
+                                       MatrixView<float>{m_vectors.data(), m_n, m_d},
+                                       coarseMetric(), m_context);
+      },
+      [] {});
 }
 
 std::vector<IndexParameter> IvfFlatIndex::buildParameters(std::int64_t n) {
@@ -107,10 +100,8 @@ ParameterValues IvfFlatIndex::buildValues() const {
 }
 
 std::uint64_t IvfFlatIndex::bytes() const {
-#ifdef NEARSCAPE_WITH_CUDA
   if (m_device)
     return m_device->bytes(); // the index's working copy lives on the device
-#endif
   return (m_centroids.size() + m_vectors.size()) * 4 + m_ids.size() * 4 + m_offsets.size() * 8;
 }
 
@@ -123,17 +114,16 @@ KnnResult IvfFlatIndex::search(const MatrixView<float>& queries, int k,
   const int nprobe = int(parameterValue(known, params, "nprobe"));
   const WorkingVectors q(queries, m_metric, effectiveThreads(m_context));
   KnnResult r;
-#ifdef NEARSCAPE_WITH_CUDA
-  if (m_device && k <= cuda::DeviceIvfFlat::kMaxK) {
+  if (m_device && k <= gpu::kIvfMaxK) {
     std::vector<std::int32_t> ids(std::size_t(queries.rows) * std::size_t(k));
     std::vector<float> scores(ids.size());
     m_device->search(q.view, k, nprobe, ids.data(), scores.data(), job);
     for (float& score : scores)
       score = reportedDistance(m_metric, score);
     r = searchResult(std::move(ids), std::move(scores), queries.rows, k, Backend::Cuda, m_context);
-  } else
-#endif
+  } else {
     r = searchCpu(q, k, nprobe, job);
+  }
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;
 }

@@ -7,8 +7,8 @@
 
 #include <memory>
 
-namespace nearscape::cuda {
-class DeviceIvfFlat;
+namespace nearscape::gpu {
+class IvfSearcher;
 }
 
 namespace nearscape::index {
@@ -56,7 +56,7 @@ private:
   std::vector<std::int64_t> m_offsets; ///< nlist + 1: list j is rows [offsets[j], offsets[j+1])
   std::vector<std::int32_t> m_ids;    ///< n: base id of each list row
   std::vector<float> m_vectors;       ///< n × d in list order (working form: normalised for cosine)
-  std::unique_ptr<cuda::DeviceIvfFlat> m_device;
+  std::unique_ptr<gpu::IvfSearcher> m_device;
 };
 
 } // namespace nearscape::index

@@ -1,6 +1,6 @@
 #include "nearscape/index/KMeans.h"
 
-#include "cuda/CudaApi.h"
+#include "gpu/Dispatch.h"
 #include "index/IndexCommon.h"
 #include "nearscape/core/Dataset.h"
 #include "nearscape/core/Error.h"
@@ -46,24 +46,11 @@ std::vector<float> plusPlusSeeds(const MatrixView<float>& x, int k, std::uint64_
   return c;
 }
 
-} // namespace
-
-std::vector<std::int32_t> nearestCentroids(const MatrixView<float>& data,
-                                           const MatrixView<float>& centroids, int count,
-                                           Metric metric, const Context& context) {
+/// The CPU's nearestCentroids: a float32 GEMM per tile of rows, then an argmin or a partial sort.
+std::vector<std::int32_t> nearestCentroidsCpu(const MatrixView<float>& data,
+                                              const MatrixView<float>& centroids, int count,
+                                              Metric metric, const Context& context) {
   const std::int64_t n = data.rows, k = centroids.rows, d = data.cols;
-  NEARSCAPE_EXPECTS(centroids.cols == d, "centroids and data differ in dimension");
-  NEARSCAPE_EXPECTS(count >= 1 && count <= k, "count is out of range");
-#ifdef NEARSCAPE_WITH_CUDA
-  if (resolveBackend(context) == Backend::Cuda) {
-    try {
-      return cuda::nearestCentroids(data, centroids, count, metric, context);
-    } catch (const DeviceOutOfMemory&) {
-      if (context.backend == Backend::Cuda)
-        throw;
-    }
-  }
-#endif
   const int threads = effectiveThreads(context);
   std::vector<float> norms(std::size_t(k), 0.0f);
   if (metric == Metric::L2)
@@ -105,6 +92,21 @@ std::vector<std::int32_t> nearestCentroids(const MatrixView<float>& data,
     }
   }
   return out;
+}
+
+} // namespace
+
+std::vector<std::int32_t> nearestCentroids(const MatrixView<float>& data,
+                                           const MatrixView<float>& centroids, int count,
+                                           Metric metric, const Context& context) {
+  NEARSCAPE_EXPECTS(centroids.cols == data.cols, "centroids and data differ in dimension");
+  NEARSCAPE_EXPECTS(count >= 1 && count <= centroids.rows, "count is out of range");
+  return gpu::onGpuOrCpu(
+      context,
+      [&](gpu::GpuBackend& gpu) {
+        return gpu.nearestCentroids(data, centroids, count, metric, context);
+      },
+      [&] { return nearestCentroidsCpu(data, centroids, count, metric, context); });
 }
 
 KMeansResult kmeans(const MatrixView<float>& data, const KMeansParams& params, Metric metric,

@@ -1,6 +1,6 @@
 #include "nearscape/knn/Knn.h"
 
-#include "cuda/CudaApi.h"
+#include "gpu/Dispatch.h"
 #include "knn/ExactCpu.h"
 #include "nearscape/core/Dataset.h"
 #include "nearscape/core/Error.h"
@@ -15,14 +15,12 @@ struct ExactKnnIndex::Impl {
   Context context;
   Backend backend = Backend::Cpu;
   knn::BaseSummary summary; ///< CPU: the base's packing and norms, computed once
-#ifdef NEARSCAPE_WITH_CUDA
-  std::unique_ptr<cuda::ResidentBase> device;
+  std::unique_ptr<gpu::ResidentIndex> device;
   // L2 with k ≤ kStepMaxK over a large base: STEP's clusters, built at the first search, kept
   // while its probe shows them pruning.
   std::mutex clustersMutex;
-  std::unique_ptr<cuda::DeviceClusters> clusters;
+  std::unique_ptr<gpu::ClusterIndex> clusters;
   bool clustersPrune = true;
-#endif
 };
 
 ExactKnnIndex::ExactKnnIndex(const MatrixView<float>& base, Metric metric, const Context& context)
@@ -32,19 +30,16 @@ ExactKnnIndex::ExactKnnIndex(const MatrixView<float>& base, Metric metric, const
   m_impl->base = base;
   m_impl->metric = metric;
   m_impl->context = context;
-#ifdef NEARSCAPE_WITH_CUDA
-  if (resolveBackend(context) == Backend::Cuda) {
-    try {
-      m_impl->device = std::make_unique<cuda::ResidentBase>(base, metric, context);
-      m_impl->backend = Backend::Cuda;
-    } catch (const DeviceOutOfMemory&) {
-      if (context.backend == Backend::Cuda)
-        throw;
-    }
-  }
-#endif
-  if (m_impl->backend == Backend::Cpu)
-    m_impl->summary = knn::summariseBase(base, metric, effectiveThreads(context));
+  m_impl->backend = gpu::onGpuOrCpu(
+      context,
+      [&](gpu::GpuBackend& gpu) {
+        m_impl->device = gpu.makeResidentIndex(base, metric, context);
+        return Backend::Cuda;
+      },
+      [&] {
+        m_impl->summary = knn::summariseBase(base, metric, effectiveThreads(context));
+        return Backend::Cpu;
+      });
 }
 
 ExactKnnIndex::~ExactKnnIndex() = default;
@@ -60,18 +55,17 @@ KnnResult ExactKnnIndex::search(const MatrixView<float>& queries, int k, JobCont
                                                     " is out of range [1, " +
                                                     std::to_string(s.base.rows) + "]");
   requireFinite(queries, "the queries");
-#ifdef NEARSCAPE_WITH_CUDA
   if (s.device) {
     // Batches only: one query (the GUI's click) is faster through the resident base's single
     // pass (measured on the H200, blobs 1M: 0.31 ms against 0.54 ms through the clusters).
-    if (s.metric == Metric::L2 && k <= cuda::kStepMaxK && s.base.rows >= 50000 &&
+    if (s.metric == Metric::L2 && k <= gpu::kStepMaxK && s.base.rows >= 50000 &&
         queries.rows >= 64) {
       const std::lock_guard lock(s.clustersMutex);
       if (s.clustersPrune) {
         try {
           if (!s.clusters)
-            s.clusters = std::make_unique<cuda::DeviceClusters>(s.base, s.context);
-          if (auto found = s.clusters->search(queries, k, false, job, cuda::kStepMaxScoredShare))
+            s.clusters = gpu::gpuBackend()->makeClusterIndex(s.base, s.context);
+          if (auto found = s.clusters->search(queries, k, false, job, gpu::kStepMaxScoredShare))
             return std::move(*found);
         } catch (const DeviceOutOfMemory&) {
         }
@@ -81,7 +75,6 @@ KnnResult ExactKnnIndex::search(const MatrixView<float>& queries, int k, JobCont
     }
     return s.device->search(queries, k, job);
   }
-#endif
   Context cpu = s.context;
   cpu.backend = Backend::Cpu;
   return knn::exactSearchCpu(queries, s.base, k, s.metric, false, cpu, job, {}, &s.summary);

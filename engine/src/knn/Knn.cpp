@@ -3,7 +3,7 @@
 #include "knn/ExactCommon.h"
 #include "knn/ExactCpu.h"
 #include "knn/Step.h"
-#include "cuda/CudaApi.h"
+#include "gpu/Dispatch.h"
 #include "nearscape/core/Dataset.h"
 #include "nearscape/core/Error.h"
 
@@ -48,51 +48,38 @@ KnnResult dispatch(const MatrixView<float>& queries, const MatrixView<float>& ba
   return result;
 }
 
-KnnResult run(const MatrixView<float>& queries, const MatrixView<float>& base, int k,
-              Metric metric, bool graph, const Context& context, JobControl& job,
-              const ExactKnnParams& params) {
-  validate(queries, base, k, graph);
-  const Backend backend = resolveBackend(context);
-#ifdef NEARSCAPE_WITH_CUDA
-  if (backend == Backend::Cuda) {
+/// The GPU's exact search: STEP's clusters first where they may pay, else the GEMM path.
+KnnResult exactOnGpu(gpu::GpuBackend& gpu, const MatrixView<float>& queries,
+                     const MatrixView<float>& base, int k, Metric metric, bool graph,
+                     const Context& context, JobControl& job, const ExactKnnParams& params) {
+  // STEP's clusters where they may pay: L2, k within the kernel's buffer, data large enough that
+  // the GEMM path is not already instant (or asked for). A probe decides.
+  const bool tilesGiven = params.queryTile > 0 || params.baseTile > 0;
+  const bool always = params.pruning == ExactKnnParams::Pruning::Always;
+  // Unasked, only up to 256 dimensions: beyond, clusters have not been seen to prune (fashion-
+  // mnist, 784: the failed attempt cost more than the GEMM path's 0.08 s on an H200).
+  // The clusters hold the whole base on the device: not within a budget smaller than it.
+  const bool withinBudget = context.memoryBudget == 0 ||
+                            std::uint64_t(base.rows) * std::uint64_t(base.cols) * 12 <=
+                                context.memoryBudget;
+  if (metric == Metric::L2 && k <= gpu::kStepMaxK && !tilesGiven && withinBudget &&
+      params.pruning != ExactKnnParams::Pruning::Off &&
+      (always || (base.rows >= 50000 && base.cols <= 256))) {
     try {
-      // STEP's clusters first where they may pay: L2, k within the kernel's buffer, data large
-      // enough that the GEMM path is not already instant (or asked for). A probe decides.
-      const bool tilesGiven = params.queryTile > 0 || params.baseTile > 0;
-      const bool always = params.pruning == ExactKnnParams::Pruning::Always;
-      // Unasked, only up to 256 dimensions: beyond, clusters have not been seen to prune (fashion-
-      // mnist, 784: the failed attempt cost more than the GEMM path's 0.08 s on an H200).
-      // The clusters hold the whole base on the device: not within a budget smaller than it.
-      const bool withinBudget = context.memoryBudget == 0 ||
-                                std::uint64_t(base.rows) * std::uint64_t(base.cols) * 12 <=
-                                    context.memoryBudget;
-      if (metric == Metric::L2 && k <= cuda::kStepMaxK && !tilesGiven && withinBudget &&
-          params.pruning != ExactKnnParams::Pruning::Off &&
-          (always || (base.rows >= 50000 && base.cols <= 256))) {
-        try {
-          if (auto step = cuda::stepSearch(queries, base, k, graph, context, job,
-                                           always ? 2.0 : cuda::kStepMaxScoredShare))
-            return std::move(*step);
-        } catch (const DeviceOutOfMemory&) {
-          // The GEMM path tiles its work.
-        }
-      }
-      return cuda::exactSearch(queries, base, k, metric, graph, context, job, params);
-    } catch (const DeviceOutOfMemory& e) {
-      if (context.backend == Backend::Cuda)
-        throw;
-      // Auto: the CPU does the work, and the result says why.
-      KnnResult cpu = knn::exactSearchCpu(queries, base, k, metric, graph, context, job, params);
-      cpu.device += std::string(" (GPU out of memory: ") + e.what() + ")";
-      return cpu;
-    } catch (const InvalidArgument&) {
-      if (context.backend == Backend::Cuda)
-        throw;
+      if (auto step = gpu.stepSearch(queries, base, k, graph, context, job,
+                                     always ? 2.0 : gpu::kStepMaxScoredShare))
+        return std::move(*step);
+    } catch (const DeviceOutOfMemory&) {
+      // The GEMM path tiles its work.
     }
   }
-#else
-  (void)backend;
-#endif
+  return gpu.exactSearch(queries, base, k, metric, graph, context, job, params);
+}
+
+/// The CPU's exact search.
+KnnResult exactOnCpu(const MatrixView<float>& queries, const MatrixView<float>& base, int k,
+                     Metric metric, bool graph, const Context& context, JobControl& job,
+                     const ExactKnnParams& params) {
   // Low dimensions: STEP's sorted clusters prune most of the base where the data's intrinsic
   // dimension is low (tiles asked for explicitly, and small data, keep the GEMM path). Scoring
   // a twentieth of the base in float64 costs about what the GEMM path does (measured: 100k × 3
@@ -104,6 +91,23 @@ KnnResult run(const MatrixView<float>& queries, const MatrixView<float>& base, i
     if (auto step = knn::stepSearch(queries, base, k, metric, graph, context, job, 0.05))
       return std::move(*step);
   return knn::exactSearchCpu(queries, base, k, metric, graph, context, job, params);
+}
+
+KnnResult run(const MatrixView<float>& queries, const MatrixView<float>& base, int k,
+              Metric metric, bool graph, const Context& context, JobControl& job,
+              const ExactKnnParams& params) {
+  validate(queries, base, k, graph);
+  std::string fallback;
+  KnnResult result = gpu::onGpuOrCpu(
+      context,
+      [&](gpu::GpuBackend& gpu) {
+        return exactOnGpu(gpu, queries, base, k, metric, graph, context, job, params);
+      },
+      [&] { return exactOnCpu(queries, base, k, metric, graph, context, job, params); },
+      &fallback);
+  if (!fallback.empty()) // the result says why the CPU did the work
+    result.device += " (" + fallback + ")";
+  return result;
 }
 
 } // namespace

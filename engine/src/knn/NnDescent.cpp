@@ -6,7 +6,7 @@
 // chunk — so the result depends on the seed alone, not on the number of threads.
 #include "nearscape/knn/NnDescent.h"
 
-#include "cuda/CudaApi.h"
+#include "gpu/Dispatch.h"
 #include "nearscape/core/Dataset.h"
 #include "nearscape/core/Error.h"
 #include "util/Hash.h"
@@ -316,11 +316,7 @@ KnnResult run(const MatrixView<float>& data, int k, Metric metric, const Context
 }
 
 
-#ifdef NEARSCAPE_WITH_CUDA
-using SharedClusters = cuda::GnndClusters;
-#else
-struct SharedClusters {};
-#endif
+using SharedClusters = gpu::GnndClusters;
 
 /// GNND on the GPU where there is one (with `initial`: GGM's merge of the parts split at
 /// `split`), else — or when the GPU lacks the memory or the limits (k, d) and the backend was not
@@ -334,27 +330,26 @@ KnnResult onGpuOrCpu(const MatrixView<float>& data, int k, Metric metric, const 
                      const SharedClusters& clusters = {},
                      const std::function<void()>& uploaded = {}) {
   const std::int64_t n = data.rows + (second ? second->rows : 0);
-#ifdef NEARSCAPE_WITH_CUDA
-  if (resolveBackend(context) == Backend::Cuda) {
-    try {
-      return cuda::gnndGraph(data, k, metric, context, job, params, progress, n >= 4096,
+  std::string fallback;
+  KnnResult result = gpu::onGpuOrCpu(
+      context,
+      [&](gpu::GpuBackend& gpu) {
+        return gpu.gnndGraph(data, k, metric, context, job, params, progress, n >= 4096,
                              {initial, split, second, uploaded}, clusters);
-    } catch (const DeviceOutOfMemory&) {
-      if (context.backend == Backend::Cuda)
-        throw;
-    } catch (const InvalidArgument&) {
-      if (context.backend == Backend::Cuda)
-        throw;
-    }
-  }
-#endif
-  if (second) { // the CPU's NN-Descent reads one block
-    std::vector<float> joined(data.data, data.data + data.size());
-    joined.insert(joined.end(), second->data, second->data + second->size());
-    return run({joined.data(), n, data.cols}, k, metric, context, job, params, progress, initial,
-               split);
-  }
-  return run(data, k, metric, context, job, params, progress, initial, split);
+      },
+      [&] {
+        if (second) { // the CPU's NN-Descent reads one block
+          std::vector<float> joined(data.data, data.data + data.size());
+          joined.insert(joined.end(), second->data, second->data + second->size());
+          return run({joined.data(), n, data.cols}, k, metric, context, job, params, progress,
+                     initial, split);
+        }
+        return run(data, k, metric, context, job, params, progress, initial, split);
+      },
+      &fallback);
+  if (!fallback.empty())
+    result.device += " (" + fallback + ")";
+  return result;
 }
 /// An event that happens once; fire() again is harmless.
 struct OneShot {
@@ -470,7 +465,6 @@ KnnResult shardedGraph(const MatrixView<float>& data, int k, Metric metric, cons
   // strided sample of the whole data, 64 sample rows each, about 1,000 items a cluster of a shard
   // (manifold 10M × 96: 600 a cluster made the shards' head start too narrow, recall 0.985 → 0.967).
   SharedClusters shared;
-#ifdef NEARSCAPE_WITH_CUDA
   std::vector<float> centroids;
   std::vector<std::int32_t> labels;
   if (resolveBackend(context) == Backend::Cuda) {
@@ -481,7 +475,8 @@ KnnResult shardedGraph(const MatrixView<float>& data, int k, Metric metric, cons
     for (std::int64_t i = 0; i < m; ++i)
       std::copy_n(data.row(i * n / m), data.cols, sample.data() + i * data.cols);
     try {
-      centroids = cuda::gnndCodebook({sample.data(), m, data.cols}, metric, count, inner);
+      centroids = gpu::gpuBackend()->gnndCodebook({sample.data(), m, data.cols}, metric, count,
+                                                  inner);
       labels.resize(static_cast<std::size_t>(n));
       shared.centroids = &centroids;
       shared.count = count;
@@ -489,10 +484,8 @@ KnnResult shardedGraph(const MatrixView<float>& data, int k, Metric metric, cons
     }
     lap("codebook");
   }
-#endif
   auto sharedFor = [&](std::int64_t a, std::int64_t b) {
     SharedClusters c = shared;
-#ifdef NEARSCAPE_WITH_CUDA
     if (c.centroids) {
       if (b < 0) {
         c.labelsOut = labels.data() + bound(a);
@@ -501,9 +494,6 @@ KnnResult shardedGraph(const MatrixView<float>& data, int k, Metric metric, cons
         c.secondLabels = labels.data() + bound(b);
       }
     }
-#else
-    (void)a, (void)b;
-#endif
     return c;
   };
 

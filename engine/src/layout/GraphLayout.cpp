@@ -5,7 +5,7 @@
 // and negative samples), so the result is the same for a seed whatever the number of threads.
 #include "nearscape/layout/GraphLayout.h"
 
-#include "cuda/CudaApi.h"
+#include "gpu/Dispatch.h"
 #include "layout/LayoutStep.h"
 #include "nearscape/core/Error.h"
 #include "nearscape/graph/Graph.h"
@@ -162,31 +162,27 @@ Matrix<float> layoutGraph(const MatrixView<std::int32_t>& ids, const MatrixView<
       progress(MatrixView<float>{cur.data(), n, dim}, double(epoch) / epochs);
     job.progress(double(epoch) / epochs, "layout: epoch " + std::to_string(epoch));
   };
-#ifdef NEARSCAPE_WITH_CUDA
-  if (resolveBackend(context) == Backend::Cuda) {
-    try {
-      cuda::layoutEpochs(step, epochs, params.learningRate, params.reportEvery, cur.data(),
+  // A GPU short of memory leaves `cur` untouched: the CPU runs the same epochs from the start.
+  gpu::onGpuOrCpu(
+      context,
+      [&](gpu::GpuBackend& gpu) {
+        gpu.layoutEpochs(step, epochs, params.learningRate, params.reportEvery, cur.data(),
                          context, job, report);
-      return Matrix<float>(std::move(cur), n, dim);
-    } catch (const DeviceOutOfMemory&) {
-      if (context.backend == Backend::Cuda)
-        throw;
-      // Auto: the CPU runs the same epochs from the start.
-    }
-  }
-#endif
-  for (int epoch = 0; epoch < epochs; ++epoch) {
-    job.check();
-    step.current = cur.data();
-    step.next = next.data();
-    step.epoch = epoch;
-    step.alpha = params.learningRate * (1.0f - float(epoch) / float(epochs));
+      },
+      [&] {
+        for (int epoch = 0; epoch < epochs; ++epoch) {
+          job.check();
+          step.current = cur.data();
+          step.next = next.data();
+          step.epoch = epoch;
+          step.alpha = params.learningRate * (1.0f - float(epoch) / float(epochs));
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 256)
-    for (std::int64_t i = 0; i < n; ++i)
-      layout::moveNode(step, i);
-    cur.swap(next);
-    report(epoch + 1);
-  }
+          for (std::int64_t i = 0; i < n; ++i)
+            layout::moveNode(step, i);
+          cur.swap(next);
+          report(epoch + 1);
+        }
+      });
   return Matrix<float>(std::move(cur), n, dim);
 }
 

@@ -51,6 +51,13 @@ public:
   using Error::Error;
 };
 
+/// The GPU path has a limit this call exceeds (k, dimensions, rows): `auto` runs the CPU
+/// instead; with the CUDA backend asked for by name, the message says which limit.
+class Unsupported : public Error {
+public:
+  using Error::Error;
+};
+
 /// A job was stopped through its JobControl.
 class Cancelled : public Error {
 public:

@@ -10,7 +10,7 @@
 namespace nearscape {
 
 /// Squared L2 norm of every row of `m` (host memory in and out), float64 accumulation.
-/// Runs on the backend `context` resolves to. Throws InvalidArgument when CUDA is forced and not
+/// Runs on the backend `context` resolves to. Throws DeviceUnavailable when CUDA is forced and not
 /// usable, DeviceOutOfMemory when the device cannot hold the data.
 std::vector<float> rowNormsSquared(const MatrixView<float>& m, const Context& context);
 

@@ -1,0 +1,39 @@
+#pragma once
+// The one place where work chooses the GPU or the CPU, and falls back from one to the other.
+
+#include "gpu/GpuBackend.h"
+#include "nearscape/core/Error.h"
+
+#include <string>
+#include <utility>
+
+namespace nearscape::gpu {
+
+/// Runs `onGpu(GpuBackend&)` when `context` resolves to the GPU, else `onCpu()`. When the GPU
+/// cannot do the work — DeviceOutOfMemory (after its own smaller tiles and streaming) or
+/// Unsupported (a limit of the GPU path) — and the GPU was not asked for by name, `onCpu()` runs
+/// instead and `fallback`, when given, receives why ("GPU out of memory: …"). With
+/// `--backend cuda` those errors propagate. Both must return the same type.
+template <typename OnGpu, typename OnCpu>
+auto onGpuOrCpu(const Context& context, OnGpu&& onGpu, OnCpu&& onCpu,
+                std::string* fallback = nullptr) -> decltype(onCpu()) {
+  if (resolveBackend(context) == Backend::Cuda) {
+    std::string why;
+    try {
+      return std::forward<OnGpu>(onGpu)(*gpuBackend());
+    } catch (const DeviceOutOfMemory& e) {
+      if (context.backend == Backend::Cuda)
+        throw;
+      why = std::string("GPU out of memory: ") + e.what();
+    } catch (const Unsupported& e) {
+      if (context.backend == Backend::Cuda)
+        throw;
+      why = std::string("beyond the GPU path: ") + e.what();
+    }
+    if (fallback)
+      *fallback = why;
+  }
+  return std::forward<OnCpu>(onCpu)();
+}
+
+} // namespace nearscape::gpu
