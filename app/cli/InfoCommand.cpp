@@ -54,6 +54,7 @@ int runInfo(const InfoArgs& args) {
   options.metaPath = args.meta;
   JobControl& job = commandJob();
   const Dataset ds = openDataset(args.path, options, job);
+  const QueryShapes side = queryShapes(args.path); // from the headers: nothing more is read
   const auto t1 = std::chrono::steady_clock::now();
   const NonFiniteScan nonFinite = scanNonFinite(ds.vectors.view());
   const NormStats norms = normStats(rowNormsSquared(ds.vectors.view(), context));
@@ -92,18 +93,18 @@ int runInfo(const InfoArgs& args) {
                           : nlohmann::json({{"width", ds.thumbnails.width},
                                             {"height", ds.thumbnails.height},
                                             {"channels", ds.thumbnails.channels}});
-    j["queries"] = ds.queries.empty() ? nlohmann::json(nullptr)
-                                      : nlohmann::json({ds.queries.rows(), ds.queries.cols()});
-    j["ground_truth"] = ds.truthIds.empty()
-                            ? nlohmann::json(nullptr)
-                            : nlohmann::json({ds.truthIds.rows(), ds.truthIds.cols()});
+    j["queries"] = side.queryRows == 0 ? nlohmann::json(nullptr)
+                                       : nlohmann::json({side.queryRows, side.queryCols});
+    j["ground_truth"] = side.truthRows == 0 ? nlohmann::json(nullptr)
+                                            : nlohmann::json({side.truthRows, side.truthCols});
     j["backend"] = describeBackend(context);
     j["timings"] = {{"open_s", openSeconds}, {"scan_s", scanSeconds}};
-    std::cout << j.dump(2) << '\n';
+    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
     return kExitOk;
   }
 
-  std::cout << "path          " << ds.path << '\n'
+  // Text from files (names, labels, headers) may hold escape sequences: printed visibly escaped.
+  std::cout << "path          " << printableText(ds.path) << '\n'
             << "format        " << ds.format << " (" << ds.sourceDtype
             << (ds.memoryMapped ? ", memory-mapped" : "") << ")\n"
             << "shape         " << ds.size() << " x " << ds.dim() << '\n'
@@ -111,27 +112,30 @@ int runInfo(const InfoArgs& args) {
   if (ds.metric)
     std::cout << "metric        " << metricName(*ds.metric) << '\n';
   std::cout << "NaN/Inf       " << nonFinite.count;
-  if (nonFinite.count)
-    std::cout << " (first at row " << nonFinite.firstRow << ", column " << nonFinite.firstCol << ")";
+  if (nonFinite.count) // counted from 1 like every position in a message; ids count from 0
+    std::cout << " (first at row " << nonFinite.firstRow + 1 << ", column " << nonFinite.firstCol + 1
+              << ", counting from 1: item " << nonFinite.firstRow << ")";
   std::cout << '\n'
             << std::setprecision(6) << "norms         min " << norms.min << ", mean " << norms.mean
             << ", max " << norms.max << '\n';
-  if (!ds.queries.empty())
-    std::cout << "queries       " << ds.queries.rows() << " x " << ds.queries.cols() << '\n';
-  if (!ds.truthIds.empty())
-    std::cout << "ground truth  " << ds.truthIds.rows() << " x " << ds.truthIds.cols() << '\n';
+  if (side.queryRows > 0)
+    std::cout << "queries       " << side.queryRows << " x " << side.queryCols << '\n';
+  if (side.truthRows > 0)
+    std::cout << "ground truth  " << side.truthRows << " x " << side.truthCols << '\n';
   if (!ds.thumbnails.empty())
     std::cout << "thumbnails    " << ds.thumbnails.width << " x " << ds.thumbnails.height << '\n';
   if (!ds.metadata.empty()) {
     std::cout << "metadata      ";
     for (std::size_t c = 0; c < ds.metadata.columnNames.size(); ++c)
-      std::cout << (c ? ", " : "") << ds.metadata.columnNames[c];
+      std::cout << (c ? ", " : "") << printableText(ds.metadata.columnNames[c], 80);
     std::cout << '\n';
   }
   if (ds.hasLabels()) {
-    std::cout << "labels        " << ds.labelNames.size() << " from " << ds.labelSource << '\n';
+    std::cout << "labels        " << ds.labelNames.size() << " from "
+              << printableText(ds.labelSource, 80) << '\n';
     for (const auto& name : ds.labelNames)
-      std::cout << "  " << std::setw(8) << labelCounts[name] << "  " << name << '\n';
+      std::cout << "  " << std::setw(8) << labelCounts[name] << "  " << printableText(name, 80)
+                << '\n';
   }
   std::cout << "backend       " << describeBackend(context) << '\n'
             << "time          open " << openSeconds << " s, scan " << scanSeconds << " s\n";

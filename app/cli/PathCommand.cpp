@@ -89,7 +89,7 @@ int runPath(const PathArgs& a) {
                                  : a.graph;
     j["timings"] = {{"load_s", loadSeconds}, {"graph_s", graphSeconds},
                     {"mst_s", mstSeconds}, {"path_s", pathSeconds}};
-    std::cout << j.dump(2) << '\n';
+    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
   } else if (!minimax.found()) {
     std::cout << "items " << a.from << " and " << a.to << " lie in different components of the "
               << "graph (" << comps.count << " components). Run again with --bridge to join "
@@ -100,7 +100,7 @@ int runPath(const PathArgs& a) {
     for (std::size_t i = 0; i < minimax.nodes.size(); ++i) {
       std::cout << "  " << minimax.nodes[i];
       if (ds.hasLabels())
-        std::cout << "  [" << ds.labelOf(minimax.nodes[i]) << "]";
+        std::cout << "  [" << printableText(ds.labelOf(minimax.nodes[i]), 80) << "]"; // from a file
       if (i + 1 < minimax.nodes.size())
         std::cout << "   step " << minimax.steps[i]
                   << (std::int64_t(i) == minimax.bottleneckIndex ? "  <- bottleneck" : "");

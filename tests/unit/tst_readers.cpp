@@ -221,7 +221,15 @@ private slots:
     const auto test = randomFloats(2 * 4, 4);
     const std::vector<std::int32_t> nbrs = {1, 2, 3, 4, 5, 6};
     writeHdf5(path("ann.hdf5"), train, 10, 4, test, 2, nbrs, 3, "angular");
-    const Dataset ds = openDataset(path("ann.hdf5").toStdString());
+    // Queries and ground truth are read only when asked; their shapes come from the headers.
+    const Dataset plain = openDataset(path("ann.hdf5").toStdString());
+    QVERIFY(plain.queries.empty() && plain.truthIds.empty());
+    const QueryShapes shapes = queryShapes(path("ann.hdf5").toStdString());
+    QCOMPARE(shapes.queryRows, 2);
+    QCOMPARE(shapes.truthCols, 3);
+    OpenOptions withQueries;
+    withQueries.loadQueries = true;
+    const Dataset ds = openDataset(path("ann.hdf5").toStdString(), withQueries);
     QCOMPARE(ds.size(), 10);
     QCOMPARE(ds.dim(), 4);
     QCOMPARE(ds.queries.rows(), 2);

@@ -6,7 +6,7 @@
 #include <xxhash.h>
 
 #include <cstring>
-#include <fstream>
+#include <unistd.h>
 
 namespace nearscape::io {
 
@@ -37,9 +37,14 @@ void writeChecksummedFile(const std::filesystem::path& path, const Magic& magic,
 }
 
 bool hasMagic(const std::filesystem::path& path, const Magic& magic) {
-  std::ifstream in(path, std::ios::binary);
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec))
+    return false; // the reader that follows says what is missing
+  const int fd = openRegularFile(path); // a FIFO or device: IoError, never a blocking read
   char head[8] = {};
-  return in.read(head, 8) && std::memcmp(head, magic.data(), 8) == 0;
+  const ssize_t got = ::pread(fd, head, sizeof(head), 0);
+  ::close(fd);
+  return got == 8 && std::memcmp(head, magic.data(), 8) == 0;
 }
 
 ChecksummedFile readChecksummedFile(const std::filesystem::path& path, const Magic& magic,

@@ -41,7 +41,8 @@ struct ChecksummedFile {
 ChecksummedFile readChecksummedFile(const std::filesystem::path& path, const Magic& magic,
                                     std::uint32_t version, const std::string& what);
 
-/// True when the file starts with `magic`.
+/// True when the file starts with `magic`; false when it does not exist. Throws IoError when it
+/// is not a regular file (a FIFO is never read: it could block forever).
 bool hasMagic(const std::filesystem::path& path, const Magic& magic);
 
 } // namespace nearscape::io

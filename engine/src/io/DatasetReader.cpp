@@ -1,13 +1,60 @@
 #include "nearscape/io/DatasetReader.h"
 
 #include "nearscape/core/Error.h"
+#include "nearscape/io/MappedFile.h"
 #include "io/Readers.h"
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <cstdlib>
+#include <unistd.h>
 
 namespace nearscape {
+namespace io {
+
+std::uint64_t checkedProduct(std::uint64_t a, std::uint64_t b, const std::string& name,
+                             std::string_view what) {
+  std::uint64_t product = 0;
+  if (__builtin_mul_overflow(a, b, &product))
+    throw FormatError(name + ": " + std::string(what) + " overflows");
+  return product;
+}
+
+namespace {
+std::uint64_t physicalMemoryBytes() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES);
+  const long pageSize = ::sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || pageSize <= 0)
+    return UINT64_MAX; // unknown: let the allocator decide
+  return std::uint64_t(pages) * std::uint64_t(pageSize);
+}
+} // namespace
+
+void requireFitsInMemory(std::uint64_t bytes, const std::string& name, std::string_view what) {
+  const std::uint64_t memory = physicalMemoryBytes();
+  if (bytes > memory)
+    throw FormatError(name + ": " + std::string(what) + " would need " + describeBytes(bytes) +
+                      " of memory, more than this machine has (" + describeBytes(memory) + ")");
+}
+
+std::string describeBytes(std::uint64_t bytes) {
+  static const char* const kUnits[] = {"bytes", "KB", "MB", "GB", "TB", "PB", "EB"};
+  double value = double(bytes);
+  int unit = 0;
+  while (value >= 1000 && unit < 6) {
+    value /= 1000;
+    ++unit;
+  }
+  if (unit == 0)
+    return std::to_string(bytes) + " bytes";
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.3g %s", value, kUnits[unit]);
+  return text;
+}
+
+} // namespace io
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -24,11 +71,26 @@ bool looksLikeIdx(const fs::path& path) {
   return name.find("-idx") != std::string::npos || lowerExtension(path) == ".idx";
 }
 
-Dataset readAny(const fs::path& path, const OpenOptions& options, JobControl& job) {
+bool isHdf5(const fs::path& path) {
+  const std::string ext = lowerExtension(path);
+  return ext == ".hdf5" || ext == ".h5";
+}
+
+/// True for a folder (only IDX folders are read as such); IoError for anything that is neither a
+/// folder nor a regular file (a FIFO would block the reader forever, a device never ends).
+bool isFolder(const fs::path& path) {
   std::error_code ec;
-  if (!fs::exists(path, ec))
+  const fs::file_status status = fs::status(path, ec);
+  if (status.type() == fs::file_type::not_found)
     throw IoError(path.string() + ": no such file or folder");
-  if (fs::is_directory(path, ec))
+  if (status.type() == fs::file_type::directory)
+    return true;
+  requireRegularFile(path);
+  return false;
+}
+
+Dataset readAny(const fs::path& path, const OpenOptions& options, JobControl& job) {
+  if (isFolder(path))
     return io::readIdxFolder(path, options.loadThumbnails, job);
   std::string ext = lowerExtension(path);
   fs::path inner = path;
@@ -46,8 +108,8 @@ Dataset readAny(const fs::path& path, const OpenOptions& options, JobControl& jo
     return io::readVecs(path, 'b', job);
   if (ext == ".ivecs")
     return io::readVecs(path, 'i', job);
-  if (ext == ".hdf5" || ext == ".h5")
-    return io::readHdf5(path);
+  if (isHdf5(path))
+    return io::readHdf5(path, options.loadQueries);
   if (ext == ".tsv" || ext == ".txt")
     return io::readTsvVectors(path, job);
   if (looksLikeIdx(path))
@@ -58,7 +120,8 @@ Dataset readAny(const fs::path& path, const OpenOptions& options, JobControl& jo
 }
 
 fs::path sidecarFor(const fs::path& path) {
-  if (fs::is_directory(path))
+  std::error_code ec;
+  if (fs::is_directory(path, ec))
     return path / "meta.tsv";
   fs::path stem = path.stem();
   if (lowerExtension(path) == ".gz")
@@ -85,6 +148,10 @@ Dataset openDataset(const fs::path& path, const OpenOptions& options, JobControl
   ds.contentHash = contentHash(ds.vectors.view());
   job.progress(1.0, "loaded");
   return ds;
+}
+
+QueryShapes queryShapes(const fs::path& path) {
+  return isHdf5(path) && !isFolder(path) ? io::readHdf5QueryShapes(path) : QueryShapes{};
 }
 
 fs::path defaultDatasetPath() { return "/usr/share/datasets/fashion-mnist"; }

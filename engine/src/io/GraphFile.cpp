@@ -3,10 +3,13 @@
 #include "nearscape/core/Error.h"
 #include "io/ChecksummedFile.h"
 #include "nearscape/io/MappedFile.h"
+#include "nearscape/io/DatasetReader.h"
 #include "nearscape/io/Npy.h"
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
+#include <cstdint>
 #include <cstring>
 
 namespace nearscape {
@@ -34,42 +37,93 @@ void writeGraphFile(const std::filesystem::path& path, const GraphFile& graph) {
 
 bool isGraphFile(const std::filesystem::path& path) { return io::hasMagic(path, kMagic); }
 
+namespace {
+
+/// A non-negative integer field of the header, or FormatError naming the file.
+std::int64_t headerCount(const nlohmann::json& header, const char* key, const std::string& name) {
+  const auto it = header.find(key);
+  if (it == header.end() || !it->is_number_integer() ||
+      (it->is_number_unsigned() && it->get<std::uint64_t>() > std::uint64_t(INT64_MAX)) ||
+      it->get<std::int64_t>() < 0)
+    throw FormatError(name + ": the graph header's '" + key +
+                      "' is missing or not a non-negative integer");
+  return it->get<std::int64_t>();
+}
+
+/// A string field of the header ("" when absent), or FormatError naming the file.
+std::string headerString(const nlohmann::json& header, const char* key, const std::string& name) {
+  const auto it = header.find(key);
+  if (it == header.end())
+    return {};
+  if (!it->is_string())
+    throw FormatError(name + ": the graph header's '" + key + "' is not a string");
+  return it->get<std::string>();
+}
+
+/// Checks every id (−1 or a row) and every distance (finite where the id is real, and never
+/// negative for L2 or cosine, whose distances are ≥ 0 up to rounding) in the file's own bytes,
+/// so that a hostile file is refused before anything is copied.
+void checkGraphBody(const std::uint8_t* body, std::size_t cells, std::int64_t n, Metric metric,
+                    const std::string& name) {
+  const bool nonNegative = metric != Metric::InnerProduct;
+  for (std::size_t i = 0; i < cells; ++i) {
+    std::int32_t id;
+    float dist;
+    std::memcpy(&id, body + 4 * i, 4);
+    std::memcpy(&dist, body + 4 * (cells + i), 4);
+    if (id < -1 || id >= n)
+      throw FormatError(name + ": graph id " + std::to_string(id) + " is out of range [-1, " +
+                        std::to_string(n) + ")");
+    if (id >= 0 && (!std::isfinite(dist) || (nonNegative && dist < -1e-5f)))
+      throw FormatError(name + ": graph distance " + std::to_string(dist) + " (entry " +
+                        std::to_string(i + 1) + ") is " +
+                        (std::isfinite(dist) ? "negative" : "not finite"));
+  }
+}
+
+/// A matrix over `bytes` inside the mapping when they are aligned for T, else a copy.
+template <typename T>
+Matrix<T> matrixOver(const io::ChecksummedFile& file, const std::uint8_t* bytes, std::int64_t rows,
+                     std::int64_t cols) {
+  const std::size_t count = std::size_t(rows) * std::size_t(cols);
+  if (reinterpret_cast<std::uintptr_t>(bytes) % alignof(T) == 0)
+    return Matrix<T>(reinterpret_cast<const T*>(bytes), rows, cols, file.mapping);
+  std::vector<T> values(count);
+  std::memcpy(values.data(), bytes, count * sizeof(T));
+  return Matrix<T>(std::move(values), rows, cols);
+}
+
+} // namespace
+
 GraphFile readGraphFile(const std::filesystem::path& path, const std::string& expectedHash) {
   const std::string name = path.string();
   const io::ChecksummedFile file = io::readChecksummedFile(path, kMagic, kVersion, "graph file");
   const nlohmann::json& header = file.header;
-  std::int64_t n = 0, k = 0;
-  try {
-    n = header.at("n").get<std::int64_t>();
-    k = header.at("k").get<std::int64_t>();
-  } catch (const std::exception&) {
-    throw FormatError(name + ": the graph header lacks n or k");
-  }
+  const std::int64_t n = headerCount(header, "n", name), k = headerCount(header, "k", name);
   std::size_t cells = 0, bytes = 0;
-  if (n < 0 || k < 0 || __builtin_mul_overflow(std::size_t(n), std::size_t(k), &cells) ||
+  if (__builtin_mul_overflow(std::size_t(n), std::size_t(k), &cells) ||
       __builtin_mul_overflow(cells, std::size_t(8), &bytes) || bytes != file.bodySize)
     throw FormatError(name + ": truncated or resized: the header's " + std::to_string(n) + " × " +
                       std::to_string(k) + " graph does not fit the file's " +
                       std::to_string(file.mapping->size()) + " bytes");
+  if (n > INT32_MAX)
+    throw FormatError(name + ": the graph has " + std::to_string(n) +
+                      " rows, beyond what int32 ids can name");
   GraphFile g;
-  const auto metric = parseMetric(header.value("metric", std::string("l2")));
+  const std::string metricText = headerString(header, "metric", name);
+  const auto metric = parseMetric(metricText.empty() ? "l2" : metricText);
   if (!metric)
-    throw FormatError(name + ": unknown metric in the graph header");
+    throw FormatError(name + ": unknown metric '" + printableText(metricText, 40) +
+                      "' in the graph header");
   g.metric = *metric;
-  g.contentHash = header.value("content_hash", std::string());
+  g.contentHash = headerString(header, "content_hash", name);
   g.paramsJson = header.contains("params") ? header["params"].dump() : "{}";
   if (!expectedHash.empty() && g.contentHash != expectedHash)
     throw FormatError(name + ": this graph was built on other data (content hash " +
-                      g.contentHash + ", the data's is " + expectedHash + ")");
-  std::vector<std::int32_t> ids(cells);
-  std::vector<float> dists(cells);
-  std::memcpy(ids.data(), file.body, cells * 4);
-  std::memcpy(dists.data(), file.body + cells * 4, cells * 4);
-  for (std::size_t i = 0; i < cells; ++i)
-    if (ids[i] < -1 || ids[i] >= n)
-      throw FormatError(name + ": graph id " + std::to_string(ids[i]) + " is out of range");
-  g.ids = Matrix<std::int32_t>(std::move(ids), n, k);
-  g.distances = Matrix<float>(std::move(dists), n, k);
+                      printableText(g.contentHash, 40) + ", the data's is " + expectedHash + ")");
+  checkGraphBody(file.body, cells, n, g.metric, name);
+  g.ids = matrixOver<std::int32_t>(file, file.body, n, k);
+  g.distances = matrixOver<float>(file, file.body + cells * 4, n, k);
   return g;
 }
 
@@ -105,8 +159,9 @@ KnnResult readKnnGraph(const std::filesystem::path& path, const Dataset& data, M
     for (std::int64_t c = 0; c < ids.cols(); ++c) {
       const std::int64_t j = ids.row(i)[c];
       if (j < -1 || j >= ids.rows())
-        throw InvalidArgument(file + ": id " + std::to_string(j) + " at row " + std::to_string(i) +
-                              " is out of range");
+        throw InvalidArgument(file + ": id " + std::to_string(j) + " at row " +
+                              std::to_string(i + 1) + ", column " + std::to_string(c + 1) +
+                              " is out of range [-1, " + std::to_string(ids.rows()) + ")");
       ids32[std::size_t(i * ids.cols() + c)] = std::int32_t(j);
       dists[std::size_t(i * ids.cols() + c)] =
           j < 0 ? 0.0f

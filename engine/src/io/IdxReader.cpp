@@ -2,11 +2,14 @@
 #include "io/Readers.h"
 
 #include "nearscape/core/Error.h"
+#include "nearscape/io/MappedFile.h"
 
+#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 
@@ -38,97 +41,133 @@ std::size_t idxTypeSize(int type) {
   }
 }
 
-// Reads exactly `size` bytes from a gzip (or plain: zlib passes it through) stream, growing the
-// buffer as data arrives so that a lying header cannot make us allocate a huge block up front.
+// Reads a gzip (or plain: zlib passes it through) stream in bounded pieces, never more than the
+// caller asks for: what follows the header's shape is never inflated.
 class GzStream {
 public:
   explicit GzStream(const fs::path& path) : m_name(path.string()) {
-    m_file = gzopen(path.c_str(), "rb");
-    if (!m_file)
+    const int fd = openRegularFile(path, &m_fileSize); // a FIFO or device is refused, not read
+    m_file = gzdopen(fd, "rb");
+    if (!m_file) {
+      ::close(fd);
       throw IoError(m_name + ": cannot open");
+    }
     gzbuffer(m_file, 1 << 17);
-    std::error_code ec;
-    m_compressedSize = fs::file_size(path, ec);
   }
   ~GzStream() { gzclose(m_file); }
   GzStream(const GzStream&) = delete;
   GzStream& operator=(const GzStream&) = delete;
 
-  /// Appends up to `size` bytes to `out`; returns how many were read.
-  std::size_t read(std::vector<std::uint8_t>& out, std::size_t size, JobControl* job) {
+  /// Reads up to `size` bytes into `dst`; returns how many were read (fewer at the end).
+  std::size_t read(std::uint8_t* dst, std::size_t size, JobControl* job) {
     std::size_t done = 0;
     while (done < size) {
       if (job)
         job->check();
       const std::size_t want = std::min<std::size_t>(size - done, 1 << 22);
-      const std::size_t old = out.size();
-      out.resize(old + want);
-      const int got = gzread(m_file, out.data() + old, static_cast<unsigned>(want));
+      const int got = gzread(m_file, dst + done, static_cast<unsigned>(want));
       if (got < 0) {
         int errnum = 0;
         const char* msg = gzerror(m_file, &errnum);
         throw FormatError(m_name + ": corrupt compressed data: " + (msg ? msg : "?"));
       }
-      out.resize(old + std::size_t(got));
       done += std::size_t(got);
       if (got == 0)
         break;
-      if (job && m_compressedSize > 0)
-        job->progress(std::min(1.0, double(gzoffset(m_file)) / double(m_compressedSize)),
+      if (job && m_fileSize > 0)
+        job->progress(std::min(1.0, double(gzoffset(m_file)) / double(m_fileSize)),
                       "reading " + fs::path(m_name).filename().string());
     }
     return done;
   }
 
+  /// The most bytes of data the file can yield after the `consumed` ones: its own size, or the
+  /// deflate ratio times it when compressed (known once a first read has looked at it).
+  std::uint64_t capacityAfter(std::uint64_t consumed) const {
+    const std::uint64_t ratio = gzdirect(m_file) ? 1 : kMaxDeflateRatio;
+    const std::uint64_t total = m_fileSize > UINT64_MAX / ratio ? UINT64_MAX : m_fileSize * ratio;
+    return total > consumed ? total - consumed : 0;
+  }
+  bool compressed() const { return !gzdirect(m_file); }
+  const std::string& name() const { return m_name; }
+
 private:
   gzFile m_file = nullptr;
   std::string m_name;
-  std::uintmax_t m_compressedSize = 0;
+  std::uint64_t m_fileSize = 0;
 };
 
-IdxArray readIdx(const fs::path& path, JobControl* job) {
-  const std::string name = path.string();
-  GzStream in(path);
-  std::vector<std::uint8_t> head;
-  if (in.read(head, 4, job) != 4)
+/// An IDX file whose header has been read and checked; its body is still in the stream.
+struct IdxSource {
+  std::unique_ptr<GzStream> in;
+  int type = 0;
+  std::vector<std::int64_t> dims;
+  std::uint64_t count = 0; ///< values
+  std::uint64_t bytes = 0; ///< of the body
+};
+
+std::string hexByte(int value) {
+  char text[8];
+  std::snprintf(text, sizeof(text), "0x%02X", unsigned(value) & 0xffu);
+  return text;
+}
+
+/// Reads the magic and the dims and checks the shape they promise against what the file can
+/// hold, before anything of that size is allocated or inflated.
+IdxSource openIdx(const fs::path& path, JobControl* job) {
+  IdxSource src;
+  src.in = std::make_unique<GzStream>(path);
+  const std::string& name = src.in->name();
+  std::uint8_t head[4 + 4 * 4] = {};
+  if (src.in->read(head, 4, job) != 4)
     throw FormatError(name + ": truncated: no IDX header");
   if (head[0] != 0 || head[1] != 0)
     throw FormatError(name + ": not an IDX file (bad magic)");
-  IdxArray a;
-  a.type = head[2];
+  src.type = head[2];
   const int ndims = head[3];
-  const std::size_t typeSize = idxTypeSize(a.type);
+  const std::size_t typeSize = idxTypeSize(src.type);
   if (typeSize == 0)
-    throw FormatError(name + ": unsupported IDX element type 0x" + std::to_string(a.type));
+    throw FormatError(name + ": unsupported IDX element type " + hexByte(src.type));
   if (ndims < 1 || ndims > 4)
     throw FormatError(name + ": unsupported IDX rank " + std::to_string(ndims));
-  std::vector<std::uint8_t> dimBytes;
-  if (in.read(dimBytes, std::size_t(4 * ndims), job) != std::size_t(4 * ndims))
+  if (src.in->read(head + 4, std::size_t(4 * ndims), job) != std::size_t(4 * ndims))
     throw FormatError(name + ": truncated IDX header");
-  std::size_t count = 1;
+  src.count = 1;
   for (int i = 0; i < ndims; ++i) {
-    const std::uint32_t v = (std::uint32_t(dimBytes[4 * i]) << 24) |
-                            (std::uint32_t(dimBytes[4 * i + 1]) << 16) |
-                            (std::uint32_t(dimBytes[4 * i + 2]) << 8) | dimBytes[4 * i + 3];
-    a.dims.push_back(v);
-    if (__builtin_mul_overflow(count, std::size_t(v), &count))
-      throw FormatError(name + ": IDX dimensions overflow");
+    const std::uint8_t* p = head + 4 + 4 * i;
+    const std::uint32_t v = (std::uint32_t(p[0]) << 24) | (std::uint32_t(p[1]) << 16) |
+                            (std::uint32_t(p[2]) << 8) | p[3];
+    src.dims.push_back(v);
+    src.count = checkedProduct(src.count, v, name, "the product of the IDX dimensions");
   }
-  std::size_t bytes = 0;
-  if (__builtin_mul_overflow(count, typeSize, &bytes))
-    throw FormatError(name + ": IDX dimensions overflow");
-  if (count == 0)
+  src.bytes = checkedProduct(src.count, typeSize, name, "the product of the IDX dimensions");
+  if (src.count == 0)
     throw FormatError(name + ": the IDX array is empty");
-  const std::size_t got = in.read(a.data, bytes, job);
-  if (got != bytes)
-    throw FormatError(name + ": truncated: the header declares " + std::to_string(bytes) +
-                      " bytes of data, the file holds " + std::to_string(got));
+  const std::uint64_t capacity = src.in->capacityAfter(4 + 4 * std::uint64_t(ndims));
+  if (src.bytes > capacity)
+    throw FormatError(name + ": truncated: the header declares " + describeBytes(src.bytes) +
+                      " of data, the file " + (src.in->compressed() ? "cannot inflate to more than "
+                                                                    : "holds ") +
+                      describeBytes(capacity));
+  return src;
+}
+
+/// Reads the whole body raw (labels: one small value per item).
+IdxArray readBody(IdxSource& src, JobControl* job) {
+  IdxArray a;
+  a.type = src.type;
+  a.dims = src.dims;
+  a.data.resize(src.bytes);
+  const std::size_t got = src.in->read(a.data.data(), a.data.size(), job);
+  if (got != a.data.size())
+    throw FormatError(src.in->name() + ": truncated: the header declares " +
+                      std::to_string(src.bytes) + " bytes of data, the file holds " +
+                      std::to_string(got));
   return a;
 }
 
-float idxValue(const IdxArray& a, std::size_t i) {
-  const std::uint8_t* p = a.data.data() + i * idxTypeSize(a.type);
-  switch (a.type) {
+float idxValueAt(const std::uint8_t* p, int type) {
+  switch (type) {
   case 0x08:
     return p[0];
   case 0x09:
@@ -154,6 +193,32 @@ float idxValue(const IdxArray& a, std::size_t i) {
     std::memcpy(&f, &bits, 8);
     return static_cast<float>(f);
   }
+  }
+}
+
+float idxValue(const IdxArray& a, std::size_t i) {
+  return idxValueAt(a.data.data() + i * idxTypeSize(a.type), a.type);
+}
+
+/// Streams the body into `values` (as float) and, for uint8 data, `pixels` (may be null), a
+/// bounded piece at a time: the raw data is never held whole beside its float copy.
+void convertBody(IdxSource& src, float* values, std::uint8_t* pixels, JobControl& job) {
+  const std::size_t typeSize = idxTypeSize(src.type);
+  const std::size_t piece = (std::size_t(1) << 22) / typeSize; // values per read
+  std::vector<std::uint8_t> buffer(std::min<std::uint64_t>(src.count, piece) * typeSize);
+  std::uint64_t done = 0;
+  while (done < src.count) {
+    const std::size_t n = std::size_t(std::min<std::uint64_t>(src.count - done, piece));
+    const std::size_t got = src.in->read(buffer.data(), n * typeSize, &job);
+    if (got != n * typeSize)
+      throw FormatError(src.in->name() + ": truncated: the header declares " +
+                        std::to_string(src.bytes) + " bytes of data, the file holds " +
+                        std::to_string(done * typeSize + got));
+    for (std::size_t i = 0; i < n; ++i)
+      values[done + i] = idxValueAt(buffer.data() + i * typeSize, src.type);
+    if (pixels)
+      std::memcpy(pixels + done, buffer.data(), n);
+    done += n;
   }
 }
 
@@ -195,87 +260,102 @@ const std::vector<std::string> kFashionClasses = {"T-shirt/top", "Trouser", "Pul
                                                   "Bag",         "Ankle boot"};
 
 struct IdxPart {
-  IdxArray images;
-  IdxArray labels; // empty when no labels file
+  IdxSource images;        // header read, body still to stream
+  IdxArray labels;         // empty when no labels file
   fs::path labelsPath;
 };
 
-IdxPart readPart(const fs::path& imagesPath, JobControl& job) {
+IdxPart openPart(const fs::path& imagesPath, JobControl& job) {
   IdxPart part;
-  part.images = readIdx(imagesPath, &job);
+  part.images = openIdx(imagesPath, &job);
   if (part.images.dims.size() < 2)
     throw FormatError(imagesPath.string() + ": an IDX file of labels holds no vectors; open the "
                                             "images file or the folder");
   const fs::path labelsPath = labelsPathFor(imagesPath);
-  if (!labelsPath.empty() && fs::exists(labelsPath)) {
-    part.labels = readIdx(labelsPath, &job);
+  std::error_code ec;
+  if (!labelsPath.empty() && fs::exists(labelsPath, ec)) {
+    IdxSource labels = openIdx(labelsPath, &job); // a FIFO or device is refused here
     part.labelsPath = labelsPath;
-    if (part.labels.dims.size() != 1 || part.labels.dims[0] != part.images.dims[0])
-      throw FormatError(labelsPath.string() + ": holds " + std::to_string(part.labels.dims[0]) +
+    if (labels.dims.size() != 1 || labels.dims[0] != part.images.dims[0])
+      throw FormatError(labelsPath.string() + ": holds " + std::to_string(labels.dims[0]) +
                         " labels but " + imagesPath.filename().string() + " holds " +
                         std::to_string(part.images.dims[0]) + " images");
+    requireFitsInMemory(labels.bytes, labelsPath.string(), "the IDX labels");
+    part.labels = readBody(labels, &job);
   }
   return part;
 }
 
-Dataset assemble(const std::vector<IdxPart>& parts, const fs::path& source, bool thumbnails) {
+/// Items per part and values per item, checked alike across parts.
+struct IdxShape {
+  std::int64_t n = 0, d = 0;
+};
+
+IdxShape shapeOf(const std::vector<IdxPart>& parts, const fs::path& source) {
   const auto& first = parts.front().images;
-  std::int64_t d = 1;
-  for (std::size_t i = 1; i < first.dims.size(); ++i)
-    d *= first.dims[i];
-  std::int64_t n = 0;
+  IdxShape shape;
+  shape.d = std::int64_t(first.count / std::uint64_t(first.dims[0]));
   for (const auto& p : parts) {
     if (p.images.dims.size() != first.dims.size() ||
         !std::equal(first.dims.begin() + 1, first.dims.end(), p.images.dims.begin() + 1))
       throw FormatError(source.string() + ": the IDX files have different image shapes");
-    n += p.images.dims[0];
+    shape.n += p.images.dims[0];
   }
-  std::vector<float> values(static_cast<std::size_t>(n * d));
-  const bool grey8 = first.type == 0x08 && first.dims.size() == 3;
-  std::vector<std::uint8_t> pixels;
-  if (grey8 && thumbnails)
-    pixels.resize(std::size_t(n * d));
+  return shape;
+}
+
+/// The labels of every part, or none when a part has no labels file.
+std::vector<std::int32_t> collectLabels(const std::vector<IdxPart>& parts) {
   std::vector<std::int32_t> labels;
-  const bool allLabelled =
-      std::all_of(parts.begin(), parts.end(), [](const IdxPart& p) { return !p.labels.dims.empty(); });
-  std::size_t offset = 0;
-  std::int32_t maxLabel = -1;
-  for (const auto& p : parts) {
-    const std::size_t count = p.images.data.size() / idxTypeSize(p.images.type);
-    if (p.images.type == 0x08) {
-      std::transform(p.images.data.begin(), p.images.data.end(), values.begin() + offset,
-                     [](std::uint8_t v) { return float(v); });
-      if (!pixels.empty())
-        std::copy(p.images.data.begin(), p.images.data.end(), pixels.begin() + offset);
-    } else {
-      for (std::size_t i = 0; i < count; ++i)
-        values[offset + i] = idxValue(p.images, i);
+  if (!std::all_of(parts.begin(), parts.end(),
+                   [](const IdxPart& p) { return !p.labels.dims.empty(); }))
+    return labels;
+  for (const auto& p : parts)
+    for (std::size_t i = 0; i < std::size_t(p.labels.dims[0]); ++i) {
+      const float value = idxValue(p.labels, i);
+      if (!(value >= 0 && value <= 100000)) // also NaN
+        throw FormatError(p.labelsPath.string() + ": label " + std::to_string(value) +
+                          " of item " + std::to_string(i + 1) + " is out of range [0, 100000]");
+      labels.push_back(static_cast<std::int32_t>(value));
     }
-    offset += count;
-    if (allLabelled)
-      for (std::size_t i = 0; i < std::size_t(p.labels.dims[0]); ++i) {
-        const auto label = static_cast<std::int32_t>(idxValue(p.labels, i));
-        if (label < 0 || label > 100000)
-          throw FormatError(p.labelsPath.string() + ": label " + std::to_string(label) +
-                            " at item " + std::to_string(i) + " is out of range");
-        labels.push_back(label);
-        maxLabel = std::max(maxLabel, label);
-      }
+  return labels;
+}
+
+Dataset assemble(std::vector<IdxPart>& parts, const fs::path& source, bool thumbnails,
+                 JobControl& job) {
+  const auto& first = parts.front().images;
+  const std::string name = source.string();
+  const IdxShape shape = shapeOf(parts, source);
+  const std::uint64_t count = checkedProduct(std::uint64_t(shape.n), std::uint64_t(shape.d), name,
+                                             "the IDX shape");
+  // Thumbnails are small grey images; a huge "image" is data, not something to draw.
+  const bool grey8 = first.type == 0x08 && first.dims.size() == 3 && first.dims[1] <= 4096 &&
+                     first.dims[2] <= 4096 && thumbnails;
+  requireFitsInMemory(checkedProduct(count, grey8 ? 5 : 4, name, "the IDX shape"), name,
+                      "the IDX data");
+  std::vector<float> values(count);
+  std::vector<std::uint8_t> pixels(grey8 ? count : 0);
+  std::uint64_t offset = 0;
+  for (auto& p : parts) {
+    convertBody(p.images, values.data() + offset, grey8 ? pixels.data() + offset : nullptr, job);
+    offset += p.images.count;
   }
 
   Dataset ds;
-  ds.path = source.string();
+  ds.path = name;
   ds.format = "idx";
   ds.sourceDtype = idxTypeName(first.type);
-  ds.vectors = Matrix<float>(std::move(values), n, d);
-  if (!pixels.empty()) {
+  ds.vectors = Matrix<float>(std::move(values), shape.n, shape.d);
+  if (grey8) {
     ds.thumbnails.height = int(first.dims[1]);
     ds.thumbnails.width = int(first.dims[2]);
     ds.thumbnails.channels = 1;
-    ds.thumbnails.pixels = Matrix<std::uint8_t>(std::move(pixels), n, d);
+    ds.thumbnails.pixels = Matrix<std::uint8_t>(std::move(pixels), shape.n, shape.d);
   }
-  if (allLabelled) {
-    const bool fashion = lower(source.string()).find("fashion") != std::string::npos &&
+  std::vector<std::int32_t> labels = collectLabels(parts);
+  if (!labels.empty()) {
+    const std::int32_t maxLabel = *std::max_element(labels.begin(), labels.end());
+    const bool fashion = lower(name).find("fashion") != std::string::npos &&
                          first.dims.size() == 3 && first.dims[1] == 28 && first.dims[2] == 28 &&
                          maxLabel <= 9;
     ds.labels = std::move(labels);
@@ -293,8 +373,9 @@ Dataset assemble(const std::vector<IdxPart>& parts, const fs::path& source, bool
 fs::path findIdx(const fs::path& folder, const std::string& stem) {
   for (const char* suffix : {"", ".gz"}) {
     const fs::path p = folder / (stem + suffix);
-    if (fs::exists(p))
-      return p;
+    std::error_code ec;
+    if (fs::exists(p, ec))
+      return p; // a FIFO or device found here is refused when opened, never read
   }
   return {};
 }
@@ -303,8 +384,8 @@ fs::path findIdx(const fs::path& folder, const std::string& stem) {
 
 Dataset readIdxFile(const fs::path& path, bool thumbnails, JobControl& job) {
   std::vector<IdxPart> parts;
-  parts.push_back(readPart(path, job));
-  return assemble(parts, path, thumbnails);
+  parts.push_back(openPart(path, job));
+  return assemble(parts, path, thumbnails, job);
 }
 
 Dataset readIdxFolder(const fs::path& folder, bool thumbnails, JobControl& job) {
@@ -319,8 +400,8 @@ Dataset readIdxFolder(const fs::path& folder, bool thumbnails, JobControl& job) 
                                         "t10k-images-idx3-ubyte[.gz]) in this folder");
   std::vector<IdxPart> parts;
   for (const auto& p : images)
-    parts.push_back(readPart(p, job));
-  return assemble(parts, folder, thumbnails);
+    parts.push_back(openPart(p, job));
+  return assemble(parts, folder, thumbnails, job);
 }
 
 } // namespace nearscape::io

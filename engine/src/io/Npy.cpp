@@ -2,9 +2,11 @@
 
 #include "nearscape/core/Error.h"
 #include "nearscape/io/AtomicFile.h"
+#include "nearscape/io/DatasetReader.h"
 #include "nearscape/io/MappedFile.h"
 #include "io/Convert.h"
 
+#include <cctype>
 #include <cstring>
 #include <limits>
 
@@ -77,10 +79,33 @@ private:
   std::size_t m_pos = 0;
 };
 
+/// The item size a descr such as "<f4" names: 1 to 16 bytes, else 0 (unsupported). Parsed by
+/// hand: atoi overflows (undefined behaviour) on a hostile "<f99999999999".
 std::size_t itemSizeOf(const std::string& descr) {
-  if (descr.size() < 3)
+  if (descr.size() < 3 || descr.size() > 4)
     return 0;
-  return static_cast<std::size_t>(std::atoi(descr.c_str() + 2));
+  std::size_t size = 0;
+  for (std::size_t i = 2; i < descr.size(); ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(descr[i])))
+      return 0;
+    size = size * 10 + std::size_t(descr[i] - '0');
+  }
+  return size >= 1 && size <= 16 ? size : 0;
+}
+
+/// The name of a vector dtype readNpyFloat converts, or nullptr.
+const char* vectorDtypeName(const std::string& descr) {
+  if (descr == "<f4" || descr == "=f4")
+    return "float32";
+  if (descr == "<f2" || descr == "=f2")
+    return "float16";
+  if (descr == "<f8" || descr == "=f8")
+    return "float64";
+  if (descr == "|u1" || descr == "<u1")
+    return "uint8";
+  if (descr == "|i1" || descr == "<i1")
+    return "int8";
+  return nullptr;
 }
 
 void writeNpyRaw(const std::filesystem::path& path, const char* descr, const void* data,
@@ -160,7 +185,7 @@ NpyHeader parseNpyHeader(const std::uint8_t* bytes, std::size_t fileSize,
       }
       haveShape = true;
     } else {
-      scan.fail("unexpected key '" + key + "'");
+      scan.fail("unexpected key '" + printableText(key, 40) + "'");
     }
     if (!scan.consume(',')) {
       scan.expect('}');
@@ -174,7 +199,7 @@ NpyHeader parseNpyHeader(const std::uint8_t* bytes, std::size_t fileSize,
                              "(numpy.ascontiguousarray)");
   header.itemSize = itemSizeOf(header.descr);
   if (header.itemSize == 0)
-    throw FormatError(name + ": unsupported dtype '" + header.descr + "'");
+    throw FormatError(name + ": unsupported dtype '" + printableText(header.descr, 40) + "'");
 
   std::size_t count = 1;
   for (const auto dim : header.shape)
@@ -203,17 +228,19 @@ Matrix<float> readNpyFloat(const std::filesystem::path& path, std::string* dtype
   if (rows == 0 || cols == 0)
     throw FormatError(name + ": the array is empty (shape " + std::to_string(rows) + " × " +
                       std::to_string(cols) + ")");
+  // The dtype first: an unsupported one is refused before anything is allocated.
+  const char* dtype = vectorDtypeName(h.descr);
+  if (!dtype)
+    throw FormatError(name + ": unsupported dtype '" + printableText(h.descr, 40) +
+                      "' for vectors (supported: float32, float16, float64, uint8, int8, "
+                      "little-endian)");
+  if (dtypeOut)
+    *dtypeOut = dtype;
   const std::uint8_t* src = file->data() + h.dataOffset;
   const auto count = static_cast<std::size_t>(rows * cols);
   if (mappedOut)
     *mappedOut = false;
-
-  auto finish = [&](const char* dtype) {
-    if (dtypeOut)
-      *dtypeOut = dtype;
-  };
-  if (h.descr == "<f4" || h.descr == "=f4") {
-    finish("float32");
+  if (std::string_view(dtype) == "float32") {
     if (reinterpret_cast<std::uintptr_t>(src) % alignof(float) == 0) {
       if (mappedOut)
         *mappedOut = true;
@@ -224,23 +251,15 @@ Matrix<float> readNpyFloat(const std::filesystem::path& path, std::string* dtype
     return Matrix<float>(std::move(values), rows, cols);
   }
   std::vector<float> values(count);
-  if (h.descr == "<f2" || h.descr == "=f2") {
-    finish("float16");
+  const std::string_view kind = dtype;
+  if (kind == "float16")
     convertHalfToFloat(src, count, values.data());
-  } else if (h.descr == "<f8" || h.descr == "=f8") {
-    finish("float64");
+  else if (kind == "float64")
     convertToFloat<double>(src, count, values.data());
-  } else if (h.descr == "|u1" || h.descr == "<u1") {
-    finish("uint8");
+  else if (kind == "uint8")
     convertToFloat<std::uint8_t>(src, count, values.data());
-  } else if (h.descr == "|i1" || h.descr == "<i1") {
-    finish("int8");
+  else
     convertToFloat<std::int8_t>(src, count, values.data());
-  } else {
-    throw FormatError(name + ": unsupported dtype '" + h.descr +
-                      "' for vectors (supported: float32, float16, float64, uint8, int8, "
-                      "little-endian)");
-  }
   return Matrix<float>(std::move(values), rows, cols);
 }
 
@@ -250,20 +269,21 @@ Matrix<std::int64_t> readNpyIds(const std::filesystem::path& path) {
   const NpyHeader h = parseNpyHeader(file->data(), file->size(), name);
   if (h.shape.size() != 2)
     throw FormatError(name + ": expected a 2-D array of ids");
+  const bool int32 = h.descr == "<i4" || h.descr == "=i4";
+  if (!int32 && h.descr != "<i8" && h.descr != "=i8")
+    throw FormatError(name + ": ids must be int32 or int64, got '" + printableText(h.descr, 40) + "'");
   const std::int64_t rows = h.shape[0], cols = h.shape[1];
   const auto count = static_cast<std::size_t>(rows * cols);
   const std::uint8_t* src = file->data() + h.dataOffset;
   std::vector<std::int64_t> values(count);
-  if (h.descr == "<i4" || h.descr == "=i4") {
+  if (int32) {
     for (std::size_t i = 0; i < count; ++i) {
       std::int32_t v;
       std::memcpy(&v, src + 4 * i, 4);
       values[i] = v;
     }
-  } else if (h.descr == "<i8" || h.descr == "=i8") {
-    std::memcpy(values.data(), src, count * 8);
   } else {
-    throw FormatError(name + ": ids must be int32 or int64, got '" + h.descr + "'");
+    std::memcpy(values.data(), src, count * 8);
   }
   return Matrix<std::int64_t>(std::move(values), rows, cols);
 }

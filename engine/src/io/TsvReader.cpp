@@ -5,27 +5,54 @@
 #include "nearscape/io/DatasetReader.h"
 #include "nearscape/io/MappedFile.h"
 
+#include <algorithm>
 #include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 
 namespace nearscape::io {
 namespace {
 
-/// Splits `text` into lines without their "\n" / "\r\n"; a final empty line is dropped.
-std::vector<std::string_view> splitLines(std::string_view text) {
-  std::vector<std::string_view> lines;
-  std::size_t start = 0;
-  while (start < text.size()) {
-    std::size_t end = text.find('\n', start);
+/// Walks the lines of `text` without their "\n" / "\r\n", without holding them all: a file of
+/// newlines must not cost 16 bytes of memory per byte. A final empty line is dropped; a leading
+/// UTF-8 byte-order mark (written by some Windows tools) is skipped.
+class Lines {
+public:
+  explicit Lines(std::string_view text) : m_text(text) {
+    if (m_text.substr(0, 3) == "\xEF\xBB\xBF")
+      m_text.remove_prefix(3);
+  }
+  bool next(std::string_view& line) {
+    if (m_pos >= m_text.size())
+      return false;
+    std::size_t end = m_text.find('\n', m_pos);
     if (end == std::string_view::npos)
-      end = text.size();
-    std::string_view line = text.substr(start, end - start);
+      end = m_text.size();
+    line = m_text.substr(m_pos, end - m_pos);
     if (!line.empty() && line.back() == '\r')
       line.remove_suffix(1);
-    lines.push_back(line);
-    start = end + 1;
+    m_pos = end + 1;
+    ++m_number;
+    return true;
   }
-  return lines;
-}
+  std::size_t number() const { return m_number; } ///< of the last line returned, from 1
+  double fraction() const { return m_text.empty() ? 1.0 : double(m_pos) / double(m_text.size()); }
+  std::size_t count() const { // lines left from the current position, for sizing
+    if (m_pos >= m_text.size())
+      return 0;
+    std::size_t n = 0;
+    for (std::size_t i = m_pos; i < m_text.size(); ++i)
+      n += m_text[i] == '\n';
+    return n + (!m_text.empty() && m_text.back() != '\n' ? 1 : 0);
+  }
+  std::string_view text() const { return m_text; }
+
+private:
+  std::string_view m_text;
+  std::size_t m_pos = 0;
+  std::size_t m_number = 0;
+};
 
 std::vector<std::string_view> splitTabs(std::string_view line) {
   std::vector<std::string_view> fields;
@@ -41,55 +68,112 @@ std::vector<std::string_view> splitTabs(std::string_view line) {
   }
 }
 
+std::size_t countTabs(std::string_view line) {
+  return std::size_t(std::count(line.begin(), line.end(), '\t'));
+}
+
 std::string_view fileText(const MappedFile& file) {
   return {reinterpret_cast<const char*>(file.data()), file.size()};
+}
+
+std::string_view trimSpaces(std::string_view f) {
+  while (!f.empty() && f.front() == ' ')
+    f.remove_prefix(1);
+  while (!f.empty() && f.back() == ' ')
+    f.remove_suffix(1);
+  return f;
+}
+
+/// Parses one TSV value as float: what std::from_chars takes, plus a leading '+' (as strtof and
+/// Python write it). Returns "" or why the value is refused.
+std::string parseValue(std::string_view field, float& value) {
+  std::string_view f = trimSpaces(field);
+  if (f.size() > 1 && f.front() == '+' && f[1] != '-' && f[1] != '+')
+    f.remove_prefix(1);
+  const auto [ptr, ec] = std::from_chars(f.data(), f.data() + f.size(), value);
+  if (ptr != f.data() + f.size() || f.empty() || ec == std::errc::invalid_argument)
+    return "is not a number";
+  if (ec == std::errc::result_out_of_range) {
+    const double wide = std::strtod(std::string(f).c_str(), nullptr); // ±HUGE_VAL on overflow
+    return std::fabs(wide) > 1 ? "is out of float range (beyond ±3.4e38)"
+                               : "is out of float range (too close to zero)";
+  }
+  return {};
+}
+
+} // namespace
+
+namespace {
+
+/// The length of the valid UTF-8 sequence at `text[i]` (1 for ASCII) and its code point, or 0
+/// for an invalid one (overlong forms, surrogates and values past U+10FFFF included).
+std::size_t decodeUtf8(std::string_view text, std::size_t i, std::uint32_t& cp) {
+  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+  const unsigned char c = s[i];
+  std::size_t len = 0;
+  if (c < 0x80) {
+    cp = c;
+    return 1;
+  } else if ((c & 0xe0) == 0xc0) {
+    len = 2;
+    cp = c & 0x1f;
+  } else if ((c & 0xf0) == 0xe0) {
+    len = 3;
+    cp = c & 0x0f;
+  } else if ((c & 0xf8) == 0xf0) {
+    len = 4;
+    cp = c & 0x07;
+  } else {
+    return 0;
+  }
+  if (i + len > text.size())
+    return 0;
+  for (std::size_t k = 1; k < len; ++k) {
+    if ((s[i + k] & 0xc0) != 0x80)
+      return 0;
+    cp = (cp << 6) | (s[i + k] & 0x3f);
+  }
+  static const std::uint32_t kMin[5] = {0, 0, 0x80, 0x800, 0x10000};
+  if (cp < kMin[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+    return 0;
+  return len;
+}
+
+/// Code points a terminal shows as nothing, or that reorder or hide what follows.
+bool isInvisible(std::uint32_t cp) {
+  return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || cp == 0xad || cp == 0x061c ||
+         (cp >= 0x200b && cp <= 0x200f) || (cp >= 0x2028 && cp <= 0x202e) ||
+         (cp >= 0x2060 && cp <= 0x2069) || cp == 0xfeff || (cp >= 0xfff9 && cp <= 0xfffb);
+}
+
+std::string escapeCodePoint(std::uint32_t cp) {
+  char buffer[16];
+  if (cp == '\t')
+    return "\\t";
+  if (cp == '\n')
+    return "\\n";
+  if (cp == '\r')
+    return "\\r";
+  if (cp < 0x80)
+    std::snprintf(buffer, sizeof(buffer), "\\x%02x", unsigned(cp));
+  else
+    std::snprintf(buffer, sizeof(buffer), "\\u{%04x}", unsigned(cp));
+  return buffer;
 }
 
 } // namespace
 
 bool isValidUtf8(std::string_view text, std::size_t* badOffset) {
-  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
-  const std::size_t n = text.size();
   std::size_t i = 0;
-  while (i < n) {
-    const unsigned char c = s[i];
-    std::size_t len = 0;
-    std::uint32_t cp = 0;
-    if (c < 0x80) {
-      ++i;
-      continue;
-    } else if ((c & 0xe0) == 0xc0) {
-      len = 2;
-      cp = c & 0x1f;
-    } else if ((c & 0xf0) == 0xe0) {
-      len = 3;
-      cp = c & 0x0f;
-    } else if ((c & 0xf8) == 0xf0) {
-      len = 4;
-      cp = c & 0x07;
-    } else {
-      break;
+  std::uint32_t cp = 0;
+  while (i < text.size()) {
+    const std::size_t len = decodeUtf8(text, i, cp);
+    if (len == 0) {
+      if (badOffset)
+        *badOffset = i;
+      return false;
     }
-    if (i + len > n)
-      break;
-    bool ok = true;
-    for (std::size_t k = 1; k < len; ++k) {
-      if ((s[i + k] & 0xc0) != 0x80) {
-        ok = false;
-        break;
-      }
-      cp = (cp << 6) | (s[i + k] & 0x3f);
-    }
-    // Reject overlong forms, surrogates and values past U+10FFFF.
-    static const std::uint32_t kMin[5] = {0, 0, 0x80, 0x800, 0x10000};
-    if (!ok || cp < kMin[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-      break;
     i += len;
-  }
-  if (i < n) {
-    if (badOffset)
-      *badOffset = i;
-    return false;
   }
   return true;
 }
@@ -97,45 +181,45 @@ bool isValidUtf8(std::string_view text, std::size_t* badOffset) {
 Dataset readTsvVectors(const std::filesystem::path& path, JobControl& job) {
   const auto file = MappedFile::open(path);
   const std::string name = path.string();
-  const auto lines = splitLines(fileText(*file));
-  if (lines.empty())
-    throw FormatError(name + ": the file is empty");
-  std::int64_t d = -1;
+  Lines lines(fileText(*file));
+  std::int64_t d = -1, n = 0;
   std::vector<float> values;
-  for (std::size_t i = 0; i < lines.size(); ++i) {
-    if (i % 4096 == 0) {
+  std::string_view line;
+  while (lines.next(line)) {
+    if (lines.number() % 4096 == 1) {
       job.check();
-      job.progress(double(i) / double(lines.size()), "reading vectors");
+      job.progress(lines.fraction(), "reading vectors");
     }
-    const auto fields = splitTabs(lines[i]);
+    const auto fields = splitTabs(line);
     if (d < 0) {
       d = std::int64_t(fields.size());
-      values.reserve(lines.size() * std::size_t(d));
+      // Each value takes at least two bytes (a digit and a separator): never reserve beyond that.
+      const std::size_t bound = lines.text().size() / 2 + 1;
+      const std::size_t rows = lines.count() + 1;
+      values.reserve(rows > bound / std::size_t(d) ? bound : rows * std::size_t(d));
     } else if (std::int64_t(fields.size()) != d) {
-      throw FormatError(name + ": line " + std::to_string(i + 1) + " has " +
+      throw FormatError(name + ": line " + std::to_string(lines.number()) + " has " +
                         std::to_string(fields.size()) + " values, the first line has " +
                         std::to_string(d));
     }
     for (std::size_t j = 0; j < fields.size(); ++j) {
-      std::string_view f = fields[j];
-      while (!f.empty() && f.front() == ' ')
-        f.remove_prefix(1);
-      while (!f.empty() && f.back() == ' ')
-        f.remove_suffix(1);
       float v = 0;
-      auto [ptr, ec] = std::from_chars(f.data(), f.data() + f.size(), v);
-      if (ec != std::errc() || ptr != f.data() + f.size() || f.empty())
-        throw FormatError(name + ": line " + std::to_string(i + 1) + ", column " +
-                          std::to_string(j + 1) + ": '" + std::string(f.substr(0, 40)) +
-                          "' is not a number");
+      const std::string problem = parseValue(fields[j], v);
+      if (!problem.empty())
+        throw FormatError(name + ": line " + std::to_string(lines.number()) + ", column " +
+                          std::to_string(j + 1) + ": '" + printableText(trimSpaces(fields[j]), 40) +
+                          "' " + problem);
       values.push_back(v);
     }
+    ++n;
   }
+  if (n == 0)
+    throw FormatError(name + ": the file is empty");
   Dataset ds;
   ds.path = name;
   ds.format = "tsv";
   ds.sourceDtype = "text";
-  ds.vectors = Matrix<float>(std::move(values), std::int64_t(lines.size()), d);
+  ds.vectors = Matrix<float>(std::move(values), n, d);
   return ds;
 }
 
@@ -143,49 +227,106 @@ Dataset readTsvVectors(const std::filesystem::path& path, JobControl& job) {
 
 namespace nearscape {
 
+std::string printableText(std::string_view text, std::size_t maxBytes) {
+  std::string out;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    if (out.size() >= maxBytes) {
+      out += "…";
+      break;
+    }
+    std::uint32_t cp = 0;
+    const std::size_t len = io::decodeUtf8(text, i, cp);
+    if (len == 0) {
+      char buffer[8];
+      std::snprintf(buffer, sizeof(buffer), "\\x%02x", unsigned(static_cast<unsigned char>(text[i])));
+      out += buffer;
+      ++i;
+      continue;
+    }
+    if (io::isInvisible(cp))
+      out += io::escapeCodePoint(cp);
+    else
+      out.append(text.substr(i, len));
+    i += len;
+  }
+  return out;
+}
+
+namespace {
+
+void throwInvalidUtf8(const std::string& name, std::string_view text, std::size_t bad) {
+  const std::size_t line = 1 + std::size_t(std::count(text.begin(), text.begin() + bad, '\n'));
+  throw FormatError(name + ": invalid UTF-8 at byte " + std::to_string(bad + 1) + " (line " +
+                    std::to_string(line) + ")");
+}
+
+/// Refuses a line with more columns or a longer field than the documented limits.
+void checkMetadataLine(const std::string& name, std::string_view line, std::size_t number) {
+  if (io::countTabs(line) + 1 > kMaxMetadataColumns)
+    throw FormatError(name + ": line " + std::to_string(number) + " has " +
+                      std::to_string(io::countTabs(line) + 1) + " columns; metadata may have at most " +
+                      std::to_string(kMaxMetadataColumns));
+  std::size_t start = 0;
+  while (start <= line.size()) {
+    std::size_t end = line.find('\t', start);
+    if (end == std::string_view::npos)
+      end = line.size();
+    if (end - start > kMaxMetadataFieldBytes)
+      throw FormatError(name + ": line " + std::to_string(number) + " has a field of " +
+                        io::describeBytes(end - start) + "; metadata fields may be at most " +
+                        io::describeBytes(kMaxMetadataFieldBytes));
+    start = end + 1;
+  }
+}
+
+} // namespace
+
 Metadata readMetadataTsv(const std::filesystem::path& path, std::int64_t expectedRows) {
   const auto file = MappedFile::open(path);
   const std::string name = path.string();
   const std::string_view text = io::fileText(*file);
   std::size_t bad = 0;
-  if (!io::isValidUtf8(text, &bad)) {
-    std::size_t line = 1;
-    for (std::size_t i = 0; i < bad; ++i)
-      line += text[i] == '\n';
-    throw FormatError(name + ": invalid UTF-8 at byte " + std::to_string(bad) + " (line " +
-                      std::to_string(line) + ")");
-  }
-  const auto lines = io::splitLines(text);
-  if (lines.empty())
+  if (!io::isValidUtf8(text, &bad))
+    throwInvalidUtf8(name, text, bad);
+  io::Lines lines(text);
+  std::string_view line;
+  if (!lines.next(line))
     throw FormatError(name + ": the metadata file is empty");
+  checkMetadataLine(name, line, 1);
   Metadata meta;
-  const auto first = io::splitTabs(lines[0]);
-  std::size_t firstData = 0;
-  if (first.size() == 1) {
+  const auto first = io::splitTabs(line);
+  const bool header = first.size() > 1;
+  const std::size_t rows = lines.count() + (header ? 0 : 1);
+  // Compared before any cell is stored: a wrong file costs nothing.
+  if (expectedRows >= 0 && std::int64_t(rows) != expectedRows)
+    throw FormatError(name + ": metadata has " + std::to_string(rows) +
+                      " rows but the data has " + std::to_string(expectedRows) + " items" +
+                      (header ? " (the first line is a header because there are several columns)"
+                              : ""));
+  if (header)
+    meta.columnNames.assign(first.begin(), first.end());
+  else
     meta.columnNames = {"label"};
-  } else {
-    for (auto f : first)
-      meta.columnNames.emplace_back(f);
-    firstData = 1;
-  }
+  // Every cell is a std::string (32 bytes) for as little as one byte (a tab) on disk.
+  io::requireFitsInMemory(io::checkedProduct(rows, meta.columnNames.size() * sizeof(std::string),
+                                             name, "the metadata's size"),
+                          name, "the metadata");
   meta.columns.resize(meta.columnNames.size());
   for (auto& c : meta.columns)
-    c.reserve(lines.size());
-  for (std::size_t i = firstData; i < lines.size(); ++i) {
-    const auto fields = io::splitTabs(lines[i]);
+    c.reserve(rows);
+  if (!header)
+    meta.columns[0].emplace_back(first[0]);
+  while (lines.next(line)) {
+    checkMetadataLine(name, line, lines.number());
+    const auto fields = io::splitTabs(line);
     if (fields.size() != meta.columnNames.size())
-      throw FormatError(name + ": line " + std::to_string(i + 1) + " has " +
+      throw FormatError(name + ": line " + std::to_string(lines.number()) + " has " +
                         std::to_string(fields.size()) + " columns, the header has " +
                         std::to_string(meta.columnNames.size()));
     for (std::size_t c = 0; c < fields.size(); ++c)
       meta.columns[c].emplace_back(fields[c]);
   }
-  if (expectedRows >= 0 && meta.rows() != expectedRows)
-    throw FormatError(name + ": metadata has " + std::to_string(meta.rows()) +
-                      " rows but the data has " + std::to_string(expectedRows) + " items" +
-                      (firstData ? " (the first line is a header because there are several "
-                                   "columns)"
-                                 : ""));
   return meta;
 }
 

@@ -38,7 +38,7 @@ Dataset readVecs(const std::filesystem::path& path, char kind, JobControl& job) 
       std::int32_t di;
       std::memcpy(&di, rec, 4);
       if (di != d)
-        throw FormatError(name + ": record " + std::to_string(i) + " has dimension " +
+        throw FormatError(name + ": record " + std::to_string(i + 1) + " has dimension " +
                           std::to_string(di) + ", the first has " + std::to_string(d));
       float* out = values.data() + std::size_t(i) * d;
       const std::uint8_t* src = rec + 4;

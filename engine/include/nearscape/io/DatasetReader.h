@@ -7,12 +7,23 @@
 
 #include <filesystem>
 #include <string>
+#include <string_view>
 
 namespace nearscape {
 
 struct OpenOptions {
   std::filesystem::path metaPath; ///< TSV metadata; empty = look for a `<stem>.meta.tsv` sidecar
   bool loadThumbnails = true;     ///< keep IDX images as thumbnails
+  /// Read an ann-benchmarks file's queries and ground truth ("test", "neighbors", "distances")
+  /// into Dataset::queries/truthIds/truthDistances. Off by default: no command uses them, and
+  /// they can be as large as the data (queryShapes tells their shapes without reading them).
+  bool loadQueries = false;
+};
+
+/// The shapes of the queries and ground truth a file carries beside its vectors; 0 × 0 when absent.
+struct QueryShapes {
+  std::int64_t queryRows = 0, queryCols = 0;
+  std::int64_t truthRows = 0, truthCols = 0;
 };
 
 /// Opens `path`: `.npy`, `.fvecs`, `.bvecs`, `.ivecs`, `.hdf5`/`.h5`, `.tsv` vectors, an IDX file
@@ -21,10 +32,27 @@ struct OpenOptions {
 Dataset openDataset(const std::filesystem::path& path, const OpenOptions& options = {},
                     JobControl& job = noJobControl());
 
+/// The shapes of an ann-benchmarks HDF5 file's "test" and "neighbors" datasets, read from its
+/// headers alone (nothing is loaded); all 0 for other formats. Throws IoError, FormatError.
+QueryShapes queryShapes(const std::filesystem::path& path);
+
 /// Reads TensorBoard-projector metadata: one column → no header row; several → the first row is
-/// a header. Throws IoError, FormatError (invalid UTF-8, ragged rows, wrong row count when
-/// expectedRows ≥ 0).
+/// a header. A leading UTF-8 byte-order mark is skipped. Throws IoError, FormatError (invalid
+/// UTF-8, ragged rows, wrong row count when expectedRows ≥ 0, more than kMaxMetadataColumns
+/// columns or a field longer than kMaxMetadataFieldBytes).
+/// Limits on metadata, far beyond real files (TensorBoard's projector shows a handful of columns;
+/// a long description is kilobytes) but small enough that a hostile file cannot make us hold
+/// gigabytes of empty strings: each cell costs ~32 bytes in memory for 1 byte of tab on disk.
+constexpr std::size_t kMaxMetadataColumns = 256;
+constexpr std::size_t kMaxMetadataFieldBytes = std::size_t(4) << 20;
+
 Metadata readMetadataTsv(const std::filesystem::path& path, std::int64_t expectedRows = -1);
+
+/// `text` (from a file: a label, a header, a value) made safe to print on a terminal or in a
+/// message: control characters, escape sequences and invisible code points (BOM, zero-width and
+/// bidi marks) become visible escapes such as \x1b or \u{feff}, invalid UTF-8 bytes become
+/// \xHH; cut to about `maxBytes` bytes with "…" (npos: no cut).
+std::string printableText(std::string_view text, std::size_t maxBytes = std::string::npos);
 
 /// The path of Debian's Fashion-MNIST folder (the default data set), whether or not it exists.
 std::filesystem::path defaultDatasetPath();

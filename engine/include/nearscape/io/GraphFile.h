@@ -28,11 +28,14 @@ struct GraphFile {
 /// Writes atomically (temporary file + rename). Throws IoError.
 void writeGraphFile(const std::filesystem::path& path, const GraphFile& graph);
 
-/// Reads and verifies magic, version, sizes and checksum; with `expectedHash` non-empty, refuses
-/// a graph built on other data. Throws IoError, FormatError (naming the file and the problem).
+/// Reads and verifies magic, version, sizes, checksum, every id (−1 or a row) and distance (finite;
+/// not negative for L2 and cosine) before anything is copied; the matrices view the file's
+/// mapping when aligned. With `expectedHash` non-empty, refuses a graph built on other data.
+/// Throws IoError, FormatError (naming the file and the problem).
 GraphFile readGraphFile(const std::filesystem::path& path, const std::string& expectedHash = {});
 
-/// True when the file starts with the graph magic (cheap sniffing for "--graph" arguments).
+/// True when the file starts with the graph magic (cheap sniffing for "--graph" arguments); false
+/// when it does not exist. Throws IoError when it is not a regular file (a FIFO, a device).
 bool isGraphFile(const std::filesystem::path& path);
 
 /// A kNN graph as any command takes it: our graph file (refused when built on other data or with

@@ -1,0 +1,554 @@
+// Readers against files written by someone else, or by an attacker (issue 22): HDF5 attributes
+// of every string type, headers promising more than the file holds, FIFOs and devices given as
+// input, invisible characters and escape sequences in values. Each case is refused at once with
+// a message naming the file, or read correctly — never a crash, a hang or a huge allocation.
+#include "TestFiles.h"
+
+#include "nearscape/Nearscape.h"
+
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QFileInfo>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <hdf5.h>
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <fcntl.h>
+#include <functional>
+#include <future>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+using namespace nearscape;
+using namespace nearscape::test;
+
+namespace {
+
+/// The message of the exception `f` throws, prefixed with its kind; "no error" when none.
+QString errorOf(const std::function<void()>& f) {
+  try {
+    f();
+    return "no error";
+  } catch (const FormatError& e) {
+    return "FormatError: " + QString::fromUtf8(e.what());
+  } catch (const IoError& e) {
+    return "IoError: " + QString::fromUtf8(e.what());
+  } catch (const std::exception& e) {
+    return "other: " + QString::fromUtf8(e.what());
+  }
+}
+
+/// One small HDF5 file: "train" (rows × cols, given values) and the root attribute "distance",
+/// written by `writeAttribute` (nothing when null).
+class Hdf5Writer {
+public:
+  explicit Hdf5Writer(const QString& file)
+      : m_file(H5Fcreate(file.toLocal8Bit().constData(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT)) {}
+  ~Hdf5Writer() { H5Fclose(m_file); }
+  hid_t id() const { return m_file; }
+
+  void put(const char* name, hid_t type, const void* data, hsize_t rows, hsize_t cols,
+           hid_t dcpl = H5P_DEFAULT) {
+    const hsize_t dims[2] = {rows, cols};
+    const hid_t space = H5Screate_simple(2, dims, nullptr);
+    const hid_t ds = H5Dcreate2(m_file, name, type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    if (data)
+      H5Dwrite(ds, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data);
+    H5Dclose(ds);
+    H5Sclose(space);
+  }
+  void putTrain() {
+    const auto train = randomFloats(6 * 3, 11);
+    put("train", H5T_NATIVE_FLOAT, train.data(), 6, 3);
+  }
+  /// A string attribute: `count` elements (0: a scalar), variable or fixed length, ASCII or UTF-8.
+  void putDistance(const std::vector<const char*>& values, bool scalar, bool variable, bool utf8) {
+    const hid_t type = H5Tcopy(H5T_C_S1);
+    std::size_t longest = 1;
+    for (const char* v : values)
+      longest = std::max(longest, std::strlen(v) + 1);
+    H5Tset_size(type, variable ? H5T_VARIABLE : longest);
+    H5Tset_cset(type, utf8 ? H5T_CSET_UTF8 : H5T_CSET_ASCII);
+    const hsize_t n = values.size();
+    const hid_t space = scalar ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &n, nullptr);
+    const hid_t attr = H5Acreate2(m_file, "distance", type, space, H5P_DEFAULT, H5P_DEFAULT);
+    if (variable) {
+      H5Awrite(attr, type, values.data());
+    } else {
+      std::string packed;
+      for (const char* v : values)
+        packed += std::string(v).append(longest - std::strlen(v), '\0');
+      H5Awrite(attr, type, packed.data());
+    }
+    H5Aclose(attr);
+    H5Sclose(space);
+    H5Tclose(type);
+  }
+
+private:
+  hid_t m_file;
+};
+
+/// Our checksummed framing around any header text and body, as GraphFile.h describes it.
+QByteArray graphFileBytes(const QByteArray& header, const QByteArray& body) {
+  QByteArray bytes("NSKNNG\0\0", 8);
+  const std::uint32_t version = 1, length = std::uint32_t(header.size());
+  bytes.append(reinterpret_cast<const char*>(&version), 4);
+  bytes.append(reinterpret_cast<const char*>(&length), 4);
+  bytes.append(header).append(body);
+  const std::uint64_t checksum = XXH3_64bits(bytes.constData(), std::size_t(bytes.size()));
+  bytes.append(reinterpret_cast<const char*>(&checksum), 8);
+  return bytes;
+}
+
+std::uint64_t physicalMemory() {
+  return std::uint64_t(::sysconf(_SC_PHYS_PAGES)) * std::uint64_t(::sysconf(_SC_PAGE_SIZE));
+}
+
+} // namespace
+
+class TestHostileFiles : public QObject {
+  Q_OBJECT
+
+private:
+  QTemporaryDir m_dir;
+  QString path(const QString& name) const { return m_dir.filePath(name); }
+
+  void expectError(const QString& file, const std::function<void()>& f, const char* kind,
+                   const char* fragment) {
+    const QString message = errorOf(f);
+    QVERIFY2(message.startsWith(QLatin1String(kind)), qPrintable(message));
+    QVERIFY2(message.contains(QFileInfo(file).fileName()), qPrintable("names no file: " + message));
+    QVERIFY2(message.contains(QString::fromUtf8(fragment), Qt::CaseInsensitive),
+             qPrintable("expected '" + QString::fromUtf8(fragment) + "' in: " + message));
+  }
+  void expectOpenError(const QString& file, const char* kind, const char* fragment,
+                       const OpenOptions& options = {}) {
+    expectError(file, [&] { openDataset(file.toStdString(), options); }, kind, fragment);
+  }
+
+  /// `open` must refuse `blocker` (a FIFO, device, socket) at once as "not a regular file". Should
+  /// it block on the FIFO, a writer opens and closes it after 2 s so the test fails, not hangs.
+  void expectNotRegular(const QString& blocker, const std::function<void()>& open) {
+    QElapsedTimer timer;
+    timer.start();
+    auto result = std::async(std::launch::async, [&] { return errorOf(open); });
+    if (result.wait_for(std::chrono::seconds(2)) != std::future_status::ready) {
+      const int fd = ::open(blocker.toLocal8Bit().constData(), O_WRONLY | O_NONBLOCK);
+      if (fd >= 0)
+        ::close(fd);
+    }
+    const QString message = result.get();
+    QVERIFY2(timer.elapsed() < 1500, qPrintable("blocked on " + blocker + ": " + message));
+    QVERIFY2(message.startsWith("IoError") && message.contains("not a regular file") &&
+                 message.contains(QFileInfo(blocker).fileName()),
+             qPrintable(message));
+    QVERIFY2(!message.contains("No such file"), qPrintable(message));
+  }
+
+  QString makeFifo(const QString& name) {
+    const QString file = path(name);
+    QFile::remove(file);
+    return ::mkfifo(file.toLocal8Bit().constData(), 0600) == 0 ? file : QString();
+  }
+
+  QString smallNpy(const QString& name, std::int64_t rows = 4) {
+    const auto values = randomFloats(std::size_t(rows) * 2, 3);
+    const QString file = path(name);
+    return writeBytes(file, npyBytes("<f4", {rows, 2}, rawBytes(values))) ? file : QString();
+  }
+
+private slots:
+  void initTestCase() {
+    QVERIFY(m_dir.isValid());
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  }
+
+  // --- 1. The HDF5 "distance" attribute, whatever string type wrote it -----------------------
+
+  void hdf5DistanceStrings_data() {
+    QTest::addColumn<bool>("variable");
+    QTest::addColumn<bool>("utf8");
+    QTest::addColumn<bool>("scalar");
+    QTest::addColumn<QString>("value");
+    QTest::addColumn<int>("metric");
+    QTest::newRow("h5py: variable-length UTF-8") << true << true << true << "angular" << int(Metric::Cosine);
+    QTest::newRow("variable-length ASCII") << true << false << true << "euclidean" << int(Metric::L2);
+    QTest::newRow("fixed-length ASCII") << false << false << true << "angular" << int(Metric::Cosine);
+    QTest::newRow("fixed-length UTF-8") << false << true << true << "dot" << int(Metric::InnerProduct);
+    QTest::newRow("one-element array") << true << true << false << "angular" << int(Metric::Cosine);
+  }
+  void hdf5DistanceStrings() {
+    QFETCH(bool, variable);
+    QFETCH(bool, utf8);
+    QFETCH(bool, scalar);
+    QFETCH(QString, value);
+    QFETCH(int, metric);
+    const QString file = path("distance.hdf5");
+    const QByteArray text = value.toUtf8();
+    {
+      Hdf5Writer w(file);
+      w.putTrain();
+      w.putDistance({text.constData()}, scalar, variable, utf8);
+    }
+    const Dataset ds = openDataset(file.toStdString());
+    QVERIFY2(ds.metric.has_value(), "the metric was not read");
+    QCOMPARE(int(*ds.metric), metric);
+  }
+
+  void hdf5DistanceArraysAreRefused_data() {
+    QTest::addColumn<bool>("variable");
+    QTest::newRow("fixed-length strings") << false;
+    QTest::newRow("variable-length strings") << true;
+  }
+  void hdf5DistanceArraysAreRefused() {
+    QFETCH(bool, variable);
+    const QString file = path(variable ? "vlen-array.hdf5" : "fixed-array.hdf5");
+    {
+      Hdf5Writer w(file);
+      w.putTrain();
+      w.putDistance({"angular", "euclidean", "a much longer third value"}, false, variable, true);
+    }
+    expectOpenError(file, "FormatError", "3 strings");
+  }
+
+  void hdf5DistanceOtherTypesAreRefused() {
+    const QString file = path("int-distance.hdf5");
+    {
+      Hdf5Writer w(file);
+      w.putTrain();
+      const int value = 2;
+      const hid_t space = H5Screate(H5S_SCALAR);
+      const hid_t attr = H5Acreate2(w.id(), "distance", H5T_NATIVE_INT, space, H5P_DEFAULT, H5P_DEFAULT);
+      H5Awrite(attr, H5T_NATIVE_INT, &value);
+      H5Aclose(attr);
+      H5Sclose(space);
+    }
+    expectOpenError(file, "FormatError", "not a string");
+    const QString unknown = path("unknown-distance.hdf5");
+    {
+      Hdf5Writer w(unknown);
+      w.putTrain();
+      w.putDistance({"hamming\x1b[2J"}, true, true, true);
+    }
+    expectOpenError(unknown, "FormatError", "unsupported distance attribute 'hamming\\x1b[2J'");
+  }
+
+  // --- 2. Headers that promise more than the file holds ---------------------------------------
+
+  void hdf5UnwrittenDatasetIsRefused() {
+    const QString file = path("unwritten.hdf5");
+    {
+      Hdf5Writer w(file);
+      w.put("train", H5T_NATIVE_FLOAT, nullptr, 1000000, 1000); // 4 GB declared, nothing stored
+    }
+    QVERIFY(QFileInfo(file).size() < 100000);
+    expectOpenError(file, "FormatError", "unwritten");
+  }
+
+  void hdf5CompressedBombIsRefused() {
+    const QString file = path("chunked.hdf5");
+    {
+      Hdf5Writer w(file);
+      const hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+      const hsize_t chunk[2] = {1000, 1000};
+      H5Pset_chunk(dcpl, 2, chunk);
+      H5Pset_deflate(dcpl, 9);
+      w.put("train", H5T_NATIVE_FLOAT, nullptr, 1000000, 1000, dcpl); // one chunk written below
+      const hid_t ds = H5Dopen2(w.id(), "train", H5P_DEFAULT);
+      const hid_t space = H5Dget_space(ds);
+      const hsize_t start[2] = {0, 0};
+      H5Sselect_hyperslab(space, H5S_SELECT_SET, start, nullptr, chunk, nullptr);
+      const hid_t mem = H5Screate_simple(2, chunk, nullptr);
+      std::vector<float> zeros(1000 * 1000, 0.0f);
+      H5Dwrite(ds, H5T_NATIVE_FLOAT, mem, space, H5P_DEFAULT, zeros.data());
+      H5Sclose(mem);
+      H5Sclose(space);
+      H5Dclose(ds);
+      H5Pclose(dcpl);
+    }
+    expectOpenError(file, "FormatError", "stores only");
+  }
+
+  void hdf5QueriesAreReadOnlyWhenAsked() {
+    const QString file = path("lazy.hdf5");
+    {
+      Hdf5Writer w(file);
+      w.putTrain();
+      w.put("test", H5T_NATIVE_FLOAT, nullptr, 1000000, 3); // declared, never written
+      w.put("neighbors", H5T_NATIVE_INT32, nullptr, 1000000, 100);
+    }
+    const Dataset ds = openDataset(file.toStdString()); // never touches 'test' or 'neighbors'
+    QCOMPARE(ds.size(), 6);
+    QVERIFY(ds.queries.empty() && ds.truthIds.empty());
+    const QueryShapes shapes = queryShapes(file.toStdString()); // headers only
+    QCOMPARE(shapes.queryRows, 1000000);
+    QCOMPARE(shapes.truthCols, 100);
+    OpenOptions withQueries;
+    withQueries.loadQueries = true;
+    expectOpenError(file, "FormatError", "'test'", withQueries);
+  }
+
+  void hdf5TruthIdsAreChecked() {
+    const QString file = path("truth.hdf5");
+    {
+      Hdf5Writer w(file);
+      w.putTrain();
+      const auto test = randomFloats(2 * 3, 12);
+      const std::vector<std::int64_t> nbrs = {0, 1, 2, 5000000000LL}; // beyond int32 and the data
+      w.put("test", H5T_NATIVE_FLOAT, test.data(), 2, 3);
+      w.put("neighbors", H5T_NATIVE_INT64, nbrs.data(), 2, 2);
+    }
+    OpenOptions withQueries;
+    withQueries.loadQueries = true;
+    expectOpenError(file, "FormatError", "row 2, column 2", withQueries);
+  }
+
+  void gzIdxBeyondItsRatioIsRefusedBeforeInflating() {
+    const QString file = path("bomb-images-idx3-ubyte.gz");
+    QVERIFY(writeGzip(file, idxBytes(0x08, {0x7fffffffu, 64, 64}, QByteArray(4096, '\0'))));
+    QElapsedTimer timer;
+    timer.start();
+    expectOpenError(file, "FormatError", "cannot inflate to more than");
+    QVERIFY(timer.elapsed() < 1000);
+  }
+
+  void gzIdxIsNotInflatedPastItsShape() {
+    // What follows the header's shape (here a corrupt second gzip member) is never inflated.
+    const QString file = path("trailing-images-idx3-ubyte.gz");
+    QVERIFY(writeGzip(file, idxBytes(0x08, {2, 2, 2}, "\x01\x02\x03\x04\x05\x06\x07\x08")));
+    QFile f(file);
+    QVERIFY(f.open(QIODevice::Append));
+    f.write(QByteArray("\x1f\x8b\x08\x00corrupt member", 18));
+    f.close();
+    const Dataset ds = openDataset(file.toStdString());
+    QCOMPARE(ds.size(), 2);
+    QCOMPARE(ds.vectors.row(1)[3], 8.0f);
+  }
+
+  void idxShapeBeyondMemoryIsRefused() {
+    // A sparse file really holds the bytes its header declares, but their float32 copy would not
+    // fit this machine's memory: refused before anything is allocated or read.
+    const std::uint64_t rows = physicalMemory() / (4u << 20) + 1;
+    QVERIFY(rows < 0xffffffffu);
+    const QString file = path("sparse-images-idx3-ubyte");
+    QVERIFY(writeBytes(file, idxBytes(0x08, {std::uint32_t(rows), 1024, 1024}, {})));
+    QFile f(file);
+    QVERIFY(f.resize(qint64(16 + rows * (1u << 20))));
+    QElapsedTimer timer;
+    timer.start();
+    expectOpenError(file, "FormatError", "more than this machine has");
+    QVERIFY(timer.elapsed() < 1000);
+  }
+
+  void graphFileHostileContents() {
+    const QString data = smallNpy("g.npy", 3);
+    const Dataset ds = openDataset(data.toStdString());
+    const std::vector<std::int32_t> ids = {1, 2, 0};
+    auto body = [&](float d) {
+      const std::vector<float> dists = {0.5f, d, 0.25f};
+      return rawBytes(ids) + rawBytes(dists);
+    };
+    const QString negative = path("negative.nsg");
+    QVERIFY(writeBytes(negative, graphFileBytes(R"({"n":3,"k":1,"metric":"l2"})", body(-7))));
+    expectError(negative, [&] { readGraphFile(negative.toStdString()); }, "FormatError", "negative");
+    const QString nan = path("nan.nsg");
+    QVERIFY(writeBytes(nan, graphFileBytes(R"({"n":3,"k":1,"metric":"l2"})", body(NAN))));
+    expectError(nan, [&] { readGraphFile(nan.toStdString()); }, "FormatError", "not finite");
+    // JSON type errors name the file instead of leaking the library's text.
+    const QString badMetric = path("metric.nsg");
+    QVERIFY(writeBytes(badMetric, graphFileBytes(R"({"n":3,"k":1,"metric":5})", body(1))));
+    expectError(badMetric, [&] { readGraphFile(badMetric.toStdString()); }, "FormatError",
+                "'metric' is not a string");
+    const QString badN = path("n.nsg");
+    QVERIFY(writeBytes(badN, graphFileBytes(R"({"n":"3","k":1})", body(1))));
+    expectError(badN, [&] { readGraphFile(badN.toStdString()); }, "FormatError", "'n'");
+    const QString hugeN = path("huge.nsg");
+    QVERIFY(writeBytes(hugeN, graphFileBytes(R"({"n":4611686018427387904,"k":4})", body(1))));
+    expectError(hugeN, [&] { readGraphFile(hugeN.toStdString()); }, "FormatError", "does not fit");
+    // A valid file reads, straight from its mapping.
+    const QString good = path("good.nsg");
+    QVERIFY(writeBytes(good, graphFileBytes(R"({"n":3,"k":1,"metric":"l2"})", body(1))));
+    const GraphFile g = readGraphFile(good.toStdString());
+    QCOMPARE(g.ids.row(1)[0], 2);
+    QCOMPARE(g.distances.row(1)[0], 1.0f);
+  }
+
+  void metadataLimits() {
+    const QString data = smallNpy("meta.npy", 3);
+    OpenOptions options;
+    QByteArray wide;
+    for (int c = 0; c < 300; ++c)
+      wide += "c" + QByteArray::number(c) + (c + 1 < 300 ? "\t" : "\n");
+    options.metaPath = path("wide.tsv").toStdString();
+    QVERIFY(writeBytes(path("wide.tsv"), wide + wide + wide + wide));
+    expectError(path("wide.tsv"), [&] { openDataset(data.toStdString(), options); }, "FormatError",
+                "line 1 has 300 columns; metadata may have at most 256");
+    options.metaPath = path("long.tsv").toStdString();
+    QVERIFY(writeBytes(path("long.tsv"), "a\n" + QByteArray(5 << 20, 'x') + "\nc\n"));
+    expectError(path("long.tsv"), [&] { openDataset(data.toStdString(), options); }, "FormatError",
+                "line 2 has a field of 5.24 MB");
+  }
+
+  void npyHostileDescr() {
+    QVERIFY(writeBytes(path("descr.npy"), npyBytes("<f99999999999", {2, 2}, QByteArray(16, '\0'))));
+    expectOpenError(path("descr.npy"), "FormatError", "unsupported dtype");
+    QVERIFY(writeBytes(path("esc.npy"), npyBytes("<\x1b[2J", {2, 2}, QByteArray(16, '\0'))));
+    expectOpenError(path("esc.npy"), "FormatError", "\\x1b[2J");
+  }
+
+  // --- 3. FIFOs, devices, sockets and folders as input ----------------------------------------
+
+  void fifosAreRefusedAtOnce_data() {
+    QTest::addColumn<QString>("name");
+    for (const char* name : {"f.npy", "f.hdf5", "f.tsv", "f.fvecs", "f-images-idx3-ubyte.gz",
+                             "f-images-idx3-ubyte"})
+      QTest::newRow(name) << name;
+  }
+  void fifosAreRefusedAtOnce() {
+    QFETCH(QString, name);
+    const QString fifo = makeFifo(name);
+    QVERIFY(!fifo.isEmpty());
+    expectNotRegular(fifo, [&] { openDataset(fifo.toStdString()); });
+  }
+
+  void fifosAsOtherInputs() {
+    const QString data = smallNpy("in.npy");
+    const QString fifo = makeFifo("meta.fifo");
+    OpenOptions options;
+    options.metaPath = fifo.toStdString();
+    expectNotRegular(fifo, [&] { openDataset(data.toStdString(), options); });
+    const QString sidecarData = smallNpy("side.npy");
+    const QString sidecar = makeFifo("side.meta.tsv");
+    expectNotRegular(sidecar, [&] { openDataset(sidecarData.toStdString()); });
+    const Dataset ds = openDataset(data.toStdString());
+    const QString graph = makeFifo("graph.nsg");
+    expectNotRegular(graph, [&] { readKnnGraph(graph.toStdString(), ds, Metric::L2); });
+    expectNotRegular(graph, [&] { readNpyIds(graph.toStdString()); });
+    // A FIFO inside an IDX folder, as images or as labels.
+    QDir(m_dir.path()).mkpath("fifo-folder");
+    const QString images = makeFifo("fifo-folder/train-images-idx3-ubyte");
+    expectNotRegular(images, [&] { openDataset(path("fifo-folder").toStdString()); });
+    QFile::remove(images);
+    QVERIFY(writeBytes(images, idxBytes(0x08, {1, 2, 2}, "\x01\x02\x03\x04")));
+    const QString labels = makeFifo("fifo-folder/train-labels-idx1-ubyte");
+    expectNotRegular(labels, [&] { openDataset(path("fifo-folder").toStdString()); });
+  }
+
+  void devicesAndSocketsAreRefused() {
+    const QString zero = path("zero.npy");
+    QVERIFY(QFile::link("/dev/zero", zero));
+    expectNotRegular(zero, [&] { openDataset(zero.toStdString()); });
+    const QString null = path("null.tsv");
+    QVERIFY(QFile::link("/dev/null", null));
+    OpenOptions options;
+    options.metaPath = null.toStdString();
+    const QString data = smallNpy("dev.npy");
+    expectNotRegular(null, [&] { openDataset(data.toStdString(), options); });
+    expectNotRegular(null, [&] { readNpyIds(null.toStdString()); });
+
+    const QString socketPath = path("s.hdf5");
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    const QByteArray local = socketPath.toLocal8Bit();
+    QVERIFY(std::size_t(local.size()) < sizeof(address.sun_path));
+    std::memcpy(address.sun_path, local.constData(), std::size_t(local.size()));
+    QVERIFY(::bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) == 0);
+    expectNotRegular(socketPath, [&] { openDataset(socketPath.toStdString()); });
+    ::close(fd);
+  }
+
+  void foldersOnlyWhereAnIdxFolderIs() {
+    QDir(m_dir.path()).mkpath("dir.npy");
+    expectOpenError(path("dir.npy"), "FormatError", "no IDX images"); // read as an IDX folder
+    const QString data = smallNpy("folder-meta.npy");
+    OpenOptions options;
+    options.metaPath = path("dir.npy").toStdString();
+    expectError(path("dir.npy"), [&] { openDataset(data.toStdString(), options); }, "IoError",
+                "not a regular file (it is a folder)");
+  }
+
+  // --- 4. Messages: positions from 1, values shown visibly --------------------------------------
+
+  void tsvValues() {
+    QVERIFY(writeBytes(path("bom.tsv"), "\xEF\xBB\xBF" "1\t2\n+5\t-4\n"));
+    const Dataset ds = openDataset(path("bom.tsv").toStdString());
+    QCOMPARE(ds.size(), 2);
+    QCOMPARE(ds.vectors.row(0)[0], 1.0f);
+    QCOMPARE(ds.vectors.row(1)[0], 5.0f); // '+5' is a number, as strtof and Python read it
+    QVERIFY(writeBytes(path("big.tsv"), "1\t2\n3\t1e400\n"));
+    expectOpenError(path("big.tsv"), "FormatError", "line 2, column 2: '1e400' is out of float range");
+    QVERIFY(writeBytes(path("tiny.tsv"), "1e-400\n"));
+    expectOpenError(path("tiny.tsv"), "FormatError", "too close to zero");
+    QVERIFY(writeBytes(path("midbom.tsv"), "1\t\xEF\xBB\xBF" "2\n"));
+    const QString bomMessage = errorOf([&] { openDataset(path("midbom.tsv").toStdString()); });
+    QVERIFY2(bomMessage.contains("'\\u{feff}2' is not a number"), qPrintable(bomMessage));
+    QVERIFY2(!bomMessage.contains(QChar(0xfeff)), "an invisible character in the message");
+    QVERIFY(writeBytes(path("esc.tsv"), "1\t\x1b[31mred\n"));
+    const QString escMessage = errorOf([&] { openDataset(path("esc.tsv").toStdString()); });
+    QVERIFY2(escMessage.contains("'\\x1b[31mred'") && !escMessage.contains('\x1b'),
+             qPrintable(escMessage));
+  }
+
+  void metadataWithBomKeepsItsHeader() {
+    const QString data = smallNpy("bommeta.npy", 2);
+    QVERIFY(writeBytes(path("bommeta.meta.tsv"), "\xEF\xBB\xBF" "label\ttext\ncat\ta\ndog\tb\n"));
+    const Dataset ds = openDataset(data.toStdString());
+    QCOMPARE(ds.labelOf(1), std::string("dog"));
+    QCOMPARE(ds.textOf(0), std::string("a"));
+  }
+
+  void printableTextEscapes() {
+    QCOMPARE(printableText("a\x1b[2Jb\x07"), std::string("a\\x1b[2Jb\\x07"));
+    QCOMPARE(printableText("\xEF\xBB\xBFx\xE2\x80\xAEy"), std::string("\\u{feff}x\\u{202e}y"));
+    QCOMPARE(printableText("caf\xC3\xA9 \xff"), std::string("caf\xC3\xA9 \\xff"));
+    QCOMPARE(printableText("t\tn\n"), std::string("t\\tn\\n"));
+    QCOMPARE(printableText(std::string(100, 'x'), 10), std::string(10, 'x') + "…");
+  }
+
+  void cliPrintsLabelsVisibly() {
+    const QString data = smallNpy("cli.npy", 6);
+    QVERIFY(writeBytes(path("cli.meta.tsv"),
+                       "\x1b[2Jevil\nb\x07\n\x1b]0;title\x07\nb\x07\nok\nok\n"));
+    QProcess info;
+    info.start(QStringLiteral(NEARSCAPE_CLI_PATH), {"info", data, "--backend", "cpu"});
+    QVERIFY(info.waitForFinished(60000));
+    const QByteArray out = info.readAllStandardOutput();
+    QCOMPARE(info.exitCode(), 0);
+    QVERIFY2(!out.contains('\x1b') && !out.contains('\x07'), out.constData());
+    QVERIFY2(out.contains("\\x1b[2Jevil") && out.contains("b\\x07"), out.constData());
+
+    QProcess route;
+    route.start(QStringLiteral(NEARSCAPE_CLI_PATH),
+                {"path", data, "--from", "0", "--to", "2", "--k", "5", "--backend", "cpu"});
+    QVERIFY(route.waitForFinished(60000));
+    const QByteArray steps = route.readAllStandardOutput();
+    QVERIFY2(!steps.contains('\x1b') && !steps.contains('\x07'), steps.constData());
+    QVERIFY2(steps.contains("[\\x1b[2Jevil]"), steps.constData());
+  }
+
+  void cliCountsNonFinitePositionsFromOne() {
+    auto values = randomFloats(5 * 4, 13);
+    values[3 * 4 + 2] = NAN;
+    QVERIFY(writeBytes(path("nan.npy"), npyBytes("<f4", {5, 4}, rawBytes(values))));
+    QProcess info;
+    info.start(QStringLiteral(NEARSCAPE_CLI_PATH), {"info", path("nan.npy"), "--backend", "cpu"});
+    QVERIFY(info.waitForFinished(60000));
+    const QByteArray out = info.readAllStandardOutput();
+    QVERIFY2(out.contains("first at row 4, column 3"), out.constData());
+  }
+};
+
+QTEST_GUILESS_MAIN(TestHostileFiles)
+#include "tst_hostile_files.moc"
