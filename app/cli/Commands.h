@@ -21,4 +21,7 @@ void addLayoutCommand(CLI::App& app, int& exitCode);
 /// `sweep PATH --index graph|ivf --k K [--queries Q] [--truth T] --out ROWS.csv`: recall/QPS sweep.
 void addSweepCommand(CLI::App& app, int& exitCode);
 
+/// `find PATH TEXT [--regex]`: the items whose id or metadata matches TEXT.
+void addFindCommand(CLI::App& app, int& exitCode);
+
 } // namespace nearscape::cli

@@ -26,25 +26,50 @@ struct NormStats {
   std::int64_t finiteRows = 0;
 };
 
-NormStats normStats(const std::vector<float>& squared) {
+/// Norms in float64 from the rows themselves: float32 squares of values beyond ~1e19 overflow
+/// and those below ~1e-19 vanish, where info must still say how large the vectors are.
+NormStats normStats(const MatrixView<float>& m, int threads) {
   NormStats s;
-  s.min = INFINITY;
-  s.max = -INFINITY;
-  double sum = 0;
-  for (float q : squared) {
-    if (!std::isfinite(q))
+  double lo = INFINITY, hi = -INFINITY, sum = 0;
+  std::int64_t finite = 0;
+#pragma omp parallel for num_threads(threads) reduction(min : lo) reduction(max : hi) \
+    reduction(+ : sum, finite) schedule(static)
+  for (std::int64_t r = 0; r < m.rows; ++r) {
+    const float* x = m.row(r);
+    double squared = 0;
+    bool ok = true;
+    for (std::int64_t c = 0; c < m.cols; ++c) {
+      ok = ok && std::isfinite(x[c]);
+      squared += double(x[c]) * double(x[c]);
+    }
+    if (!ok)
       continue;
-    const double v = std::sqrt(double(q));
-    s.min = std::min(s.min, v);
-    s.max = std::max(s.max, v);
-    sum += v;
-    ++s.finiteRows;
+    const double v = std::sqrt(squared);
+    lo = std::min(lo, v), hi = std::max(hi, v), sum += v, ++finite;
   }
-  if (s.finiteRows > 0)
-    s.mean = sum / double(s.finiteRows);
-  else
-    s.min = s.max = 0;
+  s.finiteRows = finite;
+  if (finite > 0)
+    s.min = lo, s.max = hi, s.mean = sum / double(finite);
   return s;
+}
+
+/// Each metadata column as "colour by" would read it: numbers with their range, or categories.
+nlohmann::ordered_json describeColumns(const Dataset& ds) {
+  nlohmann::ordered_json columns = nlohmann::ordered_json::array();
+  for (std::size_t c = 0; c < ds.metadata.columnNames.size(); ++c) {
+    const ColumnValues v = readColumn(ds, int(c));
+    nlohmann::ordered_json j;
+    j["name"] = printableText(ds.metadata.columnNames[c], 200);
+    j["kind"] = v.numeric ? "numeric" : "categorical";
+    if (v.numeric) {
+      j["min"] = v.minimum;
+      j["max"] = v.maximum;
+    } else {
+      j["distinct"] = v.categories.size();
+    }
+    columns.push_back(j);
+  }
+  return columns;
 }
 
 int runInfo(const InfoArgs& args) {
@@ -57,7 +82,7 @@ int runInfo(const InfoArgs& args) {
   const QueryShapes side = queryShapes(args.path); // from the headers: nothing more is read
   const auto t1 = std::chrono::steady_clock::now();
   const NonFiniteScan nonFinite = scanNonFinite(ds.vectors.view());
-  const NormStats norms = normStats(rowNormsSquared(ds.vectors.view(), context));
+  const NormStats norms = normStats(ds.vectors.view(), effectiveThreads(context));
   const auto t2 = std::chrono::steady_clock::now();
   const double openSeconds = std::chrono::duration<double>(t1 - t0).count();
   const double scanSeconds = std::chrono::duration<double>(t2 - t1).count();
@@ -86,6 +111,7 @@ int runInfo(const InfoArgs& args) {
       counts[name] = labelCounts[name];
     j["label_counts"] = counts;
     j["metadata_columns"] = ds.metadata.columnNames;
+    j["columns"] = describeColumns(ds);
     j["text_column"] =
         ds.textColumn >= 0 ? nlohmann::json(ds.metadata.columnNames[ds.textColumn]) : nullptr;
     j["thumbnails"] = ds.thumbnails.empty()

@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   nearscape::cli::addPathCommand(app, exitCode);
   nearscape::cli::addLayoutCommand(app, exitCode);
   nearscape::cli::addSweepCommand(app, exitCode);
+  nearscape::cli::addFindCommand(app, exitCode);
   nearscape::cli::installCancelHandlers();
   try {
     app.parse(argc, argv);

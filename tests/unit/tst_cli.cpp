@@ -75,6 +75,29 @@ private slots:
     QVERIFY(!QFile::exists(m_dir.filePath("big.npy")));
   }
 
+  void findMatchesIdsAndMetadata() {
+    const QString file = m_dir.filePath("find.npy");
+    QVERIFY(writeBytes(file, npyBytes("<f4", {4, 2}, rawBytes(randomFloats(8, 3)))));
+    QVERIFY(writeBytes(m_dir.filePath("find.meta.tsv"),
+                       "label\ttitle\ncat\tTabby\ndog\tHound\ncat\tKitten\nbird\tcat\x1b[31m\n"));
+    Run r = cli({"find", file, "CAT", "--json"});
+    QCOMPARE(r.code, 0);
+    QJsonObject j = QJsonDocument::fromJson(r.out).object();
+    QCOMPARE(j["count"].toInt(), 3);
+    QCOMPARE(j["items"].toArray()[2].toObject()["id"].toInt(), 3);
+    QVERIFY(!r.out.contains('\x1b')); // untrusted text printed as visible escapes
+    r = cli({"find", file, "^d", "--regex"});
+    QCOMPARE(r.code, 0);
+    QVERIFY2(r.out.startsWith("1 of 4 items match\n1\tdog"), r.out.constData());
+    QCOMPARE(cli({"find", file, "(", "--regex"}).code, 2);
+    // info describes each column as "colour by" reads it.
+    r = cli({"info", file, "--json"});
+    const QJsonArray columns = QJsonDocument::fromJson(r.out).object()["columns"].toArray();
+    QCOMPARE(columns.size(), 2);
+    QCOMPARE(columns[0].toObject()["kind"].toString(), QString("categorical"));
+    QCOMPARE(columns[0].toObject()["distinct"].toInt(), 3);
+  }
+
   void infoText() {
     const QString file = m_dir.filePath("t.tsv");
     QVERIFY(writeBytes(file, "1\t2\n3\t4\n"));

@@ -104,6 +104,45 @@ private slots:
     QVERIFY_THROWS_EXCEPTION(Cancelled, computePca({x.data(), 2, 2}, params, Context{}, job));
   }
 
+  void findItemsByIdAndText() {
+    Dataset ds;
+    ds.vectors = Matrix<float>(std::vector<float>(5 * 2, 0.0f), 5, 2);
+    ds.metadata.columnNames = {"label", "title"};
+    ds.metadata.columns = {{"cat", "dog", "Cat", "bird", "dog"},
+                           {"A Tabby", "Hound", "kitten", "Finch", "cathedral dog"}};
+    attachMetadata(ds, ds.metadata, "test");
+    auto find = [&](const std::string& text, MatchMode mode = MatchMode::Substring) {
+      return findItems(ds, text, mode);
+    };
+    QCOMPARE(find("CAT"), (std::vector<std::int64_t>{0, 2, 4})); // labels and titles, any case
+    QCOMPARE(find("3"), (std::vector<std::int64_t>{3}));         // an id
+    QCOMPARE(find("9"), std::vector<std::int64_t>{});            // no such id, no text
+    QCOMPARE(find(""), std::vector<std::int64_t>{});
+    QCOMPARE(find("^(dog|bird)$", MatchMode::Regex), (std::vector<std::int64_t>{1, 3, 4}));
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, find("(", MatchMode::Regex));
+  }
+
+  void columnsReadAsNumbersOrCategories() {
+    Dataset ds;
+    ds.vectors = Matrix<float>(std::vector<float>(6, 0.0f), 6, 1);
+    ds.metadata.columnNames = {"score", "kind", "mixed"};
+    ds.metadata.columns = {{"1.5", " -2", "", "+3e1", "0", "7"},
+                           {"b", "a", "b", "c", "a", "b"},
+                           {"1", "2", "x", "4", "5", "6"}};
+    const ColumnValues score = readColumn(ds, 0);
+    QVERIFY(score.numeric);
+    QCOMPARE(score.minimum, -2.0);
+    QCOMPARE(score.maximum, 30.0);
+    QVERIFY(std::isnan(score.numbers[2])); // empty: no value
+    const ColumnValues kind = readColumn(ds, 1);
+    QVERIFY(!kind.numeric);
+    QCOMPARE(kind.categories, (std::vector<std::string>{"b", "a", "c"})); // most frequent first
+    QCOMPARE(kind.counts, (std::vector<std::int64_t>{3, 2, 1}));
+    QCOMPARE(kind.category[3], 2);
+    QVERIFY(!readColumn(ds, 2).numeric); // one word makes it categorical
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, readColumn(ds, 3));
+  }
+
   void pointGridMatchesBruteForce() {
     std::mt19937_64 rng(5);
     std::normal_distribution<float> normal;

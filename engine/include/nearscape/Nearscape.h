@@ -5,6 +5,7 @@
 #include "nearscape/core/Context.h"
 #include "nearscape/core/Dataset.h"
 #include "nearscape/core/Error.h"
+#include "nearscape/core/ItemSearch.h"
 #include "nearscape/core/JobControl.h"
 #include "nearscape/core/Matrix.h"
 #include "nearscape/core/Metric.h"

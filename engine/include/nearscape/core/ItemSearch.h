@@ -1,0 +1,40 @@
+#pragma once
+/// @file ItemSearch.h
+/// Finding items by their id or their metadata text, and reading a metadata column as numbers
+/// or categories — what the explorer's search field and "colour by" use, and `nearscape-cli find`.
+
+#include "nearscape/core/Dataset.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace nearscape {
+
+/// How a search text is matched.
+enum class MatchMode {
+  Substring, ///< case-insensitive (ASCII letters) substring of any text column, or the exact id
+  Regex,     ///< an ECMAScript regular expression searched in any text column (case-insensitive)
+};
+
+/// Items, in id order, whose id is `text` or whose metadata value in any column (labels
+/// included) matches `text`. An empty text matches nothing. Throws InvalidArgument (a malformed
+/// regular expression).
+std::vector<std::int64_t> findItems(const Dataset& data, const std::string& text, MatchMode mode);
+
+/// A metadata column read for colouring: numbers where every non-empty value parses as a finite
+/// number (and at least one does), else categories.
+struct ColumnValues {
+  bool numeric = false;
+  std::vector<double> numbers;            ///< numeric: one per item, NaN where empty
+  double minimum = 0, maximum = 0;        ///< numeric: the range of the finite values
+  std::vector<std::string> categories;    ///< categorical: most frequent first (ties by name)
+  std::vector<std::int64_t> counts;       ///< categorical: items per category
+  std::vector<std::int32_t> category;     ///< categorical: one per item, index into categories
+};
+
+/// Column `column` of `data.metadata` read as numbers or categories. Throws InvalidArgument
+/// (no such column).
+ColumnValues readColumn(const Dataset& data, int column);
+
+} // namespace nearscape
