@@ -34,7 +34,7 @@ void rowNormsSquaredOnDevice(const float* deviceRows, std::int64_t n, std::int64
                              float* deviceOut);
 
 /// Exact kNN on device `context.device` (knn/Knn.h semantics; `excludeSelf` for graphs).
-/// Throws DeviceOutOfMemory when even small tiles do not fit, InvalidArgument for k too large
+/// Throws DeviceOutOfMemory when even small tiles do not fit, Unsupported for k too large
 /// for the GPU path, Cancelled, Error on other CUDA failures.
 KnnResult exactSearch(const MatrixView<float>& queries, const MatrixView<float>& base, int k,
                       Metric metric, bool excludeSelf, const Context& context, JobControl& job,
@@ -48,7 +48,7 @@ using gpu::kStepMaxScoredShare;
 class DeviceClusters final : public gpu::ClusterIndex {
 public:
   /// Uploads and clusters `base` (host; the caller keeps it alive).
-  /// Throws InvalidArgument (2^30 rows or more), DeviceOutOfMemory, Error.
+  /// Throws Unsupported (2^30 rows or more), DeviceOutOfMemory, Error.
   DeviceClusters(const MatrixView<float>& base, const Context& context);
   ~DeviceClusters();
   DeviceClusters(const DeviceClusters&) = delete;
@@ -56,7 +56,7 @@ public:
 
   /// Exact L2 kNN of `queries` (with `graph`: of the base itself, each row excluded from its
   /// own list; `queries` unused), k ≤ kStepMaxK. Nothing when a probe of the queries shows each
-  /// scoring more than `maxScoredShare` of the base. Throws InvalidArgument, DeviceOutOfMemory,
+  /// scoring more than `maxScoredShare` of the base. Throws Unsupported, DeviceOutOfMemory,
   /// Error, Cancelled.
   std::optional<KnnResult> search(const MatrixView<float>& queries, int k, bool graph,
                                   JobControl& job, double maxScoredShare) const override;
@@ -70,7 +70,7 @@ private:
 /// Exact L2 kNN by STEP's sorted clusters on device `context.device` (knn/Knn.h semantics,
 /// `excludeSelf` for graphs; k ≤ kStepMaxK). Nothing when a probe of the queries shows each of
 /// them scoring more than `maxScoredShare` of the base (clusters that do not separate: the GEMM
-/// path is faster). Throws InvalidArgument (k), DeviceOutOfMemory, Error, Cancelled.
+/// path is faster). Throws Unsupported (k), DeviceOutOfMemory, Error, Cancelled.
 std::optional<KnnResult> stepSearch(const MatrixView<float>& queries, const MatrixView<float>& base,
                                     int k, bool excludeSelf, const Context& context,
                                     JobControl& job, double maxScoredShare);
@@ -95,7 +95,7 @@ private:
 
 namespace nearscape::cuda {
 
-/// The graph index's CUDA search (SONG, ../shared/papers/song-graph-ann-search-on-gpu.txt):
+/// The graph index's CUDA search (SONG §IV):
 /// vectors (in the index's working form) and the fixed-degree graph stay on the device; one warp
 /// per query keeps its bounded candidate queue, its top list and a visited hash in shared memory.
 class DeviceGraphSearch final : public gpu::GraphSearcher {
@@ -197,7 +197,7 @@ namespace nearscape::cuda {
 /// min(n − 1, max(k, min(2k, 32))) entries. With `headStart` a coarse k-means on the device
 /// seeds each node's first neighbours from its own cluster; `warm` makes it GGM's merge of two
 /// parts' graphs instead. Not bitwise reproducible (atomic
-/// appends). Throws InvalidArgument (k > 64, d > 800, n ≥ 2^30), DeviceOutOfMemory, Error,
+/// appends). Throws Unsupported (k > 64, d > 800, n ≥ 2^30), DeviceOutOfMemory, Error,
 /// Cancelled.
 using gpu::GnndClusters;
 using gpu::GnndWarmStart;

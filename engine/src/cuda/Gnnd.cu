@@ -1,12 +1,12 @@
-// NN-Descent on the GPU after GNND (../shared/papers/gnnd-knn-graph-construction-on-gpu.txt):
+// NN-Descent on the GPU after GNND (§4):
 // fixed-size neighbour lists with a NEW flag; each iteration
-//   1. samples up to S NEW (then marked OLD) and S OLD neighbours per node (§3.1: the nearest
+//   1. samples up to S NEW (then marked OLD) and S OLD neighbours per node (§4.1: the nearest
 //      ones, in list order),
 //   2. adds reverse samples (v learns of u when u sampled v; S slots, first come first kept),
-//   3. cross-matches each node's samples in shared memory (§3.2: NEW×NEW and NEW×OLD pairs, a
+//   3. cross-matches each node's samples in shared memory (§4.2: NEW×NEW and NEW×OLD pairs, a
 //      block per node, the candidates' vectors loaded once), proposing b to a and a to b where
 //      the pair beats the list's current worst,
-//   4. merges each node's proposals into its list (§3.3's selective update, lock-free: proposals
+//   4. merges each node's proposals into its list (§4.3's selective update, lock-free: proposals
 //      are appended to a per-node bucket of fixed size, then one warp per node sorts list and
 //      bucket, drops repeated ids and keeps the best K).
 // It stops when an iteration changes fewer than delta · n · K entries. The final lists get exact

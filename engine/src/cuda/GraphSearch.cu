@@ -1,6 +1,6 @@
-// The graph index's search on the GPU, after SONG (../shared/papers/song-graph-ann-search-on-gpu.txt):
+// The graph index's search on the GPU, after SONG (§IV):
 // one warp per query; its candidate pool (SONG's bounded priority queue and top-k list, kept as
-// one sorted array as CAGRA does), its visited set (SONG §4.3's open-addressing hash in shared
+// one sorted array as CAGRA does), its visited set (SONG §IV.B's open-addressing hash in shared
 // memory) and the query live in shared memory. Each step expands the best unexpanded node: its
 // neighbours are filtered through the hash, their distances computed by teams of lanes, sorted
 // with a warp bitonic network and merged into the pool in one parallel merge (SONG's "selected

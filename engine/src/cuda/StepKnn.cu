@@ -1,5 +1,5 @@
-// Exact L2 kNN by sorted clusters on the GPU: STEP (../shared/papers/step-exact-knn-with-pruning-
-// on-gpus.txt, §4.1) with the GPU shape of the Faiss paper's tiles (§3–5). The base is clustered
+// Exact L2 kNN by sorted clusters on the GPU: STEP §4.1 with the GPU shape of the Faiss
+// paper's tiles (§5.1). The base is clustered
 // by k-means on the device and stored cluster by cluster; each cluster A keeps the other clusters
 // sorted by ‖c_A − c_B‖ − r_B (r_B: B's bounding radius). A block takes up to 64 queries that share
 // their nearest cluster A (ρ: their farthest distance from c_A) and scans clusters in that order,

@@ -1,6 +1,6 @@
 #pragma once
 // Pieces every ANN index shares (internal): parameter lookup, the metric's working form, and the
-// conversion of working scores into DESIGN.md's distances.
+// conversion of working scores into docs/design.md's distances.
 
 #include "nearscape/core/Matrix.h"
 #include "nearscape/index/AnnIndex.h"
@@ -42,7 +42,7 @@ inline float workingScore(Metric metric, const float* q, const float* x, std::in
   return metric == Metric::L2 ? simd::l2Squared(q, x, d) : -simd::dot(q, x, d);
 }
 
-/// DESIGN.md's distance from a working score.
+/// The reported distance (docs/design.md, Conventions) from a working score.
 inline float reportedDistance(Metric metric, float score) {
   switch (metric) {
   case Metric::L2:

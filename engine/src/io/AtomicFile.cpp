@@ -250,20 +250,21 @@ struct OutputSet::Impl {
     struct Moved {
       fs::path target;
       std::string backup; ///< a hard link to the file that was there, or empty
+      bool existed = false;
     };
     std::vector<Moved> moved;
     auto rollBack = [&] {
       for (auto m = moved.rbegin(); m != moved.rend(); ++m) {
         if (!m->backup.empty())
           ::rename(m->backup.c_str(), m->target.c_str());
-        else
+        else if (!m->existed) // new: remove it; replaced without a backup: the new one stays
           ::unlink(m->target.c_str());
       }
     };
     for (Output& o : outputs) {
       if (o.staged.empty())
         continue;
-      Moved m{o.target.path, {}};
+      Moved m{o.target.path, {}, o.target.exists.has_value()};
       if (o.target.exists) {
         std::string backup = temporaryTemplate(o.target.path, ".old-");
         const int fd = ::mkstemp(backup.data());

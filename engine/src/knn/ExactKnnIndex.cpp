@@ -67,7 +67,8 @@ KnnResult ExactKnnIndex::search(const MatrixView<float>& queries, int k, JobCont
             s.clusters = gpu::gpuBackend()->makeClusterIndex(s.base, s.context);
           if (auto found = s.clusters->search(queries, k, false, job, gpu::kStepMaxScoredShare))
             return std::move(*found);
-        } catch (const DeviceOutOfMemory&) {
+        } catch (const DeviceOutOfMemory&) { // the resident base's single pass stays
+        } catch (const Unsupported&) {
         }
         s.clustersPrune = false; // this data's clusters do not prune (or do not fit)
         s.clusters.reset();

@@ -71,6 +71,8 @@ KnnResult exactOnGpu(gpu::GpuBackend& gpu, const MatrixView<float>& queries,
         return std::move(*step);
     } catch (const DeviceOutOfMemory&) {
       // The GEMM path tiles its work.
+    } catch (const Unsupported&) {
+      // Beyond the clusters' limits (2^30 rows): the GEMM path has its own.
     }
   }
   return gpu.exactSearch(queries, base, k, metric, graph, context, job, params);

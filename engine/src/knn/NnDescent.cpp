@@ -1,6 +1,6 @@
 // NN-Descent on the CPU. Each node keeps a bounded max-heap of its k best (distance, id, NEW
 // flag). An iteration samples up to s NEW and s OLD neighbours per node, adds reverse samples,
-// and joins every NEW×NEW and NEW×OLD pair of each node's lists (GNND §3.1–3.2: sampling into
+// and joins every NEW×NEW and NEW×OLD pair of each node's lists (GNND §4.1–4.2: sampling into
 // fixed-size lists, reverse samples, cross-matching). Nodes are processed in fixed chunks: the
 // joins of a chunk read the heaps as they stand, their updates are sorted and applied after the
 // chunk — so the result depends on the seed alone, not on the number of threads.

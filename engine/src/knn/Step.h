@@ -1,5 +1,5 @@
 #pragma once
-// STEP (../shared/papers/step-exact-knn-with-pruning-on-gpus.txt, §4.1) on the CPU, for low
+// STEP §4.1 on the CPU, for low
 // dimensions (internal): the base in k-means clusters with bounding spheres; each query sorts the
 // clusters by the distance to their sphere (Lemma 1: no member is nearer than that), traverses
 // them in that order and stops at the first one farther than its current k-th neighbour; inside

@@ -45,7 +45,7 @@ struct DeviceInfo {
 DeviceInfo queryDevice(int ordinal = 0);
 
 /// The backend `context` resolves to (Auto → Cuda when queryDevice says usable).
-/// Throws InvalidArgument when Cuda is asked for explicitly and is not usable.
+/// Throws DeviceUnavailable when Cuda is asked for explicitly and is not usable.
 Backend resolveBackend(const Context& context);
 
 /// "CPU (2 threads)" or the GPU's name, for status bars and JSON.

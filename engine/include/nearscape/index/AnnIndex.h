@@ -6,7 +6,7 @@
 ///
 /// Kinds: "graph" (a fixed-degree search graph pruned from the kNN graph, searched best-first as
 /// SONG does) and "ivf" (IVF-Flat: k-means lists, nprobe of them scanned). Distances follow
-/// DESIGN.md's conventions (L2 → Euclidean, cosine → 1 − cos, inner product → −⟨x, y⟩), computed
+/// docs/design.md's conventions (L2 → Euclidean, cosine → 1 − cos, inner product → −⟨x, y⟩), computed
 /// in float32: an index is approximate, its ids are what recall judges.
 
 #include "nearscape/core/Context.h"

@@ -22,7 +22,7 @@ struct SweepOptions {
 
 struct SweepRow {
   ParameterValues params;
-  double recall = 0;           ///< recall@k (DESIGN.md, Conventions)
+  double recall = 0;           ///< recall@k (docs/design.md, Conventions)
   double qps = 0;              ///< queries per second at options.batchSize
   double p50Ms = 0, p99Ms = 0; ///< batch-1 latency
   double buildSeconds = 0;

@@ -43,7 +43,11 @@ public:
   /// An output; empty paths are ignored. Throws InvalidArgument, IoError (a missing folder),
   /// WriteError (a folder not writable).
   void addOutput(const std::filesystem::path& path);
-  /// Moves every staged output into place. Throws WriteError; on failure no target has changed.
+  /// Writes the staged streams (FIFOs, devices: they cannot be taken back, so they go first and
+  /// a failing one stops the rest), then moves every staged file into place. When a move fails,
+  /// the files already moved are put back from hard-link backups of what was there (a target
+  /// that did not exist is removed; one whose backup could not be made keeps its new contents).
+  /// Throws WriteError.
   void commit();
 
   struct Impl;

@@ -1,7 +1,7 @@
 #pragma once
 /// @file GraphFile.h
 /// Our kNN graph file: a header (magic, version, n, k, metric, the data's content hash, the build
-/// parameters as JSON), int32 ids, float32 distances and a checksum (DESIGN.md, Conventions).
+/// parameters as JSON), int32 ids, float32 distances and a checksum (docs/design.md, File formats).
 ///
 /// Layout: "NSKNNG\0\0" (8 bytes), version (u32), header length H (u32), H bytes of JSON
 /// {"n","k","metric","content_hash","params"}, n·k int32 ids, n·k float32 distances, then the

@@ -2,7 +2,7 @@
 /// @file Knn.h
 /// Exact k-nearest-neighbour search and kNN graphs, on the CPU and (when built with it) CUDA.
 ///
-/// Distances follow DESIGN.md's conventions: L2 → Euclidean distance, cosine → 1 − cos (a zero
+/// Distances follow docs/design.md's conventions: L2 → Euclidean distance, cosine → 1 − cos (a zero
 /// vector has cos = 0 with everything), inner product → −⟨x, y⟩; ascending = nearest first, ties
 /// broken by the smaller id. Candidates come from GEMM (norm expansion, reduced precision on the
 /// GPU); every reported distance is recomputed from the vectors in float64, and the candidate set

@@ -1,7 +1,7 @@
 #pragma once
 /// @file NnDescent.h
 /// Approximate kNN graphs by NN-Descent (Dong, Moses & Li 2011) with the NEW/OLD sampling of
-/// GNND (../shared/papers/gnnd-knn-graph-construction-on-gpu.txt §3): a neighbour of a neighbour
+/// GNND §4.1–4.3: a neighbour of a neighbour
 /// is likely a neighbour, so each node's lists are refined by joining its sampled neighbours.
 
 #include "nearscape/knn/Knn.h"
