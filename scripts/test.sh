@@ -42,11 +42,22 @@ build_and_test() {
   echo "test-artifacts ($name): $dir/test-artifacts"
 }
 
+# The package as a user gets it: built from the CPU-only tree (quick: everything is built
+# already; the CUDA package's multi-architecture plugin takes far longer and is checked by hand on
+# the GPU machine, docs/benchmarks.md), installed, run from /usr/bin, removed.
+package_stage() {
+  local dir=$1
+  stage "package (from $dir)"
+  scripts/check-package.sh "$dir" || status=$?
+}
+
 if [[ $NEARSCAPE_CUDA == ON ]]; then
   build_and_test "$build" ON "with CUDA"
   build_and_test "$build-cpu" OFF "CPU only"
+  package_stage "$build-cpu"
 else
   build_and_test "$build" OFF "CPU only"
+  package_stage "$build"
 fi
 stage ""
 exit $status

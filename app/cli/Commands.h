@@ -24,4 +24,7 @@ void addSweepCommand(CLI::App& app, int& exitCode);
 /// `find PATH TEXT [--regex]`: the items whose id or metadata matches TEXT.
 void addFindCommand(CLI::App& app, int& exitCode);
 
+/// `self-test [--json]`: readers, exact graphs (CPU, GPU) against float64, a path, a map.
+void addSelfTestCommand(CLI::App& app, int& exitCode);
+
 } // namespace nearscape::cli

@@ -1,11 +1,13 @@
 // nearscape-cli: the Nearscape engine without a GUI, for servers and scripts.
 #include "Commands.h"
 #include "CommonOptions.h"
+#include "VersionText.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"Nearscape: kNN graphs, ANN indexes, maps and min-max paths for embeddings",
                "nearscape-cli"};
-  app.set_version_flag("--version", std::string(nearscape::engineVersion()));
+  // A callback: the backends are looked for only when --version is asked.
+  app.set_version_flag("--version", [] { return nearscape::app::versionText("nearscape-cli"); });
   app.require_subcommand(1);
   int exitCode = nearscape::cli::kExitOk;
   nearscape::cli::addInfoCommand(app, exitCode);
@@ -14,6 +16,7 @@ int main(int argc, char** argv) {
   nearscape::cli::addLayoutCommand(app, exitCode);
   nearscape::cli::addSweepCommand(app, exitCode);
   nearscape::cli::addFindCommand(app, exitCode);
+  nearscape::cli::addSelfTestCommand(app, exitCode);
   nearscape::cli::installCancelHandlers();
   try {
     app.parse(argc, argv);

@@ -1,4 +1,16 @@
 // nearscape: the desktop explorer.
 #include "UiMain.h"
+#include "VersionText.h"
 
-int main(int argc, char** argv) { return nearscape::ui::runGui(argc, argv); }
+#include <cstdio>
+#include <cstring>
+
+int main(int argc, char** argv) {
+  // --version before Qt starts: it needs no display, and names the commit and the backends.
+  for (int i = 1; i < argc; ++i)
+    if (std::strcmp(argv[i], "--version") == 0 || std::strcmp(argv[i], "-v") == 0) {
+      std::puts(nearscape::app::versionText("nearscape").c_str());
+      return 0;
+    }
+  return nearscape::ui::runGui(argc, argv);
+}

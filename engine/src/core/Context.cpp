@@ -71,11 +71,12 @@ int effectiveThreads(const Context& context) {
 }
 
 DeviceInfo queryDevice(int ordinal) {
-  std::string whyNot;
-  if (gpu::GpuBackend* gpu = gpu::gpuBackend(&whyNot))
-    return gpu->queryDevice(ordinal);
+  const gpu::PluginLoad& load = gpu::pluginLoad();
+  if (load.backend)
+    return load.backend->queryDevice(ordinal);
   DeviceInfo info;
-  info.reason = whyNot;
+  info.compiledWithCuda = load.pluginFound; // a CUDA plugin is there but could not load
+  info.reason = load.whyNot;
   return info;
 }
 

@@ -1,6 +1,6 @@
 // The CUDA backend offered to the engine through the gpu::GpuBackend interface: each method
-// forwards to the CUDA code of this folder. Compiled only with CUDA; gpu/NoGpu.cpp stands in
-// for it in a CPU-only build.
+// forwards to the CUDA code of this folder. The plugin's only exports are the two C entry points
+// at the end, which gpu/PluginLoader.cpp looks up with dlsym.
 #include "cuda/CudaApi.h"
 #include "layout/LayoutStep.h"
 
@@ -94,11 +94,13 @@ public:
 } // namespace
 } // namespace nearscape::cuda
 
-namespace nearscape::gpu {
+#define NEARSCAPE_PLUGIN_EXPORT extern "C" __attribute__((visibility("default")))
 
-GpuBackend* gpuBackend(std::string* /*whyNot*/) {
-  static cuda::CudaBackend backend;
+/// The interface version this plugin was compiled against (gpu::kPluginAbiVersion).
+NEARSCAPE_PLUGIN_EXPORT int nearscape_gpu_plugin_abi() { return nearscape::gpu::kPluginAbiVersion; }
+
+/// The backend; the loader calls this only after the version matched.
+NEARSCAPE_PLUGIN_EXPORT nearscape::gpu::GpuBackend* nearscape_gpu_backend_v1() {
+  static nearscape::cuda::CudaBackend backend;
   return &backend;
 }
-
-} // namespace nearscape::gpu

@@ -2,6 +2,8 @@
 
 #include <cuda_runtime.h>
 
+#include <string>
+
 namespace nearscape::cuda {
 
 DeviceInfo queryDevice(int ordinal) {
@@ -11,6 +13,19 @@ DeviceInfo queryDevice(int ordinal) {
   cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess) {
     info.reason = cudaGetErrorString(status);
+    // The two common desktop cases, said plainly: no driver at all, or one older than the
+    // runtime this plugin was built with (cudaDriverGetVersion answers 0 without libcuda.so.1).
+    int driver = 0;
+    cudaDriverGetVersion(&driver);
+    const auto version = [](int v) {
+      return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
+    };
+    if (driver == 0 && status == cudaErrorInsufficientDriver)
+      info.reason = "no NVIDIA driver (libcuda.so.1 not found)";
+    else if (driver != 0 && driver < CUDART_VERSION)
+      info.reason = "the NVIDIA driver is too old: it supports CUDA " + version(driver) +
+                    ", the CUDA backend needs " + version(CUDART_VERSION) + " (" +
+                    info.reason + ")";
     cudaGetLastError(); // clear the sticky-free error so later calls start clean
     return info;
   }

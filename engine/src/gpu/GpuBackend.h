@@ -1,8 +1,9 @@
 #pragma once
-// The engine's one door to a GPU: an interface that the CUDA backend (engine/src/cuda)
-// implements and that a CPU-only build lacks. Algorithms never name CUDA: they ask gpuBackend()
-// and choose through onGpuOrCpu() (gpu/Dispatch.h). Plain C++ declarations, so that the CUDA
-// code can live in its own library (and later a plugin loaded at run time).
+// The engine's one door to a GPU: an interface that the CUDA backend (engine/src/cuda, built as
+// the plugin libnearscape_cuda.so) implements. Algorithms never name CUDA: they ask gpuBackend()
+// and choose through onGpuOrCpu() (gpu/Dispatch.h). gpu/PluginLoader.cpp loads the plugin on
+// the first call, so a program runs on the CPU wherever the plugin, the driver or cuBLAS is
+// missing.
 
 #include "nearscape/core/Context.h"
 #include "nearscape/graph/Graph.h"
@@ -184,7 +185,30 @@ public:
                                                        Metric metric, const Context& context) = 0;
 };
 
-/// The GPU backend of this build, or null with `whyNot` ("built without CUDA").
+/// The GPU backend, loaded from the CUDA plugin on the first call (once, thread-safe), or null
+/// with `whyNot`: no plugin ("built without CUDA"), the loader's error (a missing libcuda.so.1
+/// or cuBLAS), or a plugin of another interface version. Device problems (no GPU, an old
+/// driver) are reported by the backend's queryDevice instead.
 GpuBackend* gpuBackend(std::string* whyNot = nullptr);
+
+/// What the first gpuBackend() call found: the backend, or why not.
+struct PluginLoad {
+  GpuBackend* backend = nullptr;
+  bool pluginFound = false; ///< a plugin file was found (it may still have failed to load)
+  std::string pluginPath;   ///< that file
+  std::string whyNot;       ///< empty when `backend` is set
+};
+/// Loads the plugin on the first call; later calls return the same answer.
+const PluginLoad& pluginLoad();
+
+/// The plugin's interface version: bumped whenever GpuBackend or a type it passes changes, so
+/// that a stale plugin is refused instead of crashing.
+constexpr int kPluginAbiVersion = 1;
+/// The plugin's file name and its two C entry points (no C++ name mangling across the dlopen).
+constexpr const char* kPluginFileName = "libnearscape_cuda.so";
+constexpr const char* kPluginAbiSymbol = "nearscape_gpu_plugin_abi";
+constexpr const char* kPluginFactorySymbol = "nearscape_gpu_backend_v1";
+using PluginAbiFunction = int (*)();
+using PluginFactoryFunction = GpuBackend* (*)();
 
 } // namespace nearscape::gpu
