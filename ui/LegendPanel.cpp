@@ -24,7 +24,7 @@ LegendPanel::LegendPanel(QWidget* parent) : QListWidget(parent) {
 }
 
 void LegendPanel::setLabels(const std::vector<std::string>& names,
-                            const std::vector<qint64>& counts) {
+                            const std::vector<qint64>& counts, const std::vector<QColor>& colors) {
   m_filling = true;
   clear();
   for (std::size_t i = 0; i < names.size(); ++i) {
@@ -32,7 +32,7 @@ void LegendPanel::setLabels(const std::vector<std::string>& names,
     swatch.fill(Qt::transparent);
     QPainter painter(&swatch);
     painter.setRenderHint(QPainter::Antialiasing);
-    painter.setBrush(labelColor(int(i)));
+    painter.setBrush(i < colors.size() ? colors[i] : labelColor(int(i)));
     painter.setPen(Qt::NoPen);
     painter.drawEllipse(1, 1, 12, 12);
     painter.end();

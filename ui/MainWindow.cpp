@@ -1,6 +1,9 @@
 #include "MainWindow.h"
 
+#include "ColorBar.h"
 #include "Colors.h"
+#include "Colouring.h"
+#include "Export.h"
 #include "HoverCard.h"
 #include "ItemStrip.h"
 #include "JobRunner.h"
@@ -9,6 +12,12 @@
 #include "SweepPanel.h"
 
 #include <QApplication>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QLineEdit>
+#include <QShortcut>
+#include <QToolBar>
+#include <QVBoxLayout>
 #include <QDockWidget>
 #include <QDragEnterEvent>
 #include <QFileDialog>
@@ -66,9 +75,20 @@ MainWindow::MainWindow(Context context, QWidget* parent)
   setWindowTitle(tr("Nearscape"));
   setAcceptDrops(true);
   setCentralWidget(m_map);
-  auto* dock = new QDockWidget(tr("Classes"), this);
+  auto* dock = new QDockWidget(tr("Colours"), this);
   dock->setObjectName(QStringLiteral("legendDock"));
-  dock->setWidget(m_legend);
+  {
+    // The legend (categories, with check boxes that hide them) or the colour bar (numbers).
+    auto* key = new QWidget(this);
+    auto* layout = new QVBoxLayout(key);
+    layout->setContentsMargins(0, 0, 0, 0);
+    m_colorBar = new ColorBar(key);
+    m_colorBar->hide();
+    layout->addWidget(m_colorBar, 0, Qt::AlignTop);
+    layout->addWidget(m_legend, 1);
+    dock->setWidget(key);
+  }
+  m_legendDock = dock;
   dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
   addDockWidget(Qt::RightDockWidgetArea, dock);
   auto* neighboursDock = new QDockWidget(tr("Nearest neighbours"), this);
@@ -163,6 +183,7 @@ MainWindow::MainWindow(Context context, QWidget* parent)
   connect(m_neighbours, &ItemStrip::itemChosen, this, [this](std::int32_t item) { selectItem(item); });
   connect(m_pathStrip, &ItemStrip::itemChosen, this, [this](std::int32_t item) { selectItem(item); });
   connect(m_sweep, &SweepPanel::missedChosen, this, &MainWindow::showMissed);
+  buildExploreBar();
   buildMenus();
   resize(1200, 800);
   // The legend (tabbed with the sweep) and the neighbours share the right side about equally.
@@ -224,6 +245,33 @@ void MainWindow::buildMenus() {
                                                       tr("Metadata (*.tsv);;All files (*)"));
     if (!path.isEmpty())
       attachMetadataFile(path);
+  });
+  QMenu* exports = file->addMenu(tr("&Export"));
+  auto saveAs = [this](const QString& title, const QString& filter,
+                       const std::function<bool(const QString&)>& write) {
+    if (!m_dataset) {
+      showError(title, tr("Open a data set first."));
+      return;
+    }
+    const QString path = QFileDialog::getSaveFileName(this, title, {}, filter);
+    if (!path.isEmpty())
+      write(path);
+  };
+  exports->addAction(tr("Map &Coordinates…"), this, [this, saveAs] {
+    saveAs(tr("Export the map"), tr("TSV (*.tsv);;NumPy (*.npy)"),
+           [this](const QString& p) { return exportMapTo(p); });
+  });
+  exports->addAction(tr("&Neighbours…"), this, [this, saveAs] {
+    saveAs(tr("Export the neighbours"), tr("TSV (*.tsv)"),
+           [this](const QString& p) { return exportNeighboursTo(p); });
+  });
+  exports->addAction(tr("&Path…"), this, [this, saveAs] {
+    saveAs(tr("Export the path"), tr("TSV (*.tsv);;JSON (*.json)"),
+           [this](const QString& p) { return exportPathTo(p); });
+  });
+  exports->addAction(tr("Map P&icture…"), this, [this, saveAs] {
+    saveAs(tr("Export a picture of the map"), tr("PNG (*.png)"),
+           [this](const QString& p) { return exportPictureTo(p); });
   });
   file->addSeparator();
   file->addAction(tr("&Quit"), QKeySequence::Quit, qApp, &QApplication::quit);
@@ -302,11 +350,8 @@ void MainWindow::showLoaded(Loaded& loaded) {
   const Dataset& ds = *m_dataset;
   m_pca = std::move(loaded.pca);
   m_layouts = {};
-  m_map->setPoints(pcaView(m_mapDim), m_mapDim, itemColors(ds.labels, ds.size()));
-  std::vector<qint64> counts(ds.labelNames.size(), 0);
-  for (const auto label : ds.labels)
-    ++counts[std::size_t(label)];
-  m_legend->setLabels(ds.labelNames, counts);
+  m_scheme = std::make_unique<ColourScheme>(labelScheme(ds));
+  m_map->setPoints(pcaView(m_mapDim), m_mapDim, m_scheme->rgb);
   setWindowTitle(tr("Nearscape — %1").arg(QFileInfo(QString::fromStdString(ds.path)).fileName()));
   m_summary->setText(summaryText() + tr(" · PCA map in %1 s").arg(loaded.seconds, 0, 'f', 2));
   m_explore.reset();
@@ -327,6 +372,11 @@ void MainWindow::showLoaded(Loaded& loaded) {
   m_lastPath = {};
   m_neighbours->clear();
   m_pathStrip->clear();
+  refreshColourChoices();
+  m_matches.clear();
+  if (!m_searchField->text().isEmpty())
+    setSearch(m_searchField->text(), m_regexBox->isChecked()); // the search carries over
+  recolour();
   emit mapShown();
   startExploration();
 }
@@ -389,6 +439,7 @@ void MainWindow::startExploration() {
                                .arg(e->layoutSeconds, 0, 'f', 1)
                                .arg(e->mstSeconds, 0, 'f', 2));
         m_summary->setToolTip(QString::fromStdString(e->graph.device));
+        refreshColourChoices(); // the computed columns need the graph
         emit layoutFinished(e->layoutDim);
         emit explorationFinished();
         if (!mapRefined(m_mapDim)) // the person turned to the other dimension meanwhile
@@ -510,6 +561,12 @@ void MainWindow::selectItem(std::int64_t item) {
           captions.push_back(tr("distance %1").arg(double(nn.distances.row(0)[c]), 0, 'g', 4));
         }
         m_neighbours->setItems(*m_dataset, ids, captions);
+        m_shownNeighboursOf = item;
+        m_shownNeighbours = ids;
+        m_shownDistances.clear();
+        for (std::int64_t c = 0; c < nn.ids.cols(); ++c)
+          if (nn.ids.row(0)[c] != item && int(m_shownDistances.size()) < kShownNeighbours)
+            m_shownDistances.push_back(nn.distances.row(0)[c]);
         if (!m_lastPath.nodes.empty())
           return; // a path is on screen: keep its overlay and message
         m_map->setOverlay(item, ids, {});
@@ -660,24 +717,202 @@ void MainWindow::attachMetadataFile(const QString& metaPath) {
       },
       [this](std::shared_ptr<Dataset>& updated) {
         m_dataset = updated;
-        const Dataset& ds = *m_dataset;
-        std::vector<qint64> counts(ds.labelNames.size(), 0);
-        for (const auto label : ds.labels)
-          ++counts[std::size_t(label)];
-        m_legend->setLabels(ds.labelNames, counts);
-        m_map->setColors(itemColors(ds.labels, ds.size()));
-        applyVisibility();
+        m_scheme = std::make_unique<ColourScheme>(labelScheme(*m_dataset));
+        refreshColourChoices();
+        recolour();
       });
 }
 
 void MainWindow::applyVisibility() {
-  if (!m_dataset || !m_dataset->hasLabels())
+  if (!m_dataset || !m_scheme || m_scheme->numeric || m_scheme->group.empty()) {
+    m_map->setVisibleMask({});
     return;
-  const std::vector<bool> labelVisible = m_legend->visibleLabels();
+  }
+  const std::vector<bool> groupVisible = m_legend->visibleLabels();
+  if (groupVisible.size() != m_scheme->groupNames.size())
+    return;
   std::vector<bool> visible(static_cast<std::size_t>(m_dataset->size()));
   for (std::size_t i = 0; i < visible.size(); ++i)
-    visible[i] = labelVisible[std::size_t(m_dataset->labels[i])];
+    visible[i] = groupVisible[std::size_t(m_scheme->group[i])];
   m_map->setVisibleMask(std::move(visible));
+}
+
+void MainWindow::buildExploreBar() {
+  QToolBar* bar = addToolBar(tr("Explore"));
+  bar->setObjectName(QStringLiteral("exploreBar"));
+  bar->setMovable(false);
+  bar->addWidget(new QLabel(tr(" Colour by "), bar));
+  m_colourBox = new QComboBox(bar);
+  m_colourBox->setObjectName(QStringLiteral("colourBy"));
+  m_colourBox->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+  m_colourBox->setToolTip(tr("Colour the map by the labels, any metadata column or a computed "
+                             "column: categories get distinct colours, numbers a colour map"));
+  bar->addWidget(m_colourBox);
+  connect(m_colourBox, &QComboBox::textActivated, this, [this](const QString& name) { setColourBy(name); });
+  bar->addSeparator();
+  m_searchField = new QLineEdit(bar);
+  m_searchField->setObjectName(QStringLiteral("search"));
+  m_searchField->setPlaceholderText(tr("Find an id or text (Ctrl+F)"));
+  m_searchField->setClearButtonEnabled(true);
+  m_searchField->setMinimumWidth(240);
+  bar->addWidget(m_searchField);
+  m_regexBox = new QCheckBox(tr("regex"), bar);
+  m_regexBox->setToolTip(tr("Match a regular expression instead of a plain substring"));
+  bar->addWidget(m_regexBox);
+  m_matchLabel = new QLabel(bar);
+  m_matchLabel->setTextFormat(Qt::PlainText);
+  m_matchLabel->setMinimumWidth(120);
+  bar->addWidget(m_matchLabel);
+  auto* typing = new QTimer(this); // search as one types, once the typing pauses
+  typing->setSingleShot(true);
+  typing->setInterval(150);
+  connect(m_searchField, &QLineEdit::textEdited, typing, qOverload<>(&QTimer::start));
+  connect(m_searchField, &QLineEdit::textChanged, this, [this, typing](const QString& text) {
+    if (text.isEmpty()) // the clear button
+      typing->start();
+  });
+  connect(typing, &QTimer::timeout, this,
+          [this] { setSearch(m_searchField->text(), m_regexBox->isChecked()); });
+  connect(m_regexBox, &QCheckBox::toggled, this,
+          [this](bool on) { setSearch(m_searchField->text(), on); });
+  connect(m_searchField, &QLineEdit::returnPressed, this, [this, typing] {
+    typing->stop();
+    setSearch(m_searchField->text(), m_regexBox->isChecked());
+    goToFirstMatch();
+  });
+  auto* find = new QShortcut(QKeySequence::Find, this);
+  connect(find, &QShortcut::activated, this, [this] {
+    m_searchField->setFocus();
+    m_searchField->selectAll();
+  });
+}
+
+QStringList MainWindow::colourChoices() const {
+  QStringList choices;
+  if (!m_dataset)
+    return choices;
+  choices << QStringLiteral("label");
+  for (const std::string& name : m_dataset->metadata.columnNames)
+    if (!choices.contains(QString::fromStdString(name)))
+      choices << QString::fromStdString(name);
+  if (m_explore)
+    choices << tr("distance to the %1th neighbour").arg(m_explore->graphK);
+  return choices;
+}
+
+QString MainWindow::colourBy() const { return m_scheme ? m_scheme->name : QString(); }
+
+void MainWindow::refreshColourChoices() {
+  const QString current = colourBy();
+  m_colourBox->clear();
+  m_colourBox->addItems(colourChoices());
+  m_colourBox->setCurrentText(current);
+}
+
+bool MainWindow::setColourBy(const QString& name) {
+  if (!m_dataset || !colourChoices().contains(name))
+    return false;
+  const Dataset& ds = *m_dataset;
+  if (name == QStringLiteral("label")) {
+    m_scheme = std::make_unique<ColourScheme>(labelScheme(ds));
+  } else if (const int column = ds.metadata.findColumn(name.toStdString()); column >= 0) {
+    m_scheme = std::make_unique<ColourScheme>(columnScheme(ds, column));
+  } else { // the computed column: how far each item's k-th neighbour lies
+    const MatrixView<float> d = m_explore->graph.distances.view();
+    std::vector<double> values(std::size_t(d.rows));
+    for (std::int64_t i = 0; i < d.rows; ++i)
+      values[std::size_t(i)] = d.row(i)[d.cols - 1];
+    m_scheme = std::make_unique<ColourScheme>(numericScheme(name, values));
+  }
+  m_colourBox->setCurrentText(name);
+  recolour();
+  return true;
+}
+
+void MainWindow::setSearch(const QString& text, bool regex) {
+  if (m_searchField->text() != text)
+    m_searchField->setText(text);
+  if (m_regexBox->isChecked() != regex) {
+    const QSignalBlocker block(m_regexBox);
+    m_regexBox->setChecked(regex);
+  }
+  m_matches.clear();
+  m_searching = !text.isEmpty() && m_dataset;
+  if (m_searching) {
+    try {
+      m_matches = findItems(*m_dataset, text.toStdString(),
+                            regex ? MatchMode::Regex : MatchMode::Substring);
+      m_matchLabel->setText(tr("%Ln match(es)", "", int(m_matches.size())));
+    } catch (const InvalidArgument& e) {
+      m_matchLabel->setText(tr("invalid expression"));
+      statusBar()->showMessage(QString::fromStdString(e.what()), 8000);
+    }
+  } else {
+    m_matchLabel->clear();
+  }
+  recolour();
+}
+
+void MainWindow::goToFirstMatch() {
+  if (m_matches.empty())
+    return;
+  selectItem(m_matches.front());
+  m_map->centreOn(m_matches.front());
+}
+
+void MainWindow::recolour() {
+  if (!m_dataset || !m_scheme)
+    return;
+  m_map->setColors(m_searching ? dimmedExcept(m_scheme->rgb, m_matches, MapView::backgroundColor())
+                               : m_scheme->rgb);
+  if (m_scheme->numeric) {
+    m_legend->clear();
+    m_legend->hide();
+    m_colorBar->setRange(m_scheme->name, m_scheme->minimum, m_scheme->maximum);
+    m_colorBar->show();
+  } else {
+    m_colorBar->hide();
+    m_legend->show();
+    m_legend->setLabels(m_scheme->groupNames, m_scheme->groupCounts, m_scheme->groupColors);
+  }
+  applyVisibility();
+}
+
+bool MainWindow::runExport(const QString& what, const std::function<void()>& write) {
+  try {
+    write();
+    statusBar()->showMessage(tr("%1 exported").arg(what), 5000);
+    return true;
+  } catch (const std::exception& e) {
+    showError(tr("Export %1").arg(what), QString::fromUtf8(e.what()));
+    return false;
+  }
+}
+
+bool MainWindow::exportMapTo(const QString& path) {
+  if (!m_dataset)
+    return false;
+  return runExport(tr("map"), [&] { exportMap(path, *m_dataset, m_map->positions(), m_map->dim()); });
+}
+
+bool MainWindow::exportNeighboursTo(const QString& path) {
+  if (!m_dataset || m_shownNeighbours.empty())
+    return false;
+  return runExport(tr("neighbours"), [&] {
+    exportNeighbours(path, *m_dataset, m_shownNeighboursOf, m_shownNeighbours, m_shownDistances);
+  });
+}
+
+bool MainWindow::exportPathTo(const QString& path) {
+  if (!m_dataset || !m_lastPath.found())
+    return false;
+  return runExport(tr("path"), [&] { exportPath(path, *m_dataset, m_lastPath); });
+}
+
+bool MainWindow::exportPictureTo(const QString& path) {
+  if (!m_dataset)
+    return false;
+  return runExport(tr("picture"), [&] { exportPicture(path, *m_dataset, m_map->grabFramebuffer()); });
 }
 
 void MainWindow::showHover(std::int64_t item, const QPoint& globalPos) {

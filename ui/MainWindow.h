@@ -7,6 +7,7 @@
 #include <QPointer>
 
 #include <array>
+#include <functional>
 #include <map>
 #include <memory>
 #include <vector>
@@ -17,8 +18,14 @@ class QMenu;
 class QProgressBar;
 class QToolButton;
 
+class QCheckBox;
+class QComboBox;
+class QLineEdit;
+
 namespace nearscape::ui {
 
+class ColorBar;
+struct ColourScheme;
 class HoverCard;
 class ItemStrip;
 class JobRunner;
@@ -55,6 +62,30 @@ public:
   Metric metric() const { return m_metric; }
   /// A metric that overrides even the file's (the command line's --metric).
   void forceMetric(Metric metric);
+
+  /// Colours the map by `name`: "label", a metadata column, or a computed column (see
+  /// colourChoices()). Categories fill the legend (which hides groups); numbers show a colour
+  /// bar. Returns false (and changes nothing) for an unknown name.
+  bool setColourBy(const QString& name);
+  /// What the map can be coloured by now: "label", the metadata columns, and the computed
+  /// columns once the graph exists.
+  QStringList colourChoices() const;
+  QString colourBy() const;
+  /// Finds items whose id or metadata matches `text` (a regular expression when `regex`): they
+  /// stay bright, the rest are dimmed. An empty text clears the search. An invalid expression
+  /// is reported in the status bar and matches nothing.
+  void setSearch(const QString& text, bool regex = false);
+  /// The items the search matches (sorted ids).
+  const std::vector<std::int64_t>& searchMatches() const { return m_matches; }
+  /// Selects the first match and centres the map on it (Enter in the search field).
+  void goToFirstMatch();
+
+  /// File → Export: the map's coordinates (.npy or TSV), the shown neighbours (TSV), the path
+  /// (TSV or JSON), a picture of the map (PNG). A failure is shown as an error; returns success.
+  bool exportMapTo(const QString& path);
+  bool exportNeighboursTo(const QString& path);
+  bool exportPathTo(const QString& path);
+  bool exportPictureTo(const QString& path);
 
   /// Shows the map in 2 or 3 dimensions: the refined layout of that dimension when it exists,
   /// else its PCA view while the layout is computed (once the kNN graph exists).
@@ -140,6 +171,26 @@ private:
   int m_mapDim = 2;
   std::array<std::vector<float>, 2> m_layouts;    ///< refined 2D and 3D maps (empty: not yet)
   QAction* m_map3D = nullptr;
+  // Colouring and search.
+  QComboBox* m_colourBox = nullptr;
+  QLineEdit* m_searchField = nullptr;
+  QCheckBox* m_regexBox = nullptr;
+  QLabel* m_matchLabel = nullptr;
+  ColorBar* m_colorBar = nullptr;
+  QDockWidget* m_legendDock = nullptr;
+  std::unique_ptr<ColourScheme> m_scheme;
+  std::vector<std::int64_t> m_matches;
+  bool m_searching = false;
+  /// The neighbours listed now (for export).
+  std::int64_t m_shownNeighboursOf = -1;
+  std::vector<std::int32_t> m_shownNeighbours;
+  std::vector<float> m_shownDistances;
+  void buildExploreBar();
+  void refreshColourChoices();
+  /// Paints the scheme's colours, dimmed outside the search's matches, and fills the legend or
+  /// the colour bar.
+  void recolour();
+  bool runExport(const QString& what, const std::function<void()>& write);
   Metric m_metric = Metric::L2;       ///< of the open data set
   Metric m_chosenMetric = Metric::L2; ///< for files that declare none
   bool m_metricForced = false;        ///< --metric: over the file's too

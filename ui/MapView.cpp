@@ -23,6 +23,7 @@
 #include <vtkUnsignedCharArray.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 namespace nearscape::ui {
@@ -436,6 +437,19 @@ std::int64_t MapView::itemAt(const QPointF& pos) const {
     return m_grid.nearest(w.x(), w.y(), radius);
   return m_grid.nearest(w.x(), w.y(), radius,
                         [this](std::int64_t i) { return bool(m_visible[std::size_t(i)]); });
+}
+
+void MapView::centreOn(std::int64_t item) {
+  if (item < 0 || item >= pointCount())
+    return;
+  const ScreenAxes axes = screenAxes();
+  const QPointF at = onViewPlane(m_positions.data() + item * m_dim, axes);
+  const QPointF focal = onViewPlane(
+      std::array<float, 3>{float(axes.focal[0]), float(axes.focal[1]), float(axes.focal[2])}.data(),
+      axes);
+  panBy(at.x() - focal.x(), at.y() - focal.y());
+  m_userMoved = true;
+  update();
 }
 
 void MapView::panBy(double dx, double dy) {

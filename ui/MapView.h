@@ -46,6 +46,8 @@ public:
   void setVisibleMask(std::vector<bool> visible);
   /// Fits all points in the view.
   void resetCamera();
+  /// Pans (keeping the zoom and, in 3D, the orientation) so that `item` is in the centre.
+  void centreOn(std::int64_t item);
   /// Zooms by `factor` (> 1 zooms in) about the widget point `at`.
   void zoomAt(const QPointF& at, double factor);
   /// 3D only: turns the scene by `dx`, `dy` pixels' worth of drag about the focal point.

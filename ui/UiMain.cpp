@@ -62,7 +62,14 @@ int runGui(int argc, char** argv) {
                             QStringLiteral("l2, cos or ip, over the file's own (default: the "
                                            "file's, else l2)"),
                             QStringLiteral("metric"));
-  parser.addOptions({meta, backend, screenshot, select, pathTo, map3D, metric});
+  QCommandLineOption colourBy(QStringList{QStringLiteral("color-by"), QStringLiteral("colour-by")},
+                              QStringLiteral("Colour the map by this column (label, a metadata "
+                                             "column, or a computed one)"),
+                              QStringLiteral("column"));
+  QCommandLineOption search(QStringLiteral("search"),
+                            QStringLiteral("Find these items (an id or text); the rest are dimmed"),
+                            QStringLiteral("text"));
+  parser.addOptions({meta, backend, screenshot, select, pathTo, map3D, metric, colourBy, search});
   parser.process(app);
 
   Context context;
@@ -86,6 +93,20 @@ int runGui(int argc, char** argv) {
   if (path.isEmpty())
     path = QString::fromStdString(defaultDatasetPath().string());
   const QString shot = parser.value(screenshot);
+  if (parser.isSet(colourBy) || parser.isSet(search)) {
+    // Applied once the graph exists, so that computed columns can be chosen too.
+    const QString column = parser.value(colourBy), text = parser.value(search);
+    QObject::connect(&window, &MainWindow::explorationFinished, &window, [&window, column, text] {
+      if (!column.isEmpty() && !window.setColourBy(column)) {
+        std::fprintf(stderr, "nearscape: no column '%s' to colour by (choices: %s)\n",
+                     qPrintable(column), qPrintable(window.colourChoices().join(", ")));
+        QApplication::exit(2);
+        return;
+      }
+      if (!text.isEmpty())
+        window.setSearch(text);
+    });
+  }
   if (parser.isSet(select)) {
     const qint64 a = parser.value(select).toLongLong(), b = parser.value(pathTo).toLongLong();
     const bool withPath = parser.isSet(pathTo);

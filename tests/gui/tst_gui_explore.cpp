@@ -1,0 +1,216 @@
+// Everyday exploring: find items, colour by any column, export what is shown.
+#include "ColorBar.h"
+#include "Colors.h"
+#include "Colouring.h"
+#include "ItemStrip.h"
+#include "LegendPanel.h"
+#include "MainWindow.h"
+#include "MapView.h"
+#include "TestFiles.h"
+#include "UiMain.h"
+
+#include <QApplication>
+#include <QComboBox>
+#include <QDir>
+#include <QLabel>
+#include <QLineEdit>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <algorithm>
+#include <cmath>
+
+using namespace nearscape;
+using namespace nearscape::ui;
+
+namespace {
+
+/// Pixels within a small distance of `color`.
+int countColor(const QImage& image, const QColor& color) {
+  int count = 0;
+  for (int y = 0; y < image.height(); ++y)
+    for (int x = 0; x < image.width(); ++x) {
+      const QColor c = image.pixelColor(x, y);
+      count += std::abs(c.red() - color.red()) + std::abs(c.green() - color.green()) +
+                   std::abs(c.blue() - color.blue()) <= 12;
+    }
+  return count;
+}
+
+} // namespace
+
+class TestGuiExplore : public QObject {
+  Q_OBJECT
+
+private:
+  QTemporaryDir m_dir;
+  QString m_data;
+  static constexpr int kN = 600;
+
+  QString artifact(const QString& name) const {
+    QDir().mkpath(QStringLiteral(NEARSCAPE_TEST_ARTIFACTS));
+    return QStringLiteral(NEARSCAPE_TEST_ARTIFACTS) + "/" + name;
+  }
+
+  /// Three well-separated blobs labelled cat, dog, bird; a numeric column "score" rising with
+  /// the id; a text column.
+  void openData(MainWindow& window) {
+    window.resize(1100, 760);
+    window.show();
+    window.activateWindow(); // keyboard shortcuts go to the active window
+    QVERIFY(QTest::qWaitForWindowActive(&window));
+    QSignalSpy explored(&window, &MainWindow::explorationFinished);
+    window.openPath(m_data);
+    QVERIFY2(explored.wait(60000), qPrintable(window.lastError()));
+  }
+
+private slots:
+  void initTestCase() {
+    m_data = m_dir.filePath("pets.npy");
+    std::vector<float> x = test::randomFloats(std::size_t(kN) * 4, 5);
+    QByteArray meta("label\ttitle\tscore\n");
+    const char* names[] = {"cat", "dog", "bird"};
+    for (int i = 0; i < kN; ++i) {
+      x[std::size_t(i * 4 + i % 3)] += 8.0f; // the blob of its class
+      meta += QByteArray(names[i % 3]) + "\titem <b>" + QByteArray::number(i) + "</b>\t" +
+              QByteArray::number(i * 0.5) + "\n";
+    }
+    QVERIFY(test::writeBytes(m_data, test::npyBytes("<f4", {kN, 4}, test::rawBytes(x))));
+    QVERIFY(test::writeBytes(m_dir.filePath("pets.meta.tsv"), meta));
+  }
+
+  void searchDimsTheRestAndFinds() {
+    MainWindow window;
+    openData(window);
+    MapView* map = window.mapView();
+    QTest::qWait(50);
+    const QImage before = map->grabFramebuffer();
+    const auto& names = window.dataset()->labelNames;
+    const QColor cat = labelColor(int(std::find(names.begin(), names.end(), "cat") - names.begin()));
+    const QColor dog = labelColor(int(std::find(names.begin(), names.end(), "dog") - names.begin()));
+    const int catsBefore = countColor(before, cat), dogsBefore = countColor(before, dog);
+    QVERIFY2(catsBefore > 100 && dogsBefore > 100, qPrintable(QString("%1 %2").arg(catsBefore).arg(dogsBefore)));
+
+    // Ctrl+F, then type: the dogs stay bright, the cats and birds fade but stay drawn.
+    QTest::keyClick(&window, Qt::Key_F, Qt::ControlModifier);
+    auto* field = window.findChild<QLineEdit*>(QStringLiteral("search"));
+    QVERIFY(field);
+    QTRY_VERIFY(field->hasFocus());
+    QTest::keyClicks(field, "DOG");
+    QTRY_COMPARE(window.searchMatches().size(), std::size_t(kN / 3));
+    QCOMPARE(window.searchMatches(), findItems(*window.dataset(), "DOG", MatchMode::Substring));
+    QTest::qWait(50);
+    const QImage after = map->grabFramebuffer();
+    QVERIFY(after.save(artifact("explore-search.png")));
+    QVERIFY2(countColor(after, cat) < catsBefore / 20, qPrintable(QString::number(countColor(after, cat))));
+    QVERIFY(countColor(after, dog) > dogsBefore / 2);
+    QVERIFY(countNonBackground(after) > 2 * countColor(after, dog)); // the others are still drawn
+
+    // Enter: the first match is selected and the view centred on it.
+    QTest::keyClick(field, Qt::Key_Return);
+    QTRY_COMPARE(window.selectedItem(), std::int64_t(1));
+    const QPointF centre = map->widgetPosOf(1);
+    QVERIFY(std::abs(centre.x() - map->width() / 2.0) < 3 && std::abs(centre.y() - map->height() / 2.0) < 3);
+
+    // A regular expression; an invalid one matches nothing and says so.
+    window.setSearch(QStringLiteral("^(cat|bird)$"), true);
+    QCOMPARE(window.searchMatches().size(), std::size_t(2 * kN / 3));
+    window.setSearch(QStringLiteral("("), true);
+    QVERIFY(window.searchMatches().empty());
+    window.setSearch({});
+    map->resetCamera(); // the search had centred the view on a dog
+    QTest::qWait(50);
+    QVERIFY(countColor(map->grabFramebuffer(), cat) > catsBefore / 2);
+  }
+
+  void colourByAnyColumn() {
+    MainWindow window;
+    openData(window);
+    auto* box = window.findChild<QComboBox*>(QStringLiteral("colourBy"));
+    QVERIFY(box);
+    QStringList listed;
+    for (int i = 0; i < box->count(); ++i)
+      listed << box->itemText(i);
+    QVERIFY2(listed.contains("score") && listed.contains("title") &&
+                 listed.join('|').contains("neighbour"),
+             qPrintable(listed.join('|')));
+    // A numeric column: a colour bar with its range; the map in viridis from end to end.
+    box->setCurrentText(QStringLiteral("score"));
+    emit box->textActivated(box->currentText()); // as a person choosing it
+    QCOMPARE(window.colourBy(), QString("score"));
+    auto* bar = window.findChild<ColorBar*>();
+    QTRY_VERIFY(bar->isVisible());
+    QCOMPARE(bar->minimum(), 0.0);
+    QCOMPARE(bar->maximum(), 0.5 * (kN - 1));
+    QVERIFY(!window.legend()->isVisible());
+    QTest::qWait(50);
+    const QImage frame = window.grab().toImage();
+    QVERIFY(window.grab().save(artifact("explore-colour-by-score.png")));
+    const QImage mapFrame = window.mapView()->grabFramebuffer();
+    QVERIFY(countColor(mapFrame, viridis(0.0)) > 0 || countColor(mapFrame, viridis(0.05)) > 0);
+    QVERIFY(countColor(mapFrame, viridis(1.0)) > 0 || countColor(mapFrame, viridis(0.95)) > 0);
+    QVERIFY(countColor(frame, viridis(0.5)) > 20); // the colour bar itself
+    // A text column with more values than colours: the most frequent ones and "other".
+    QVERIFY(window.setColourBy(QStringLiteral("title")));
+    QTRY_VERIFY(window.legend()->isVisible());
+    QCOMPARE(window.legend()->count(), kMaxCategories);
+    QVERIFY(window.legend()->item(kMaxCategories - 1)->text().startsWith("other"));
+    // The computed column: the distance to each item's k-th neighbour.
+    QVERIFY(window.setColourBy(box->itemText(box->count() - 1)));
+    QVERIFY(bar->isVisible() && bar->maximum() > bar->minimum());
+    QVERIFY(!window.setColourBy(QStringLiteral("no such column")));
+  }
+
+  void exportsWhatIsShown() {
+    MainWindow window;
+    openData(window);
+    const QByteArray data = test::readBytes(m_data);
+    // The map as TSV (id, x, y, label) and as .npy.
+    QVERIFY(window.exportMapTo(m_dir.filePath("map.tsv")));
+    const QList<QByteArray> lines = test::readBytes(m_dir.filePath("map.tsv")).trimmed().split('\n');
+    QCOMPARE(lines.size(), kN + 1);
+    QCOMPARE(lines[0], QByteArray("id\tx\ty\tlabel"));
+    QVERIFY(lines[2].startsWith("1\t") && lines[2].endsWith("\tdog"));
+    QVERIFY(window.exportMapTo(m_dir.filePath("map.npy")));
+    QVERIFY(test::readBytes(m_dir.filePath("map.npy")).startsWith("\x93NUMPY"));
+    // Never over the data it came from; the failure is shown, the data untouched.
+    QVERIFY(!window.exportMapTo(m_data));
+    QVERIFY2(window.lastError().contains("refusing to overwrite"), qPrintable(window.lastError()));
+    QCOMPARE(test::readBytes(m_data), data);
+    // The neighbours of a selected item, and a path.
+    window.selectItem(0);
+    QTRY_COMPARE(window.neighboursPanel()->count(), 10);
+    QVERIFY(window.exportNeighboursTo(m_dir.filePath("nn.tsv")));
+    const QList<QByteArray> nn = test::readBytes(m_dir.filePath("nn.tsv")).trimmed().split('\n');
+    QCOMPARE(nn.size(), 12);
+    QVERIFY(nn[2].startsWith("1\t" + QByteArray::number(window.neighboursPanel()->itemAt(0)) + "\t"));
+    window.showPathTo(3);
+    QTRY_VERIFY(window.lastPath().found());
+    QVERIFY(window.exportPathTo(m_dir.filePath("path.json")));
+    QVERIFY(test::readBytes(m_dir.filePath("path.json")).contains("\"bottleneck\""));
+    QVERIFY(window.exportPictureTo(m_dir.filePath("map.png")));
+    QVERIFY(test::readBytes(m_dir.filePath("map.png")).startsWith("\x89PNG"));
+    // A folder that does not exist: a clear error, nothing written.
+    QVERIFY(!window.exportMapTo(m_dir.filePath("missing/map.tsv")));
+    QVERIFY(window.lastError().contains("does not exist"));
+  }
+
+private:
+  static int countNonBackground(const QImage& image) {
+    const QRgb bg = MapView::backgroundColor().rgb();
+    int count = 0;
+    for (int y = 0; y < image.height(); ++y)
+      for (int x = 0; x < image.width(); ++x)
+        count += (image.pixel(x, y) & 0xffffff) != (bg & 0xffffff);
+    return count;
+  }
+};
+
+int main(int argc, char** argv) {
+  setDefaultSurfaceFormat();
+  QApplication app(argc, argv);
+  TestGuiExplore test;
+  return QTest::qExec(&test, argc, argv);
+}
+#include "tst_gui_explore.moc"

@@ -1,0 +1,52 @@
+#pragma once
+// How the map is coloured: by the labels, by any metadata column (categories get a qualitative
+// palette, numbers a colour-blind-safe continuous map), or by a computed column. Also the search's
+// dimming of items that do not match.
+
+#include "nearscape/core/Dataset.h"
+
+#include <QColor>
+#include <QString>
+
+#include <cstdint>
+#include <vector>
+
+namespace nearscape::ui {
+
+/// Categories beyond this many: the most frequent kMaxCategories − 1 keep their colour, the rest
+/// are drawn as one "other" group (a palette of more hues cannot be told apart).
+constexpr int kMaxCategories = 20;
+
+struct ColourScheme {
+  QString name;                       ///< what colours the map ("label", a column's name, …)
+  bool numeric = false;
+  std::vector<std::uint8_t> rgb;      ///< n × 3
+  // Categorical: one group per item, shown in the legend (which can hide groups); no groups
+  // when the data has no labels.
+  std::vector<std::int32_t> group;    ///< per item, index into groupNames
+  std::vector<std::string> groupNames;
+  std::vector<qint64> groupCounts;
+  std::vector<QColor> groupColors;
+  // Numeric: the colour bar's range; items without a value are drawn grey.
+  double minimum = 0, maximum = 0;
+};
+
+/// The continuous colour map (viridis: perceptually uniform, colour-blind safe) at t ∈ [0, 1].
+QColor viridis(double t);
+/// Items without a value, and the "other" group.
+QColor missingColor();
+
+/// The data's own labels (every item one colour, no groups, when it has none).
+ColourScheme labelScheme(const Dataset& data);
+/// Metadata column `column`, read as numbers or categories (readColumn).
+ColourScheme columnScheme(const Dataset& data, int column);
+/// A computed per-item value (NaN: none), coloured as a numeric column named `name`.
+ColourScheme numericScheme(const QString& name, const std::vector<double>& values);
+
+/// `rgb` with every item not in `matches` (sorted ids) faded toward `background`: the matches
+/// stay bright, the rest stay visible for context.
+std::vector<std::uint8_t> dimmedExcept(const std::vector<std::uint8_t>& rgb,
+                                       const std::vector<std::int64_t>& matches,
+                                       const QColor& background);
+
+} // namespace nearscape::ui

@@ -1,0 +1,108 @@
+#include "Export.h"
+
+#include "nearscape/core/Error.h"
+#include "nearscape/io/AtomicFile.h"
+#include "nearscape/io/Npy.h"
+
+#include <QBuffer>
+#include <QFileInfo>
+
+#include <nlohmann/json.hpp>
+
+#include <sstream>
+
+namespace nearscape::ui {
+namespace {
+
+/// Metadata text in a TSV cell: tabs and line breaks would break the table's shape.
+std::string cell(std::string text) {
+  for (char& c : text)
+    if (c == '\t' || c == '\n' || c == '\r')
+      c = ' ';
+  return text;
+}
+
+/// Writes `bytes` to `path` atomically, never over the data's own file or its metadata.
+void writeExport(const QString& path, const Dataset& data, const std::string& bytes) {
+  OutputSet outputs;
+  outputs.addInput(data.path);
+  outputs.addOutput(path.toStdString());
+  writeFileAtomically(path.toStdString(), [&](std::FILE* f) {
+    if (std::fwrite(bytes.data(), 1, bytes.size(), f) != bytes.size())
+      throw IoError(path.toStdString() + ": write failed");
+  });
+  outputs.commit();
+}
+
+bool endsWith(const QString& path, const char* extension) {
+  return QFileInfo(path).suffix().compare(QLatin1String(extension), Qt::CaseInsensitive) == 0;
+}
+
+} // namespace
+
+void exportMap(const QString& path, const Dataset& data, const std::vector<float>& positions,
+               int dim) {
+  const std::int64_t n = std::int64_t(positions.size()) / dim;
+  if (endsWith(path, "npy")) {
+    OutputSet outputs;
+    outputs.addInput(data.path);
+    outputs.addOutput(path.toStdString());
+    writeNpy(path.toStdString(), MatrixView<float>{positions.data(), n, dim});
+    outputs.commit();
+    return;
+  }
+  std::ostringstream tsv;
+  tsv << (dim == 3 ? "id\tx\ty\tz\tlabel\n" : "id\tx\ty\tlabel\n");
+  for (std::int64_t i = 0; i < n; ++i) {
+    tsv << i;
+    for (int c = 0; c < dim; ++c)
+      tsv << '\t' << positions[std::size_t(i * dim + c)];
+    tsv << '\t' << cell(data.labelOf(i)) << '\n';
+  }
+  writeExport(path, data, tsv.str());
+}
+
+void exportNeighbours(const QString& path, const Dataset& data, std::int64_t item,
+                      const std::vector<std::int32_t>& ids, const std::vector<float>& distances) {
+  std::ostringstream tsv;
+  tsv << "# neighbours of item " << item << "\nrank\tid\tdistance\tlabel\ttext\n";
+  for (std::size_t r = 0; r < ids.size(); ++r)
+    tsv << r + 1 << '\t' << ids[r] << '\t' << (r < distances.size() ? distances[r] : 0.0f) << '\t'
+        << cell(data.labelOf(ids[r])) << '\t' << cell(data.textOf(ids[r])) << '\n';
+  writeExport(path, data, tsv.str());
+}
+
+void exportPath(const QString& path, const Dataset& data, const GraphPath& graphPath) {
+  if (!graphPath.found())
+    throw InvalidArgument("there is no path to export");
+  if (endsWith(path, "json")) {
+    nlohmann::ordered_json j;
+    j["path"] = graphPath.nodes;
+    j["steps"] = graphPath.steps;
+    j["bottleneck"] = graphPath.bottleneck;
+    j["total"] = graphPath.total;
+    std::vector<std::string> labels;
+    for (const std::int32_t node : graphPath.nodes)
+      labels.push_back(data.labelOf(node));
+    j["labels"] = labels;
+    writeExport(path, data, j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    return;
+  }
+  std::ostringstream tsv;
+  tsv << "step\tid\tdistance\tlabel\n";
+  for (std::size_t s = 0; s < graphPath.nodes.size(); ++s)
+    tsv << s << '\t' << graphPath.nodes[s] << '\t' << (s == 0 ? 0.0f : graphPath.steps[s - 1])
+        << '\t' << cell(data.labelOf(graphPath.nodes[s])) << '\n';
+  writeExport(path, data, tsv.str());
+}
+
+void exportPicture(const QString& path, const Dataset& data, const QImage& image) {
+  QByteArray png;
+  QBuffer buffer(&png);
+  buffer.open(QIODevice::WriteOnly);
+  if (!image.save(&buffer, "PNG"))
+    throw Error(path.toStdString() + ": the picture could not be encoded as PNG");
+  writeExport(path, data, png.toStdString());
+}
+
+} // namespace nearscape::ui
