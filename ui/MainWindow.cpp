@@ -44,6 +44,8 @@ struct MainWindow::Exploration {
   Metric metric = Metric::L2;             ///< of the graph, the neighbours and the paths
   KnnResult graph;                        ///< kNN graph, k = graphK (exact or NN-Descent)
   int graphK = 0;                         ///< kGraphK, or n − 1 for smaller data
+  std::string graphKey;                   ///< how the graph was built (the cache's key)
+  bool graphCached = false, layoutCached = false; ///< read back from the artefact cache
   std::string graphMethod;                ///< how the graph was built
   std::shared_ptr<ExactKnnIndex> index;   ///< exact neighbours of a clicked item
   UndirectedGraph undirected;
@@ -55,6 +57,18 @@ struct MainWindow::Exploration {
 
 namespace {
 constexpr int kGraphK = 15;      // neighbours per item in the graph (umap-learn's default)
+
+/// The artefact cache's key of a kNN graph: everything that shapes it.
+std::string graphKey(GraphMethod method, int k, std::uint64_t seed) {
+  return "method=" + std::string(graphMethodName(method)) + ",k=" + std::to_string(k) +
+         ",seed=" + std::to_string(seed);
+}
+
+/// The key of a map refined from that graph (its start, the PCA view, is the data's own).
+std::string mapKey(const std::string& graphKey, Metric metric, int dim) {
+  return graphKey + ",metric=" + std::string(metricName(metric)) + ",dim=" + std::to_string(dim) +
+         ",layout=default";
+}
 constexpr int kShownNeighbours = 10;
 } // namespace
 
@@ -273,6 +287,18 @@ void MainWindow::buildMenus() {
     saveAs(tr("Export a picture of the map"), tr("PNG (*.png)"),
            [this](const QString& p) { return exportPictureTo(p); });
   });
+  file->addAction(tr("Clear the &Cache"), this, [this] {
+    const std::uint64_t bytes = m_cache.bytes();
+    try {
+      m_cache.clear();
+      statusBar()->showMessage(tr("Cache cleared: %1 MB freed in %2")
+                                   .arg(double(bytes) / 1e6, 0, 'f', 1)
+                                   .arg(QString::fromStdString(m_cache.folder().string())),
+                               8000);
+    } catch (const std::exception& e) {
+      showError(tr("Clear the Cache"), QString::fromUtf8(e.what()));
+    }
+  });
   file->addSeparator();
   file->addAction(tr("&Quit"), QKeySequence::Quit, qApp, &QApplication::quit);
 
@@ -398,7 +424,7 @@ void MainWindow::startExploration() {
   QPointer<MainWindow> self(this);
   m_pipelineJobs->run<std::shared_ptr<Exploration>>(
       tr("Exploring"),
-      [dataset, context, start, dim, self, graphK, metric](JobControl& job) {
+      [dataset, context, start, dim, self, graphK, metric, cache = m_cache](JobControl& job) {
         auto e = std::make_shared<Exploration>();
         e->dataset = dataset;
         e->graphK = graphK;
@@ -406,9 +432,17 @@ void MainWindow::startExploration() {
         const auto t0 = std::chrono::steady_clock::now();
         // The map and the paths need a kNN graph: exact where that is the cheaper way (small data
         // sets), NN-Descent beyond (GNND on a GPU). Clicked items always get exact neighbours.
+        // What was computed for this data before comes back from the cache, verified.
         const GraphMethod method = resolveGraphMethod(GraphMethod::Auto, dataset->size(),
                                                       dataset->dim(), graphK, context);
-        e->graph = buildKnnGraph(dataset->vectors.view(), graphK, metric, method, context, job);
+        e->graphKey = graphKey(method, graphK, context.seed);
+        if (auto cached = cache.loadGraph(*dataset, metric, e->graphKey)) {
+          e->graph = std::move(*cached);
+          e->graphCached = true;
+        } else {
+          e->graph = buildKnnGraph(dataset->vectors.view(), graphK, metric, method, context, job);
+          cache.storeGraph(*dataset, metric, e->graphKey, e->graph);
+        }
         e->graphMethod = method == GraphMethod::Exact                ? "exact"
                          : resolveBackend(context) == Backend::Cuda ? "GNND"
                                                                     : "NN-Descent";
@@ -416,7 +450,15 @@ void MainWindow::startExploration() {
         const auto t1 = std::chrono::steady_clock::now();
         e->graphSeconds = std::chrono::duration<double>(t1 - t0).count();
         job.check();
-        e->layout = refineMap(self, dataset, e->graph, start, dim, context, job);
+        const std::string what = "map" + std::to_string(dim) + "d";
+        if (auto cached = cache.loadMatrix(*dataset, what, mapKey(e->graphKey, metric, dim), dim)) {
+          e->layout.assign(cached->data(), cached->data() + cached->view().size());
+          e->layoutCached = true;
+        } else {
+          e->layout = refineMap(self, dataset, e->graph, start, dim, context, job);
+          cache.storeMatrix(*dataset, what, mapKey(e->graphKey, metric, dim),
+                            {e->layout.data(), dataset->size(), dim});
+        }
         e->layoutDim = dim;
         const auto t2 = std::chrono::steady_clock::now();
         e->layoutSeconds = std::chrono::duration<double>(t2 - t1).count();
@@ -431,12 +473,17 @@ void MainWindow::startExploration() {
           return;
         m_explore = e;
         m_layouts[std::size_t(e->layoutDim == 3)] = e->layout;
+        if (e->layoutCached && m_mapDim == e->layoutDim) // nothing streamed it: show it now
+          m_map->movePoints(e->layout, !m_map->userMovedCamera());
+        const QString cached = tr(" (cached)");
         m_summary->setText(summaryText() +
-                           tr(" · %1 %2-NN graph %3 s · map %4 s · MST %5 s")
+                           tr(" · %1 %2-NN graph %3 s%4 · map %5 s%6 · MST %7 s")
                                .arg(QString::fromStdString(e->graphMethod))
                                .arg(e->graphK)
                                .arg(e->graphSeconds, 0, 'f', 1)
+                               .arg(e->graphCached ? cached : QString())
                                .arg(e->layoutSeconds, 0, 'f', 1)
+                               .arg(e->layoutCached ? cached : QString())
                                .arg(e->mstSeconds, 0, 'f', 2));
         m_summary->setToolTip(QString::fromStdString(e->graph.device));
         refreshColourChoices(); // the computed columns need the graph
@@ -504,8 +551,14 @@ void MainWindow::startLayout(int dim) {
   QPointer<MainWindow> self(this);
   m_pipelineJobs->run<std::vector<float>>(
       tr("Mapping in %1D").arg(dim),
-      [explore, dataset, context, start, dim, self](JobControl& job) {
-        return refineMap(self, dataset, explore->graph, start, dim, context, job);
+      [explore, dataset, context, start, dim, self, cache = m_cache](JobControl& job) {
+        const std::string what = "map" + std::to_string(dim) + "d";
+        const std::string key = mapKey(explore->graphKey, explore->metric, dim);
+        if (auto cached = cache.loadMatrix(*dataset, what, key, dim))
+          return std::vector<float>(cached->data(), cached->data() + cached->view().size());
+        std::vector<float> layout = refineMap(self, dataset, explore->graph, start, dim, context, job);
+        cache.storeMatrix(*dataset, what, key, {layout.data(), dataset->size(), dim});
+        return layout;
       },
       [this, dataset, dim](std::vector<float>& layout) {
         if (m_dataset != dataset)

@@ -150,6 +150,8 @@ private:
   void showHover(std::int64_t item, const QPoint& globalPos);
 
   Context m_context;
+  /// Graphs and maps computed before, keyed by the data's content hash (instant reopen).
+  ArtefactCache m_cache{ArtefactCache::defaultFolder(), ArtefactCache::kDefaultMaxBytes};
   MapView* m_map;
   LegendPanel* m_legend;
   HoverCard* m_hoverCard;

@@ -24,6 +24,9 @@ void addSweepCommand(CLI::App& app, int& exitCode);
 /// `find PATH TEXT [--regex]`: the items whose id or metadata matches TEXT.
 void addFindCommand(CLI::App& app, int& exitCode);
 
+/// `cache [--clear]`: the artefact cache's folder and size, or clears it.
+void addCacheCommand(CLI::App& app, int& exitCode);
+
 /// `self-test [--json]`: readers, exact graphs (CPU, GPU) against float64, a path, a map.
 void addSelfTestCommand(CLI::App& app, int& exitCode);
 

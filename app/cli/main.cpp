@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   nearscape::cli::addLayoutCommand(app, exitCode);
   nearscape::cli::addSweepCommand(app, exitCode);
   nearscape::cli::addFindCommand(app, exitCode);
+  nearscape::cli::addCacheCommand(app, exitCode);
   nearscape::cli::addSelfTestCommand(app, exitCode);
   nearscape::cli::installCancelHandlers();
   try {

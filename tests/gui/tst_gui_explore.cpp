@@ -196,6 +196,40 @@ private slots:
     QVERIFY(window.lastError().contains("does not exist"));
   }
 
+  void reopeningIsInstant() {
+    // The first opening computed and cached the graph and the map (the tests above); a new
+    // window on the same data reads them back — the same map, bit for bit.
+    std::vector<float> first;
+    {
+      MainWindow window;
+      openData(window);
+      first = window.mapView()->positions();
+    }
+    MainWindow again;
+    openData(again);
+    QVERIFY2(again.findChildren<QLabel*>().size() > 0, "no status");
+    QString status;
+    for (const QLabel* label : again.findChildren<QLabel*>())
+      if (label->text().startsWith("n = "))
+        status = label->text();
+    QVERIFY2(status.count("(cached)") == 2, qPrintable(status));
+    QCOMPARE(again.mapView()->positions(), first);
+    // A corrupt entry is not trusted: it is recomputed (and replaced).
+    const QDir cacheDir(qEnvironmentVariable("NEARSCAPE_ARTEFACT_CACHE"));
+    const QStringList maps = cacheDir.entryList({"*map2d*"}, QDir::Files);
+    QVERIFY(!maps.isEmpty());
+    QByteArray bytes = test::readBytes(cacheDir.filePath(maps.first()));
+    bytes[bytes.size() / 2] = char(bytes[bytes.size() / 2] ^ 0x55);
+    QVERIFY(test::writeBytes(cacheDir.filePath(maps.first()), bytes));
+    MainWindow third;
+    openData(third);
+    for (const QLabel* label : third.findChildren<QLabel*>())
+      if (label->text().startsWith("n = "))
+        status = label->text();
+    QVERIFY2(status.count("(cached)") == 1, qPrintable(status)); // the graph only
+    QCOMPARE(third.mapView()->positions(), first);               // recomputed: the same map
+  }
+
 private:
   static int countNonBackground(const QImage& image) {
     const QRgb bg = MapView::backgroundColor().rgb();
@@ -208,6 +242,9 @@ private:
 };
 
 int main(int argc, char** argv) {
+  // A fresh artefact cache: every run computes, and the person's own cache is left alone.
+  QTemporaryDir cache;
+  qputenv("NEARSCAPE_ARTEFACT_CACHE", cache.path().toUtf8());
   setDefaultSurfaceFormat();
   QApplication app(argc, argv);
   TestGuiExplore test;

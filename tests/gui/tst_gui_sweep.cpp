@@ -119,6 +119,9 @@ private slots:
 };
 
 int main(int argc, char** argv) {
+  // A fresh artefact cache: every run computes, and the person's own cache is left alone.
+  QTemporaryDir cache;
+  qputenv("NEARSCAPE_ARTEFACT_CACHE", cache.path().toUtf8());
   setDefaultSurfaceFormat();
   QApplication app(argc, argv);
   TestGuiSweep test;

@@ -2,6 +2,8 @@
 #include "TestFiles.h"
 
 #include "nearscape/core/Context.h"
+#include "nearscape/core/Dataset.h"
+#include "nearscape/io/ArtefactCache.h"
 
 #include <QFile>
 #include <QFileInfo>
@@ -96,6 +98,26 @@ private slots:
     QCOMPARE(columns.size(), 2);
     QCOMPARE(columns[0].toObject()["kind"].toString(), QString("categorical"));
     QCOMPARE(columns[0].toObject()["distinct"].toInt(), 3);
+  }
+
+  void cacheReportsAndClears() {
+    QTemporaryDir folder;
+    qputenv("NEARSCAPE_ARTEFACT_CACHE", folder.path().toUtf8()); // inherited by the CLI
+    const nearscape::ArtefactCache cache(folder.path().toStdString(),
+                                         nearscape::ArtefactCache::kDefaultMaxBytes);
+    nearscape::Dataset ds;
+    ds.vectors = nearscape::Matrix<float>(randomFloats(20, 1), 10, 2);
+    ds.contentHash = nearscape::contentHash(ds.vectors.view());
+    cache.storeMatrix(ds, "map2d", "p", ds.vectors.view());
+    Run r = cli({"cache", "--json"});
+    QCOMPARE(r.code, 0);
+    QJsonObject j = QJsonDocument::fromJson(r.out).object();
+    QCOMPARE(j["entries"].toInt(), 1);
+    QCOMPARE(j["folder"].toString(), folder.path());
+    r = cli({"cache", "--clear", "--json"});
+    QCOMPARE(r.code, 0);
+    QCOMPARE(cache.entries(), 0);
+    qunsetenv("NEARSCAPE_ARTEFACT_CACHE");
   }
 
   void infoText() {
@@ -247,6 +269,19 @@ private slots:
     QCOMPARE(j["rows"].toInt(), n);
     QVERIFY2(j["device"].toString().contains("GGM"), qPrintable(j["device"].toString()));
     QVERIFY2(j["recall"].toDouble() >= 0.95, qPrintable(QString::number(j["recall"].toDouble())));
+    // A graph of other data (here: of the last 900 rows) is refused, as is one of another
+    // dimension.
+    const QString other = m_dir.filePath("extend-other.npy"), otherGraph = m_dir.filePath("extend-other.graph");
+    QVERIFY(writeBytes(other, npyBytes("<f4", {first, d},
+                                       rawBytes(std::vector<float>(x.end() - first * d, x.end())))));
+    QCOMPARE(cli({"knn", other, "--k", "10", "--out", otherGraph, "--backend", "cpu"}).code, 0);
+    r = cli({"knn", all, "--k", "10", "--extend", otherGraph, "--backend", "cpu"});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("other data"), r.err.constData());
+    const QString wide = m_dir.filePath("extend-wide.npy"), wideGraph = m_dir.filePath("extend-wide.graph");
+    QVERIFY(writeBytes(wide, npyBytes("<f4", {first, 2 * d}, rawBytes(randomFloats(first * 2 * d, 12)))));
+    QCOMPARE(cli({"knn", wide, "--k", "10", "--out", wideGraph, "--backend", "cpu"}).code, 0);
+    QCOMPARE(cli({"knn", all, "--k", "10", "--extend", wideGraph, "--backend", "cpu"}).code, 2);
     // The graph must cover fewer rows than the data, with at least two new ones.
     r = cli({"knn", head, "--k", "10", "--extend", truth, "--backend", "cpu"});
     QCOMPARE(r.code, 2);

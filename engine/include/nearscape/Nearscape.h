@@ -11,6 +11,7 @@
 #include "nearscape/core/Metric.h"
 #include "nearscape/core/Norms.h"
 #include "nearscape/core/Sampling.h"
+#include "nearscape/io/ArtefactCache.h"
 #include "nearscape/io/DatasetReader.h"
 #include "nearscape/io/GraphFile.h"
 #include "nearscape/io/Npy.h"

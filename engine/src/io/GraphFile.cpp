@@ -147,6 +147,12 @@ KnnResult readKnnGraph(const std::filesystem::path& path, const Dataset& data, M
                             std::string(metricName(g.metric)) + ", not " +
                             std::string(metricName(metric)));
     checkRows(g.ids.rows());
+    // Items added to a graph: the graph must be of these first rows, exactly (their hash).
+    if (ofFirstRows &&
+        g.contentHash != contentHash({data.vectors.row(0), g.ids.rows(), data.dim()}))
+      throw InvalidArgument(file + ": the graph was built on other data than the first " +
+                            std::to_string(g.ids.rows()) + " rows of " + data.path +
+                            " (their content hashes differ)");
     r.ids = std::move(g.ids);
     r.distances = std::move(g.distances);
     return r;

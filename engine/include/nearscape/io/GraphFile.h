@@ -41,8 +41,8 @@ bool isGraphFile(const std::filesystem::path& path);
 /// A kNN graph as any command takes it: our graph file (refused when built on other data or with
 /// another metric) or an ids .npy (n × k, int32/int64) whose distances are recomputed exactly.
 /// With `ofFirstRows` (items added to a graph): the graph covers only the first rows of `data`,
-/// at least two rows follow them, and its file's content hash (of the data before the addition)
-/// is not checked. Throws FormatError, InvalidArgument, IoError.
+/// at least two rows follow them, and a graph file's content hash must be that of those first
+/// rows (an ids .npy carries no hash: only its ids are checked). Throws FormatError, InvalidArgument, IoError.
 KnnResult readKnnGraph(const std::filesystem::path& path, const Dataset& data, Metric metric,
                        bool ofFirstRows = false);
 

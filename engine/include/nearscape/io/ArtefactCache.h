@@ -1,0 +1,61 @@
+#pragma once
+/// @file ArtefactCache.h
+/// What was computed for a data set — its kNN graph, its 2D and 3D maps — kept on disk, so that
+/// reopening the same data shows the refined map at once. Entries are keyed by the data's
+/// content hash and every parameter that shapes the result, checksummed, and verified when read:
+/// a corrupt, truncated or stale entry is a miss (and is removed), never trusted. The folder is
+/// bounded: beyond its size, the least recently used entries go.
+
+#include "nearscape/core/Dataset.h"
+#include "nearscape/core/Matrix.h"
+#include "nearscape/knn/Knn.h"
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+namespace nearscape {
+
+class ArtefactCache {
+public:
+  /// Entries live in `folder` (made when first written), at most `maxBytes` in all.
+  ArtefactCache(std::filesystem::path folder, std::uint64_t maxBytes);
+
+  /// The user's cache folder for artefacts: $NEARSCAPE_ARTEFACT_CACHE when set, else
+  /// $XDG_CACHE_HOME/nearscape/artefacts (~/.cache/nearscape/artefacts).
+  static std::filesystem::path defaultFolder();
+  /// The default bound: 10 GB.
+  static constexpr std::uint64_t kDefaultMaxBytes = 10ull << 30;
+
+  /// A kNN graph of `data` under `metric`; `params` names how it was built (method, k, seed…).
+  std::optional<KnnResult> loadGraph(const Dataset& data, Metric metric, const std::string& params) const;
+  /// Stores it; failures (a full disk, a read-only folder) are ignored: the cache is an aid.
+  void storeGraph(const Dataset& data, Metric metric, const std::string& params,
+                  const KnnResult& graph) const;
+
+  /// A float matrix of `data` (a map: n × dim), named `what` with its `params`.
+  std::optional<Matrix<float>> loadMatrix(const Dataset& data, const std::string& what,
+                                          const std::string& params, std::int64_t cols) const;
+  void storeMatrix(const Dataset& data, const std::string& what, const std::string& params,
+                   const MatrixView<float>& m) const;
+
+  /// Bytes and entries held now.
+  std::uint64_t bytes() const;
+  std::int64_t entries() const;
+  /// Removes every entry. Throws IoError when the folder cannot be emptied.
+  void clear() const;
+
+  const std::filesystem::path& folder() const { return m_folder; }
+
+private:
+  std::filesystem::path entryPath(const Dataset& data, const std::string& what,
+                                  const std::string& params, const char* extension) const;
+  /// Removes the least recently used entries until the folder is within its bound.
+  void evict() const;
+
+  std::filesystem::path m_folder;
+  std::uint64_t m_maxBytes;
+};
+
+} // namespace nearscape
