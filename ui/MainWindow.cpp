@@ -4,6 +4,7 @@
 #include "Colors.h"
 #include "Colouring.h"
 #include "Export.h"
+#include "PreferencesDialog.h"
 #include "HoverCard.h"
 #include "ItemStrip.h"
 #include "JobRunner.h"
@@ -12,10 +13,13 @@
 #include "SweepPanel.h"
 
 #include <QApplication>
+#include <QCloseEvent>
+#include <QGuiApplication>
+#include <QScreen>
+#include <QSettings>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QLineEdit>
-#include <QShortcut>
 #include <QToolBar>
 #include <QVBoxLayout>
 #include <QDockWidget>
@@ -43,7 +47,7 @@ struct MainWindow::Exploration {
   std::shared_ptr<const Dataset> dataset; ///< what it was computed for
   Metric metric = Metric::L2;             ///< of the graph, the neighbours and the paths
   KnnResult graph;                        ///< kNN graph, k = graphK (exact or NN-Descent)
-  int graphK = 0;                         ///< kGraphK, or n − 1 for smaller data
+  int graphK = 0;                         ///< the preferred k, or n − 1 for smaller data
   std::string graphKey;                   ///< how the graph was built (the cache's key)
   bool graphCached = false, layoutCached = false; ///< read back from the artefact cache
   std::string graphMethod;                ///< how the graph was built
@@ -56,7 +60,6 @@ struct MainWindow::Exploration {
 };
 
 namespace {
-constexpr int kGraphK = 15;      // neighbours per item in the graph (umap-learn's default)
 
 /// The artefact cache's key of a kNN graph: everything that shapes it.
 std::string graphKey(GraphMethod method, int k, std::uint64_t seed) {
@@ -69,7 +72,7 @@ std::string mapKey(const std::string& graphKey, Metric metric, int dim) {
   return graphKey + ",metric=" + std::string(metricName(metric)) + ",dim=" + std::to_string(dim) +
          ",layout=default";
 }
-constexpr int kShownNeighbours = 10;
+
 } // namespace
 
 struct MainWindow::Loaded {
@@ -197,9 +200,16 @@ MainWindow::MainWindow(Context context, QWidget* parent)
   connect(m_neighbours, &ItemStrip::itemChosen, this, [this](std::int32_t item) { selectItem(item); });
   connect(m_pathStrip, &ItemStrip::itemChosen, this, [this](std::int32_t item) { selectItem(item); });
   connect(m_sweep, &SweepPanel::missedChosen, this, &MainWindow::showMissed);
+  m_prefs = Preferences::load();
+  m_cache = ArtefactCache(ArtefactCache::defaultFolder(), m_prefs.cacheBytes());
   buildExploreBar();
   buildMenus();
-  resize(1200, 800);
+  // Where the person left it; else 1200 × 800, or less on a small screen.
+  if (!restoreGeometry(QSettings().value("window/geometry").toByteArray())) {
+    const QRect screen = QGuiApplication::primaryScreen() ? QGuiApplication::primaryScreen()->availableGeometry()
+                                                          : QRect(0, 0, 1200, 800);
+    resize(std::min(1200, screen.width() * 9 / 10), std::min(800, screen.height() * 9 / 10));
+  }
   // The legend (tabbed with the sweep) and the neighbours share the right side about equally.
   resizeDocks({dock, neighboursDock}, {330, 400}, Qt::Vertical);
   resizeDocks({dock}, {300}, Qt::Horizontal);
@@ -301,6 +311,17 @@ void MainWindow::buildMenus() {
   });
   file->addSeparator();
   file->addAction(tr("&Quit"), QKeySequence::Quit, qApp, &QApplication::quit);
+
+  QMenu* edit = menuBar()->addMenu(tr("&Edit"));
+  edit->addAction(tr("&Find"), QKeySequence::Find, this, [this] {
+    m_searchField->setFocus();
+    m_searchField->selectAll();
+  });
+  edit->addAction(tr("&Preferences…"), QKeySequence::Preferences, this, [this] {
+    PreferencesDialog dialog(m_prefs, this);
+    if (dialog.exec() == QDialog::Accepted)
+      setPreferences(dialog.preferences());
+  });
 
   QMenu* view = menuBar()->addMenu(tr("&View"));
   view->addAction(tr("&Reset View"), Qt::Key_Home, m_map, &MapView::resetCamera);
@@ -416,7 +437,8 @@ void MainWindow::startExploration() {
     QTimer::singleShot(0, this, &MainWindow::explorationFinished);
     return;
   }
-  const int graphK = int(std::min<std::int64_t>(kGraphK, dataset->size() - 1));
+  const int graphK = int(std::min<std::int64_t>(m_prefs.graphK, dataset->size() - 1));
+  const GraphMethod askedMethod = m_prefs.graphMethod;
   const Context context = m_context;
   const Metric metric = m_metric;
   const int dim = m_mapDim;
@@ -424,7 +446,8 @@ void MainWindow::startExploration() {
   QPointer<MainWindow> self(this);
   m_pipelineJobs->run<std::shared_ptr<Exploration>>(
       tr("Exploring"),
-      [dataset, context, start, dim, self, graphK, metric, cache = m_cache](JobControl& job) {
+      [dataset, context, start, dim, self, graphK, askedMethod, metric,
+       cache = m_cache](JobControl& job) {
         auto e = std::make_shared<Exploration>();
         e->dataset = dataset;
         e->graphK = graphK;
@@ -433,8 +456,8 @@ void MainWindow::startExploration() {
         // The map and the paths need a kNN graph: exact where that is the cheaper way (small data
         // sets), NN-Descent beyond (GNND on a GPU). Clicked items always get exact neighbours.
         // What was computed for this data before comes back from the cache, verified.
-        const GraphMethod method = resolveGraphMethod(GraphMethod::Auto, dataset->size(),
-                                                      dataset->dim(), graphK, context);
+        const GraphMethod method =
+            resolveGraphMethod(askedMethod, dataset->size(), dataset->dim(), graphK, context);
         e->graphKey = graphKey(method, graphK, context.seed);
         if (auto cached = cache.loadGraph(*dataset, metric, e->graphKey)) {
           e->graph = std::move(*cached);
@@ -596,18 +619,19 @@ void MainWindow::selectItem(std::int64_t item) {
   // Exact neighbours in the original space, off the GUI thread; the item itself is dropped.
   auto explore = m_explore;
   auto dataset = m_dataset;
+  const int shown = m_prefs.shownNeighbours;
   m_jobs->run<KnnResult>(
       tr("Neighbours of %1").arg(item),
-      [explore, dataset, item](JobControl& job) {
-        const int k = int(std::min<std::int64_t>(kShownNeighbours + 1, dataset->size()));
+      [explore, dataset, item, shown](JobControl& job) {
+        const int k = int(std::min<std::int64_t>(shown + 1, dataset->size()));
         return explore->index->search({dataset->vectors.row(item), 1, dataset->dim()}, k, job);
       },
-      [this, item, dataset](KnnResult& nn) {
+      [this, item, dataset, shown](KnnResult& nn) {
         if (m_selected != item || m_dataset != dataset)
           return;
         std::vector<std::int32_t> ids;
         std::vector<QString> captions;
-        for (std::int64_t c = 0; c < nn.ids.cols() && int(ids.size()) < kShownNeighbours; ++c) {
+        for (std::int64_t c = 0; c < nn.ids.cols() && int(ids.size()) < shown; ++c) {
           if (nn.ids.row(0)[c] == item)
             continue;
           ids.push_back(nn.ids.row(0)[c]);
@@ -618,7 +642,7 @@ void MainWindow::selectItem(std::int64_t item) {
         m_shownNeighbours = ids;
         m_shownDistances.clear();
         for (std::int64_t c = 0; c < nn.ids.cols(); ++c)
-          if (nn.ids.row(0)[c] != item && int(m_shownDistances.size()) < kShownNeighbours)
+          if (nn.ids.row(0)[c] != item && int(m_shownDistances.size()) < shown)
             m_shownDistances.push_back(nn.distances.row(0)[c]);
         if (!m_lastPath.nodes.empty())
           return; // a path is on screen: keep its overlay and message
@@ -720,7 +744,12 @@ void MainWindow::setMetric(Metric metric) {
   m_metric = metric;
   m_metricSource = tr("chosen");
   updateMetricMenu();
-  // Everything built under the old metric goes; the PCA map (metric-free) stays on screen.
+  m_sweep->setMetric(metric);
+  restartExploration();
+}
+
+void MainWindow::restartExploration() {
+  // Everything built from the old graph goes; the PCA map (metric-free) stays on screen.
   m_pipelineJobs->cancel();
   m_explore.reset();
   m_layouts = {};
@@ -730,9 +759,29 @@ void MainWindow::setMetric(Metric metric) {
   m_pathStrip->clear();
   m_map->setOverlay(-1, {}, {});
   m_map->setPositions(pcaView(m_mapDim), m_mapDim);
-  m_sweep->setMetric(metric);
   m_summary->setText(summaryText());
   startExploration();
+}
+
+void MainWindow::setPreferences(const Preferences& preferences) {
+  const Preferences old = m_prefs;
+  m_prefs = preferences;
+  m_prefs.save();
+  m_context.backend = m_prefs.backend;
+  m_sweep->setContext(m_context);
+  m_cache = ArtefactCache(ArtefactCache::defaultFolder(), m_prefs.cacheBytes());
+  if (!m_dataset)
+    return;
+  if (old.graphK != m_prefs.graphK || old.graphMethod != m_prefs.graphMethod ||
+      old.backend != m_prefs.backend)
+    restartExploration(); // the graph and what stands on it
+  else if (old.shownNeighbours != m_prefs.shownNeighbours && m_selected >= 0)
+    selectItem(m_selected);
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+  QSettings().setValue("window/geometry", saveGeometry());
+  QMainWindow::closeEvent(event);
 }
 
 void MainWindow::forceMetric(Metric metric) {
@@ -832,11 +881,6 @@ void MainWindow::buildExploreBar() {
     typing->stop();
     setSearch(m_searchField->text(), m_regexBox->isChecked());
     goToFirstMatch();
-  });
-  auto* find = new QShortcut(QKeySequence::Find, this);
-  connect(find, &QShortcut::activated, this, [this] {
-    m_searchField->setFocus();
-    m_searchField->selectAll();
   });
 }
 

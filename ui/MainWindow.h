@@ -1,6 +1,7 @@
 #pragma once
 // The main window: the map in the middle, the legend beside it, jobs in the status bar.
 
+#include "Preferences.h"
 #include "nearscape/Nearscape.h"
 
 #include <QMainWindow>
@@ -60,6 +61,10 @@ public:
   /// rebuilds what depends on it; it stays the choice for files that declare none.
   void setMetric(Metric metric);
   Metric metric() const { return m_metric; }
+  /// Applies and stores Edit → Preferences: the graph's k and method and the backend rebuild the
+  /// graph and what stands on it; the neighbours listed refresh the selection's list.
+  void setPreferences(const Preferences& preferences);
+  const Preferences& preferences() const { return m_prefs; }
   /// A metric that overrides even the file's (the command line's --metric).
   void forceMetric(Metric metric);
 
@@ -126,6 +131,7 @@ signals:
   void componentsDisconnected(std::int64_t from, std::int64_t to, int components);
 
 protected:
+  void closeEvent(QCloseEvent* event) override;
   void dragEnterEvent(QDragEnterEvent* event) override;
   void dropEvent(QDropEvent* event) override;
 
@@ -134,6 +140,8 @@ private:
   struct Exploration;
   void buildMenus();
   void startExploration();
+  /// Drops the graph, maps and selection and builds them again (a new metric, k or method).
+  void restartExploration();
   /// Refines the map of `dim` dimensions from its PCA view through the existing kNN graph.
   void startLayout(int dim);
   /// The PCA view in `dim` dimensions (n × dim).
@@ -150,6 +158,7 @@ private:
   void showHover(std::int64_t item, const QPoint& globalPos);
 
   Context m_context;
+  Preferences m_prefs;
   /// Graphs and maps computed before, keyed by the data's content hash (instant reopen).
   ArtefactCache m_cache{ArtefactCache::defaultFolder(), ArtefactCache::kDefaultMaxBytes};
   MapView* m_map;

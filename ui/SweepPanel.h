@@ -33,6 +33,8 @@ public:
 
   /// The data set sweeps run on (nullptr: none); forgets the last sweep.
   void setDataset(std::shared_ptr<const Dataset> dataset);
+  /// The engine context of the next sweep (the backend chosen in the preferences).
+  void setContext(const Context& context) { m_context = context; }
   /// The metric of the ground truth and the index (the data's, as the map uses). Clears results.
   void setMetric(Metric metric);
   Metric metric() const { return m_metric; }

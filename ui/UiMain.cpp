@@ -2,6 +2,7 @@
 
 #include "MainWindow.h"
 #include "MapView.h"
+#include "Preferences.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -33,6 +34,7 @@ void setDefaultSurfaceFormat() {
 int runGui(int argc, char** argv) {
   setDefaultSurfaceFormat();
   QApplication app(argc, argv);
+  QApplication::setOrganizationName(QStringLiteral("Nearscape")); // QSettings: ~/.config/Nearscape/
   QApplication::setApplicationName(QStringLiteral("Nearscape"));
   QApplication::setApplicationVersion(QString::fromLatin1(engineVersion()));
 
@@ -73,8 +75,16 @@ int runGui(int argc, char** argv) {
   parser.process(app);
 
   Context context;
-  if (auto b = parseBackend(parser.value(backend).toStdString()))
+  context.backend = Preferences::load().backend; // the command line's, when given, wins
+  if (parser.isSet(backend)) {
+    const auto b = parseBackend(parser.value(backend).toStdString());
+    if (!b) {
+      std::fprintf(stderr, "nearscape: unknown backend '%s' (auto, cpu or cuda)\n",
+                   qPrintable(parser.value(backend)));
+      return 2;
+    }
     context.backend = *b;
+  }
   MainWindow window(context);
   if (parser.isSet(metric)) {
     const auto chosen = parseMetric(parser.value(metric).toStdString());

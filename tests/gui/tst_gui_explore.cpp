@@ -6,6 +6,7 @@
 #include "LegendPanel.h"
 #include "MainWindow.h"
 #include "MapView.h"
+#include "PreferencesDialog.h"
 #include "TestFiles.h"
 #include "UiMain.h"
 
@@ -15,6 +16,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QSignalSpy>
+#include <QSpinBox>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -230,6 +232,35 @@ private slots:
     QCOMPARE(third.mapView()->positions(), first);               // recomputed: the same map
   }
 
+  void preferencesApplyAndPersist() {
+    MainWindow window;
+    openData(window);
+    // Edit → Preferences, as a person fills it in: a graph of 8, 5 neighbours listed.
+    PreferencesDialog dialog(window.preferences(), &window);
+    dialog.findChild<QSpinBox*>(QStringLiteral("graphK"))->setValue(8);
+    dialog.findChild<QSpinBox*>(QStringLiteral("shownNeighbours"))->setValue(5);
+    auto* method = dialog.findChild<QComboBox*>(QStringLiteral("graphMethod"));
+    method->setCurrentIndex(method->findData(int(GraphMethod::Exact)));
+    QSignalSpy explored(&window, &MainWindow::explorationFinished);
+    window.setPreferences(dialog.preferences());
+    QVERIFY(explored.wait(60000));
+    QString status;
+    for (const QLabel* label : window.findChildren<QLabel*>())
+      if (label->text().startsWith("n = "))
+        status = label->text();
+    QVERIFY2(status.contains("exact 8-NN graph"), qPrintable(status));
+    window.selectItem(4);
+    QTRY_COMPARE(window.neighboursPanel()->count(), 5);
+    // Kept for the next start.
+    const Preferences stored = Preferences::load();
+    QCOMPARE(stored.graphK, 8);
+    QCOMPARE(stored.shownNeighbours, 5);
+    QCOMPARE(stored.graphMethod, GraphMethod::Exact);
+    MainWindow next;
+    QCOMPARE(next.preferences().graphK, 8);
+    window.setPreferences(Preferences{}); // the defaults again, for the other tests
+  }
+
 private:
   static int countNonBackground(const QImage& image) {
     const QRgb bg = MapView::backgroundColor().rgb();
@@ -245,6 +276,7 @@ int main(int argc, char** argv) {
   // A fresh artefact cache: every run computes, and the person's own cache is left alone.
   QTemporaryDir cache;
   qputenv("NEARSCAPE_ARTEFACT_CACHE", cache.path().toUtf8());
+  qputenv("XDG_CONFIG_HOME", cache.path().toUtf8()); // preferences of this run only
   setDefaultSurfaceFormat();
   QApplication app(argc, argv);
   TestGuiExplore test;

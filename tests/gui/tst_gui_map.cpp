@@ -462,6 +462,7 @@ int main(int argc, char** argv) {
   // A fresh artefact cache: every run computes, and the person's own cache is left alone.
   QTemporaryDir cache;
   qputenv("NEARSCAPE_ARTEFACT_CACHE", cache.path().toUtf8());
+  qputenv("XDG_CONFIG_HOME", cache.path().toUtf8()); // preferences of this run only
   setDefaultSurfaceFormat();
   QApplication app(argc, argv);
   TestGuiMap test;
