@@ -11,12 +11,14 @@
 #include "LegendPanel.h"
 #include "MapView.h"
 #include "SweepPanel.h"
+#include "WelcomePage.h"
 
 #include <QApplication>
 #include <QCloseEvent>
 #include <QGuiApplication>
 #include <QScreen>
 #include <QSettings>
+#include <QStackedWidget>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QLineEdit>
@@ -91,7 +93,15 @@ MainWindow::MainWindow(Context context, QWidget* parent)
       m_cancel(new QToolButton(this)) {
   setWindowTitle(tr("Nearscape"));
   setAcceptDrops(true);
-  setCentralWidget(m_map);
+  // The welcome page until data is open, then the map.
+  m_central = new QStackedWidget(this);
+  m_welcome = new WelcomePage(m_central);
+  m_central->addWidget(m_welcome);
+  m_central->addWidget(m_map);
+  setCentralWidget(m_central);
+  connect(m_welcome, &WelcomePage::openFileAsked, this, [this] { m_openFile->trigger(); });
+  connect(m_welcome, &WelcomePage::openExampleAsked, this,
+          [this] { openPath(QString::fromStdString(defaultDatasetPath().string())); });
   auto* dock = new QDockWidget(tr("Colours"), this);
   dock->setObjectName(QStringLiteral("legendDock"));
   {
@@ -233,7 +243,7 @@ MainWindow::~MainWindow() {
 
 void MainWindow::buildMenus() {
   QMenu* file = menuBar()->addMenu(tr("&File"));
-  file->addAction(tr("&Open File…"), QKeySequence::Open, this, [this] {
+  m_openFile = file->addAction(tr("&Open File…"), QKeySequence::Open, this, [this] {
     const QString path = QFileDialog::getOpenFileName(
         this, tr("Open embeddings"), {},
         tr("Embeddings (*.npy *.fvecs *.bvecs *.ivecs *.hdf5 *.h5 *.tsv *.gz *-ubyte);;All files "
@@ -348,11 +358,13 @@ void MainWindow::buildMenus() {
   QMenu* help = menuBar()->addMenu(tr("&Help"));
   help->addAction(tr("&About Nearscape"), this, [this] {
     const DeviceInfo device = queryDevice(m_context.device);
-    QString gpu = device.usable ? tr("GPU: %1").arg(QString::fromStdString(device.name))
-                  : device.compiledWithCuda
-                      ? tr("Built with CUDA; no GPU in use: %1")
-                            .arg(QString::fromStdString(device.reason))
-                      : tr("Built without CUDA: the CPU engine only.");
+    // Why there is no GPU, whatever the reason (no plugin, no driver, an old driver, …).
+    const QString gpu = device.usable && m_context.backend != Backend::Cpu
+                            ? tr("GPU: %1").arg(QString::fromStdString(device.name))
+                            : tr("CPU engine; no GPU in use: %1")
+                                  .arg(m_context.backend == Backend::Cpu
+                                           ? tr("the CPU backend was chosen")
+                                           : QString::fromStdString(device.reason));
     QMessageBox::about(this, tr("About Nearscape"),
                        tr("<b>Nearscape %1</b><p>A desktop explorer for embeddings: exact and "
                           "approximate kNN graphs, ANN indexes, maps and min-max paths.</p><p>%2</p>")
@@ -394,6 +406,7 @@ void MainWindow::openPath(const QString& path, const QString& metaPath) {
 
 void MainWindow::showLoaded(Loaded& loaded) {
   m_dataset = loaded.dataset;
+  m_central->setCurrentWidget(m_map);
   const Dataset& ds = *m_dataset;
   m_pca = std::move(loaded.pca);
   m_layouts = {};

@@ -22,6 +22,7 @@ class QToolButton;
 class QCheckBox;
 class QComboBox;
 class QLineEdit;
+class QStackedWidget;
 
 namespace nearscape::ui {
 
@@ -33,6 +34,7 @@ class JobRunner;
 class LegendPanel;
 class MapView;
 class SweepPanel;
+class WelcomePage;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -112,6 +114,8 @@ public:
   LegendPanel* legend() const { return m_legend; }
   HoverCard* hoverCard() const { return m_hoverCard; }
   JobRunner* jobs() const { return m_jobs; }
+  /// The page shown until data is open.
+  WelcomePage* welcomePage() const { return m_welcome; }
   const Dataset* dataset() const { return m_dataset.get(); }
   /// The last error shown to the person, or empty.
   QString lastError() const { return m_lastError; }
@@ -182,6 +186,9 @@ private:
   int m_mapDim = 2;
   std::array<std::vector<float>, 2> m_layouts;    ///< refined 2D and 3D maps (empty: not yet)
   QAction* m_map3D = nullptr;
+  QAction* m_openFile = nullptr;
+  QStackedWidget* m_central = nullptr;
+  WelcomePage* m_welcome = nullptr;
   // Colouring and search.
   QComboBox* m_colourBox = nullptr;
   QLineEdit* m_searchField = nullptr;

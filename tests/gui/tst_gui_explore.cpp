@@ -9,10 +9,12 @@
 #include "PreferencesDialog.h"
 #include "TestFiles.h"
 #include "UiMain.h"
+#include "WelcomePage.h"
 
 #include <QApplication>
 #include <QComboBox>
 #include <QDir>
+#include <QFileInfo>
 #include <QLabel>
 #include <QLineEdit>
 #include <QSignalSpy>
@@ -80,6 +82,22 @@ private slots:
     }
     QVERIFY(test::writeBytes(m_data, test::npyBytes("<f4", {kN, 4}, test::rawBytes(x))));
     QVERIFY(test::writeBytes(m_dir.filePath("pets.meta.tsv"), meta));
+  }
+
+  void welcomePageUntilDataIsOpen() {
+    MainWindow window;
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QVERIFY(window.welcomePage()->isVisible()); // no error dialog, no empty map
+    QVERIFY(!window.mapView()->isVisible());
+    auto* examples = window.welcomePage()->findChild<QLabel*>(QStringLiteral("welcomeExamples"));
+    QVERIFY(examples->text().contains("Fashion-MNIST"));
+    if (!QFileInfo::exists(QString::fromStdString(defaultDatasetPath().string())))
+      QVERIFY(examples->text().contains("dataset-fashion-mnist")); // which package brings it
+    QSignalSpy shown(&window, &MainWindow::mapShown);
+    window.openPath(m_data);
+    QVERIFY(shown.wait(30000));
+    QVERIFY(window.mapView()->isVisible() && !window.welcomePage()->isVisible());
   }
 
   void searchDimsTheRestAndFinds() {
