@@ -5,12 +5,14 @@
 #include "nearscape/core/Dataset.h"
 #include "nearscape/io/ArtefactCache.h"
 
+#include <QDir>
 #include <QFile>
 #include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QProcessEnvironment>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -27,8 +29,13 @@ private:
     int code = -1;
     QByteArray out, err;
   };
-  Run cli(const QStringList& args) {
+  Run cli(const QStringList& args, const QString& fault = {}) {
     QProcess p;
+    if (!fault.isEmpty()) { // the engine's test hook: the named write fails
+      QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+      env.insert("NEARSCAPE_FAULT_WRITE", fault);
+      p.setProcessEnvironment(env);
+    }
     p.start(QStringLiteral(NEARSCAPE_CLI_PATH), args);
     if (!p.waitForFinished(120000))
       return {};
@@ -210,6 +217,49 @@ private slots:
     QCOMPARE(r.code, 0);
     QVERIFY(readBytes(m_dir.filePath("upper.NPY")).startsWith("\x93NUMPY"));
     QVERIFY(QFileInfo("/dev/null").exists() && !QFileInfo("/dev/null").isFile());
+  }
+
+  void failedWritesLoseNothing() {
+    QTemporaryDir dir;
+    const QString file = dir.filePath("data.npy"), ids = dir.filePath("ids.npy"),
+                  dist = dir.filePath("dist.npy");
+    QVERIFY(writeBytes(file, npyBytes("<f4", {300, 4}, rawBytes(randomFloats(300 * 4, 8)))));
+    QVERIFY(writeBytes(ids, "the ids of an earlier run"));
+    QVERIFY(writeBytes(dist, "the distances of an earlier run"));
+    const QStringList knn = {"knn", file, "--k", "5", "--out", ids, "--out-dist", dist, "--backend", "cpu"};
+    auto unchanged = [&] {
+      return readBytes(ids) == "the ids of an earlier run" &&
+             readBytes(dist) == "the distances of an earlier run" &&
+             QDir(dir.path()).entryList(QDir::Files | QDir::Hidden).size() == 3; // no leftovers
+    };
+    // A full disk, a read-only folder: exit 1 with the system's reason, the old files kept.
+    Run r = cli(knn, "enospc:1");
+    QCOMPARE(r.code, 1);
+    QVERIFY2(r.err.contains("No space left on device"), r.err.constData());
+    QVERIFY(unchanged());
+    r = cli(knn, "erofs:2");
+    QCOMPARE(r.code, 1);
+    QVERIFY2(r.err.contains("Read-only file system"), r.err.constData());
+    QVERIFY(unchanged());
+    // The second output's rename fails after the first landed: the first is put back.
+    r = cli(knn, "rename:2");
+    QCOMPARE(r.code, 1);
+    QVERIFY2(r.err.contains("cannot rename"), r.err.constData());
+    QVERIFY(unchanged());
+    // Killed (kill -9) in the middle of writing: the old file stays whole.
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("NEARSCAPE_FAULT_WRITE", "stall:1");
+    p.setProcessEnvironment(env);
+    p.start(QStringLiteral(NEARSCAPE_CLI_PATH), knn);
+    QTRY_VERIFY_WITH_TIMEOUT(!QDir(dir.path()).entryList({".ids.npy.tmp-*"}, QDir::Files | QDir::Hidden).isEmpty(), 30000);
+    p.kill();
+    QVERIFY(p.waitForFinished(10000));
+    QCOMPARE(readBytes(ids), QByteArray("the ids of an earlier run"));
+    QCOMPARE(readBytes(dist), QByteArray("the distances of an earlier run"));
+    // And with no fault, both land.
+    QCOMPARE(cli(knn).code, 0);
+    QVERIFY(readBytes(ids).startsWith("\x93NUMPY") && readBytes(dist).startsWith("\x93NUMPY"));
   }
 
   void userIdsAndCountsAreValidated() {

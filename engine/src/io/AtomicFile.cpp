@@ -3,6 +3,9 @@
 #include "nearscape/core/Error.h"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <thread>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -87,6 +90,38 @@ void fsyncFolder(const fs::path& folder) {
 
 thread_local OutputSet::Impl* t_active = nullptr;
 
+/// A test hook, so that tests can fail real writes: NEARSCAPE_FAULT_WRITE=KIND:N makes the N-th
+/// output this process writes fail as a full disk (enospc), a read-only folder (erofs) or a
+/// rename that fails (rename, as across file systems), or stall half-written for a minute (stall:
+/// a test kills the process there, as a crash or a kill -9 would).
+struct WriteFault {
+  std::string kind;
+  int at = 0;
+};
+
+const WriteFault& writeFault() {
+  static const WriteFault fault = [] {
+    WriteFault f;
+    const char* text = std::getenv("NEARSCAPE_FAULT_WRITE");
+    if (!text)
+      return f;
+    const std::string spec(text);
+    const auto colon = spec.find(':');
+    f.kind = spec.substr(0, colon);
+    f.at = colon == std::string::npos ? 1 : std::atoi(spec.c_str() + colon + 1);
+    return f;
+  }();
+  return fault;
+}
+
+/// The fault this output is to suffer ("" for none), counting outputs in the order staged.
+std::string faultForNextOutput() {
+  static std::atomic<int> written{0};
+  const WriteFault& fault = writeFault();
+  const int n = ++written;
+  return !fault.kind.empty() && n == fault.at ? fault.kind : std::string();
+}
+
 } // namespace
 
 struct OutputSet::Impl {
@@ -98,6 +133,7 @@ struct OutputSet::Impl {
     Target target;
     std::string staged;          ///< regular: the written temporary file
     std::FILE* buffer = nullptr; ///< stream: the bytes, in an anonymous temporary file
+    bool failRename = false;     ///< the test hook's "rename" fault
   };
   std::vector<Input> inputs;
   std::vector<Output> outputs;
@@ -142,6 +178,11 @@ struct OutputSet::Impl {
   static void stage(Output& o, const std::function<void(std::FILE*)>& writer) {
     discard(o); // a second write of one output replaces the first
     const std::string name = o.target.requested.string();
+    const std::string fault = faultForNextOutput();
+    o.failRename = fault == "rename";
+    if (fault == "erofs")
+      throw WriteError(name + ": cannot create a temporary file in " +
+                       o.target.path.parent_path().string() + ": " + errnoText(EROFS));
     std::FILE* file = nullptr;
     std::string tmpl;
     if (o.target.stream) {
@@ -186,6 +227,13 @@ struct OutputSet::Impl {
     }
     if (std::fflush(file) != 0 || std::ferror(file))
       fail(errno ? errno : EIO, "write failed");
+    if (fault == "enospc")
+      fail(ENOSPC, "write failed");
+    if (fault == "stall") { // half the bytes out, then wait to be killed
+      ::ftruncate(::fileno(file), std::max<long>(1, std::ftell(file) / 2));
+      ::fsync(::fileno(file));
+      std::this_thread::sleep_for(std::chrono::minutes(1));
+    }
     if (o.target.stream) {
       std::rewind(file);
       o.buffer = file;
@@ -275,8 +323,8 @@ struct OutputSet::Impl {
             m.backup = backup;
         }
       }
-      if (::rename(o.staged.c_str(), o.target.path.c_str()) != 0) {
-        const int err = errno;
+      if (o.failRename || ::rename(o.staged.c_str(), o.target.path.c_str()) != 0) {
+        const int err = o.failRename ? EXDEV : errno;
         if (!m.backup.empty())
           ::unlink(m.backup.c_str());
         rollBack();
