@@ -271,6 +271,8 @@ KnnResult GraphIndex::searchCpu(const MatrixView<float>& queries, int k, int ef,
       std::int32_t fresh[256];
 #pragma omp for schedule(dynamic, 8)
       for (std::int64_t i = b0; i < b1; ++i) {
+        if (job.stopRequested()) // a batch at a large ef lasts seconds: stop within it
+          continue;
         const float* query = q.view.row(i);
         visited->nextQuery();
         // Best-first walk of one layer; pool ids are the layer's, `global` maps them to rows.
@@ -309,6 +311,7 @@ KnnResult GraphIndex::searchCpu(const MatrixView<float>& queries, int k, int ef,
         pool.emit(m_metric, k, ids.data() + i * k, dists.data() + i * k);
       }
     }
+    job.check(); // queries skipped after a stop: never return them
     job.progress(double(b1) / double(queries.rows), "graph search");
   }
   return searchResult(std::move(ids), std::move(dists), queries.rows, k, Backend::Cpu, m_context);

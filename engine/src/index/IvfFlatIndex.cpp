@@ -145,6 +145,8 @@ KnnResult IvfFlatIndex::searchCpu(const WorkingVectors& q, int k, int nprobe, Jo
       TopK best(k);
 #pragma omp for schedule(dynamic, 4)
       for (std::int64_t i = b0; i < b1; ++i) {
+        if (job.stopRequested()) // many lists probed: a batch lasts seconds; stop within it
+          continue;
         const float* query = q.view.row(i);
         const std::int32_t* lists = probes.data() + (i - b0) * nprobe;
         for (int p = 0; p < nprobe; ++p) {
@@ -158,6 +160,7 @@ KnnResult IvfFlatIndex::searchCpu(const WorkingVectors& q, int k, int nprobe, Jo
         best.emit(m_metric, ids.data() + i * k, dists.data() + i * k);
       }
     }
+    job.check(); // queries skipped after a stop: never return them
     job.progress(double(b1) / double(queries.rows), "ivf search");
   }
   return searchResult(std::move(ids), std::move(dists), queries.rows, k, Backend::Cpu, m_context);
