@@ -96,6 +96,21 @@ void exportPath(const QString& path, const Dataset& data, const GraphPath& graph
   writeExport(path, data, tsv.str());
 }
 
+void exportSelection(const QString& path, const Dataset& data, const std::vector<std::int64_t>& ids) {
+  std::ostringstream tsv;
+  tsv << "id\tlabel";
+  for (const std::string& name : data.metadata.columnNames)
+    tsv << '\t' << cell(name);
+  tsv << '\n';
+  for (const std::int64_t id : ids) {
+    tsv << id << '\t' << cell(data.labelOf(id));
+    for (const auto& column : data.metadata.columns)
+      tsv << '\t' << cell(column[std::size_t(id)]);
+    tsv << '\n';
+  }
+  writeExport(path, data, tsv.str());
+}
+
 void exportPicture(const QString& path, const Dataset& data, const QImage& image) {
   QByteArray png;
   QBuffer buffer(&png);

@@ -23,6 +23,8 @@ void exportNeighbours(const QString& path, const Dataset& data, std::int64_t ite
 /// A path: JSON (path, steps, bottleneck, labels — as `nearscape-cli path --json`) when the name
 /// ends in .json, else TSV (step, id, distance from the previous item, label).
 void exportPath(const QString& path, const Dataset& data, const GraphPath& graphPath);
+/// Selected items: TSV (id, label, then every metadata column).
+void exportSelection(const QString& path, const Dataset& data, const std::vector<std::int64_t>& ids);
 /// A picture of the map (PNG).
 void exportPicture(const QString& path, const Dataset& data, const QImage& image);
 

@@ -40,8 +40,11 @@
 #include <QTimer>
 #include <QToolButton>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
+#include <map>
 
 namespace nearscape::ui {
 
@@ -213,6 +216,7 @@ MainWindow::MainWindow(Context context, QWidget* parent)
   m_prefs = Preferences::load();
   m_cache = ArtefactCache(ArtefactCache::defaultFolder(), m_prefs.cacheBytes());
   buildExploreBar();
+  buildSelectionDock();
   buildMenus();
   // Where the person left it; else 1200 × 800, or less on a small screen.
   if (!restoreGeometry(QSettings().value("window/geometry").toByteArray())) {
@@ -434,6 +438,8 @@ void MainWindow::showLoaded(Loaded& loaded) {
   m_pathStrip->clear();
   refreshColourChoices();
   m_matches.clear();
+  m_selection.clear();
+  refreshSelectionPanel();
   if (!m_searchField->text().isEmpty())
     setSearch(m_searchField->text(), m_regexBox->isChecked()); // the search carries over
   recolour();
@@ -856,6 +862,23 @@ void MainWindow::buildExploreBar() {
   QToolBar* bar = addToolBar(tr("Explore"));
   bar->setObjectName(QStringLiteral("exploreBar"));
   bar->setMovable(false);
+  // What a left drag does on the map.
+  auto* tools = new QActionGroup(this);
+  const std::array<std::pair<QString, QKeySequence>, 3> names = {
+      std::pair{tr("Pan"), QKeySequence(Qt::Key_P)}, std::pair{tr("Lasso"), QKeySequence(Qt::Key_L)},
+      std::pair{tr("Rectangle"), QKeySequence(Qt::Key_R)}};
+  for (int t = 0; t < 3; ++t) {
+    QAction* a = bar->addAction(names[std::size_t(t)].first, this, [this, t] { setDragTool(t); });
+    a->setCheckable(true);
+    a->setShortcut(names[std::size_t(t)].second);
+    a->setToolTip(t == 0 ? tr("Drag to pan (3D: to turn) — P")
+                         : tr("Drag to select; Shift adds, Alt removes — %1")
+                               .arg(names[std::size_t(t)].second.toString()));
+    tools->addAction(a);
+    m_toolActions[std::size_t(t)] = a;
+  }
+  m_toolActions[0]->setChecked(true);
+  bar->addSeparator();
   bar->addWidget(new QLabel(tr(" Colour by "), bar));
   m_colourBox = new QComboBox(bar);
   m_colourBox->setObjectName(QStringLiteral("colourBy"));
@@ -895,6 +918,148 @@ void MainWindow::buildExploreBar() {
     setSearch(m_searchField->text(), m_regexBox->isChecked());
     goToFirstMatch();
   });
+}
+
+void MainWindow::buildSelectionDock() {
+  auto* dock = new QDockWidget(tr("Selection"), this);
+  dock->setObjectName(QStringLiteral("selectionDock"));
+  auto* panel = new QWidget(dock);
+  auto* layout = new QVBoxLayout(panel);
+  m_selectionSummary = new QLabel(panel);
+  m_selectionSummary->setTextFormat(Qt::PlainText); // labels come from files
+  m_selectionSummary->setWordWrap(true);
+  m_selectionSummary->setObjectName(QStringLiteral("selectionSummary"));
+  layout->addWidget(m_selectionSummary);
+  auto* buttons = new QHBoxLayout;
+  auto addButton = [&](const QString& text, const QString& tip, auto action) {
+    auto* b = new QToolButton(panel);
+    b->setText(text);
+    b->setToolTip(tip);
+    connect(b, &QToolButton::clicked, this, action);
+    buttons->addWidget(b);
+  };
+  addButton(tr("Clear"), tr("Select nothing"), [this] { setSelection({}); });
+  addButton(tr("Invert"), tr("Select everything not selected"), [this] { invertSelection(); });
+  addButton(tr("+ Neighbours"), tr("Add each selected item's graph neighbours"),
+            [this] { growSelection(); });
+  addButton(tr("Export…"), tr("The selected items and their metadata, as TSV"), [this] {
+    const QString path = QFileDialog::getSaveFileName(this, tr("Export the selection"), {},
+                                                      tr("TSV (*.tsv)"));
+    if (!path.isEmpty())
+      exportSelectionTo(path);
+  });
+  buttons->addStretch();
+  layout->addLayout(buttons);
+  m_selectionList = new ItemStrip(false, panel);
+  layout->addWidget(m_selectionList, 1);
+  connect(m_selectionList, &ItemStrip::itemChosen, this, [this](std::int32_t item) { selectItem(item); });
+  dock->setWidget(panel);
+  addDockWidget(Qt::RightDockWidgetArea, dock);
+  tabifyDockWidget(m_legendDock, dock);
+  m_legendDock->raise();
+  m_selectionDock = dock;
+  connect(m_map, &MapView::selectionDrawn, this, &MainWindow::onSelectionDrawn);
+  refreshSelectionPanel();
+}
+
+void MainWindow::setDragTool(int tool) {
+  tool = std::clamp(tool, 0, 2);
+  m_map->setDragTool(MapView::DragTool(tool));
+  m_toolActions[std::size_t(tool)]->setChecked(true);
+}
+
+void MainWindow::onSelectionDrawn(const QPolygonF& polygon, Qt::KeyboardModifiers modifiers) {
+  const std::vector<std::int64_t> inside = m_map->itemsInside(polygon);
+  std::vector<std::int64_t> result;
+  if (modifiers & Qt::ShiftModifier)
+    std::set_union(m_selection.begin(), m_selection.end(), inside.begin(), inside.end(),
+                   std::back_inserter(result));
+  else if (modifiers & Qt::AltModifier)
+    std::set_difference(m_selection.begin(), m_selection.end(), inside.begin(), inside.end(),
+                        std::back_inserter(result));
+  else
+    result = inside;
+  setSelection(std::move(result));
+  m_selectionDock->raise(); // what was drawn: its count, labels and items
+}
+
+void MainWindow::setSelection(std::vector<std::int64_t> items) {
+  std::sort(items.begin(), items.end());
+  items.erase(std::unique(items.begin(), items.end()), items.end());
+  if (m_dataset)
+    items.erase(std::remove_if(items.begin(), items.end(),
+                               [n = m_dataset->size()](std::int64_t i) { return i < 0 || i >= n; }),
+                items.end());
+  else
+    items.clear();
+  m_selection = std::move(items);
+  refreshSelectionPanel();
+  recolour();
+}
+
+void MainWindow::invertSelection() {
+  if (!m_dataset)
+    return;
+  std::vector<std::int64_t> rest;
+  std::size_t at = 0;
+  for (std::int64_t i = 0; i < m_dataset->size(); ++i) {
+    if (at < m_selection.size() && m_selection[at] == i)
+      ++at;
+    else
+      rest.push_back(i);
+  }
+  setSelection(std::move(rest));
+}
+
+void MainWindow::growSelection() {
+  if (!m_explore) {
+    statusBar()->showMessage(tr("The neighbours come from the kNN graph, which is not built yet."), 6000);
+    return;
+  }
+  std::vector<std::int64_t> grown = m_selection;
+  const MatrixView<std::int32_t> ids = m_explore->graph.ids.view();
+  for (const std::int64_t item : m_selection)
+    for (std::int64_t c = 0; c < ids.cols; ++c)
+      if (ids.row(item)[c] >= 0)
+        grown.push_back(ids.row(item)[c]);
+  setSelection(std::move(grown));
+}
+
+bool MainWindow::exportSelectionTo(const QString& path) {
+  if (!m_dataset || m_selection.empty())
+    return false;
+  return runExport(tr("selection"), [&] { exportSelection(path, *m_dataset, m_selection); });
+}
+
+void MainWindow::refreshSelectionPanel() {
+  if (m_selection.empty()) {
+    m_selectionSummary->setText(tr("Nothing selected. Choose Lasso (L) or Rectangle (R) in the "
+                                   "toolbar and drag on the map; Shift adds, Alt removes."));
+    m_selectionList->clear();
+    return;
+  }
+  // How the selection splits by label: the most frequent first.
+  std::map<std::string, std::int64_t> byLabel;
+  for (const std::int64_t item : m_selection)
+    ++byLabel[m_dataset->labelOf(item)];
+  std::vector<std::pair<std::int64_t, std::string>> ranked;
+  for (const auto& [label, count] : byLabel)
+    ranked.push_back({-count, label});
+  std::sort(ranked.begin(), ranked.end());
+  QString text = m_selection.size() == 1 ? tr("1 item selected")
+                                          : tr("%L1 items selected").arg(m_selection.size());
+  for (std::size_t i = 0; i < ranked.size() && i < 8; ++i)
+    text += QStringLiteral("\n  %1: %2")
+                .arg(ranked[i].second.empty() ? tr("(no label)") : QString::fromStdString(ranked[i].second))
+                .arg(-ranked[i].first);
+  if (ranked.size() > 8)
+    text += tr("\n  … %1 more labels").arg(ranked.size() - 8);
+  m_selectionSummary->setText(text);
+  constexpr std::size_t kListed = 500; // the list is for browsing; the export holds them all
+  std::vector<std::int32_t> listed;
+  for (std::size_t i = 0; i < m_selection.size() && i < kListed; ++i)
+    listed.push_back(std::int32_t(m_selection[i]));
+  m_selectionList->setItems(*m_dataset, listed, std::vector<QString>(listed.size()));
 }
 
 QStringList MainWindow::colourChoices() const {
@@ -952,7 +1117,8 @@ void MainWindow::setSearch(const QString& text, bool regex) {
     try {
       m_matches = findItems(*m_dataset, text.toStdString(),
                             regex ? MatchMode::Regex : MatchMode::Substring);
-      m_matchLabel->setText(tr("%Ln match(es)", "", int(m_matches.size())));
+      m_matchLabel->setText(m_matches.size() == 1 ? tr("1 match")
+                                                  : tr("%L1 matches").arg(m_matches.size()));
     } catch (const InvalidArgument& e) {
       m_matchLabel->setText(tr("invalid expression"));
       statusBar()->showMessage(QString::fromStdString(e.what()), 8000);
@@ -973,8 +1139,11 @@ void MainWindow::goToFirstMatch() {
 void MainWindow::recolour() {
   if (!m_dataset || !m_scheme)
     return;
-  m_map->setColors(m_searching ? dimmedExcept(m_scheme->rgb, m_matches, MapView::backgroundColor())
-                               : m_scheme->rgb);
+  // Bright: the selection when there is one, else the search's matches; the rest fade.
+  const bool selecting = !m_selection.empty();
+  m_map->setColors(selecting   ? dimmedExcept(m_scheme->rgb, m_selection, MapView::backgroundColor())
+                   : m_searching ? dimmedExcept(m_scheme->rgb, m_matches, MapView::backgroundColor())
+                                 : m_scheme->rgb);
   if (m_scheme->numeric) {
     m_legend->clear();
     m_legend->hide();

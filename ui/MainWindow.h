@@ -22,6 +22,7 @@ class QToolButton;
 class QCheckBox;
 class QComboBox;
 class QLineEdit;
+class QPolygonF;
 class QStackedWidget;
 
 namespace nearscape::ui {
@@ -86,6 +87,18 @@ public:
   const std::vector<std::int64_t>& searchMatches() const { return m_matches; }
   /// Selects the first match and centres the map on it (Enter in the search field).
   void goToFirstMatch();
+
+  /// The selection (lasso, rectangle, or set here): sorted item ids. It stays bright on the map,
+  /// the rest fade; the selection panel counts it by label and lists it.
+  void setSelection(std::vector<std::int64_t> items);
+  const std::vector<std::int64_t>& selection() const { return m_selection; }
+  /// Everything not selected becomes the selection.
+  void invertSelection();
+  /// Adds the kNN-graph neighbours of every selected item (once the graph exists).
+  void growSelection();
+  bool exportSelectionTo(const QString& path);
+  /// The map's drag tool: pan (P), lasso (L) or rectangle (R).
+  void setDragTool(int tool);
 
   /// File → Export: the map's coordinates (.npy or TSV), the shown neighbours (TSV), the path
   /// (TSV or JSON), a picture of the map (PNG). A failure is shown as an error; returns success.
@@ -198,6 +211,14 @@ private:
   QDockWidget* m_legendDock = nullptr;
   std::unique_ptr<ColourScheme> m_scheme;
   std::vector<std::int64_t> m_matches;
+  std::vector<std::int64_t> m_selection;
+  QLabel* m_selectionSummary = nullptr;
+  QDockWidget* m_selectionDock = nullptr;
+  ItemStrip* m_selectionList = nullptr;
+  std::array<QAction*, 3> m_toolActions{};
+  void buildSelectionDock();
+  void onSelectionDrawn(const QPolygonF& polygon, Qt::KeyboardModifiers modifiers);
+  void refreshSelectionPanel();
   bool m_searching = false;
   /// The neighbours listed now (for export).
   std::int64_t m_shownNeighboursOf = -1;

@@ -1,6 +1,7 @@
 #include "MapView.h"
 
 #include <QMouseEvent>
+#include <QPainter>
 #include <QOpenGLContext>
 #include <QOpenGLExtraFunctions>
 #include <QWheelEvent>
@@ -171,6 +172,31 @@ void MapView::paintGL() {
   f->glClear(GL_COLOR_BUFFER_BIT);
   f->glColorMask(GL_TRUE, GL_TRUE, GL_TRUE, GL_TRUE);
   state->ResetFramebufferBindings();
+  if (m_drawn.size() > 1) { // the lasso or rectangle being drawn, over the map
+    QPainter painter(this);
+    painter.setRenderHint(QPainter::Antialiasing);
+    painter.setPen(QPen(overlayColor(), 1.5, Qt::DashLine));
+    painter.setBrush(QColor(overlayColor().red(), overlayColor().green(), overlayColor().blue(), 30));
+    painter.drawPolygon(m_drawn);
+  }
+}
+
+void MapView::setDragTool(DragTool tool) {
+  m_tool = tool;
+  setCursor(tool == DragTool::Pan ? Qt::ArrowCursor : Qt::CrossCursor);
+}
+
+std::vector<std::int64_t> MapView::itemsInside(const QPolygonF& polygon) const {
+  std::vector<std::int64_t> inside;
+  const QRectF bounds = polygon.boundingRect();
+  for (std::int64_t i = 0; i < pointCount(); ++i) {
+    if (!m_visible.empty() && !m_visible[std::size_t(i)])
+      continue;
+    const QPointF p = widgetPosOf(i);
+    if (bounds.contains(p) && polygon.containsPoint(p, Qt::OddEvenFill))
+      inside.push_back(i);
+  }
+  return inside;
 }
 
 void MapView::setPoint(std::int64_t item, const float* p, vtkPoints* points) const {
@@ -493,6 +519,11 @@ void MapView::rotateBy(double dx, double dy) {
 }
 
 void MapView::mousePressEvent(QMouseEvent* event) {
+  if (event->button() == Qt::LeftButton && m_tool != DragTool::Pan) {
+    m_drawn = QPolygonF({event->position()});
+    m_pressPos = event->position();
+    return;
+  }
   if (event->button() == Qt::LeftButton || event->button() == Qt::MiddleButton) {
     m_dragging = true;
     m_dragStart = event->position();
@@ -502,6 +533,14 @@ void MapView::mousePressEvent(QMouseEvent* event) {
 }
 
 void MapView::mouseMoveEvent(QMouseEvent* event) {
+  if (!m_drawn.isEmpty()) {
+    if (m_tool == DragTool::Rectangle)
+      m_drawn = QPolygonF(QRectF(m_pressPos, event->position()).normalized());
+    else
+      m_drawn << event->position();
+    update();
+    return;
+  }
   if (m_dragging) {
     const QPointF delta = event->position() - m_dragStart;
     m_dragStart = event->position();
@@ -523,6 +562,16 @@ void MapView::mouseMoveEvent(QMouseEvent* event) {
 }
 
 void MapView::mouseReleaseEvent(QMouseEvent* event) {
+  if (!m_drawn.isEmpty() && event->button() == Qt::LeftButton) {
+    const QPolygonF drawn = m_drawn;
+    m_drawn.clear();
+    update();
+    if ((event->position() - m_pressPos).manhattanLength() < 4) // a click, not a shape
+      emit clicked(itemAt(event->position()), event->modifiers());
+    else if (drawn.size() > 2 || m_tool == DragTool::Rectangle)
+      emit selectionDrawn(drawn, event->modifiers());
+    return;
+  }
   const bool wasDragging = m_dragging;
   m_dragging = false;
   unsetCursor();

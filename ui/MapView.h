@@ -6,6 +6,7 @@
 #include "nearscape/layout/PointGrid.h"
 
 #include <QOpenGLWidget>
+#include <QPolygonF>
 
 #include <cstdint>
 #include <memory>
@@ -67,7 +68,17 @@ public:
   /// Colour of the selection, neighbour rings and the path.
   static QColor overlayColor();
 
+  /// What a left drag does: pan (3D: turn), draw a lasso, or draw a rectangle.
+  enum class DragTool { Pan, Lasso, Rectangle };
+  void setDragTool(DragTool tool);
+  DragTool dragTool() const { return m_tool; }
+  /// The visible items inside `polygon` (widget coordinates; in 3D, as seen on screen), sorted.
+  std::vector<std::int64_t> itemsInside(const QPolygonF& polygon) const;
+
 signals:
+  /// A lasso or rectangle was drawn (widget coordinates), with the modifiers held at its end:
+  /// Shift adds to the selection, Alt removes from it, none replaces it.
+  void selectionDrawn(const QPolygonF& polygon, Qt::KeyboardModifiers modifiers);
   /// The mouse rests on `item` (-1: on no item); `globalPos` is where the mouse is.
   void hovered(std::int64_t item, const QPoint& globalPos);
   /// A click (no drag) on `item` (−1: on empty space), with the keyboard modifiers held.
@@ -126,6 +137,8 @@ private:
   mutable bool m_gridStale = true;
   QPointF m_dragStart;
   bool m_dragging = false;
+  DragTool m_tool = DragTool::Pan;
+  QPolygonF m_drawn; ///< the lasso or rectangle being drawn
 };
 
 } // namespace nearscape::ui

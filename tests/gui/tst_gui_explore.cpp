@@ -23,6 +23,7 @@
 #include <QTest>
 
 #include <algorithm>
+#include <iterator>
 #include <cmath>
 
 using namespace nearscape;
@@ -248,6 +249,71 @@ private slots:
         status = label->text();
     QVERIFY2(status.count("(cached)") == 1, qPrintable(status)); // the graph only
     QCOMPARE(third.mapView()->positions(), first);               // recomputed: the same map
+  }
+
+  void lassoAndRectangleSelect() {
+    MainWindow window;
+    openData(window);
+    MapView* map = window.mapView();
+    const Dataset& ds = *window.dataset();
+    auto itemsOf = [&](const char* label) {
+      std::vector<std::int64_t> ids;
+      for (std::int64_t i = 0; i < ds.size(); ++i)
+        if (ds.labelOf(i) == label)
+          ids.push_back(i);
+      return ids;
+    };
+    auto boundsOf = [&](const std::vector<std::int64_t>& ids) {
+      QRectF r(map->widgetPosOf(ids[0]), QSizeF(0, 0));
+      for (const std::int64_t i : ids)
+        r = r.united(QRectF(map->widgetPosOf(i), QSizeF(1, 1)));
+      return r.adjusted(-6, -6, 6, 6);
+    };
+    const std::vector<std::int64_t> dogs = itemsOf("dog"), cats = itemsOf("cat");
+    // R: the rectangle tool; drag around the dogs.
+    QTest::keyClick(&window, Qt::Key_R);
+    QCOMPARE(map->dragTool(), MapView::DragTool::Rectangle);
+    const QRectF dogBox = boundsOf(dogs);
+    QTest::mousePress(map, Qt::LeftButton, Qt::NoModifier, dogBox.topLeft().toPoint());
+    QTest::mouseMove(map, dogBox.center().toPoint());
+    QTest::mouseMove(map, dogBox.bottomRight().toPoint());
+    QTest::mouseRelease(map, Qt::LeftButton, Qt::NoModifier, dogBox.bottomRight().toPoint());
+    QCOMPARE(window.selection(), dogs);
+    // L: the lasso; Shift+lasso around the cats adds them (a polygon around their box).
+    QTest::keyClick(&window, Qt::Key_L);
+    const QRectF catBox = boundsOf(cats);
+    const QPoint corners[] = {catBox.topLeft().toPoint(), catBox.topRight().toPoint(),
+                              catBox.bottomRight().toPoint(), catBox.bottomLeft().toPoint()};
+    QTest::mousePress(map, Qt::LeftButton, Qt::ShiftModifier, corners[0]);
+    for (const QPoint& p : corners)
+      QTest::mouseMove(map, p);
+    QTest::mouseRelease(map, Qt::LeftButton, Qt::ShiftModifier, corners[3]);
+    std::vector<std::int64_t> both;
+    std::set_union(dogs.begin(), dogs.end(), cats.begin(), cats.end(), std::back_inserter(both));
+    QCOMPARE(window.selection(), both);
+    auto* summary = window.findChild<QLabel*>(QStringLiteral("selectionSummary"));
+    QVERIFY2(summary->text().contains("400 items selected") && summary->text().contains("dog: 200"),
+             qPrintable(summary->text()));
+    QTest::qWait(50);
+    QVERIFY(window.grab().save(artifact("explore-selection.png")));
+    // Alt+rectangle around the dogs removes them; the cats stay bright, the birds fade.
+    QTest::keyClick(&window, Qt::Key_R);
+    QTest::mousePress(map, Qt::LeftButton, Qt::AltModifier, dogBox.topLeft().toPoint());
+    QTest::mouseMove(map, dogBox.bottomRight().toPoint());
+    QTest::mouseRelease(map, Qt::LeftButton, Qt::AltModifier, dogBox.bottomRight().toPoint());
+    QCOMPARE(window.selection(), cats);
+    // Exported with its metadata; inverted; grown by the graph's neighbours.
+    QVERIFY(window.exportSelectionTo(m_dir.filePath("selection.tsv")));
+    const QList<QByteArray> lines = test::readBytes(m_dir.filePath("selection.tsv")).trimmed().split('\n');
+    QCOMPARE(lines.size(), int(cats.size()) + 1);
+    QCOMPARE(lines[0], QByteArray("id\tlabel\tlabel\ttitle\tscore"));
+    window.invertSelection();
+    QCOMPARE(window.selection().size(), std::size_t(kN) - cats.size());
+    window.setSelection({cats.front()});
+    window.growSelection();
+    QVERIFY(window.selection().size() > 1);
+    QTest::keyClick(&window, Qt::Key_P);
+    QCOMPARE(map->dragTool(), MapView::DragTool::Pan);
   }
 
   void preferencesApplyAndPersist() {
