@@ -1,4 +1,5 @@
 // The first map as a person sees it: open Fashion-MNIST, wait for the map, look at the pixels.
+#include "GuiTest.h"
 #include "Colors.h"
 #include "HoverCard.h"
 #include "ItemStrip.h"
@@ -25,33 +26,8 @@
 
 using namespace nearscape;
 using namespace nearscape::ui;
-
-namespace {
-
-/// Pixels that differ from the map's background.
-int countNonBackground(const QImage& image) {
-  const QRgb bg = MapView::backgroundColor().rgb();
-  int count = 0;
-  for (int y = 0; y < image.height(); ++y)
-    for (int x = 0; x < image.width(); ++x)
-      count += (image.pixel(x, y) & 0xffffff) != (bg & 0xffffff);
-  return count;
-}
-
-/// Pixels within a small distance of `color`.
-int countColor(const QImage& image, const QColor& color) {
-  int count = 0;
-  for (int y = 0; y < image.height(); ++y)
-    for (int x = 0; x < image.width(); ++x) {
-      const QColor c = image.pixelColor(x, y);
-      count += std::abs(c.red() - color.red()) + std::abs(c.green() - color.green()) +
-                   std::abs(c.blue() - color.blue()) <=
-               12;
-    }
-  return count;
-}
-
-} // namespace
+using nearscape::test::countColor;
+using nearscape::test::countNonBackground;
 
 class TestGuiMap : public QObject {
   Q_OBJECT
@@ -458,14 +434,5 @@ private slots:
   }
 };
 
-int main(int argc, char** argv) {
-  // A fresh artefact cache: every run computes, and the person's own cache is left alone.
-  QTemporaryDir cache;
-  qputenv("NEARSCAPE_ARTEFACT_CACHE", cache.path().toUtf8());
-  qputenv("XDG_CONFIG_HOME", cache.path().toUtf8()); // preferences of this run only
-  setDefaultSurfaceFormat();
-  QApplication app(argc, argv);
-  TestGuiMap test;
-  return QTest::qExec(&test, argc, argv);
-}
+int main(int argc, char** argv) { return nearscape::test::runGuiTest<TestGuiMap>(argc, argv); }
 #include "tst_gui_map.moc"

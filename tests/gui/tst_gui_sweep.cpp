@@ -1,5 +1,6 @@
 // The index sweep panel as a person drives it: run a sweep, watch the front fill in, click a dot
 // and see which true neighbours of the selected item that setting missed.
+#include "GuiTest.h"
 #include "ItemStrip.h"
 #include "JobRunner.h"
 #include "MainWindow.h"
@@ -118,14 +119,5 @@ private slots:
   }
 };
 
-int main(int argc, char** argv) {
-  // A fresh artefact cache: every run computes, and the person's own cache is left alone.
-  QTemporaryDir cache;
-  qputenv("NEARSCAPE_ARTEFACT_CACHE", cache.path().toUtf8());
-  qputenv("XDG_CONFIG_HOME", cache.path().toUtf8()); // preferences of this run only
-  setDefaultSurfaceFormat();
-  QApplication app(argc, argv);
-  TestGuiSweep test;
-  return QTest::qExec(&test, argc, argv);
-}
+int main(int argc, char** argv) { return nearscape::test::runGuiTest<TestGuiSweep>(argc, argv); }
 #include "tst_gui_sweep.moc"
