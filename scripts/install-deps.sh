@@ -15,6 +15,9 @@ packages=(
   libgl1-mesa-dri libglx-mesa0 fonts-dejavu-core
   # tests (GUI under a virtual display) and the data generator
   xvfb xauth python3-numpy python3-h5py
+  # the hardening step (scripts/ci-hardening.sh): clang's libFuzzer and sanitizer runtimes, LLVM's
+  # OpenMP (with its TSan tool, Archer), ccache
+  clang libclang-rt-14-dev libomp-dev ccache
   # the package's checks (scripts/test.sh's package stage)
   desktop-file-utils appstream lintian
   # demo data: Fashion-MNIST, and fastText for the debian-text set

@@ -282,7 +282,7 @@ Matrix<std::int64_t> readNpyIds(const std::filesystem::path& path) {
       std::memcpy(&v, src + 4 * i, 4);
       values[i] = v;
     }
-  } else {
+  } else if (count > 0) { // (0, k): values.data() may be null, which memcpy must never get
     std::memcpy(values.data(), src, count * 8);
   }
   return Matrix<std::int64_t>(std::move(values), rows, cols);
