@@ -59,5 +59,6 @@ else
   build_and_test "$build" OFF "CPU only"
   package_stage "$build"
 fi
+stage "hardening (fuzzing, ASan + UBSan, TSan)"; scripts/ci-hardening.sh || status=$?
 stage ""
 exit $status
