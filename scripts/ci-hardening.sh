@@ -63,6 +63,7 @@ run_stage() { # NAME COMMAND...: runs one stage, records its time and failure
 }
 
 configure() { # PRESET: configures build/PRESET from CMakePresets.json, with ccache when present
+  mkdir -p build
   cmake --preset "$1" "${launcher[@]}" > "build/$1.configure.log" 2>&1 ||
     { cat "build/$1.configure.log"; return 1; }
 }
