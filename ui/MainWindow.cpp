@@ -284,6 +284,25 @@ void MainWindow::buildMenus() {
     if (!path.isEmpty())
       attachMetadataFile(path);
   });
+  file->addAction(tr("Open &Session…"), this, [this] {
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open a session"), {},
+                                                      tr("Nearscape sessions (*.nearscape);;All files (*)"));
+    if (!path.isEmpty())
+      openSession(path);
+  });
+  file->addAction(tr("Save Session &As…"), QKeySequence::SaveAs, this, [this] {
+    if (!m_dataset) {
+      showError(tr("Save Session"), tr("Open a data set first."));
+      return;
+    }
+    QString path = QFileDialog::getSaveFileName(this, tr("Save the session"), {},
+                                                tr("Nearscape sessions (*.nearscape)"));
+    if (path.isEmpty())
+      return;
+    if (!path.endsWith(QLatin1String(".nearscape")))
+      path += QLatin1String(".nearscape");
+    saveSessionTo(path);
+  });
   QMenu* exports = file->addMenu(tr("&Export"));
   auto saveAs = [this](const QString& title, const QString& filter,
                        const std::function<bool(const QString&)>& write) {
@@ -378,6 +397,8 @@ void MainWindow::buildMenus() {
 
 void MainWindow::openPath(const QString& path, const QString& metaPath) {
   m_lastError.clear();
+  m_dataPath = path;
+  m_metaPath = metaPath;
   m_pipelineJobs->cancel();
   const Context context = m_context;
   const std::string file = path.toStdString();
@@ -417,7 +438,6 @@ void MainWindow::showLoaded(Loaded& loaded) {
   m_scheme = std::make_unique<ColourScheme>(labelScheme(ds));
   m_map->setPoints(pcaView(m_mapDim), m_mapDim, m_scheme->rgb);
   setWindowTitle(tr("Nearscape — %1").arg(QFileInfo(QString::fromStdString(ds.path)).fileName()));
-  m_summary->setText(summaryText() + tr(" · PCA map in %1 s").arg(loaded.seconds, 0, 'f', 2));
   m_explore.reset();
   if (m_metricForced) {
     m_metric = m_chosenMetric;
@@ -430,6 +450,7 @@ void MainWindow::showLoaded(Loaded& loaded) {
     m_metricSource = m_chosenMetric == Metric::L2 ? tr("default") : tr("chosen");
   }
   updateMetricMenu();
+  m_summary->setText(summaryText() + tr(" · PCA map in %1 s").arg(loaded.seconds, 0, 'f', 2));
   m_sweep->setDataset(m_dataset);
   m_sweep->setMetric(m_metric);
   m_selected = -1;
@@ -442,7 +463,9 @@ void MainWindow::showLoaded(Loaded& loaded) {
   refreshSelectionPanel();
   if (!m_searchField->text().isEmpty())
     setSearch(m_searchField->text(), m_regexBox->isChecked()); // the search carries over
-  recolour();
+  showSchemeKey();
+  if (m_pendingSession && !applySessionToData())
+    return;
   emit mapShown();
   startExploration();
 }
@@ -529,6 +552,9 @@ void MainWindow::startExploration() {
                                .arg(e->mstSeconds, 0, 'f', 2));
         m_summary->setToolTip(QString::fromStdString(e->graph.device));
         refreshColourChoices(); // the computed columns need the graph
+        applyPendingSession(); // what needs the graph: a computed colouring, the item, the path
+        if (m_selectionWaitsForGraph && m_selected >= 0)
+          selectItem(m_selected); // clicked while the graph was being built: list them now
         emit layoutFinished(e->layoutDim);
         emit explorationFinished();
         if (!mapRefined(m_mapDim)) // the person turned to the other dimension meanwhile
@@ -630,6 +656,7 @@ void MainWindow::selectItem(std::int64_t item) {
   m_pathStrip->clear();
   m_neighbours->clear();
   m_map->setOverlay(item, {}, {});
+  m_selectionWaitsForGraph = !m_explore;
   if (!m_explore) {
     statusBar()->showMessage(
         tr("Item %1 selected; its neighbours appear once the kNN graph is built.").arg(item), 8000);
@@ -827,6 +854,7 @@ QString MainWindow::summaryText() const {
 void MainWindow::attachMetadataFile(const QString& metaPath) {
   if (!m_dataset)
     return;
+  m_metaPath = metaPath;
   auto current = m_dataset;
   const std::string meta = metaPath.toStdString();
   m_jobs->run<std::shared_ptr<Dataset>>(
@@ -840,7 +868,7 @@ void MainWindow::attachMetadataFile(const QString& metaPath) {
         m_dataset = updated;
         m_scheme = std::make_unique<ColourScheme>(labelScheme(*m_dataset));
         refreshColourChoices();
-        recolour();
+        showSchemeKey();
       });
 }
 
@@ -1062,6 +1090,96 @@ void MainWindow::refreshSelectionPanel() {
   m_selectionList->setItems(*m_dataset, listed, std::vector<QString>(listed.size()));
 }
 
+Session MainWindow::currentSession() const {
+  Session s;
+  s.data = m_dataPath;
+  s.metadata = m_metaPath;
+  if (m_dataset)
+    s.contentHash = m_dataset->contentHash;
+  s.metric = std::string(metricName(m_metric));
+  s.colourBy = colourBy();
+  s.searchText = m_searchField->text();
+  s.searchRegex = m_regexBox->isChecked();
+  if (m_scheme && !m_scheme->numeric) {
+    const std::vector<bool> shown = m_legend->visibleLabels();
+    for (std::size_t g = 0; g < shown.size() && g < m_scheme->groupNames.size(); ++g)
+      if (!shown[g])
+        s.hidden << QString::fromStdString(m_scheme->groupNames[g]);
+  }
+  s.selection = m_selection;
+  s.selected = m_selected;
+  s.pathTo = m_lastPath.found() ? m_lastPath.nodes.back() : -1;
+  s.dim = m_mapDim;
+  if (m_dataset)
+    s.camera = m_map->camera();
+  s.windowState = saveState();
+  return s;
+}
+
+bool MainWindow::saveSessionTo(const QString& path) {
+  if (!m_dataset)
+    return false;
+  return runExport(tr("session"), [&] { currentSession().write(path); });
+}
+
+void MainWindow::openSession(const QString& path) {
+  try {
+    m_pendingSession = Session::read(path);
+  } catch (const std::exception& e) {
+    showError(tr("Open Session"), QString::fromUtf8(e.what()));
+    return;
+  }
+  m_sessionPath = path;
+  // The session's metric wins over the file's, for this opening.
+  if (const auto metric = parseMetric(m_pendingSession->metric)) {
+    m_chosenMetric = *metric;
+    m_metricForced = true;
+  }
+  setMapDimension(m_pendingSession->dim);
+  openPath(m_pendingSession->data, m_pendingSession->metadata);
+}
+
+bool MainWindow::applySessionToData() {
+  const Session s = *m_pendingSession;
+  if (!s.contentHash.empty() && s.contentHash != m_dataset->contentHash) {
+    m_pendingSession.reset();
+    m_metricForced = false;
+    showError(tr("Open Session"),
+              tr("%1 is a session of other data: %2 has changed since it was saved (its content "
+                 "hash differs)")
+                  .arg(m_sessionPath, s.data));
+    return false;
+  }
+  m_metricForced = false; // later files get their own metric again
+  if (!s.colourBy.isEmpty() && colourChoices().contains(s.colourBy))
+    setColourBy(s.colourBy);
+  for (int g = 0; m_scheme && !m_scheme->numeric && g < int(m_scheme->groupNames.size()); ++g)
+    if (s.hidden.contains(QString::fromStdString(m_scheme->groupNames[std::size_t(g)])))
+      m_legend->setLabelVisible(g, false);
+  if (!s.searchText.isEmpty())
+    setSearch(s.searchText, s.searchRegex);
+  setSelection(s.selection);
+  if (!s.windowState.isEmpty())
+    restoreState(s.windowState);
+  return true;
+}
+
+void MainWindow::applyPendingSession() {
+  if (!m_pendingSession)
+    return;
+  const Session s = *m_pendingSession;
+  m_pendingSession.reset();
+  if (s.colourBy != colourBy() && !setColourBy(s.colourBy)) // a computed column needs the graph
+    showError(tr("Open Session"), tr("%1: no column '%2' to colour by").arg(m_sessionPath, s.colourBy));
+  if (s.camera && s.dim == m_mapDim)
+    m_map->setCamera(*s.camera);
+  if (s.selected >= 0 && s.selected < m_dataset->size()) {
+    selectItem(s.selected);
+    if (s.pathTo >= 0 && s.pathTo < m_dataset->size())
+      showPathTo(s.pathTo);
+  }
+}
+
 QStringList MainWindow::colourChoices() const {
   QStringList choices;
   if (!m_dataset)
@@ -1100,7 +1218,7 @@ bool MainWindow::setColourBy(const QString& name) {
     m_scheme = std::make_unique<ColourScheme>(numericScheme(name, values));
   }
   m_colourBox->setCurrentText(name);
-  recolour();
+  showSchemeKey();
   return true;
 }
 
@@ -1144,6 +1262,12 @@ void MainWindow::recolour() {
   m_map->setColors(selecting   ? dimmedExcept(m_scheme->rgb, m_selection, MapView::backgroundColor())
                    : m_searching ? dimmedExcept(m_scheme->rgb, m_matches, MapView::backgroundColor())
                                  : m_scheme->rgb);
+  applyVisibility();
+}
+
+void MainWindow::showSchemeKey() {
+  if (!m_scheme)
+    return;
   if (m_scheme->numeric) {
     m_legend->clear();
     m_legend->hide();
@@ -1154,7 +1278,7 @@ void MainWindow::recolour() {
     m_legend->show();
     m_legend->setLabels(m_scheme->groupNames, m_scheme->groupCounts, m_scheme->groupColors);
   }
-  applyVisibility();
+  recolour();
 }
 
 bool MainWindow::runExport(const QString& what, const std::function<void()>& write) {

@@ -2,6 +2,7 @@
 // The main window: the map in the middle, the legend beside it, jobs in the status bar.
 
 #include "Preferences.h"
+#include "Session.h"
 #include "nearscape/Nearscape.h"
 
 #include <QMainWindow>
@@ -11,6 +12,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <vector>
 
 class QDockWidget;
@@ -99,6 +101,14 @@ public:
   bool exportSelectionTo(const QString& path);
   /// The map's drag tool: pan (P), lasso (L) or rectangle (R).
   void setDragTool(int tool);
+
+  /// File → Save Session / Open Session (ui/Session.h): what is being looked at, to reproduce
+  /// it later. Opening reads the session, opens its data (refused when the data changed since),
+  /// then restores the metric, colouring, search, hidden classes, selection, panels and, once the
+  /// graph exists, the selected item, the path and the camera.
+  Session currentSession() const;
+  bool saveSessionTo(const QString& path);
+  void openSession(const QString& path);
 
   /// File → Export: the map's coordinates (.npy or TSV), the shown neighbours (TSV), the path
   /// (TSV or JSON), a picture of the map (PNG). A failure is shown as an error; returns success.
@@ -189,6 +199,7 @@ private:
   QDockWidget* m_sweepDock = nullptr;
   std::shared_ptr<const Exploration> m_explore;
   std::int64_t m_selected = -1;
+  bool m_selectionWaitsForGraph = false; ///< selected before the graph existed
   GraphPath m_lastPath;
   QLabel* m_summary;
   QProgressBar* m_progress;
@@ -212,6 +223,13 @@ private:
   std::unique_ptr<ColourScheme> m_scheme;
   std::vector<std::int64_t> m_matches;
   std::vector<std::int64_t> m_selection;
+  QString m_dataPath, m_metaPath;       ///< what is open (a session names them)
+  QString m_sessionPath;
+  std::optional<Session> m_pendingSession; ///< being applied while its data opens
+  /// The parts of a session that need the data (false: it is for other data).
+  bool applySessionToData();
+  /// The parts that need the graph.
+  void applyPendingSession();
   QLabel* m_selectionSummary = nullptr;
   QDockWidget* m_selectionDock = nullptr;
   ItemStrip* m_selectionList = nullptr;
@@ -226,9 +244,11 @@ private:
   std::vector<float> m_shownDistances;
   void buildExploreBar();
   void refreshColourChoices();
-  /// Paints the scheme's colours, dimmed outside the search's matches, and fills the legend or
-  /// the colour bar.
+  /// Paints the scheme's colours, bright for the selection (else the search's matches) and
+  /// faded for the rest, and hides what the legend hides.
   void recolour();
+  /// Fills the legend (categories) or the colour bar (numbers) for a new scheme, then recolours.
+  void showSchemeKey();
   bool runExport(const QString& what, const std::function<void()>& write);
   Metric m_metric = Metric::L2;       ///< of the open data set
   Metric m_chosenMetric = Metric::L2; ///< for files that declare none

@@ -465,6 +465,28 @@ std::int64_t MapView::itemAt(const QPointF& pos) const {
                         [this](std::int64_t i) { return bool(m_visible[std::size_t(i)]); });
 }
 
+MapView::Camera MapView::camera() const {
+  vtkCamera* c = m_renderer->GetActiveCamera();
+  Camera out;
+  c->GetFocalPoint(out.focal.data());
+  c->GetPosition(out.position.data());
+  c->GetViewUp(out.up.data());
+  out.scale = c->GetParallelScale();
+  return out;
+}
+
+void MapView::setCamera(const Camera& camera) {
+  vtkCamera* c = m_renderer->GetActiveCamera();
+  c->SetFocalPoint(camera.focal.data());
+  c->SetPosition(camera.position.data());
+  c->SetViewUp(camera.up.data());
+  c->SetParallelScale(std::max(camera.scale, 1e-9));
+  m_renderer->ResetCameraClippingRange();
+  m_userMoved = true;
+  m_gridStale = true; // the view plane may have turned
+  update();
+}
+
 void MapView::centreOn(std::int64_t item) {
   if (item < 0 || item >= pointCount())
     return;

@@ -8,6 +8,7 @@
 #include <QOpenGLWidget>
 #include <QPolygonF>
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -47,6 +48,14 @@ public:
   void setVisibleMask(std::vector<bool> visible);
   /// Fits all points in the view.
   void resetCamera();
+  /// Where the camera looks from (a session keeps it): focal point, position, view-up, and the
+  /// parallel scale (half the view's height in map units).
+  struct Camera {
+    std::array<double, 3> focal{}, position{}, up{};
+    double scale = 1;
+  };
+  Camera camera() const;
+  void setCamera(const Camera& camera);
   /// Pans (keeping the zoom and, in 3D, the orientation) so that `item` is in the centre.
   void centreOn(std::int64_t item);
   /// Zooms by `factor` (> 1 zooms in) about the widget point `at`.

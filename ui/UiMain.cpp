@@ -3,6 +3,7 @@
 #include "MainWindow.h"
 #include "MapView.h"
 #include "Preferences.h"
+#include "Session.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -12,6 +13,8 @@
 #include <QTimer>
 
 #include <cstdio>
+#include <string>
+#include <vector>
 
 namespace nearscape::ui {
 
@@ -31,7 +34,33 @@ void setDefaultSurfaceFormat() {
   QSurfaceFormat::setDefaultFormat(format);
 }
 
+namespace {
+
+/// Takes `--session FILE` (or `--session=FILE`) out of the arguments before QApplication sees
+/// them: Qt claims `-session` for X session management and would swallow it.
+std::string takeSessionArgument(int& argc, char** argv) {
+  std::string file;
+  int kept = 1;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if ((arg == "--session" || arg == "-session") && i + 1 < argc) {
+      file = argv[++i];
+      continue;
+    }
+    if (arg.rfind("--session=", 0) == 0) {
+      file = arg.substr(10);
+      continue;
+    }
+    argv[kept++] = argv[i];
+  }
+  argc = kept;
+  return file;
+}
+
+} // namespace
+
 int runGui(int argc, char** argv) {
+  const QString sessionFile = QString::fromStdString(takeSessionArgument(argc, argv));
   setDefaultSurfaceFormat();
   QApplication app(argc, argv);
   QApplication::setOrganizationName(QStringLiteral("Nearscape")); // QSettings: ~/.config/Nearscape/
@@ -71,7 +100,11 @@ int runGui(int argc, char** argv) {
   QCommandLineOption search(QStringLiteral("search"),
                             QStringLiteral("Find these items (an id or text); the rest are dimmed"),
                             QStringLiteral("text"));
-  parser.addOptions({meta, backend, screenshot, select, pathTo, map3D, metric, colourBy, search});
+  QCommandLineOption session(QStringLiteral("session"),
+                             QStringLiteral("Open this session (.nearscape): its data and view"),
+                             QStringLiteral("file"));
+  parser.addOptions({meta, backend, screenshot, select, pathTo, map3D, metric, colourBy, search,
+                     session});
   parser.process(app);
 
   Context context;
@@ -121,6 +154,16 @@ int runGui(int argc, char** argv) {
     const qint64 a = parser.value(select).toLongLong(), b = parser.value(pathTo).toLongLong();
     const bool withPath = parser.isSet(pathTo);
     QObject::connect(&window, &MainWindow::explorationFinished, &window, [&window, a, b, withPath] {
+      const qint64 n = window.dataset() ? window.dataset()->size() : 0;
+      for (const qint64 item : withPath ? std::vector<qint64>{a, b} : std::vector<qint64>{a})
+        if (item < 0 || item >= n) {
+          std::fprintf(stderr, "nearscape: item %lld is out of range: the data has %lld items "
+                               "(0 … %lld)\n",
+                       static_cast<long long>(item), static_cast<long long>(n),
+                       static_cast<long long>(n - 1));
+          QApplication::exit(2);
+          return;
+        }
       window.selectItem(a);
       if (withPath)
         window.showPathTo(b);
@@ -136,11 +179,27 @@ int runGui(int argc, char** argv) {
         QApplication::exit(ok ? 0 : 1);
       });
     });
-    QObject::connect(&window, &MainWindow::loadFailed, &window,
-                     [](const QString&) { QApplication::exit(2); });
+    QObject::connect(&window, &MainWindow::loadFailed, &window, [](const QString& message) {
+      std::fprintf(stderr, "nearscape: %s\n", qPrintable(message)); // no dialog to read
+      QApplication::exit(2);
+    });
   }
-  if (QFileInfo::exists(path) || !parser.positionalArguments().isEmpty())
+  if (!sessionFile.isEmpty()) {
+    // A session file that cannot be read is an error of the command line: say so and stop.
+    try {
+      (void)Session::read(sessionFile);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "nearscape: %s\n", e.what());
+      return 2;
+    }
+    QObject::connect(&window, &MainWindow::loadFailed, &window, [](const QString& message) {
+      std::fprintf(stderr, "nearscape: %s\n", qPrintable(message));
+      QApplication::exit(2); // a session of other data
+    });
+    window.openSession(sessionFile);
+  } else if (QFileInfo::exists(path) || !parser.positionalArguments().isEmpty()) {
     window.openPath(path, parser.value(meta));
+  }
   return app.exec();
 }
 

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <iomanip>
 #include <iostream>
 #include <memory>
 
@@ -30,8 +31,9 @@ int runCache(const CacheArgs& args) {
     j["cleared"] = args.clear;
     std::cout << j.dump(2) << '\n';
   } else {
-    std::cout << cache.folder().string() << ": " << entries << " entries, " << bytes / 1e6
-              << " MB (at most " << ArtefactCache::kDefaultMaxBytes / 1e9 << " GB)"
+    std::cout << cache.folder().string() << ": " << entries << " entries, " << std::fixed
+              << std::setprecision(1) << double(bytes) / 1e6 << " MB (at most "
+              << std::setprecision(0) << double(ArtefactCache::kDefaultMaxBytes) / 1e9 << " GB)"
               << (args.clear ? "; cleared" : "") << '\n';
   }
   return kExitOk;

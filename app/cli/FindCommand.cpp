@@ -33,11 +33,11 @@ int runFind(const FindArgs& args) {
     j["count"] = found.size();
     nlohmann::ordered_json items = nlohmann::ordered_json::array();
     for (std::size_t i = 0; i < shown; ++i)
-      items.push_back({{"id", found[i]},
-                       {"label", printableText(ds.labelOf(found[i]), 200)},
-                       {"text", printableText(ds.textOf(found[i]), 200)}});
+      items.push_back({{"id", found[i]}, // JSON escapes control characters itself
+                       {"label", ds.labelOf(found[i])},
+                       {"text", ds.textOf(found[i])}});
     j["items"] = items;
-    std::cout << j.dump(2) << '\n';
+    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
     return kExitOk;
   }
   std::cout << found.size() << " of " << ds.size() << " items match\n";

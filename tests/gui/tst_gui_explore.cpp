@@ -303,6 +303,53 @@ private slots:
     QCOMPARE(map->dragTool(), MapView::DragTool::Pan);
   }
 
+  void sessionsSaveAndReproduceAView() {
+    const QString session = m_dir.filePath("view.nearscape");
+    MapView::Camera camera;
+    {
+      MainWindow window;
+      openData(window);
+      window.legend()->setLabelVisible(0, false); // hide the first class
+      window.setSearch(QStringLiteral("dog"));
+      window.setSelection({1, 2, 3});
+      window.selectItem(4);
+      window.showPathTo(7);
+      QTRY_VERIFY(window.lastPath().found());
+      window.mapView()->zoomAt(QPointF(100, 100), 1.7);
+      camera = window.mapView()->camera();
+      QVERIFY(window.saveSessionTo(session));
+    }
+    QVERIFY(test::readBytes(session).contains("\"format\": \"nearscape-session\""));
+    MainWindow again;
+    again.show();
+    QSignalSpy explored(&again, &MainWindow::explorationFinished);
+    again.openSession(session);
+    QVERIFY2(explored.wait(60000), qPrintable(again.lastError()));
+    QCOMPARE(again.dataset()->size(), kN);
+    QCOMPARE(again.searchMatches().size(), std::size_t(kN / 3));
+    QCOMPARE(again.selection(), (std::vector<std::int64_t>{1, 2, 3}));
+    QCOMPARE(again.legend()->visibleLabels()[0], false);
+    QCOMPARE(again.selectedItem(), std::int64_t(4));
+    QTRY_VERIFY(again.lastPath().found());
+    QCOMPARE(std::int64_t(again.lastPath().nodes.back()), std::int64_t(7));
+    QCOMPARE(again.mapView()->camera().scale, camera.scale);
+    QCOMPARE(again.mapView()->camera().focal, camera.focal);
+
+    // A session of data that changed since is refused with the reason; a broken file too.
+    const QString other = m_dir.filePath("other.nearscape");
+    QByteArray text = test::readBytes(session);
+    text.replace(QByteArray::fromStdString(again.dataset()->contentHash), "0123456789abcdef0123456789abcdef");
+    QVERIFY(test::writeBytes(other, text));
+    MainWindow third;
+    QSignalSpy failed(&third, &MainWindow::loadFailed);
+    third.openSession(other);
+    QVERIFY(failed.wait(30000));
+    QVERIFY2(third.lastError().contains("other data"), qPrintable(third.lastError()));
+    QVERIFY(test::writeBytes(other, "{\"format\": \"nearscape-session\", \"version\": 1}"));
+    third.openSession(other);
+    QVERIFY2(third.lastError().contains("not a valid session"), qPrintable(third.lastError()));
+  }
+
   void preferencesApplyAndPersist() {
     MainWindow window;
     openData(window);

@@ -26,7 +26,7 @@ public:
   /// $XDG_CACHE_HOME/nearscape/artefacts (~/.cache/nearscape/artefacts).
   static std::filesystem::path defaultFolder();
   /// The default bound: 10 GB.
-  static constexpr std::uint64_t kDefaultMaxBytes = 10ull << 30;
+  static constexpr std::uint64_t kDefaultMaxBytes = 10'000'000'000ull;
 
   /// A kNN graph of `data` under `metric`; `params` names how it was built (method, k, seed…).
   std::optional<KnnResult> loadGraph(const Dataset& data, Metric metric, const std::string& params) const;

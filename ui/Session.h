@@ -1,0 +1,48 @@
+#pragma once
+// A session file (.nearscape, JSON): what a person was looking at — the data and its metadata,
+// the metric, the colouring, the search, hidden classes, the selection, the selected item and
+// path, the map's dimension and camera, the panels — so that a view can be saved, shared and
+// reproduced (`nearscape --session FILE`).
+//
+// {"format": "nearscape-session", "version": 1, "data": PATH, "metadata": PATH|null,
+//  "content_hash": HEX, "metric": "l2"|"cos"|"ip", "colour_by": NAME,
+//  "search": {"text": TEXT, "regex": BOOL}, "hidden": [GROUP…], "selection": [ID…],
+//  "selected": ID|-1, "path_to": ID|-1, "dim": 2|3,
+//  "camera": {"focal": [x,y,z], "position": [x,y,z], "up": [x,y,z], "scale": S}|null,
+//  "window": BASE64}
+// Paths are stored as given; relative ones are read against the session file's folder.
+
+#include "MapView.h"
+
+#include <QByteArray>
+#include <QString>
+#include <QStringList>
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace nearscape::ui {
+
+struct Session {
+  QString data, metadata;
+  std::string contentHash;
+  std::string metric;                 ///< "l2", "cos" or "ip"
+  QString colourBy = QStringLiteral("label");
+  QString searchText;
+  bool searchRegex = false;
+  QStringList hidden;                 ///< legend groups unticked
+  std::vector<std::int64_t> selection;
+  std::int64_t selected = -1, pathTo = -1;
+  int dim = 2;
+  std::optional<MapView::Camera> camera;
+  QByteArray windowState;
+
+  /// Reads and checks a session file. Throws IoError, FormatError (naming the file and the
+  /// problem: not JSON, another format, a missing or mistyped field).
+  static Session read(const QString& path);
+  /// Writes it atomically, never over the data it names. Throws the engine's write errors.
+  void write(const QString& path) const;
+};
+
+} // namespace nearscape::ui
