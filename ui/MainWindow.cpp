@@ -1184,10 +1184,7 @@ QStringList MainWindow::colourChoices() const {
   QStringList choices;
   if (!m_dataset)
     return choices;
-  choices << QStringLiteral("label");
-  for (const std::string& name : m_dataset->metadata.columnNames)
-    if (!choices.contains(QString::fromStdString(name)))
-      choices << QString::fromStdString(name);
+  choices << QStringLiteral("label") << m_columnChoices;
   if (m_explore)
     choices << tr("distance to the %1th neighbour").arg(m_explore->graphK);
   return choices;
@@ -1196,6 +1193,19 @@ QStringList MainWindow::colourChoices() const {
 QString MainWindow::colourBy() const { return m_scheme ? m_scheme->name : QString(); }
 
 void MainWindow::refreshColourChoices() {
+  // Numbers, and categories that repeat; not identifiers or free text (mostly unique values,
+  // whose colours would say nothing). Read once per data set: a column is read whole.
+  m_columnChoices.clear();
+  if (m_dataset)
+    for (std::size_t c = 0; c < m_dataset->metadata.columnNames.size(); ++c) {
+      const QString name = QString::fromStdString(m_dataset->metadata.columnNames[c]);
+      if (name == QStringLiteral("label") || m_columnChoices.contains(name))
+        continue;
+      const ColumnValues v = readColumn(*m_dataset, int(c));
+      const auto distinct = std::int64_t(v.categories.size());
+      if (v.numeric || distinct <= kMaxCategories || distinct <= m_dataset->size() / 2)
+        m_columnChoices << name;
+    }
   const QString current = colourBy();
   m_colourBox->clear();
   m_colourBox->addItems(colourChoices());

@@ -223,6 +223,7 @@ private:
   std::unique_ptr<ColourScheme> m_scheme;
   std::vector<std::int64_t> m_matches;
   std::vector<std::int64_t> m_selection;
+  QStringList m_columnChoices; ///< metadata columns worth colouring by (refreshColourChoices)
   QString m_dataPath, m_metaPath;       ///< what is open (a session names them)
   QString m_sessionPath;
   std::optional<Session> m_pendingSession; ///< being applied while its data opens

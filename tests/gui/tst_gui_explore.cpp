@@ -61,12 +61,12 @@ private slots:
   void initTestCase() {
     m_data = m_dir.filePath("pets.npy");
     std::vector<float> x = test::randomFloats(std::size_t(kN) * 4, 5);
-    QByteArray meta("label\ttitle\tscore\n");
+    QByteArray meta("label\ttitle\tscore\tgroup\n");
     const char* names[] = {"cat", "dog", "bird"};
     for (int i = 0; i < kN; ++i) {
       x[std::size_t(i * 4 + i % 3)] += 8.0f; // the blob of its class
       meta += QByteArray(names[i % 3]) + "\titem <b>" + QByteArray::number(i) + "</b>\t" +
-              QByteArray::number(i * 0.5) + "\n";
+              QByteArray::number(i * 0.5) + "\tg" + QByteArray::number(i % 30) + "\n";
     }
     QVERIFY(test::writeBytes(m_data, test::npyBytes("<f4", {kN, 4}, test::rawBytes(x))));
     QVERIFY(test::writeBytes(m_dir.filePath("pets.meta.tsv"), meta));
@@ -140,9 +140,10 @@ private slots:
     QStringList listed;
     for (int i = 0; i < box->count(); ++i)
       listed << box->itemText(i);
-    QVERIFY2(listed.contains("score") && listed.contains("title") &&
+    QVERIFY2(listed.contains("score") && listed.contains("group") &&
                  listed.join('|').contains("neighbour"),
              qPrintable(listed.join('|')));
+    QVERIFY(!listed.contains("title")); // every value unique: free text says nothing as colour
     // A numeric column: a colour bar with its range; the map in viridis from end to end.
     box->setCurrentText(QStringLiteral("score"));
     emit box->textActivated(box->currentText()); // as a person choosing it
@@ -159,8 +160,9 @@ private slots:
     QVERIFY(countColor(mapFrame, viridis(0.0)) > 0 || countColor(mapFrame, viridis(0.05)) > 0);
     QVERIFY(countColor(mapFrame, viridis(1.0)) > 0 || countColor(mapFrame, viridis(0.95)) > 0);
     QVERIFY(countColor(frame, viridis(0.5)) > 20); // the colour bar itself
-    // A text column with more values than colours: the most frequent ones and "other".
-    QVERIFY(window.setColourBy(QStringLiteral("title")));
+    // A column with more categories than colours: the most frequent ones and "other".
+    QVERIFY(!window.setColourBy(QStringLiteral("title")));
+    QVERIFY(window.setColourBy(QStringLiteral("group")));
     QTRY_VERIFY(window.legend()->isVisible());
     QCOMPARE(window.legend()->count(), kMaxCategories);
     QVERIFY(window.legend()->item(kMaxCategories - 1)->text().startsWith("other"));
@@ -293,7 +295,7 @@ private slots:
     QVERIFY(window.exportSelectionTo(m_dir.filePath("selection.tsv")));
     const QList<QByteArray> lines = test::readBytes(m_dir.filePath("selection.tsv")).trimmed().split('\n');
     QCOMPARE(lines.size(), int(cats.size()) + 1);
-    QCOMPARE(lines[0], QByteArray("id\tlabel\tlabel\ttitle\tscore"));
+    QCOMPARE(lines[0], QByteArray("id\tlabel\tlabel\ttitle\tscore\tgroup"));
     window.invertSelection();
     QCOMPARE(window.selection().size(), std::size_t(kN) - cats.size());
     window.setSelection({cats.front()});
