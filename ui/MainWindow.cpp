@@ -466,6 +466,8 @@ void MainWindow::showLoaded(Loaded& loaded) {
   showSchemeKey();
   if (m_pendingSession && !applySessionToData())
     return;
+  if (!ds.warnings.empty()) // e.g. a sidecar of other data, skipped
+    statusBar()->showMessage(QString::fromStdString(ds.warnings.front()), 15000);
   emit mapShown();
   startExploration();
 }

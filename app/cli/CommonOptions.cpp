@@ -56,6 +56,13 @@ Metric chooseMetric(const std::string& option, const Dataset& data) {
   return *parsed;
 }
 
+Dataset openInput(const std::string& path, const OpenOptions& options, JobControl& job) {
+  Dataset data = openDataset(path, options, job);
+  for (const std::string& warning : data.warnings)
+    std::cerr << "nearscape-cli: warning: " << path << ": " << warning << '\n';
+  return data;
+}
+
 bool hasNpyExtension(const std::string& path) {
   std::string ext = std::filesystem::path(path).extension().string();
   std::transform(ext.begin(), ext.end(), ext.begin(),

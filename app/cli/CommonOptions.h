@@ -38,6 +38,9 @@ void installCancelHandlers();
 /// Throws InvalidArgument for an unknown name.
 Metric chooseMetric(const std::string& option, const Dataset& data);
 
+/// openDataset, then each warning (a sidecar skipped) printed to stderr.
+Dataset openInput(const std::string& path, const OpenOptions& options, JobControl& job);
+
 /// True when `path` ends in .npy, in any case (`ids.NPY` too).
 bool hasNpyExtension(const std::string& path);
 

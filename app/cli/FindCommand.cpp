@@ -21,7 +21,7 @@ int runFind(const FindArgs& args) {
   OpenOptions options;
   options.metaPath = args.meta;
   options.loadThumbnails = false;
-  const Dataset ds = openDataset(args.path, options, commandJob());
+  const Dataset ds = openInput(args.path, options, commandJob());
   const std::vector<std::int64_t> found =
       findItems(ds, args.text, args.regex ? MatchMode::Regex : MatchMode::Substring);
   const std::size_t shown = args.limit < 0 ? found.size()

@@ -78,7 +78,7 @@ int runInfo(const InfoArgs& args) {
   OpenOptions options;
   options.metaPath = args.meta;
   JobControl& job = commandJob();
-  const Dataset ds = openDataset(args.path, options, job);
+  const Dataset ds = openInput(args.path, options, job);
   const QueryShapes side = queryShapes(args.path); // from the headers: nothing more is read
   const auto t1 = std::chrono::steady_clock::now();
   const NonFiniteScan nonFinite = scanNonFinite(ds.vectors.view());

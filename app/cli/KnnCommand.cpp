@@ -49,10 +49,10 @@ int runKnn(const KnnArgs& args) {
   auto t = std::chrono::steady_clock::now();
   OpenOptions options;
   options.loadThumbnails = false;
-  const Dataset data = openDataset(args.path, options, job);
+  const Dataset data = openInput(args.path, options, job);
   Dataset queries;
   if (!args.queries.empty())
-    queries = openDataset(args.queries, options, job);
+    queries = openInput(args.queries, options, job);
   const double loadSeconds = since(t);
 
   const Metric metric = chooseMetric(args.metric, data);

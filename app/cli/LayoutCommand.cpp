@@ -31,7 +31,7 @@ int runLayout(const LayoutArgs& a) {
   outputs.addOutput(a.out);
   OpenOptions options;
   options.loadThumbnails = false;
-  const Dataset ds = openDataset(a.path, options, job);
+  const Dataset ds = openInput(a.path, options, job);
   if (a.dim != 2 && a.dim != 3)
     throw InvalidArgument("--dim must be 2 or 3");
   const Metric metric = chooseMetric(a.metric, ds);

@@ -48,7 +48,7 @@ int runPath(const PathArgs& a) {
   options.metaPath = a.meta;
   options.loadThumbnails = false;
   auto t = std::chrono::steady_clock::now();
-  const Dataset ds = openDataset(a.path, options, job);
+  const Dataset ds = openInput(a.path, options, job);
   const double loadSeconds = since(t);
   for (auto [name, id] : {std::pair{"--from", a.from}, std::pair{"--to", a.to}})
     if (id < 0 || id >= ds.size())

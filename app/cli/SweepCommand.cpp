@@ -105,7 +105,7 @@ int runSweepCommand(const SweepArgs& args) {
   const std::vector<ParameterValues> grid = gridOf(args.grid); // bad values fail before any work
   OpenOptions options;
   options.loadThumbnails = false;
-  const Dataset data = openDataset(args.path, options, job);
+  const Dataset data = openInput(args.path, options, job);
   const Metric metric = chooseMetric(args.metric, data);
   NEARSCAPE_EXPECTS(args.k >= 1, "--k must be at least 1");
 
@@ -114,7 +114,7 @@ int runSweepCommand(const SweepArgs& args) {
   MatrixView<float> base = data.vectors.view(), queries;
   Dataset queryData;
   if (!args.queries.empty()) {
-    queryData = openDataset(args.queries, options, job);
+    queryData = openInput(args.queries, options, job);
     queries = queryData.vectors.view();
   } else {
     const std::int64_t count = std::min(args.holdout, data.size() / 2);

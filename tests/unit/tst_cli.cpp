@@ -127,6 +127,18 @@ private slots:
     qunsetenv("NEARSCAPE_ARTEFACT_CACHE");
   }
 
+  void aStraySidecarIsSkipped() {
+    // A <stem>.meta.tsv of other data beside the file: the data still opens, with a warning.
+    const QString file = m_dir.filePath("stray.npy");
+    QVERIFY(writeBytes(file, npyBytes("<f4", {20, 3}, rawBytes(randomFloats(60, 4)))));
+    QVERIFY(writeBytes(m_dir.filePath("stray.meta.tsv"), QByteArray("a\n").repeated(25)));
+    const Run r = cli({"knn", file, "--k", "3", "--backend", "cpu"});
+    QCOMPARE(r.code, 0);
+    QVERIFY2(r.err.contains("warning") && r.err.contains("skipped") && r.err.contains("25 rows"),
+             r.err.constData());
+    QCOMPARE(cli({"info", file, "--meta", m_dir.filePath("stray.meta.tsv")}).code, 2); // asked for
+  }
+
   void infoText() {
     const QString file = m_dir.filePath("t.tsv");
     QVERIFY(writeBytes(file, "1\t2\n3\t4\n"));

@@ -135,15 +135,19 @@ Dataset openDataset(const fs::path& path, const OpenOptions& options, JobControl
   job.progress(0.0, "opening " + path.filename().string());
   Dataset ds = readAny(path, options, job);
   job.check();
-  fs::path meta = options.metaPath;
-  if (meta.empty()) {
+  if (!options.metaPath.empty()) { // asked for: any problem is an error
+    attachMetadata(ds, readMetadataTsv(options.metaPath, ds.size()), options.metaPath.string());
+  } else if (std::error_code ec; fs::exists(sidecarFor(path), ec)) {
     const fs::path sidecar = sidecarFor(path);
-    std::error_code ec;
-    if (fs::exists(sidecar, ec))
-      meta = sidecar;
+    // Found beside the data, not asked for: one that does not fit (another data set's, a stale
+    // one) must not stop the data from opening. It is skipped, and the warning says why.
+    try {
+      attachMetadata(ds, readMetadataTsv(sidecar, ds.size()), sidecar.string());
+    } catch (const Error& e) {
+      ds.warnings.push_back("the metadata found beside the data was skipped: " +
+                            std::string(e.what()));
+    }
   }
-  if (!meta.empty())
-    attachMetadata(ds, readMetadataTsv(meta, ds.size()), meta.string());
   job.progress(0.95, "hashing");
   ds.contentHash = contentHash(ds.vectors.view());
   job.progress(1.0, "loaded");
