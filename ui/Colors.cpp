@@ -17,22 +17,4 @@ QColor labelColor(int index) {
 
 QColor unlabelledColor() { return QColor(70, 90, 140); }
 
-std::vector<std::uint8_t> itemColors(const std::vector<std::int32_t>& labels, std::int64_t n) {
-  std::vector<std::uint8_t> rgb(static_cast<std::size_t>(3 * n));
-  std::vector<QColor> cache;
-  for (std::int64_t i = 0; i < n; ++i) {
-    QColor c = unlabelledColor();
-    if (!labels.empty()) {
-      const int label = labels[std::size_t(i)];
-      while (int(cache.size()) <= label)
-        cache.push_back(labelColor(int(cache.size())));
-      c = cache[std::size_t(label)];
-    }
-    rgb[3 * i] = std::uint8_t(c.red());
-    rgb[3 * i + 1] = std::uint8_t(c.green());
-    rgb[3 * i + 2] = std::uint8_t(c.blue());
-  }
-  return rgb;
-}
-
 } // namespace nearscape::ui
