@@ -56,48 +56,47 @@ int runIndex(const IndexArgs& a) {
   const std::string label = a.label.empty() ? std::filesystem::path(a.data).filename().string() : a.label;
   const Metric metric = ds.metric.value_or(Metric::L2);
 
-  // Queries: a file, or rows held out of the data (seeded).
-  HeldOut held;
-  MatrixView<float> base = ds.vectors.view(), queries;
+  // Queries (a file, or rows held out of the data), the exact truth (timed: the exact row of
+  // the comparison), the index and its sweep: the engine's pipeline, as the CLI and GUI run it.
   Dataset qds;
+  std::optional<MatrixView<float>> givenQueries;
   if (!a.queries.empty()) {
     qds = openDataset(a.queries, options);
-    queries = qds.vectors.view();
-  } else {
-    held = holdOutRows(ds.vectors.view(), std::min(a.holdout, ds.size() / 2), 99);
-    base = held.baseView();
-    queries = held.queryView();
+    givenQueries = qds.vectors.view();
   }
-
-  // Ground truth by our exact search, timed: the exact row of the comparison.
-  auto t = std::chrono::steady_clock::now();
-  const KnnResult exact = knnSearch(queries, base, a.k, metric, context);
-  const double exactSeconds = secondsSince(t);
-  const Matrix<std::int32_t>& truth = exact.ids;
-
-  ParameterValues build;
+  HeldOutSweepOptions pipeline;
+  pipeline.kind = a.kind;
+  pipeline.metric = metric;
+  pipeline.holdout = a.holdout;
+  pipeline.holdoutSeed = 99;
   for (const std::string& b : a.build) {
     const auto eq = b.find('=');
-    build[b.substr(0, eq)] = std::stod(b.substr(eq + 1));
+    pipeline.build[b.substr(0, eq)] = std::stod(b.substr(eq + 1));
   }
-  const std::unique_ptr<AnnIndex> index = buildIndex(a.kind, base, metric, build, context);
-  SweepOptions sweep;
-  sweep.k = a.k;
-  sweep.latencyQueries = 500;
+  pipeline.sweep.k = a.k;
+  pipeline.sweep.latencyQueries = 500;
   const std::string knob = a.kind == "graph" ? "ef" : "nprobe";
   for (double v : numbers(a.values))
-    sweep.grid.push_back({{knob, v}});
-  std::vector<Point> ours;
-  std::cout << "\n" << label << ": " << a.kind << " index (" << formatParameters(index->buildValues())
-            << ") on " << backendName(index->backend()) << ", built in " << index->buildSeconds()
-            << " s; " << queries.rows << " queries vs " << base.rows << ", k = " << a.k << "\n";
-  const std::vector<SweepRow> rows = runSweep(*index, queries, base, truth.view(), sweep, [&](const SweepRow& r) {
+    pipeline.sweep.grid.push_back({{knob, v}});
+  HeldOutSweepStages stages;
+  stages.onRow = [&](const SweepRow& r) {
     std::cout << "  ours  " << std::left << std::setw(14) << formatParameters(r.params) << std::right
               << " recall " << std::fixed << std::setprecision(4) << r.recall << "  qps "
               << std::setprecision(0) << std::setw(10) << r.qps << "  p50 " << std::setprecision(3)
               << r.p50Ms << " ms  p99 " << r.p99Ms << " ms" << std::endl;
-  });
-  for (const SweepRow& r : rows)
+  };
+  std::cout << "\n" << label << ": " << a.kind << " index, k = " << a.k << "\n";
+  const HeldOutSweep sweep =
+      heldOutSweep(ds.vectors.view(), givenQueries, pipeline, context, noJobControl(), stages);
+  const MatrixView<float> base = sweep.base, queries = sweep.queries;
+  const Matrix<std::int32_t>& truth = sweep.truth;
+  const double exactSeconds = sweep.truthSeconds;
+  const AnnIndex* index = sweep.index.get();
+  std::cout << "  built " << formatParameters(index->buildValues()) << " on "
+            << backendName(index->backend()) << " in " << index->buildSeconds() << " s; "
+            << queries.rows << " queries vs " << base.rows << "\n";
+  std::vector<Point> ours;
+  for (const SweepRow& r : sweep.rows)
     ours.push_back({formatParameters(r.params), r.recall, r.qps});
 
   std::vector<Point> theirs;

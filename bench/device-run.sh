@@ -22,6 +22,13 @@ for s in ${SUITES:-tests fashion}; do
       $bin/tst_gpu_norms 2>&1 | tail -3 | tee -a "$out/tests.log"
       $bin/tst_knn 2>&1 | grep -E "FAIL|Totals|what|Loc" | tee -a "$out/tests.log"
       for t in tst_nndescent tst_graph tst_layout tst_index; do [ -x $bin/$t ] && $bin/$t 2>&1 | grep -E "FAIL|Totals" | tee -a "$out/tests.log"; done ;;
+    faults)
+      # The GPU fault walk (docs/reliability.md): every allocation, cuBLAS and launch site fails
+      # once. Its many files stay here; the table comes back (whole, or as far as it got).
+      MAKE_DATA="$pack/make-data" timeout "${FAULT_TIMEOUT:-540}" tests/gpu/fault-walk.sh "$bin" \
+        /tmp/data /tmp/faults > "$out/faults.log" 2>&1
+      if [ -f /tmp/faults/fault-walk.md ]; then cp /tmp/faults/fault-walk.md /tmp/faults/fault-walk.tsv "$out/"
+      else cat /tmp/faults/*.log >> "$out/faults.log"; cat /tmp/faults/*.tsv > "$out/fault-walk.tsv"; fi ;;
     fashion)
       $bin/nearscape-bench exact --data "$pack/fashion-mnist" --label fashion-mnist --k 10 \
         --backend cuda --peer torch-fp32 --python python3 --peers-dir bench/peers --repeats 3 \

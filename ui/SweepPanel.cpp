@@ -177,44 +177,43 @@ void SweepPanel::startSweep() {
   m_jobs->run<SweepOutcome>(
       tr("Index sweep"),
       [=](JobControl& job) {
+        HeldOutSweepOptions options;
+        options.kind = kind;
+        options.build = build;
+        options.metric = metric;
+        options.holdout = queries;
+        options.listMissesOf = selected;
+        options.sweep.k = k;
+        options.sweep.latencyQueries = std::min<std::int64_t>(100, queries);
+        HeldOutSweepStages stages;
+        stages.onRow = [self, generation](const SweepRow& row) {
+          QMetaObject::invokeMethod(
+              self.data(),
+              [self, generation, row] {
+                if (self && self->m_generation == generation)
+                  self->addRow(row);
+              },
+              Qt::QueuedConnection);
+        };
+        // The rows' misses name base rows: the panel maps them to items from the first row on.
+        stages.onSplit = [self, generation](const HeldOutSweep& split) {
+          QMetaObject::invokeMethod(
+              self.data(),
+              [self, generation, rows = split.held.baseRows, item = split.missedQueryRow()] {
+                if (self && self->m_generation == generation) {
+                  self->m_baseRows = rows;
+                  self->m_missedQueryItem = item;
+                }
+              },
+              Qt::QueuedConnection);
+        };
+        HeldOutSweep sweep =
+            heldOutSweep(dataset->vectors.view(), std::nullopt, options, context, job, stages);
         SweepOutcome out;
-        const HeldOut split = holdOutRows(dataset->vectors.view(), queries, context.seed, selected);
-        const auto at = std::find(split.queryRows.begin(), split.queryRows.end(), selected);
-        const std::int64_t missedQuery = at == split.queryRows.end() ? 0 : at - split.queryRows.begin();
-        const std::int64_t queryItem = split.queryRows[std::size_t(missedQuery)];
-        QMetaObject::invokeMethod(
-            self.data(),
-            [self, generation, rows = split.baseRows, queryItem] {
-              if (self && self->m_generation == generation) {
-                self->m_baseRows = rows;
-                self->m_missedQueryItem = queryItem;
-              }
-            },
-            Qt::QueuedConnection);
-        job.progress(0.02, "exact ground truth");
-        auto t = std::chrono::steady_clock::now();
-        const KnnResult truth = knnSearch(split.queryView(), split.baseView(), k, metric, context, job);
-        out.truthSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-        job.progress(0.1, "building the " + kind + " index");
-        const auto index = buildIndex(kind, split.baseView(), metric, build, context, job);
-        out.buildSeconds = index->buildSeconds();
-        out.backend = std::string(backendName(index->backend()));
-        SweepOptions options;
-        options.k = k;
-        options.latencyQueries = std::min<std::int64_t>(100, split.queryView().rows);
-        options.missedQuery = missedQuery;
-        job.progress(0.5, "sweeping search settings");
-        out.rows = runSweep(*index, split.queryView(), split.baseView(), truth.ids.view(), options,
-                            [self, generation](const SweepRow& row) {
-                              QMetaObject::invokeMethod(
-                                  self.data(),
-                                  [self, generation, row] {
-                                    if (self && self->m_generation == generation)
-                                      self->addRow(row);
-                                  },
-                                  Qt::QueuedConnection);
-                            },
-                            job);
+        out.rows = std::move(sweep.rows);
+        out.truthSeconds = sweep.truthSeconds;
+        out.buildSeconds = sweep.index->buildSeconds();
+        out.backend = std::string(backendName(sweep.index->backend()));
         return out;
       },
       [this, generation](SweepOutcome& out) {

@@ -7,7 +7,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include <chrono>
 #include <cstring>
 #include <iomanip>
 #include <iostream>
@@ -24,10 +23,6 @@ struct SweepArgs {
   std::int64_t holdout = 1000, batch = 0, latencyQueries = 200, missedQuery = 0;
   CommonOptions common;
 };
-
-double since(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-}
 
 /// "name=v1,v2,…" → (name, values). Throws InvalidArgument.
 std::pair<std::string, std::vector<double>> parseAssignment(const std::string& text) {
@@ -103,77 +98,63 @@ int runSweepCommand(const SweepArgs& args) {
   outputs.addOutput(args.out);
   outputs.addOutput(args.saveIndex);
   const std::vector<ParameterValues> grid = gridOf(args.grid); // bad values fail before any work
-  OpenOptions options;
-  options.loadThumbnails = false;
-  const Dataset data = openInput(args.path, options, job);
-  const Metric metric = chooseMetric(args.metric, data);
-  NEARSCAPE_EXPECTS(args.k >= 1, "--k must be at least 1");
-
-  // The base and the queries: given queries, or a seeded sample held out of the base.
-  HeldOut held; // when no queries are given
-  MatrixView<float> base = data.vectors.view(), queries;
-  Dataset queryData;
-  if (!args.queries.empty()) {
-    queryData = openInput(args.queries, options, job);
-    queries = queryData.vectors.view();
-  } else {
-    const std::int64_t count = std::min(args.holdout, data.size() / 2);
-    NEARSCAPE_EXPECTS(count >= 1,
-                      "the data is too small to hold queries out of it; give --queries");
-    held = holdOutRows(data.vectors.view(), count, context.seed);
-    base = held.baseView();
-    queries = held.queryView();
-  }
-  const std::vector<std::int64_t>& baseRows = held.baseRows;
-
-  // Ground truth: given, or our exact search.
-  auto t = std::chrono::steady_clock::now();
-  Matrix<std::int32_t> truth;
-  if (!args.truth.empty()) {
-    truth = readTruthIds(args.truth, queries.rows, args.k, base.rows);
-  } else {
-    truth = knnSearch(queries, base, args.k, metric, context, job).ids;
-  }
-  const double truthSeconds = since(t);
-
-  // The index: loaded, or built (and saved when asked).
-  t = std::chrono::steady_clock::now();
-  ParameterValues build;
+  HeldOutSweepOptions options;
+  options.kind = args.kind;
   for (const std::string& b : args.build) {
     const auto [name, values] = parseAssignment(b);
     NEARSCAPE_EXPECTS(values.size() == 1, "--build takes one value per parameter: " + b);
-    build[name] = values.front();
+    options.build[name] = values.front();
   }
+  options.holdout = args.holdout;
+  options.sweep.k = args.k;
+  options.sweep.grid = grid;
+  options.sweep.batchSize = args.batch;
+  options.sweep.latencyQueries = args.latencyQueries;
+  options.sweep.missedQuery = args.missedQuery;
+  OpenOptions open;
+  open.loadThumbnails = false;
+  const Dataset data = openInput(args.path, open, job);
+  options.metric = chooseMetric(args.metric, data);
+  Dataset queryData;
+  std::optional<MatrixView<float>> queries; // without: a seeded sample held out of the base
+  if (!args.queries.empty()) {
+    queryData = openInput(args.queries, open, job);
+    queries = queryData.vectors.view();
+  }
+
+  HeldOutSweepStages stages;
+  if (!args.truth.empty())
+    stages.truth = [&](const MatrixView<float>& q, const MatrixView<float>& base) {
+      return readTruthIds(args.truth, q.rows, args.k, base.rows);
+    };
   // A held-out base is our copy, not the file: its hash is the file's plus the hold-out.
   const std::string baseHash =
-      data.contentHash + (baseRows.empty() ? ""
-                                           : "/holdout=" + std::to_string(queries.rows) +
-                                                 ",seed=" + std::to_string(context.seed));
-  std::unique_ptr<AnnIndex> index = args.loadIndex.empty()
-                                        ? buildIndex(args.kind, base, metric, build, context, job)
-                                        : loadIndex(args.loadIndex, base, baseHash, context);
-  const double buildSeconds = since(t);
-  if (!args.saveIndex.empty())
-    index->save(args.saveIndex, baseHash);
-
-  if (!args.common.json)
-    std::cout << index->kind() << " index over " << base.rows << " × " << base.cols << " ("
-              << metricName(metric) << ", " << backendName(index->backend()) << "), built in "
-              << buildSeconds << " s with " << formatParameters(index->buildValues()) << "; "
-              << queries.rows << " queries, k = " << args.k << '\n';
-  SweepOptions sweep;
-  sweep.k = args.k;
-  sweep.grid = grid;
-  sweep.batchSize = args.batch;
-  sweep.latencyQueries = args.latencyQueries;
-  sweep.missedQuery = args.missedQuery;
-  const std::vector<SweepRow> rows = runSweep(
-      *index, queries, base, truth.view(), sweep,
-      [&](const SweepRow& r) {
-        if (!args.common.json)
-          std::cout << describeRow(r) << std::endl; // streamed as measured
-      },
-      job);
+      data.contentHash + (queries ? ""
+                                  : "/holdout=" + std::to_string(std::min(args.holdout,
+                                                                          data.size() / 2)) +
+                                        ",seed=" + std::to_string(context.seed));
+  stages.index = [&](const MatrixView<float>& base, JobControl& stage) {
+    std::unique_ptr<AnnIndex> index =
+        args.loadIndex.empty()
+            ? buildIndex(args.kind, base, options.metric, options.build, context, stage)
+            : loadIndex(args.loadIndex, base, baseHash, context);
+    if (!args.saveIndex.empty())
+      index->save(args.saveIndex, baseHash);
+    if (!args.common.json)
+      std::cout << index->kind() << " index over " << base.rows << " × " << base.cols << " ("
+                << metricName(options.metric) << ", " << backendName(index->backend())
+                << "), built in " << index->buildSeconds() << " s with "
+                << formatParameters(index->buildValues()) << "; k = " << args.k << '\n';
+    return index;
+  };
+  stages.onRow = [&](const SweepRow& r) {
+    if (!args.common.json)
+      std::cout << describeRow(r) << std::endl; // streamed as measured
+  };
+  const HeldOutSweep sweep =
+      heldOutSweep(data.vectors.view(), queries, options, context, job, stages);
+  const std::vector<SweepRow>& rows = sweep.rows;
+  const AnnIndex& index = *sweep.index;
 
   job.check(); // a cancelled sweep writes nothing
   if (!args.out.empty()) {
@@ -184,24 +165,21 @@ int runSweepCommand(const SweepArgs& args) {
     });
   }
   outputs.commit();
-  auto dataId = [&](std::int32_t baseId) {
-    return baseRows.empty() ? std::int64_t(baseId) : baseRows[std::size_t(baseId)];
-  };
   if (args.common.json) {
     nlohmann::ordered_json j;
-    j["index"] = std::string(index->kind());
-    j["build"] = index->buildValues();
-    j["backend"] = std::string(backendName(index->backend()));
-    j["metric"] = std::string(metricName(metric));
-    j["base_rows"] = base.rows;
-    j["queries"] = queries.rows;
+    j["index"] = std::string(index.kind());
+    j["build"] = index.buildValues();
+    j["backend"] = std::string(backendName(index.backend()));
+    j["metric"] = std::string(metricName(options.metric));
+    j["base_rows"] = sweep.base.rows;
+    j["queries"] = sweep.queries.rows;
     j["k"] = args.k;
-    j["bytes"] = index->bytes();
+    j["bytes"] = index.bytes();
     nlohmann::json out = nlohmann::json::array();
     for (const SweepRow& r : rows) {
       std::vector<std::int64_t> missed;
       for (std::int32_t id : r.missed)
-        missed.push_back(dataId(id));
+        missed.push_back(sweep.dataRow(id));
       out.push_back({{"params", r.params},
                      {"recall", r.recall},
                      {"qps", r.qps},
@@ -211,7 +189,7 @@ int runSweepCommand(const SweepArgs& args) {
                      {"missed", missed}});
     }
     j["rows"] = out;
-    j["timings"] = {{"truth_s", truthSeconds}, {"build_s", buildSeconds}};
+    j["timings"] = {{"truth_s", sweep.truthSeconds}, {"build_s", sweep.indexSeconds}};
     std::cout << j.dump(2) << '\n';
   } else {
     std::cout << "Pareto front (recall vs QPS):\n";

@@ -3,6 +3,10 @@
 #include "gpu/GpuBackend.h"
 #include "nearscape/Nearscape.h"
 
+#include "TestFiles.h"
+
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QTest>
@@ -16,9 +20,12 @@ struct Run {
   QByteArray out, err;
 };
 
-Run cli(const QStringList& args, const QString& plugin, bool traceLoads = false) {
+Run cli(const QStringList& args, const QString& plugin, bool traceLoads = false,
+        const QString& gpuFailure = QString()) {
   QProcess p;
   QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+  if (!gpuFailure.isEmpty())
+    env.insert("NEARSCAPE_TEST_GPU_FAILURE", gpuFailure);
   if (plugin.isNull())
     env.remove("NEARSCAPE_CUDA_PLUGIN");
   else
@@ -94,6 +101,81 @@ private slots:
     r = cli({"knn", file, "--k", "1"}, plugin, true);
     QCOMPARE(r.code, 0);
     QVERIFY2(r.err.contains("wrong_abi_plugin"), r.err.constData());
+  }
+
+  void failingGpuFallsBackToTheCpu_data() {
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QString>("failure");
+    // Every GPU entry point of each command fails; `auto` must give the CPU's own result.
+    const QStringList commands[] = {
+        {"knn", "DATA", "--k", "5", "--out", "OUT/r.npy"},
+        {"knn", "DATA", "--queries", "DATA", "--k", "5", "--out", "OUT/r.npy"},
+        {"knn", "DATA", "--k", "5", "--method", "nndescent", "--out", "OUT/r.npy"},
+        {"layout", "DATA", "--epochs", "30", "--out", "OUT/r.npy"},
+        {"path", "DATA", "--from", "0", "--to", "7", "--bridge", "--json"},
+        {"sweep", "DATA", "--index", "ivf", "--holdout", "50", "--latency-queries", "0", "--out",
+         "OUT/r.csv"},
+        // The ef grid is named: by default it spans the device's queue, not the CPU's.
+        {"sweep", "DATA", "--index", "graph", "--holdout", "50", "--latency-queries", "0",
+         "--grid", "ef=8,16,64", "--out", "OUT/r.csv"},
+    };
+    for (const QString failure : {"error", "oom"})
+      for (const QStringList& c : commands)
+        QTest::addRow("%s %s %s", qPrintable(failure), qPrintable(c[0]),
+                      qPrintable(c.mid(2).join(' ').left(40)))
+            << c << failure;
+  }
+
+  void failingGpuFallsBackToTheCpu() {
+    QFETCH(QStringList, args);
+    QFETCH(QString, failure);
+    QTemporaryDir dir;
+    const QString data = dir.filePath("data.npy");
+    QVERIFY(test::writeBytes(data, test::npyBytes("<f4", {400, 8},
+                                                  test::rawBytes(test::randomFloats(3200, 7)))));
+    auto withPaths = [&](const QString& out) {
+      QStringList a = args;
+      QDir().mkpath(out);
+      for (QString& s : a)
+        s = s == "DATA" ? data : s.replace("OUT", out);
+      return a + QStringList{"--seed", "3", "--threads", "1"};
+    };
+    const Run cpu = cli(withPaths(dir.filePath("cpu")) << "--backend" << "cpu", QString());
+    QVERIFY2(cpu.code == 0, cpu.err.constData());
+    const Run gpu = cli(withPaths(dir.filePath("auto")), NEARSCAPE_FAILING_GPU_PLUGIN, false,
+                        failure);
+    QVERIFY2(gpu.code == 0, gpu.err.constData());
+    // Exact results and seeded CPU work: the fallback's output is the CPU's, byte for byte
+    // (timings aside: sweeps and paths compare their result columns only).
+    const QString name = args.contains("--out") ? args[args.indexOf("--out") + 1].mid(4) : "";
+    if (args[0] == "path") {
+      const QJsonObject a = QJsonDocument::fromJson(cpu.out).object();
+      const QJsonObject b = QJsonDocument::fromJson(gpu.out).object();
+      QCOMPARE(b["path"], a["path"]);
+      QCOMPARE(b["bottleneck"], a["bottleneck"]);
+    } else if (args[0] == "sweep") {
+      auto recalls = [](const QByteArray& csv) {
+        QStringList rows;
+        const QList<QByteArray> lines = csv.split('\n');
+        const int column = lines[0].split(',').indexOf("recall");
+        for (const QByteArray& line : lines.mid(1))
+          if (!line.isEmpty())
+            rows << line.split(',').value(column);
+        return rows;
+      };
+      const QStringList a = recalls(test::readBytes(dir.filePath("cpu/" + name)));
+      QVERIFY(!a.isEmpty());
+      QCOMPARE(recalls(test::readBytes(dir.filePath("auto/" + name))), a);
+    } else {
+      QCOMPARE(test::readBytes(dir.filePath("auto/" + name)),
+               test::readBytes(dir.filePath("cpu/" + name)));
+    }
+    // Asked for by name, the GPU's failure is reported (exit 1), and nothing is written.
+    const Run named = cli(withPaths(dir.filePath("named")) << "--backend" << "cuda",
+                          NEARSCAPE_FAILING_GPU_PLUGIN, false, failure);
+    QVERIFY2(named.code == 1, named.err.constData());
+    QVERIFY2(named.err.contains("test GPU:"), named.err.constData());
+    QVERIFY(QDir(dir.filePath("named")).isEmpty());
   }
 
   void pluginExceptionsKeepTheirEngineType() {

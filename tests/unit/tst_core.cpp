@@ -46,6 +46,39 @@ private slots:
     QVERIFY_THROWS_EXCEPTION(Cancelled, job.check());
   }
 
+  void jobStagesComposeProgressAndStop() {
+    std::vector<double> seen;
+    std::vector<std::string> messages;
+    JobControl job([&](double f, const std::string& m) {
+      seen.push_back(f);
+      messages.push_back(m);
+    }, std::chrono::milliseconds(0));
+    {
+      JobControl first = job.sub(0.0, 0.25);
+      first.progress(0.0, "truth");
+      first.progress(1.0, "truth");
+      JobControl second = job.sub(0.25, 1.0);
+      JobControl nested = second.sub(0.5, 1.0); // the second half of the second stage
+      nested.progress(0.0, "sweep");
+      nested.progress(0.5, "sweep");
+      nested.progress(2.0, "sweep"); // clamped to its stage
+    }
+    const std::vector<double> expected = {0.0, 0.25, 0.625, 0.8125, 1.0};
+    QCOMPARE(seen.size(), expected.size());
+    for (std::size_t i = 0; i < expected.size(); ++i)
+      QVERIFY2(std::abs(seen[i] - expected[i]) < 1e-12, qPrintable(QString::number(seen[i])));
+    QCOMPARE(messages.back(), std::string("sweep"));
+    // A stop of the whole job stops every stage; a stage's own stop leaves the job running.
+    JobControl stage = job.sub(0.0, 0.5);
+    JobControl inner = stage.sub(0.0, 1.0);
+    inner.requestStop();
+    QVERIFY_THROWS_EXCEPTION(Cancelled, inner.check());
+    stage.check();
+    job.requestStop();
+    QVERIFY_THROWS_EXCEPTION(Cancelled, stage.check());
+    QVERIFY(stage.sub(0, 1).stopRequested());
+  }
+
   void contentHashDependsOnShapeAndBytes() {
     std::vector<float> v = {1, 2, 3, 4, 5, 6};
     const std::string a = contentHash({v.data(), 2, 3});

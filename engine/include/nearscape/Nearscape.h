@@ -18,6 +18,7 @@
 #include "nearscape/graph/Graph.h"
 #include "nearscape/index/AnnIndex.h"
 #include "nearscape/index/KMeans.h"
+#include "nearscape/index/HeldOutSweep.h"
 #include "nearscape/index/Sweep.h"
 #include "nearscape/knn/Knn.h"
 #include "nearscape/knn/NnDescent.h"

@@ -2,6 +2,8 @@
 
 #include "nearscape/core/Error.h"
 
+#include <algorithm>
+
 namespace nearscape {
 
 void JobControl::check() const {
@@ -10,6 +12,10 @@ void JobControl::check() const {
 }
 
 void JobControl::progress(double fraction, const std::string& message) {
+  if (m_parent) {
+    m_parent->progress(m_from + (m_to - m_from) * std::clamp(fraction, 0.0, 1.0), message);
+    return;
+  }
   if (!m_callback)
     return;
   const auto now = std::chrono::steady_clock::now();

@@ -12,10 +12,14 @@ template <typename T>
 class DeviceBuffer {
 public:
   DeviceBuffer() = default;
-  /// Throws DeviceOutOfMemory when the device cannot hold `count` elements.
-  explicit DeviceBuffer(std::size_t count) : m_count(count) {
+  /// Throws DeviceOutOfMemory when the device cannot hold `count` elements. `file` and `line`
+  /// name the caller, for errors and the fault hook's sites.
+  explicit DeviceBuffer(std::size_t count, const char* file = __builtin_FILE(),
+                        int line = __builtin_LINE())
+      : m_count(count) {
     if (count > 0)
-      NEARSCAPE_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&m_ptr), count * sizeof(T)));
+      NEARSCAPE_CUDA_ALLOC_AT(cudaMalloc(reinterpret_cast<void**>(&m_ptr), count * sizeof(T)),
+                              file, line);
   }
   ~DeviceBuffer() {
     if (m_ptr)

@@ -5,6 +5,7 @@
 // stably by distance (so ties keep the smaller id first).
 #include "cuda/CudaApi.h"
 #include "cuda/Bitonic.cuh"
+#include "cuda/Cublas.cuh"
 #include "cuda/CudaCheck.cuh"
 #include "cuda/DeviceBuffer.cuh"
 #include "cuda/Upload.cuh"
@@ -274,18 +275,18 @@ ResidentBase::ResidentBase(const MatrixView<float>& base, Metric metric, const C
   cub::DeviceRadixSort::SortPairs(nullptr, sortBytes, s.exact.get(), s.exactSorted.get(),
                                   s.selected.get(), s.sortedIds.get(), int(s.n));
   s.scratch = DeviceBuffer<unsigned char>(std::max(selectBytes, sortBytes));
-  NEARSCAPE_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&s.pinnedQuery),
+  NEARSCAPE_CUDA_ALLOC(cudaHostAlloc(reinterpret_cast<void**>(&s.pinnedQuery),
                                      sizeof(float) * 2 * std::size_t(s.d), cudaHostAllocDefault));
-  NEARSCAPE_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&s.pinnedRadix), sizeof(RadixState),
+  NEARSCAPE_CUDA_ALLOC(cudaHostAlloc(reinterpret_cast<void**>(&s.pinnedRadix), sizeof(RadixState),
                                      cudaHostAllocDefault));
-  NEARSCAPE_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&s.pinnedSmall),
+  NEARSCAPE_CUDA_ALLOC(cudaHostAlloc(reinterpret_cast<void**>(&s.pinnedSmall),
                                      sizeof(int) * (2 + 2 * std::size_t(kSmallSort)),
                                      cudaHostAllocDefault));
   NEARSCAPE_CUDA_CHECK(cudaStreamCreate(&s.stream));
-  if (cublasCreate(&s.cublas) != CUBLAS_STATUS_SUCCESS)
-    throw Error("cuBLAS could not start");
-  cublasSetStream(s.cublas, s.stream);
-  cublasSetMathMode(s.cublas, CUBLAS_DEFAULT_MATH); // float32 GEMV: the bound stays tight
+  NEARSCAPE_CUBLAS_CHECK(cublasCreate(&s.cublas));
+  NEARSCAPE_CUBLAS_CHECK(cublasSetStream(s.cublas, s.stream));
+  // float32 GEMV: the bound stays tight
+  NEARSCAPE_CUBLAS_CHECK(cublasSetMathMode(s.cublas, CUBLAS_DEFAULT_MATH));
   cudaDeviceProp prop{};
   cudaGetDeviceProperties(&prop, s.device);
   s.name = prop.name;
@@ -332,9 +333,8 @@ KnnResult ResidentBase::search(const MatrixView<float>& queries, int k, JobContr
     NEARSCAPE_CUDA_CHECK(cudaMemcpyAsync(s.radix.get(), s.pinnedRadix, sizeof(RadixState),
                                          cudaMemcpyHostToDevice, stream));
     // dots = packedBase · query (the row-major base is a column-major d × n matrix).
-    if (cublasSgemv(s.cublas, CUBLAS_OP_T, d, int(n), &one, s.packed.get(), d, s.query.get(), 1,
-                    &zero, s.dots.get(), 1) != CUBLAS_STATUS_SUCCESS)
-      throw Error("cublasSgemv failed");
+    NEARSCAPE_CUBLAS_CHECK(cublasSgemv(s.cublas, CUBLAS_OP_T, d, int(n), &one, s.packed.get(), d,
+                                       s.query.get(), 1, &zero, s.dots.get(), 1));
     approxKernel<<<1024, kThreads, 0, stream>>>(s.dots.get(), s.norms.get(), n, s.radix.get(),
                                                 int(s.metric), s.approx.get());
     for (int shift = 24; shift >= 0; shift -= 8) {

@@ -26,7 +26,7 @@ struct Staging {
       return;
     release();
     for (int b = 0; b < 2; ++b) {
-      NEARSCAPE_CUDA_CHECK(cudaHostAlloc(&buffer[b], kChunk, cudaHostAllocDefault));
+      NEARSCAPE_CUDA_ALLOC(cudaHostAlloc(&buffer[b], kChunk, cudaHostAllocDefault));
       NEARSCAPE_CUDA_CHECK(cudaEventCreateWithFlags(&done[b], cudaEventDisableTiming));
     }
     NEARSCAPE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));

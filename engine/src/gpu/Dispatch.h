@@ -10,8 +10,9 @@
 namespace nearscape::gpu {
 
 /// Runs `onGpu(GpuBackend&)` when `context` resolves to the GPU, else `onCpu()`. When the GPU
-/// cannot do the work — DeviceOutOfMemory (after its own smaller tiles and streaming) or
-/// Unsupported (a limit of the GPU path) — and the GPU was not asked for by name, `onCpu()` runs
+/// cannot do the work — DeviceOutOfMemory (after its own smaller tiles and streaming),
+/// Unsupported (a limit of the GPU path) or DeviceError (a failed GPU call) — and the GPU was not
+/// asked for by name, `onCpu()` runs
 /// instead and `fallback`, when given, receives why ("GPU out of memory: …"). With
 /// `--backend cuda` those errors propagate. Both must return the same type.
 template <typename OnGpu, typename OnCpu>
@@ -29,11 +30,33 @@ auto onGpuOrCpu(const Context& context, OnGpu&& onGpu, OnCpu&& onCpu,
       if (context.backend == Backend::Cuda)
         throw;
       why = std::string("beyond the GPU path: ") + e.what();
+    } catch (const DeviceError& e) {
+      if (context.backend == Backend::Cuda)
+        throw;
+      why = std::string("GPU error: ") + e.what();
     }
     if (fallback)
       *fallback = why;
   }
   return std::forward<OnCpu>(onCpu)();
+}
+
+/// Runs `onDevice()`, work on a GPU structure made earlier (an index's device copy), and returns
+/// true. When it fails for lack of memory or with a GPU error and the GPU was not asked for by
+/// name, returns false instead, so that the caller runs its CPU twin on its host copy.
+template <typename OnDevice>
+bool tryOnDevice(const Context& context, OnDevice&& onDevice) {
+  try {
+    std::forward<OnDevice>(onDevice)();
+    return true;
+  } catch (const DeviceOutOfMemory&) {
+    if (context.backend == Backend::Cuda)
+      throw;
+  } catch (const DeviceError&) {
+    if (context.backend == Backend::Cuda)
+      throw;
+  }
+  return false;
 }
 
 } // namespace nearscape::gpu

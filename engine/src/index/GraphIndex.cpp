@@ -146,13 +146,16 @@ std::unique_ptr<GraphIndex> GraphIndex::build(const MatrixView<float>& base, Met
   index->m_buildK = int(std::min<std::int64_t>(buildK, base.rows - 1));
 
   // The kNN graph, the cheaper way for this size (the crossover of `method = auto`).
-  job.progress(0.0, "kNN graph");
+  // Stages of the build's progress, so that the graph's own 0 → 1 is the first 90% here.
+  JobControl graphStage = job.sub(0.0, 0.9);
+  graphStage.progress(0.0, "kNN graph");
   const KnnResult knn = buildKnnGraph(base, index->m_buildK, metric, GraphMethod::Auto, context,
-                                      job, buildGraphParams(index->m_buildK));
+                                      graphStage, buildGraphParams(index->m_buildK));
   job.check();
-  job.progress(0.9, "search graph");
+  JobControl searchGraphStage = job.sub(0.9, 1.0);
+  searchGraphStage.progress(0.0, "search graph");
   index->m_graph = optimiseSearchGraph(knn.ids.view(), degree, effectiveThreads(context));
-  index->buildUpperLayer(job);
+  index->buildUpperLayer(searchGraphStage);
   index->attachDevice();
   index->m_buildSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -237,10 +240,14 @@ KnnResult GraphIndex::search(const MatrixView<float>& queries, int k, const Para
     const WorkingVectors q(queries, m_metric, effectiveThreads(m_context));
     std::vector<std::int32_t> ids(std::size_t(queries.rows) * std::size_t(k));
     std::vector<float> scores(ids.size());
-    m_device->search(q.view, k, ef, degree, entries, ids.data(), scores.data(), job);
-    for (float& s : scores)
-      s = reportedDistance(m_metric, s);
-    r = searchResult(std::move(ids), std::move(scores), queries.rows, k, Backend::Cuda, m_context);
+    if (gpu::tryOnDevice(m_context, [&] {
+          m_device->search(q.view, k, ef, degree, entries, ids.data(), scores.data(), job);
+        })) {
+      for (float& s : scores)
+        s = reportedDistance(m_metric, s);
+      r = searchResult(std::move(ids), std::move(scores), queries.rows, k, Backend::Cuda,
+                       m_context);
+    }
   }
   if (r.ids.empty())
     r = searchCpu(queries, k, ef, degree, entries, job);

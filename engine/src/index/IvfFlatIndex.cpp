@@ -117,13 +117,17 @@ KnnResult IvfFlatIndex::search(const MatrixView<float>& queries, int k,
   if (m_device && k <= gpu::kIvfMaxK) {
     std::vector<std::int32_t> ids(std::size_t(queries.rows) * std::size_t(k));
     std::vector<float> scores(ids.size());
-    m_device->search(q.view, k, nprobe, ids.data(), scores.data(), job);
-    for (float& score : scores)
-      score = reportedDistance(m_metric, score);
-    r = searchResult(std::move(ids), std::move(scores), queries.rows, k, Backend::Cuda, m_context);
-  } else {
-    r = searchCpu(q, k, nprobe, job);
+    if (gpu::tryOnDevice(m_context, [&] {
+          m_device->search(q.view, k, nprobe, ids.data(), scores.data(), job);
+        })) {
+      for (float& score : scores)
+        score = reportedDistance(m_metric, score);
+      r = searchResult(std::move(ids), std::move(scores), queries.rows, k, Backend::Cuda,
+                       m_context);
+    }
   }
+  if (r.ids.empty())
+    r = searchCpu(q, k, nprobe, job);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;
 }

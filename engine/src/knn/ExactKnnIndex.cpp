@@ -69,12 +69,15 @@ KnnResult ExactKnnIndex::search(const MatrixView<float>& queries, int k, JobCont
             return std::move(*found);
         } catch (const DeviceOutOfMemory&) { // the resident base's single pass stays
         } catch (const Unsupported&) {
+        } catch (const DeviceError&) {
         }
         s.clustersPrune = false; // this data's clusters do not prune (or do not fit)
         s.clusters.reset();
       }
     }
-    return s.device->search(queries, k, job);
+    KnnResult found;
+    if (gpu::tryOnDevice(s.context, [&] { found = s.device->search(queries, k, job); }))
+      return found;
   }
   Context cpu = s.context;
   cpu.backend = Backend::Cpu;

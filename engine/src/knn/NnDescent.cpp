@@ -461,8 +461,11 @@ KnnResult shardedGraph(const MatrixView<float>& data, int k, Metric metric, cons
                    std::chrono::duration<double, std::milli>(now - last).count());
     last = now;
   };
-  auto report = [&](const std::string& what) {
-    job.progress(double(step++) / steps, "NN-Descent: " + what);
+  // Each shard and merge is a stage of the job: its own iterations' progress stays inside it.
+  auto stage = [&](const std::string& what) {
+    job.progress(double(step) / steps, "NN-Descent: " + what);
+    ++step;
+    return job.sub(double(step - 1) / steps, double(step) / steps);
   };
 
   // 0. On the GPU, one k-means codebook for all (a merge's head start needs its rows' clusters
@@ -486,6 +489,7 @@ KnnResult shardedGraph(const MatrixView<float>& data, int k, Metric metric, cons
       shared.centroids = &centroids;
       shared.count = count;
     } catch (const DeviceOutOfMemory&) { // each step clusters on its own
+    } catch (const DeviceError&) {
     }
     lap("codebook");
   }
@@ -511,8 +515,8 @@ KnnResult shardedGraph(const MatrixView<float>& data, int k, Metric metric, cons
   const std::shared_ptr<float[]> bestDist(new float[entries]);
   std::string device;
   for (std::int64_t s = 0; s < shards; ++s) {
-    report("shard " + std::to_string(s + 1) + " of " + std::to_string(shards));
-    const KnnResult g = onGpuOrCpu(rows(s), k, metric, inner, job, partial, {}, nullptr, 0,
+    JobControl shardJob = stage("shard " + std::to_string(s + 1) + " of " + std::to_string(shards));
+    const KnnResult g = onGpuOrCpu(rows(s), k, metric, inner, shardJob, partial, {}, nullptr, 0,
                                    nullptr, sharedFor(s, -1));
     device = g.device;
     lap("shard");
@@ -535,7 +539,8 @@ KnnResult shardedGraph(const MatrixView<float>& data, int k, Metric metric, cons
   const OnExit releaseFold{[&] { nextUploaded->fire(); }}; // before `folding` waits, on a throw
   for (std::int64_t a = 0; a < shards; ++a)
     for (std::int64_t b = a + 1; b < shards; ++b) {
-      report("merge of shards " + std::to_string(a + 1) + " and " + std::to_string(b + 1));
+      JobControl mergeJob =
+          stage("merge of shards " + std::to_string(a + 1) + " and " + std::to_string(b + 1));
       const MatrixView<float> first = rows(a), second = rows(b);
       const std::int64_t split = first.rows, m = first.rows + second.rows;
       const std::unique_ptr<std::int32_t[]> initial(new std::int32_t[std::size_t(m * k)]); // no zero fill
@@ -551,7 +556,7 @@ KnnResult shardedGraph(const MatrixView<float>& data, int k, Metric metric, cons
       }
       const MatrixView<std::int32_t> initialView{initial.get(), m, k};
       lap("initial");
-      KnnResult merged = onGpuOrCpu(first, k, metric, inner, job, partial, {}, &initialView,
+      KnnResult merged = onGpuOrCpu(first, k, metric, inner, mergeJob, partial, {}, &initialView,
                                     split, &second, sharedFor(a, b),
                                     [signal = nextUploaded] { signal->fire(); });
       nextUploaded->fire(); // the CPU's merge calls no one

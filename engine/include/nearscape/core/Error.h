@@ -44,6 +44,14 @@ public:
   using Error::Error;
 };
 
+/// A GPU call failed for another reason than memory (a cuBLAS error, a kernel that could not
+/// launch or faulted): `auto` finishes the work on the CPU and says why; with the CUDA backend
+/// asked for by name it is reported. The message names the call and where it was made.
+class DeviceError : public Error {
+public:
+  using Error::Error;
+};
+
 /// The CUDA backend was asked for and no usable GPU is present (no driver, no device, a build
 /// without CUDA): the machine's limit, not bad input. The message says why.
 class DeviceUnavailable : public Error {

@@ -23,7 +23,15 @@ public:
 
   /// Asks the job to stop at its next check (any thread).
   void requestStop() { m_stop.store(true, std::memory_order_relaxed); }
-  bool stopRequested() const { return m_stop.load(std::memory_order_relaxed); }
+  bool stopRequested() const {
+    return m_stop.load(std::memory_order_relaxed) || (m_parent && m_parent->stopRequested());
+  }
+
+  /// A job for one stage of this one, so that nested calls compose: the stage's progress 0 → 1
+  /// is reported here as `from` → `to` (bars never jump back when a stage starts), and it stops
+  /// when this job stops. It must not outlive this job.
+  ///   JobControl truthStage = job.sub(0.0, 0.1); knnSearch(…, truthStage);
+  JobControl sub(double from, double to) { return JobControl(this, from, to); }
 
   /// Throws Cancelled when a stop was requested.
   void check() const;
@@ -32,6 +40,11 @@ public:
   void progress(double fraction, const std::string& message = {});
 
 private:
+  JobControl(JobControl* parent, double from, double to)
+      : m_parent(parent), m_from(from), m_to(to) {}
+
+  JobControl* m_parent = nullptr; ///< a stage's job reports to and stops with its parent
+  double m_from = 0, m_to = 1;
   ProgressCallback m_callback;
   std::chrono::milliseconds m_minInterval{50};
   std::chrono::steady_clock::time_point m_last{};

@@ -1,0 +1,76 @@
+#pragma once
+/// @file HeldOutSweep.h
+/// The whole index trade-off study as one engine call: queries held out of the data (or given),
+/// their exact ground truth, the index built (or loaded), its search settings swept. The CLI's
+/// `sweep`, the GUI's sweep panel and `nearscape-bench index` all run this pipeline.
+
+#include "nearscape/core/Sampling.h"
+#include "nearscape/index/Sweep.h"
+
+#include <functional>
+#include <memory>
+#include <optional>
+
+namespace nearscape {
+
+struct HeldOutSweepOptions {
+  std::string kind = "graph"; ///< the index built (indexKinds())
+  ParameterValues build;      ///< its build parameters; missing ones take their defaults
+  Metric metric = Metric::L2;
+  /// Rows of the data held out as queries (seeded with the context's seed), at most half the
+  /// data; ignored when queries are given.
+  std::int64_t holdout = 1000;
+  std::optional<std::uint64_t> holdoutSeed; ///< the hold-out's seed; default: the context's
+  /// A data row held out beside the sample, whose missed neighbours each row lists (the item a
+  /// person chose); -1: sweep.missedQuery names the query instead.
+  std::int64_t listMissesOf = -1;
+  SweepOptions sweep; ///< k, grid, batch, latency queries, the query whose misses are listed
+};
+
+struct HeldOutSweep;
+
+/// Ways to replace a stage (for callers that have it already) and to watch the pipeline.
+struct HeldOutSweepStages {
+  /// Exact ground truth (queries × ≥k ids into the base); empty: our exact search.
+  std::function<Matrix<std::int32_t>(const MatrixView<float>& queries,
+                                     const MatrixView<float>& base)>
+      truth;
+  /// The index over the base; empty: buildIndex(options.kind, …, options.build).
+  std::function<std::unique_ptr<AnnIndex>(const MatrixView<float>& base, JobControl& job)> index;
+  /// Once the queries are chosen, before any work: the split (`held`, `missedQuery`).
+  std::function<void(const HeldOutSweep&)> onSplit;
+  /// Each row as soon as it is measured (the GUI plots rows live).
+  std::function<void(const SweepRow&)> onRow;
+};
+
+struct HeldOutSweep {
+  HeldOut held; ///< the split; empty when queries were given
+  MatrixView<float> base, queries; ///< views of `held` or of the caller's matrices
+  Matrix<std::int32_t> truth;
+  std::unique_ptr<AnnIndex> index;
+  std::vector<SweepRow> rows; ///< with the Pareto front marked
+  double truthSeconds = 0, indexSeconds = 0;
+  /// A base id as a row of the data (base ids are rows of the base, which lacks the queries).
+  std::int64_t dataRow(std::int32_t baseId) const {
+    return held.baseRows.empty() ? std::int64_t(baseId) : held.baseRows[std::size_t(baseId)];
+  }
+  std::int64_t missedQuery = 0; ///< the query whose missed neighbours the rows list
+  /// That query as a data row (held out), or as a row of the given queries.
+  std::int64_t missedQueryRow() const {
+    return held.queryRows.empty() ? missedQuery : held.queryRows[std::size_t(missedQuery)];
+  }
+
+  HeldOutSweep() = default;
+  HeldOutSweep(HeldOutSweep&&) = default; ///< the views stay valid: `held`'s buffers move
+  HeldOutSweep& operator=(HeldOutSweep&&) = default;
+};
+
+/// Runs the pipeline on `data`: with `queries`, those against the whole data; without, a seeded
+/// hold-out. Progress: truth 0–10%, index 10–50%, sweep 50–100%. Throws InvalidArgument (too
+/// little data to hold queries out, bad parameters), Cancelled, and what the stages throw.
+HeldOutSweep heldOutSweep(const MatrixView<float>& data,
+                          const std::optional<MatrixView<float>>& queries,
+                          const HeldOutSweepOptions& options, const Context& context,
+                          JobControl& job = noJobControl(), const HeldOutSweepStages& stages = {});
+
+} // namespace nearscape
