@@ -110,7 +110,7 @@ int runExact(const ExactArgs& a) {
     const double flops = 2.0 * double(q.rows) * double(b.rows) * double(b.cols);
     std::ostringstream note;
     note << "exact on " << rows.size() << " rows; " << first.candidatesPerRow
-         << " cand/row; " << first.fallbackRows << " direct; " << first.device;
+         << " cand/row; " << first.fallbackRows << " direct; " << first.report.describe();
     table.push_back({label + (graph ? " graph" : index ? " resident search" : " search") + " k=" + std::to_string(k), oursMedian,
                      peerName, theirsMedian, note.str()});
     records.push_back({{"suite", "exact"},
@@ -121,7 +121,7 @@ int runExact(const ExactArgs& a) {
                        {"dim", b.cols},
                        {"k", k},
                        {"metric", std::string(metricName(metric))},
-                       {"device", first.device},
+                       {"device", first.report.describe()},
                        {"ours_s", oursMedian},
                        {"ours_runs", ours},
                        {"peer", peerName},
@@ -196,11 +196,11 @@ int runTopk(const TopkArgs& a) {
     }
     std::ostringstream note;
     note << "exact on " << nq << " queries; " << checked.candidatesPerRow << " cand/query; "
-         << checked.device;
+         << checked.report.describe();
     table.push_back({label + " one query, top-" + std::to_string(k), median(times), "torch", theirs,
                      note.str()});
     records.push_back({{"suite", "topk"}, {"data", label}, {"k", k}, {"ours_s", median(times)},
-                       {"peer", "torch"}, {"peer_s", theirs}, {"device", checked.device},
+                       {"peer", "torch"}, {"peer_s", theirs}, {"device", checked.report.describe()},
                        {"candidates_per_query", checked.candidatesPerRow}, {"date", today()}});
   }
   printTable("single-query top-k against a resident base (median per query)", table);

@@ -50,7 +50,7 @@ int runLayout(const LayoutArgs& a) {
   for (int r = 0; r < a.repeats; ++r) {
     const auto t = std::chrono::steady_clock::now();
     const KnnResult g = buildKnnGraph(x, a.k, Metric::L2, method, context);
-    graphDevice = g.device;
+    graphDevice = g.report.describe();
     oursGraph.push_back(secondsSince(t));
     const auto t1 = std::chrono::steady_clock::now();
     PcaParams pp;
@@ -226,7 +226,7 @@ int runNnd(const NndArgs& a) {
     const auto t = std::chrono::steady_clock::now();
     const KnnResult g = nnDescentGraph(x, a.k, Metric::L2, context, noJobControl(), a.params);
     ours.push_back(secondsSince(t));
-    device = g.device;
+    device = g.report.describe();
     oursRecall.push_back(recall(g.ids.view()));
     if (a.peer == "none")
       continue;

@@ -552,7 +552,7 @@ void MainWindow::startExploration() {
                                .arg(e->layoutSeconds, 0, 'f', 1)
                                .arg(e->layoutCached ? cached : QString())
                                .arg(e->mstSeconds, 0, 'f', 2));
-        m_summary->setToolTip(QString::fromStdString(e->graph.device));
+        m_summary->setToolTip(QString::fromStdString(e->graph.report.describe()));
         refreshColourChoices(); // the computed columns need the graph
         applyPendingSession(); // what needs the graph: a computed colouring, the item, the path
         if (m_selectionWaitsForGraph && m_selected >= 0)

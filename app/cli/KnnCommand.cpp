@@ -115,7 +115,7 @@ int runKnn(const KnnArgs& args) {
       g.contentHash = data.contentHash;
       g.paramsJson = nlohmann::json({{"method", std::string(graphMethodName(method))},
                                      {"k", args.k},
-                                     {"device", result.device},
+                                     {"device", result.report.describe()},
                                      {"iterations", rates.size()}})
                          .dump();
       writeGraphFile(args.out, g);
@@ -139,7 +139,11 @@ int runKnn(const KnnArgs& args) {
     j["iterations"] = rates.size();
     j["update_rates"] = rates;
     j["backend"] = std::string(backendName(result.backend));
-    j["device"] = result.device;
+    j["device"] = result.report.describe();
+    j["run"] = {{"device", result.report.device},       {"method", result.report.method},
+                {"precision", result.report.precision}, {"iterations", result.report.iterations},
+                {"shards", result.report.shards},       {"streamed_chunks", result.report.streamedChunks},
+                {"detail", result.report.detail},       {"fallback", result.report.fallback}};
     j["recall"] = recall ? nlohmann::json(*recall) : nlohmann::json(nullptr);
     j["fallback_rows"] = result.fallbackRows;
     j["candidates_per_row"] = result.candidatesPerRow;
@@ -151,7 +155,7 @@ int runKnn(const KnnArgs& args) {
                   : args.queries.empty() ? "exact kNN graph"
                                          : "exact kNN search")
               << ": " << result.ids.rows() << " rows, k = " << args.k << ", " << metricName(metric)
-              << ", " << result.device << '\n'
+              << ", " << result.report.describe() << '\n'
               << "time          " << knnSeconds << " s (load " << loadSeconds << " s)\n"
               << "candidates    " << result.candidatesPerRow << " per row re-checked, "
               << result.fallbackRows << " rows recomputed directly\n";

@@ -85,7 +85,7 @@ int runPath(const PathArgs& a) {
     j["bridges_added"] = bridges.size();
     j["mst_backend"] = forest.builtOn();
     j["shortest"] = describe(shortest, ds);
-    j["graph"] = a.graph.empty() ? "k=" + std::to_string(a.k) + " (" + knn.device + ")"
+    j["graph"] = a.graph.empty() ? "k=" + std::to_string(a.k) + " (" + knn.report.describe() + ")"
                                  : a.graph;
     j["timings"] = {{"load_s", loadSeconds}, {"graph_s", graphSeconds},
                     {"mst_s", mstSeconds}, {"path_s", pathSeconds}};

@@ -93,7 +93,7 @@ Outcome graphAgainstReference(const Matrix<float>& data, const KnnResult& refere
   context.backend = backend;
   KnnResult got = knnGraph(data.view(), kGraphK, Metric::L2, context, commandJob());
   const std::string difference = compareWithReference(got, reference);
-  const std::string where = got.device;
+  const std::string where = got.report.describe();
   keep = std::move(got);
   if (!difference.empty())
     return {false, where + ": " + difference};

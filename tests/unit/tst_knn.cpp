@@ -237,7 +237,7 @@ private slots:
     const MatrixView<float> q = graph ? b : MatrixView<float>{queries.data(), nq, d};
     const KnnResult got = graph ? knnGraph(b, k, Metric::L2, contextFor(Backend::Cpu))
                                 : knnSearch(q, b, k, Metric::L2, contextFor(Backend::Cpu));
-    QCOMPARE(got.device.find("STEP") != std::string::npos, flat);
+    QCOMPARE(got.report.method == "STEP", flat);
     verifyAgainstReference(got, q, b, k, Metric::L2, graph);
   }
 
@@ -290,7 +290,7 @@ private slots:
     const KnnResult got =
         graph ? knnGraph(b, k, Metric::L2, contextFor(backend), noJobControl(), params)
               : knnSearch(q, b, k, Metric::L2, contextFor(backend), noJobControl(), params);
-    QVERIFY2(got.device.find("STEP") != std::string::npos, got.device.c_str());
+    QVERIFY2(got.report.method == "STEP", got.report.describe().c_str());
     verifyAgainstReference(got, q, b, k, Metric::L2, graph);
   }
 
@@ -305,7 +305,7 @@ private slots:
       const auto data = separated ? blobs(n, d, 60, 6.0f, seed(), false) : gaussian(n, d, seed());
       const MatrixView<float> b{data.data(), n, d};
       const KnnResult got = knnGraph(b, k, Metric::L2, contextFor(Backend::Cuda));
-      QVERIFY2((got.device.find("STEP") != std::string::npos) == separated, got.device.c_str());
+      QVERIFY2((got.report.method == "STEP") == separated, got.report.describe().c_str());
       std::vector<std::int64_t> rows;
       for (std::int64_t r = 0; r < n; r += 97)
         rows.push_back(r);
@@ -322,8 +322,8 @@ private slots:
            {std::pair{300, 10}, std::pair{100, 100}, std::pair{1, 10}}) {
         const MatrixView<float> qs{q.data, rowsAsked, d};
         const KnnResult found = index.search(qs, kAsked);
-        QVERIFY2((found.device.find("STEP") != std::string::npos) == (separated && rowsAsked >= 64),
-                 found.device.c_str());
+        QVERIFY2((found.report.method == "STEP") == (separated && rowsAsked >= 64),
+                 found.report.describe().c_str());
         why = QString::fromStdString(
             compareWithReference(found, knnReference(qs, b, kAsked, Metric::L2, false)));
         QVERIFY2(why.isEmpty(), qPrintable(why));
@@ -439,7 +439,8 @@ private slots:
     QVERIFY2(sameAtAnyScale(got, knnReference(h, h, 10, Metric::L2, true), why),
              qPrintable("huge: " + why));
     if (backend == Backend::Cuda)
-      QVERIFY2(QString::fromStdString(got.device).contains("3xTF32"), got.device.c_str());
+      QVERIFY2(QString::fromStdString(got.report.precision).contains("3xTF32"),
+               got.report.describe().c_str());
   }
 
   void gpuStreamsBeyondTheBudget_data() {
@@ -468,9 +469,8 @@ private slots:
     const KnnResult got =
         nq == 0 ? knnGraph(b, k, metric, context) : knnSearch(q, b, k, metric, context);
     QVERIFY2(
-        QString::fromStdString(got.device).contains("streamed from host memory in 2 chunks") ||
-            QString::fromStdString(got.device).contains("streamed from host memory in 3 chunks"),
-        got.device.c_str());
+        got.report.streamedChunks == 2 || got.report.streamedChunks == 3,
+        got.report.describe().c_str());
     verifyAgainstReference(got, q, b, k, metric, nq == 0);
   }
 

@@ -136,7 +136,7 @@ private slots:
     const KnnResult a = nnDescentGraph({x.data(), split, d}, k, Metric::L2, c);
     const KnnResult b = nnDescentGraph({x.data() + std::size_t(split) * d, n - split, d}, k, Metric::L2, c);
     const KnnResult merged = mergeKnnGraphs(v, split, a.ids.view(), b.ids.view(), k, Metric::L2, c);
-    QVERIFY2(merged.device.find("GGM") != std::string::npos, merged.device.c_str());
+    QVERIFY2(merged.report.method == "GGM merge", merged.report.describe().c_str());
     const KnnResult exact = knnGraph(v, k, Metric::L2, c);
     const double rWhole = recallAtK(whole.ids.view(), exact.ids.view(), k, v, v, Metric::L2);
     const double rMerged = recallAtK(merged.ids.view(), exact.ids.view(), k, v, v, Metric::L2);
@@ -176,7 +176,7 @@ private slots:
     budget.memoryBudget = nnDescentBytesPerItem(d, k) * std::uint64_t(n / 2 + 200);
     const KnnResult one = nnDescentGraph(v, k, Metric::L2, whole);
     const KnnResult sharded = nnDescentGraph(v, k, Metric::L2, budget);
-    QVERIFY2(sharded.device.find("4 shards") != std::string::npos, sharded.device.c_str());
+    QVERIFY2(sharded.report.shards == 4, sharded.report.describe().c_str());
     Context cpu;
     cpu.backend = Backend::Cpu;
     const KnnResult exact = knnGraph(v, k, Metric::L2, cpu);
@@ -230,7 +230,7 @@ private slots:
       const KnnResult b = nnDescentGraph(v, k, Metric::L2, cpu);
       const double ra = recallAtK(a.ids.view(), exact.ids.view(), k, v, v, Metric::L2);
       const double rb = recallAtK(b.ids.view(), exact.ids.view(), k, v, v, Metric::L2);
-      qInfo("k = %d: recall GPU %.4f (%s, %.3f s), CPU %.4f (%.3f s)", k, ra, a.device.c_str(),
+      qInfo("k = %d: recall GPU %.4f (%s, %.3f s), CPU %.4f (%.3f s)", k, ra, a.report.describe().c_str(),
             a.seconds, rb, b.seconds);
       QVERIFY2(k == 10 ? ra >= rb - 0.01 : ra >= 0.98,
                qPrintable(QString("GPU %1, CPU %2").arg(ra).arg(rb)));
@@ -240,7 +240,8 @@ private slots:
     Context any;
     const KnnResult fellBack = nnDescentGraph({x.data(), 2000, d}, 80, Metric::L2, any);
     QCOMPARE(fellBack.backend, Backend::Cpu);
-    QVERIFY2(fellBack.device.find("k ≤ 64") != std::string::npos, fellBack.device.c_str());
+    QVERIFY2(fellBack.report.fallback.find("k ≤ 64") != std::string::npos,
+             fellBack.report.describe().c_str());
   }
 };
 

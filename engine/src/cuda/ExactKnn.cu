@@ -809,7 +809,9 @@ KnnResult runOnDevice(const MatrixView<float>& queries, const MatrixView<float>&
   result.ids = Matrix<std::int32_t>(std::move(ids), nq, k);
   result.distances = Matrix<float>(std::move(dists), nq, k);
   result.backend = Backend::Cuda;
-  result.device = std::string(prop.name) + " (" + how + ")";
+  result.report.device = prop.name;
+  result.report.method = "exact";
+  result.report.precision = how;
   result.fallbackRows = std::int64_t(remaining.size());
   result.candidatesPerRow =
       nq > result.fallbackRows ? double(candidates) / double(nq - result.fallbackRows) : 0.0;
@@ -908,7 +910,7 @@ KnnResult streamOnDevice(const MatrixView<float>& queries, const MatrixView<floa
 
   std::vector<std::int32_t> ids(static_cast<std::size_t>(nq * k), -1);
   std::vector<float> dists(ids.size(), std::numeric_limits<float>::infinity());
-  std::string how;
+  RunReport report; // the first chunk's: device, method, precision
   std::int64_t fallbackRows = 0;
   double candidates = 0;
   for (std::int64_t b = 0; b < blocks; ++b) {
@@ -930,8 +932,8 @@ KnnResult streamOnDevice(const MatrixView<float>& queries, const MatrixView<floa
       mergeChunk(part, q0, c0, k, ids, dists);
       fallbackRows += part.fallbackRows;
       candidates += part.candidatesPerRow * double(q1 - q0);
-      if (how.empty())
-        how = part.device;
+      if (report.device.empty())
+        report = part.report;
       if (next.valid())
         next.get();
     }
@@ -940,8 +942,10 @@ KnnResult streamOnDevice(const MatrixView<float>& queries, const MatrixView<floa
   result.ids = Matrix<std::int32_t>(std::move(ids), nq, k);
   result.distances = Matrix<float>(std::move(dists), nq, k);
   result.backend = Backend::Cuda;
-  result.device = how + ", the base streamed from host memory in " + std::to_string(chunks) +
-                  " chunks" + (blocks > 1 ? " × " + std::to_string(blocks) + " query blocks" : "");
+  result.report = report;
+  result.report.streamedChunks = int(chunks);
+  if (blocks > 1)
+    result.report.detail = std::to_string(blocks) + " query blocks";
   result.fallbackRows = fallbackRows;
   result.candidatesPerRow = candidates / double(nq); // summed over the chunks
   result.seconds =

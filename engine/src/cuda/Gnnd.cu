@@ -772,8 +772,9 @@ KnnResult gnndGraph(const MatrixView<float>& data, int k, Metric metric, const C
   result.distances = Matrix<float>(dists.get(), n, k, dists);
   result.backend = Backend::Cuda;
   const DeviceInfo info = queryDevice(context.device);
-  result.device = "GPU: " + info.name + (warm.initial ? ", GGM merge, " : ", GNND, ") +
-                  std::to_string(iteration) + " iterations";
+  result.report.device = info.name;
+  result.report.method = warm.initial ? "GGM merge" : "GNND";
+  result.report.iterations = iteration;
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return result;
 }

@@ -592,9 +592,12 @@ std::optional<KnnResult> DeviceClusters::search(const MatrixView<float>& queries
   result.ids = Matrix<std::int32_t>(std::move(ids), nq, k);
   result.distances = Matrix<float>(std::move(dists), nq, k);
   result.backend = Backend::Cuda;
-  result.device = std::string(prop.name) + " (STEP clusters: " + std::to_string(clusters) +
-                  ", " + std::to_string(std::int64_t(counted[0] / std::uint64_t(std::max<std::int64_t>(1, nq)))) +
-                  " of " + std::to_string(n) + " items scored a query)";
+  result.report.device = prop.name;
+  result.report.method = "STEP";
+  result.report.detail =
+      std::to_string(clusters) + " clusters, " +
+      std::to_string(std::int64_t(counted[0] / std::uint64_t(std::max<std::int64_t>(1, nq)))) +
+      " of " + std::to_string(n) + " items scored a query";
   result.fallbackRows = overflowed;
   result.candidatesPerRow = nq > overflowed ? double(counted[1]) / double(nq - overflowed) : 0.0;
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

@@ -439,7 +439,8 @@ KnnResult ResidentBase::search(const MatrixView<float>& queries, int k, JobContr
   result.ids = Matrix<std::int32_t>(std::move(ids), queries.rows, k);
   result.distances = Matrix<float>(std::move(dists), queries.rows, k);
   result.backend = Backend::Cuda;
-  result.device = s.name + " (resident base, radix select)";
+  result.report.device = s.name;
+  result.report.method = "resident base, radix select";
   result.candidatesPerRow = queries.rows ? double(candidates) / double(queries.rows) : 0.0;
   result.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

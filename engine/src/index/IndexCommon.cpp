@@ -69,7 +69,8 @@ KnnResult searchResult(std::vector<std::int32_t> ids, std::vector<float> distanc
   r.backend = backend;
   Context where = context;
   where.backend = backend;
-  r.device = describeBackend(where);
+  r.report.device = describeBackend(where);
+  r.report.method = "index search";
   return r;
 }
 

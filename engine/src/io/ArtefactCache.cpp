@@ -80,7 +80,7 @@ std::optional<KnnResult> ArtefactCache::loadGraph(const Dataset& data, Metric me
                                  g.ids.rows(), g.ids.cols());
     r.distances = Matrix<float>(std::vector<float>(g.distances.data(), g.distances.data() + g.distances.view().size()),
                                 g.distances.rows(), g.distances.cols());
-    r.device = "cache";
+    r.report.device = "cache";
     return r;
   } catch (const Error&) { // corrupt, truncated or stale: recompute, and drop it
     removeQuietly(path);

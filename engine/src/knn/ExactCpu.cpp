@@ -283,7 +283,8 @@ KnnResult exactSearchCpu(const MatrixView<float>& queries, const MatrixView<floa
   result.ids = Matrix<std::int32_t>(std::move(ids), nq, k);
   result.distances = Matrix<float>(std::move(dists), nq, k);
   result.backend = Backend::Cpu;
-  result.device = "CPU (" + std::to_string(threads) + " threads)";
+  result.report.device = "CPU (" + std::to_string(threads) + " threads)";
+  result.report.method = "exact";
   result.fallbackRows = fallback;
   result.candidatesPerRow = nq > fallback ? double(candidates) / double(nq - fallback) : 0.0;
   result.seconds =

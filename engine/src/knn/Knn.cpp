@@ -107,12 +107,31 @@ KnnResult run(const MatrixView<float>& queries, const MatrixView<float>& base, i
       },
       [&] { return exactOnCpu(queries, base, k, metric, graph, context, job, params); },
       &fallback);
-  if (!fallback.empty()) // the result says why the CPU did the work
-    result.device += " (" + fallback + ")";
+  result.report.fallback = fallback; // the result says why the CPU did the work
   return result;
 }
 
 } // namespace
+
+std::string RunReport::describe() const {
+  std::string line = device;
+  auto add = [&](const std::string& part) {
+    if (!part.empty())
+      line += (line.empty() ? "" : ", ") + part;
+  };
+  add(method == "exact" ? std::string() : method);
+  add(precision);
+  if (iterations > 0)
+    add(std::to_string(iterations) + " iterations");
+  if (streamedChunks > 0)
+    add("the base streamed from host memory in " + std::to_string(streamedChunks) + " chunks");
+  if (shards > 0)
+    add(std::to_string(shards) + " shards, every pair merged by GGM");
+  add(detail);
+  if (!fallback.empty())
+    line += " (" + fallback + ")";
+  return line;
+}
 
 KnnResult knnSearch(const MatrixView<float>& queries, const MatrixView<float>& base, int k,
                     Metric metric, const Context& context, JobControl& job,
@@ -143,7 +162,8 @@ KnnResult knnReference(const MatrixView<float>& queries, const MatrixView<float>
   KnnResult result;
   result.ids = Matrix<std::int32_t>(std::move(ids), n, k);
   result.distances = Matrix<float>(std::move(dists), n, k);
-  result.device = "float64 reference";
+  result.report.device = "CPU";
+  result.report.method = "float64 reference";
   return result;
 }
 

@@ -312,9 +312,9 @@ KnnResult run(const MatrixView<float>& data, int k, Metric metric, const Context
   result.ids = Matrix<std::int32_t>(std::move(ids), n, k);
   result.distances = Matrix<float>(std::move(dists), n, k);
   result.backend = Backend::Cpu;
-  result.device = "CPU (" + std::to_string(threads) + " threads), " +
-                  (initial ? "GGM merge, " : "NN-Descent, ") + std::to_string(iteration) +
-                  " iterations";
+  result.report.device = "CPU (" + std::to_string(threads) + " threads)";
+  result.report.method = initial ? "GGM merge" : "NN-Descent";
+  result.report.iterations = iteration;
   result.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return result;
@@ -353,7 +353,7 @@ KnnResult onGpuOrCpu(const MatrixView<float>& data, int k, Metric metric, const 
       },
       &fallback);
   if (!fallback.empty())
-    result.device += " (" + fallback + ")";
+    result.report.fallback = fallback;
   return result;
 }
 /// An event that happens once; fire() again is harmless.
@@ -513,12 +513,14 @@ KnnResult shardedGraph(const MatrixView<float>& data, int k, Metric metric, cons
   const std::unique_ptr<std::int32_t[]> own(new std::int32_t[entries]);
   const std::shared_ptr<std::int32_t[]> best(new std::int32_t[entries]);
   const std::shared_ptr<float[]> bestDist(new float[entries]);
-  std::string device;
+  RunReport last; // the last shard's or merge's: where the work ran
+  Backend lastBackend = Backend::Cpu;
   for (std::int64_t s = 0; s < shards; ++s) {
     JobControl shardJob = stage("shard " + std::to_string(s + 1) + " of " + std::to_string(shards));
     const KnnResult g = onGpuOrCpu(rows(s), k, metric, inner, shardJob, partial, {}, nullptr, 0,
                                    nullptr, sharedFor(s, -1));
-    device = g.device;
+    last = g.report;
+    lastBackend = g.backend;
     lap("shard");
     const std::int64_t offset = bound(s);
 #pragma omp parallel for schedule(static)
@@ -560,7 +562,8 @@ KnnResult shardedGraph(const MatrixView<float>& data, int k, Metric metric, cons
                                     split, &second, sharedFor(a, b),
                                     [signal = nextUploaded] { signal->fire(); });
       nextUploaded->fire(); // the CPU's merge calls no one
-      device = merged.device;
+      last = merged.report;
+      lastBackend = merged.backend;
       lap("merge");
       if (folding.valid())
         folding.get();
@@ -589,9 +592,12 @@ KnnResult shardedGraph(const MatrixView<float>& data, int k, Metric metric, cons
   KnnResult result;
   result.ids = Matrix<std::int32_t>(best.get(), n, k, best);
   result.distances = Matrix<float>(bestDist.get(), n, k, bestDist);
-  result.backend = device.rfind("GPU", 0) == 0 ? Backend::Cuda : Backend::Cpu;
-  result.device = device + "; " + std::to_string(shards) + " shards of at most " +
-                  std::to_string(shardRows) + " items, every pair merged by GGM (memory budget)";
+  result.backend = lastBackend;
+  result.report = last;
+  result.report.method = lastBackend == Backend::Cuda ? "GNND" : "NN-Descent";
+  result.report.iterations = 0; // each shard and merge ran its own
+  result.report.shards = int(shards);
+  result.report.detail = "at most " + std::to_string(shardRows) + " items a shard (memory budget)";
   result.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return result;

@@ -138,9 +138,11 @@ std::optional<KnnResult> stepSearch(const MatrixView<float>& queries, const Matr
   result.ids = Matrix<std::int32_t>(std::move(ids), nq, k);
   result.distances = Matrix<float>(std::move(dists), nq, k);
   result.backend = Backend::Cpu;
-  result.device = "CPU (" + std::to_string(threads) + " threads), STEP: " + std::to_string(p) +
-                  " clusters, " + std::to_string(visited / std::max<std::int64_t>(1, nq)) +
-                  " of " + std::to_string(n) + " items scored a query";
+  result.report.device = "CPU (" + std::to_string(threads) + " threads)";
+  result.report.method = "STEP";
+  result.report.detail = std::to_string(p) + " clusters, " +
+                         std::to_string(visited / std::max<std::int64_t>(1, nq)) + " of " +
+                         std::to_string(n) + " items scored a query";
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return result;
 }
