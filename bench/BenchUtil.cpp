@@ -54,7 +54,6 @@ std::string writeTemporaryNpy(const MatrixView<float>& m, const std::string& nam
   return path.string();
 }
 
-
 void printTable(const std::string& title, const std::vector<Row>& rows) {
   std::cout << "\n" << title << "\n";
   std::cout << std::left << std::setw(44) << "work" << std::right << std::setw(12) << "ours (s)"

@@ -22,8 +22,8 @@ struct ExactArgs {
   int threads = 0;
   std::string python = "/usr/bin/python3";
   std::string peersDir = NEARSCAPE_PEERS_DIR;
-  bool resident = false; ///< search: the base kept in an ExactKnnIndex, its build timed apart
-  ExactKnnParams params; ///< tiles (0: the backend's choice)
+  bool resident = false;    ///< search: the base kept in an ExactKnnIndex, its build timed apart
+  ExactKnnParams params;    ///< tiles (0: the backend's choice)
   std::string memoryBudget; ///< e.g. "256M": the GPU streams the base from host memory beyond it
 };
 
@@ -68,7 +68,7 @@ int runExact(const ExactArgs& a) {
   if (a.resident && !graph)
     index = std::make_unique<ExactKnnIndex>(b, metric, context);
   auto run = [&](int k) {
-    return index ? index->search(q, k)
+    return index   ? index->search(q, k)
            : graph ? knnGraph(b, k, metric, context, noJobControl(), a.params)
                    : knnSearch(q, b, k, metric, context, noJobControl(), a.params);
   };
@@ -79,7 +79,8 @@ int runExact(const ExactArgs& a) {
     const KnnResult ref = knnReference(q, b, k, metric, graph, rows);
     const std::string mismatch = compareWithReference(first, ref, rows);
     if (!mismatch.empty()) {
-      std::cerr << "nearscape-bench: NOT EXACT on " << label << " k=" << k << ": " << mismatch << '\n';
+      std::cerr << "nearscape-bench: NOT EXACT on " << label << " k=" << k << ": " << mismatch
+                << '\n';
       return 1;
     }
     // 2. Timing, interleaved with the peer: ours, theirs, ours, theirs...
@@ -109,32 +110,41 @@ int runExact(const ExactArgs& a) {
     const double oursMedian = median(ours), theirsMedian = median(theirs);
     const double flops = 2.0 * double(q.rows) * double(b.rows) * double(b.cols);
     std::ostringstream note;
-    note << "exact on " << rows.size() << " rows; " << first.candidatesPerRow
-         << " cand/row; " << first.fallbackRows << " direct; " << first.report.describe();
-    table.push_back({label + (graph ? " graph" : index ? " resident search" : " search") + " k=" + std::to_string(k), oursMedian,
-                     peerName, theirsMedian, note.str()});
-    records.push_back({{"suite", "exact"},
-                       {"mode", graph ? "graph" : index ? "resident search" : "search"},
-                       {"data", label},
-                       {"rows", q.rows},
-                       {"base_rows", b.rows},
-                       {"dim", b.cols},
-                       {"k", k},
-                       {"metric", std::string(metricName(metric))},
-                       {"device", first.report.describe()},
-                       {"ours_s", oursMedian},
-                       {"ours_runs", ours},
-                       {"peer", peerName},
-                       {"peer_s", theirs.empty() ? nlohmann::json(nullptr) : nlohmann::json(theirsMedian)},
-                       {"peer_runs", theirs},
-                       {"ratio", theirs.empty() ? nlohmann::json(nullptr) : nlohmann::json(oursMedian / theirsMedian)},
-                       {"gemm_flop", flops},
-                       {"verified_rows", rows.size()},
-                       {"candidates_per_row", first.candidatesPerRow},
-                       {"fallback_rows", first.fallbackRows},
-                       {"date", today()}});
+    note << "exact on " << rows.size() << " rows; " << first.candidatesPerRow << " cand/row; "
+         << first.fallbackRows << " direct; " << first.report.describe();
+    table.push_back({label +
+                         (graph   ? " graph"
+                          : index ? " resident search"
+                                  : " search") +
+                         " k=" + std::to_string(k),
+                     oursMedian, peerName, theirsMedian, note.str()});
+    records.push_back(
+        {{"suite", "exact"},
+         {"mode", graph   ? "graph"
+                  : index ? "resident search"
+                          : "search"},
+         {"data", label},
+         {"rows", q.rows},
+         {"base_rows", b.rows},
+         {"dim", b.cols},
+         {"k", k},
+         {"metric", std::string(metricName(metric))},
+         {"device", first.report.describe()},
+         {"ours_s", oursMedian},
+         {"ours_runs", ours},
+         {"peer", peerName},
+         {"peer_s", theirs.empty() ? nlohmann::json(nullptr) : nlohmann::json(theirsMedian)},
+         {"peer_runs", theirs},
+         {"ratio",
+          theirs.empty() ? nlohmann::json(nullptr) : nlohmann::json(oursMedian / theirsMedian)},
+         {"gemm_flop", flops},
+         {"verified_rows", rows.size()},
+         {"candidates_per_row", first.candidatesPerRow},
+         {"fallback_rows", first.fallbackRows},
+         {"date", today()}});
   }
-  printTable("exact kNN (median of " + std::to_string(a.repeats) + ", interleaved with the peer)", table);
+  printTable("exact kNN (median of " + std::to_string(a.repeats) + ", interleaved with the peer)",
+             table);
   if (!a.jsonOut.empty()) {
     std::ofstream(a.jsonOut) << records.dump(2) << '\n';
     std::cout << "wrote " << a.jsonOut << '\n';
@@ -166,7 +176,8 @@ int runTopk(const TopkArgs& a) {
   const std::int64_t nq = std::min<std::int64_t>(a.queryCount, all.size());
   const MatrixView<float> q{all.vectors.data(), nq, all.dim()};
   const ExactKnnIndex index(base.vectors.view(), Metric::L2, context);
-  const std::string label = a.label.empty() ? std::filesystem::path(a.data).filename().string() : a.label;
+  const std::string label =
+      a.label.empty() ? std::filesystem::path(a.data).filename().string() : a.label;
   const std::string peerBase = writeTemporaryNpy(base.vectors.view(), "topk-base.npy");
   const std::string peerQueries = writeTemporaryNpy(q, "topk-queries.npy");
   std::vector<Row> table;
@@ -199,9 +210,15 @@ int runTopk(const TopkArgs& a) {
          << checked.report.describe();
     table.push_back({label + " one query, top-" + std::to_string(k), median(times), "torch", theirs,
                      note.str()});
-    records.push_back({{"suite", "topk"}, {"data", label}, {"k", k}, {"ours_s", median(times)},
-                       {"peer", "torch"}, {"peer_s", theirs}, {"device", checked.report.describe()},
-                       {"candidates_per_query", checked.candidatesPerRow}, {"date", today()}});
+    records.push_back({{"suite", "topk"},
+                       {"data", label},
+                       {"k", k},
+                       {"ours_s", median(times)},
+                       {"peer", "torch"},
+                       {"peer_s", theirs},
+                       {"device", checked.report.describe()},
+                       {"candidates_per_query", checked.candidatesPerRow},
+                       {"date", today()}});
   }
   printTable("single-query top-k against a resident base (median per query)", table);
   if (!a.jsonOut.empty())
@@ -220,7 +237,8 @@ void addTopkSuite(CLI::App& app, int& exitCode) {
   cmd->add_option("--queries", a->queries, "Queries (the first --count are used)")->required();
   cmd->add_option("--k", a->ks, "k values")->delimiter(',')->capture_default_str();
   cmd->add_option("--count", a->queryCount)->capture_default_str();
-  cmd->add_option("--python", a->python, "Python running the torch peer, or none")->capture_default_str();
+  cmd->add_option("--python", a->python, "Python running the torch peer, or none")
+      ->capture_default_str();
   cmd->add_option("--peers-dir", a->peersDir)->capture_default_str();
   cmd->add_option("--backend", a->backend)->capture_default_str();
   cmd->add_option("--label", a->label);
@@ -245,7 +263,8 @@ void addExactSuite(CLI::App& app, int& exitCode) {
   cmd->add_option("--repeats", a->repeats, "Timed runs of each side")->capture_default_str();
   cmd->add_option("--peer", a->peer, "faiss, torch-fp32, torch-tf32, torch-fp16 or none")
       ->capture_default_str();
-  cmd->add_option("--check-rows", a->checkRows, "Rows verified against float64")->capture_default_str();
+  cmd->add_option("--check-rows", a->checkRows, "Rows verified against float64")
+      ->capture_default_str();
   cmd->add_option("--backend", a->backend, "auto, cpu or cuda")->capture_default_str();
   cmd->add_option("--threads", a->threads, "CPU threads for both sides (0 = all)");
   cmd->add_option("--python", a->python, "Python running the peer")->capture_default_str();

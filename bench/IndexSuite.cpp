@@ -53,7 +53,8 @@ int runIndex(const IndexArgs& a) {
   OpenOptions options;
   options.loadThumbnails = false;
   const Dataset ds = openDataset(a.data, options);
-  const std::string label = a.label.empty() ? std::filesystem::path(a.data).filename().string() : a.label;
+  const std::string label =
+      a.label.empty() ? std::filesystem::path(a.data).filename().string() : a.label;
   const Metric metric = ds.metric.value_or(Metric::L2);
 
   // Queries (a file, or rows held out of the data), the exact truth (timed: the exact row of
@@ -80,10 +81,10 @@ int runIndex(const IndexArgs& a) {
     pipeline.sweep.grid.push_back({{knob, v}});
   HeldOutSweepStages stages;
   stages.onRow = [&](const SweepRow& r) {
-    std::cout << "  ours  " << std::left << std::setw(14) << formatParameters(r.params) << std::right
-              << " recall " << std::fixed << std::setprecision(4) << r.recall << "  qps "
-              << std::setprecision(0) << std::setw(10) << r.qps << "  p50 " << std::setprecision(3)
-              << r.p50Ms << " ms  p99 " << r.p99Ms << " ms" << std::endl;
+    std::cout << "  ours  " << std::left << std::setw(14) << formatParameters(r.params)
+              << std::right << " recall " << std::fixed << std::setprecision(4) << r.recall
+              << "  qps " << std::setprecision(0) << std::setw(10) << r.qps << "  p50 "
+              << std::setprecision(3) << r.p50Ms << " ms  p99 " << r.p99Ms << " ms" << std::endl;
   };
   std::cout << "\n" << label << ": " << a.kind << " index, k = " << a.k << "\n";
   const HeldOutSweep sweep =
@@ -103,14 +104,15 @@ int runIndex(const IndexArgs& a) {
   double peerBuild = 0;
   std::string peerName = "none";
   if (a.peer != "none") {
-    const std::string dir = (std::filesystem::temp_directory_path() / "nearscape-bench" / "ann-peer").string();
+    const std::string dir =
+        (std::filesystem::temp_directory_path() / "nearscape-bench" / "ann-peer").string();
     const std::string baseFile = writeTemporaryNpy(base, "ann-base.npy");
     const std::string queryFile = writeTemporaryNpy(queries, "ann-queries.npy");
     std::ostringstream cmd;
     const auto threads = effectiveThreads(context);
     const int nlist = std::stoi(a.nlistPeer) > 0 ? std::stoi(a.nlistPeer)
-                      : a.kind == "ivf" ? int(index->buildValues().at("nlist"))
-                                        : 1024;
+                      : a.kind == "ivf"          ? int(index->buildValues().at("nlist"))
+                                                 : 1024;
     cmd << a.python << " " << a.peersDir << "/ann_sweep.py " << a.peer << " " << baseFile << " "
         << queryFile << " " << dir << " --k " << a.k << " --values " << a.peerValues
         << " --threads " << threads << " --nlist " << nlist << " --metric " << metricName(metric);
@@ -125,7 +127,9 @@ int runIndex(const IndexArgs& a) {
       const double recall = recallAtK({ids.data(), ids64.rows(), ids64.cols()}, truth.view(), a.k,
                                       queries, base, metric);
       const double qps = double(queries.rows) / row.at("seconds").get<double>();
-      theirs.push_back({(a.peer == "hnsw" ? "ef=" : "nprobe=") + std::to_string(row.at("value").get<int>()), recall, qps});
+      theirs.push_back(
+          {(a.peer == "hnsw" ? "ef=" : "nprobe=") + std::to_string(row.at("value").get<int>()),
+           recall, qps});
       std::cout << "  peer  " << std::left << std::setw(14) << theirs.back().setting << std::right
                 << " recall " << std::fixed << std::setprecision(4) << recall << "  qps "
                 << std::setprecision(0) << std::setw(10) << qps << std::endl;
@@ -141,7 +145,8 @@ int runIndex(const IndexArgs& a) {
   std::ostringstream note;
   note << "QPS at recall ≥ " << a.target << ": ours " << oursAt << ", peer " << theirsAt
        << "; exact search " << double(queries.rows) / exactSeconds << " QPS";
-  table.push_back({label + " " + a.kind + " build", index->buildSeconds(), peerName, peerBuild, ""});
+  table.push_back(
+      {label + " " + a.kind + " build", index->buildSeconds(), peerName, peerBuild, ""});
   table.push_back({label + " 1/QPS at recall target", oursAt > 0 ? 1.0 / oursAt : 0, peerName,
                    theirsAt > 0 ? 1.0 / theirsAt : 0, note.str()});
   printTable("ANN index sweep (" + describeBackend(context) + ")", table);
@@ -152,12 +157,20 @@ int runIndex(const IndexArgs& a) {
         j.push_back({{"setting", p.setting}, {"recall", p.recall}, {"qps", p.qps}});
       return j;
     };
-    nlohmann::json j = {{"suite", "index"}, {"data", label}, {"kind", a.kind},
+    nlohmann::json j = {{"suite", "index"},
+                        {"data", label},
+                        {"kind", a.kind},
                         {"backend", std::string(backendName(index->backend()))},
-                        {"build", index->buildValues()}, {"build_s", index->buildSeconds()},
-                        {"ours", points(ours)}, {"peer", peerName}, {"peer_build_s", peerBuild},
-                        {"theirs", points(theirs)}, {"target", a.target}, {"ours_qps_at", oursAt},
-                        {"peer_qps_at", theirsAt}, {"exact_s", exactSeconds}};
+                        {"build", index->buildValues()},
+                        {"build_s", index->buildSeconds()},
+                        {"ours", points(ours)},
+                        {"peer", peerName},
+                        {"peer_build_s", peerBuild},
+                        {"theirs", points(theirs)},
+                        {"target", a.target},
+                        {"ours_qps_at", oursAt},
+                        {"peer_qps_at", theirsAt},
+                        {"exact_s", exactSeconds}};
     std::ofstream(a.jsonOut) << j.dump(2) << '\n';
   }
   return 0;
@@ -167,13 +180,15 @@ int runIndex(const IndexArgs& a) {
 
 void addIndexSuite(CLI::App& app, int& exitCode) {
   auto a = std::make_shared<IndexArgs>();
-  CLI::App* cmd = app.add_subcommand("index", "ANN index sweep vs hnswlib / Faiss IVF-Flat and our exact search");
+  CLI::App* cmd = app.add_subcommand(
+      "index", "ANN index sweep vs hnswlib / Faiss IVF-Flat and our exact search");
   cmd->add_option("--data", a->data, "Base data: any format nearscape reads")->required();
   cmd->add_option("--queries", a->queries, "Queries; without, --holdout rows of the data");
   cmd->add_option("--holdout", a->holdout)->capture_default_str();
   cmd->add_option("--index", a->kind, "graph or ivf")->capture_default_str();
   cmd->add_option("--build", a->build, "NAME=VALUE build parameters (repeatable)");
-  cmd->add_option("--values", a->values, "Our sweep values (ef or nprobe), comma-separated")->required();
+  cmd->add_option("--values", a->values, "Our sweep values (ef or nprobe), comma-separated")
+      ->required();
   cmd->add_option("--peer", a->peer, "hnsw, ivf or none")->capture_default_str();
   cmd->add_option("--peer-values", a->peerValues, "The peer's ef or nprobe values");
   cmd->add_option("--peer-nlist", a->nlistPeer, "Faiss nlist (default: ours, else 1024)");

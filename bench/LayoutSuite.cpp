@@ -37,13 +37,15 @@ int runLayout(const LayoutArgs& a) {
   options.loadThumbnails = false;
   const Dataset ds = openDataset(a.data, options);
   const MatrixView<float> x = ds.vectors.view();
-  const std::string label = a.label.empty() ? std::filesystem::path(a.data).filename().string() : a.label;
+  const std::string label =
+      a.label.empty() ? std::filesystem::path(a.data).filename().string() : a.label;
   const std::string peerData = a.peer == "none" ? "" : writeTemporaryNpy(x, "layout-data.npy");
   const std::string peerOut =
       (std::filesystem::temp_directory_path() / "nearscape-bench" / "layout-peer.npy").string();
 
   NEARSCAPE_EXPECTS(a.graph == "auto" || a.graph == "exact", "--graph must be auto or exact");
-  const GraphMethod method = resolveGraphMethod(*parseGraphMethod(a.graph), x.rows, x.cols, a.k, context);
+  const GraphMethod method =
+      resolveGraphMethod(*parseGraphMethod(a.graph), x.rows, x.cols, a.k, context);
   KnnResult truth;
   std::vector<double> ours, oursGraph, oursMap, theirs, oursKept, theirsKept;
   std::string graphDevice;
@@ -59,7 +61,8 @@ int runLayout(const LayoutArgs& a) {
     const PcaResult pca = computePca(x, pp, context);
     LayoutParams lp;
     lp.dim = a.dim;
-    const Matrix<float> xy = layoutGraph(g.ids.view(), g.distances.view(), pca.coordinates.view(), lp, context);
+    const Matrix<float> xy =
+        layoutGraph(g.ids.view(), g.distances.view(), pca.coordinates.view(), lp, context);
     oursMap.push_back(secondsSince(t1));
     ours.push_back(secondsSince(t));
     if (truth.ids.empty())
@@ -79,16 +82,25 @@ int runLayout(const LayoutArgs& a) {
   std::ostringstream note;
   note << "10-NN kept: ours " << median(oursKept) << ", peer " << median(theirsKept)
        << " (graph included in both times; ours: graph " << median(oursGraph) << " s ("
-       << graphDevice << ") + PCA and map "
-       << median(oursMap) << " s on " << describeBackend(context) << ")";
-  table.push_back({label + " " + std::to_string(a.dim) + "D map", median(ours), a.peer, median(theirs), note.str()});
+       << graphDevice << ") + PCA and map " << median(oursMap) << " s on "
+       << describeBackend(context) << ")";
+  table.push_back({label + " " + std::to_string(a.dim) + "D map", median(ours), a.peer,
+                   median(theirs), note.str()});
   printTable("layout (median of " + std::to_string(a.repeats) + ", interleaved)", table);
   if (!a.jsonOut.empty()) {
-    nlohmann::json j = {{"suite", "layout"}, {"data", label}, {"rows", x.rows}, {"dim", a.dim},
+    nlohmann::json j = {{"suite", "layout"},
+                        {"data", label},
+                        {"rows", x.rows},
+                        {"dim", a.dim},
                         {"backend", describeBackend(context)},
-                        {"ours_s", median(ours)}, {"ours_runs", ours}, {"ours_kept10", median(oursKept)},
-                        {"ours_graph_s", median(oursGraph)}, {"ours_map_s", median(oursMap)},
-                        {"peer", a.peer}, {"peer_s", median(theirs)}, {"peer_runs", theirs},
+                        {"ours_s", median(ours)},
+                        {"ours_runs", ours},
+                        {"ours_kept10", median(oursKept)},
+                        {"ours_graph_s", median(oursGraph)},
+                        {"ours_map_s", median(oursMap)},
+                        {"peer", a.peer},
+                        {"peer_s", median(theirs)},
+                        {"peer_runs", theirs},
                         {"peer_kept10", median(theirsKept)}};
     std::ofstream(a.jsonOut) << j.dump(2) << '\n';
   }
@@ -134,7 +146,8 @@ int runMst(const MstArgs& a) {
     perQuery.push_back(secondsSince(t));
     steps += double(p.steps.size());
   }
-  const std::string label = a.label.empty() ? std::filesystem::path(a.data).filename().string() : a.label;
+  const std::string label =
+      a.label.empty() ? std::filesystem::path(a.data).filename().string() : a.label;
   std::ostringstream note;
   const SpanningForest::Timings& times = forest.timings();
   note << graph.edgeCount() << " edges, " << forest.treeCount() << " trees, weight "
@@ -142,9 +155,8 @@ int runMst(const MstArgs& a) {
        << " ms";
   if (compare)
     note << " (on the device " << times.device * 1e3 << " ms)";
-  note << ", rooting " << times.rooting * 1e3 << " ms; symmetrise " << symSeconds
-       << " s; path p50 " << median(perQuery) * 1e3 << " ms, mean " << steps / a.queries
-       << " steps";
+  note << ", rooting " << times.rooting * 1e3 << " ms; symmetrise " << symSeconds << " s; path p50 "
+       << median(perQuery) * 1e3 << " ms, mean " << steps / a.queries << " steps";
   printTable("MST and min-max paths (" + describeBackend(context) + ")",
              {{label + " MST", mstSeconds, compare ? "our CPU Kruskal" : "none", kruskalSeconds,
                note.str()}});
@@ -206,7 +218,8 @@ int runNnd(const NndArgs& a) {
     if (truth.empty())
       truth.assign(exact.ids.data(), exact.ids.data() + exact.ids.rows() * a.k);
   }
-  const MatrixView<std::int32_t> truthView{truth.data(), sample.empty() ? x.rows : std::int64_t(sample.size()), a.k};
+  const MatrixView<std::int32_t> truthView{
+      truth.data(), sample.empty() ? x.rows : std::int64_t(sample.size()), a.k};
   // Recall of `ids` (all rows) on the rows the truth covers.
   auto recall = [&](const MatrixView<std::int32_t>& ids) {
     if (sample.empty())
@@ -245,17 +258,19 @@ int runNnd(const NndArgs& a) {
     std::vector<std::int32_t> p32(p.data(), p.data() + p.rows() * p.cols());
     theirsRecall.push_back(recall({p32.data(), p.rows(), p.cols()}));
   }
-  const std::string label = a.label.empty() ? std::filesystem::path(a.data).filename().string() : a.label;
+  const std::string label =
+      a.label.empty() ? std::filesystem::path(a.data).filename().string() : a.label;
   std::ostringstream note;
-  note << "recall@" << a.k << (sample.empty() ? "" : " on " + std::to_string(sample.size()) + " rows")
-       << ": ours " << median(oursRecall) << " (" << device << ")";
+  note << "recall@" << a.k
+       << (sample.empty() ? "" : " on " + std::to_string(sample.size()) + " rows") << ": ours "
+       << median(oursRecall) << " (" << device << ")";
   if (!theirsRecall.empty())
     note << ", peer " << median(theirsRecall);
   printTable("NN-Descent kNN graph (" + describeBackend(context) + ", median of " +
                  std::to_string(a.repeats) + ", interleaved)",
              {{label + " " + std::to_string(a.k) + "-NN graph", median(ours),
-               a.peer == "exact" ? "our exact graph" : a.peer, theirs.empty() ? 0.0 : median(theirs),
-               note.str()}});
+               a.peer == "exact" ? "our exact graph" : a.peer,
+               theirs.empty() ? 0.0 : median(theirs), note.str()}});
   if (!peerData.empty())
     std::filesystem::remove(peerData);
   return 0;
@@ -275,8 +290,10 @@ void addNnDescentSuite(CLI::App& app, int& exitCode) {
   cmd->add_option("--delta", a->params.delta, "Stop below this update rate")->capture_default_str();
   cmd->add_option("--merge-iters", a->params.mergeIterations, "Most iterations of a GPU GGM merge")
       ->capture_default_str();
-  cmd->add_option("--memory-budget", a->memoryBudget, "Working-memory budget, e.g. 2G: shards merged by GGM");
-  cmd->add_option("--check-rows", a->checkRows, "Recall on this many seeded rows (0: all, from the exact graph)");
+  cmd->add_option("--memory-budget", a->memoryBudget,
+                  "Working-memory budget, e.g. 2G: shards merged by GGM");
+  cmd->add_option("--check-rows", a->checkRows,
+                  "Recall on this many seeded rows (0: all, from the exact graph)");
   cmd->add_option("--k", a->k)->capture_default_str();
   cmd->add_option("--repeats", a->repeats)->capture_default_str();
   cmd->add_option("--python", a->python)->capture_default_str();
@@ -297,7 +314,8 @@ void addLayoutSuite(CLI::App& app, int& exitCode) {
   CLI::App* cmd = app.add_subcommand("layout", "kNN graph + map vs umap-learn, with 10-NN kept");
   cmd->add_option("--data", a->data, "Data: any format nearscape reads")->required();
   cmd->add_option("--dim", a->dim)->capture_default_str();
-  cmd->add_option("--k", a->k, "Graph neighbours (umap-learn's n_neighbors)")->capture_default_str();
+  cmd->add_option("--k", a->k, "Graph neighbours (umap-learn's n_neighbors)")
+      ->capture_default_str();
   cmd->add_option("--repeats", a->repeats)->capture_default_str();
   cmd->add_option("--peer", a->peer, "umap-learn or none")->capture_default_str();
   cmd->add_option("--graph", a->graph, "auto (exact where cheaper, else NN-Descent/GNND) or exact")

@@ -18,6 +18,8 @@ packages=(
   # the hardening step (scripts/ci-hardening.sh): clang's libFuzzer and sanitizer runtimes, LLVM's
   # OpenMP (with its TSan tool, Archer), ccache
   clang libclang-rt-14-dev libomp-dev ccache
+  # the format check (scripts/check-format.sh)
+  clang-format
   # the package's checks (scripts/test.sh's package stage)
   desktop-file-utils appstream lintian
   # demo data: Fashion-MNIST, and fastText for the debian-text set

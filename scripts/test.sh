@@ -27,6 +27,9 @@ stage packages
 scripts/install-deps.sh
 
 status=0
+stage "format (.clang-format)"
+scripts/check-format.sh || status=$?
+
 # build_and_test DIR CUDA(ON|OFF) NAME
 build_and_test() {
   local dir=$1 cuda=$2 name=$3

@@ -14,7 +14,8 @@ ColorBar::ColorBar(QWidget* parent) : QWidget(parent) {
 
 void ColorBar::setRange(const QString& name, double minimum, double maximum) {
   m_name = name, m_minimum = minimum, m_maximum = maximum;
-  setToolTip(tr("%1: %2 … %3; grey: no value").arg(name).arg(minimum, 0, 'g', 6).arg(maximum, 0, 'g', 6));
+  setToolTip(
+      tr("%1: %2 … %3; grey: no value").arg(name).arg(minimum, 0, 'g', 6).arg(maximum, 0, 'g', 6));
   update();
 }
 

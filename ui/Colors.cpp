@@ -15,6 +15,8 @@ QColor labelColor(int index) {
   return QColor::fromHsvF(float(hue), 0.65f, 0.85f);
 }
 
-QColor unlabelledColor() { return QColor(70, 90, 140); }
+QColor unlabelledColor() {
+  return QColor(70, 90, 140);
+}
 
 } // namespace nearscape::ui

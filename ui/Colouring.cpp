@@ -32,7 +32,8 @@ void fillGroups(ColourScheme& s, const std::vector<std::int32_t>& category,
     qint64 rest = 0;
     for (std::size_t g = std::size_t(kept); g < counts.size(); ++g)
       rest += counts[g];
-    s.groupNames.push_back(QObject::tr("other (%1 values)").arg(names.size() - std::size_t(kept)).toStdString());
+    s.groupNames.push_back(
+        QObject::tr("other (%1 values)").arg(names.size() - std::size_t(kept)).toStdString());
     s.groupCounts.push_back(rest);
     s.groupColors.push_back(missingColor());
   }
@@ -62,7 +63,9 @@ QColor viridis(double t) {
                 int(std::lround(a.blue() + f * (b.blue() - a.blue()))));
 }
 
-QColor missingColor() { return QColor(150, 150, 150); }
+QColor missingColor() {
+  return QColor(150, 150, 150);
+}
 
 ColourScheme labelScheme(const Dataset& data) {
   ColourScheme s;
@@ -106,7 +109,8 @@ ColourScheme numericScheme(const QString& name, const std::vector<double>& value
   const double span = s.maximum > s.minimum ? s.maximum - s.minimum : 1.0;
   s.rgb.resize(3 * values.size());
   for (std::size_t i = 0; i < values.size(); ++i)
-    put(s.rgb, i, std::isfinite(values[i]) ? viridis((values[i] - s.minimum) / span) : missingColor());
+    put(s.rgb, i,
+        std::isfinite(values[i]) ? viridis((values[i] - s.minimum) / span) : missingColor());
   return s;
 }
 

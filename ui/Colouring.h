@@ -18,12 +18,12 @@ namespace nearscape::ui {
 constexpr int kMaxCategories = 20;
 
 struct ColourScheme {
-  QString name;                       ///< what colours the map ("label", a column's name, …)
+  QString name; ///< what colours the map ("label", a column's name, …)
   bool numeric = false;
-  std::vector<std::uint8_t> rgb;      ///< n × 3
+  std::vector<std::uint8_t> rgb; ///< n × 3
   // Categorical: one group per item, shown in the legend (which can hide groups); no groups
   // when the data has no labels.
-  std::vector<std::int32_t> group;    ///< per item, index into groupNames
+  std::vector<std::int32_t> group; ///< per item, index into groupNames
   std::vector<std::string> groupNames;
   std::vector<qint64> groupCounts;
   std::vector<QColor> groupColors;

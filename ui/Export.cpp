@@ -96,7 +96,8 @@ void exportPath(const QString& path, const Dataset& data, const GraphPath& graph
   writeExport(path, data, tsv.str());
 }
 
-void exportSelection(const QString& path, const Dataset& data, const std::vector<std::int64_t>& ids) {
+void exportSelection(const QString& path, const Dataset& data,
+                     const std::vector<std::int64_t>& ids) {
   std::ostringstream tsv;
   tsv << "id\tlabel";
   for (const std::string& name : data.metadata.columnNames)

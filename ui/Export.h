@@ -24,7 +24,8 @@ void exportNeighbours(const QString& path, const Dataset& data, std::int64_t ite
 /// ends in .json, else TSV (step, id, distance from the previous item, label).
 void exportPath(const QString& path, const Dataset& data, const GraphPath& graphPath);
 /// Selected items: TSV (id, label, then every metadata column).
-void exportSelection(const QString& path, const Dataset& data, const std::vector<std::int64_t>& ids);
+void exportSelection(const QString& path, const Dataset& data,
+                     const std::vector<std::int64_t>& ids);
 /// A picture of the map (PNG).
 void exportPicture(const QString& path, const Dataset& data, const QImage& image);
 

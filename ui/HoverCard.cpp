@@ -39,9 +39,8 @@ void HoverCard::showItem(const Dataset& dataset, std::int64_t item, const QPoint
         thumbs.channels == 3 ? QImage::Format_RGB888 : QImage::Format_Grayscale8;
     const QImage image(thumbs.image(item), thumbs.width, thumbs.height,
                        thumbs.width * thumbs.channels, format);
-    m_image->setPixmap(QPixmap::fromImage(image.scaled(thumbs.width * 4, thumbs.height * 4,
-                                                       Qt::KeepAspectRatio,
-                                                       Qt::FastTransformation)));
+    m_image->setPixmap(QPixmap::fromImage(image.scaled(
+        thumbs.width * 4, thumbs.height * 4, Qt::KeepAspectRatio, Qt::FastTransformation)));
     m_image->show();
   } else {
     m_image->clear();
@@ -52,8 +51,12 @@ void HoverCard::showItem(const Dataset& dataset, std::int64_t item, const QPoint
   show();
 }
 
-QString HoverCard::text() const { return m_text->text(); }
+QString HoverCard::text() const {
+  return m_text->text();
+}
 
-QPixmap HoverCard::thumbnail() const { return m_image->pixmap(); }
+QPixmap HoverCard::thumbnail() const {
+  return m_image->pixmap();
+}
 
 } // namespace nearscape::ui

@@ -12,7 +12,8 @@ QIcon thumbnailIcon(const Dataset& dataset, std::int64_t item, int size) {
     return {};
   const QImage image(t.image(item), t.width, t.height, t.width * t.channels,
                      t.channels == 3 ? QImage::Format_RGB888 : QImage::Format_Grayscale8);
-  return QIcon(QPixmap::fromImage(image.scaled(size, size, Qt::KeepAspectRatio, Qt::FastTransformation)));
+  return QIcon(
+      QPixmap::fromImage(image.scaled(size, size, Qt::KeepAspectRatio, Qt::FastTransformation)));
 }
 
 ItemStrip::ItemStrip(bool horizontal, QWidget* parent) : QListWidget(parent) {
@@ -30,7 +31,8 @@ ItemStrip::ItemStrip(bool horizontal, QWidget* parent) : QListWidget(parent) {
 }
 
 void ItemStrip::setItems(const Dataset& dataset, const std::vector<std::int32_t>& ids,
-                         const std::vector<QString>& captions, const std::vector<bool>& emphasised) {
+                         const std::vector<QString>& captions,
+                         const std::vector<bool>& emphasised) {
   clear();
   for (std::size_t i = 0; i < ids.size(); ++i) {
     const std::int32_t id = ids[i];

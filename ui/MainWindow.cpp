@@ -4,41 +4,41 @@
 #include "Colors.h"
 #include "Colouring.h"
 #include "Export.h"
-#include "PreferencesDialog.h"
 #include "HoverCard.h"
 #include "ItemStrip.h"
 #include "JobRunner.h"
 #include "LegendPanel.h"
 #include "MapView.h"
+#include "PreferencesDialog.h"
 #include "SweepPanel.h"
 #include "WelcomePage.h"
 
+#include <QActionGroup>
 #include <QApplication>
-#include <QCloseEvent>
-#include <QGuiApplication>
-#include <QScreen>
-#include <QSettings>
-#include <QStackedWidget>
 #include <QCheckBox>
+#include <QCloseEvent>
 #include <QComboBox>
-#include <QLineEdit>
-#include <QToolBar>
-#include <QVBoxLayout>
 #include <QDockWidget>
 #include <QDragEnterEvent>
 #include <QFileDialog>
-#include <QActionGroup>
 #include <QFileInfo>
+#include <QGuiApplication>
 #include <QLabel>
+#include <QLineEdit>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
 #include <QPointer>
 #include <QProgressBar>
+#include <QScreen>
 #include <QScrollArea>
+#include <QSettings>
+#include <QStackedWidget>
 #include <QStatusBar>
 #include <QTimer>
+#include <QToolBar>
 #include <QToolButton>
+#include <QVBoxLayout>
 
 #include <algorithm>
 #include <cstdio>
@@ -49,14 +49,14 @@
 namespace nearscape::ui {
 
 struct MainWindow::Exploration {
-  std::shared_ptr<const Dataset> dataset; ///< what it was computed for
-  Metric metric = Metric::L2;             ///< of the graph, the neighbours and the paths
-  KnnResult graph;                        ///< kNN graph, k = graphK (exact or NN-Descent)
-  int graphK = 0;                         ///< the preferred k, or n − 1 for smaller data
-  std::string graphKey;                   ///< how the graph was built (the cache's key)
+  std::shared_ptr<const Dataset> dataset;         ///< what it was computed for
+  Metric metric = Metric::L2;                     ///< of the graph, the neighbours and the paths
+  KnnResult graph;                                ///< kNN graph, k = graphK (exact or NN-Descent)
+  int graphK = 0;                                 ///< the preferred k, or n − 1 for smaller data
+  std::string graphKey;                           ///< how the graph was built (the cache's key)
   bool graphCached = false, layoutCached = false; ///< read back from the artefact cache
-  std::string graphMethod;                ///< how the graph was built
-  std::shared_ptr<ExactKnnIndex> index;   ///< exact neighbours of a clicked item
+  std::string graphMethod;                        ///< how the graph was built
+  std::shared_ptr<ExactKnnIndex> index;           ///< exact neighbours of a clicked item
   UndirectedGraph undirected;
   std::shared_ptr<SpanningForest> forest;
   std::vector<float> layout; ///< the refined map, n × layoutDim
@@ -91,9 +91,8 @@ MainWindow::MainWindow(Context context, QWidget* parent)
       m_legend(new LegendPanel(this)), m_hoverCard(new HoverCard(this)),
       m_jobs(new JobRunner(this)), m_pipelineJobs(new JobRunner(this)),
       m_neighbours(new ItemStrip(false, this)), m_pathStrip(new ItemStrip(true, this)),
-      m_sweep(new SweepPanel(context, this)),
-      m_summary(new QLabel(this)), m_progress(new QProgressBar(this)),
-      m_cancel(new QToolButton(this)) {
+      m_sweep(new SweepPanel(context, this)), m_summary(new QLabel(this)),
+      m_progress(new QProgressBar(this)), m_cancel(new QToolButton(this)) {
   setWindowTitle(tr("Nearscape"));
   setAcceptDrops(true);
   // The welcome page until data is open, then the map.
@@ -143,7 +142,8 @@ MainWindow::MainWindow(Context context, QWidget* parent)
   dock->raise();
   m_sweepDock = sweepDock;
   resizeDocks({pathDock}, {130}, Qt::Vertical);
-  m_neighbours->setToolTip(tr("Click an item in the map; Ctrl+click another for the smoothest path"));
+  m_neighbours->setToolTip(
+      tr("Click an item in the map; Ctrl+click another for the smoothest path"));
 
   // The status bar names the backend; why there is no GPU goes in its tooltip and the About box.
   {
@@ -210,8 +210,10 @@ MainWindow::MainWindow(Context context, QWidget* parent)
   connect(m_legend, &LegendPanel::visibilityChanged, this, &MainWindow::applyVisibility);
   connect(m_map, &MapView::hovered, this, &MainWindow::showHover);
   connect(m_map, &MapView::clicked, this, &MainWindow::onMapClicked);
-  connect(m_neighbours, &ItemStrip::itemChosen, this, [this](std::int32_t item) { selectItem(item); });
-  connect(m_pathStrip, &ItemStrip::itemChosen, this, [this](std::int32_t item) { selectItem(item); });
+  connect(m_neighbours, &ItemStrip::itemChosen, this,
+          [this](std::int32_t item) { selectItem(item); });
+  connect(m_pathStrip, &ItemStrip::itemChosen, this,
+          [this](std::int32_t item) { selectItem(item); });
   connect(m_sweep, &SweepPanel::missedChosen, this, &MainWindow::showMissed);
   m_prefs = Preferences::load();
   m_cache = ArtefactCache(ArtefactCache::defaultFolder(), m_prefs.cacheBytes());
@@ -220,8 +222,9 @@ MainWindow::MainWindow(Context context, QWidget* parent)
   buildMenus();
   // Where the person left it; else 1200 × 800, or less on a small screen.
   if (!restoreGeometry(QSettings().value("window/geometry").toByteArray())) {
-    const QRect screen = QGuiApplication::primaryScreen() ? QGuiApplication::primaryScreen()->availableGeometry()
-                                                          : QRect(0, 0, 1200, 800);
+    const QRect screen = QGuiApplication::primaryScreen()
+                             ? QGuiApplication::primaryScreen()->availableGeometry()
+                             : QRect(0, 0, 1200, 800);
     resize(std::min(1200, screen.width() * 9 / 10), std::min(800, screen.height() * 9 / 10));
   }
   // The legend (tabbed with the sweep) and the neighbours share the right side about equally.
@@ -285,8 +288,8 @@ void MainWindow::buildMenus() {
       attachMetadataFile(path);
   });
   file->addAction(tr("Open &Session…"), this, [this] {
-    const QString path = QFileDialog::getOpenFileName(this, tr("Open a session"), {},
-                                                      tr("Nearscape sessions (*.nearscape);;All files (*)"));
+    const QString path = QFileDialog::getOpenFileName(
+        this, tr("Open a session"), {}, tr("Nearscape sessions (*.nearscape);;All files (*)"));
     if (!path.isEmpty())
       openSession(path);
   });
@@ -365,9 +368,9 @@ void MainWindow::buildMenus() {
   metrics->setToolTip(tr("The distance of the graph, the neighbours, the paths, the map and the "
                          "sweep; a file's own metric is chosen when it is opened"));
   auto* group = new QActionGroup(this);
-  for (const auto& [metric, name] : {std::pair{Metric::L2, tr("&L2 (Euclidean)")},
-                                     std::pair{Metric::Cosine, tr("&Cosine")},
-                                     std::pair{Metric::InnerProduct, tr("&Inner product")}}) {
+  for (const auto& [metric, name] :
+       {std::pair{Metric::L2, tr("&L2 (Euclidean)")}, std::pair{Metric::Cosine, tr("&Cosine")},
+        std::pair{Metric::InnerProduct, tr("&Inner product")}}) {
     QAction* a = metrics->addAction(name, this, [this, metric = metric] { setMetric(metric); });
     a->setCheckable(true);
     group->addAction(a);
@@ -382,16 +385,17 @@ void MainWindow::buildMenus() {
   help->addAction(tr("&About Nearscape"), this, [this] {
     const DeviceInfo device = queryDevice(m_context.device);
     // Why there is no GPU, whatever the reason (no plugin, no driver, an old driver, …).
-    const QString gpu = device.usable && m_context.backend != Backend::Cpu
-                            ? tr("GPU: %1").arg(QString::fromStdString(device.name))
-                            : tr("CPU engine; no GPU in use: %1")
-                                  .arg(m_context.backend == Backend::Cpu
-                                           ? tr("the CPU backend was chosen")
-                                           : QString::fromStdString(device.reason));
-    QMessageBox::about(this, tr("About Nearscape"),
-                       tr("<b>Nearscape %1</b><p>A desktop explorer for embeddings: exact and "
-                          "approximate kNN graphs, ANN indexes, maps and min-max paths.</p><p>%2</p>")
-                           .arg(QString::fromLatin1(engineVersion()), gpu.toHtmlEscaped()));
+    const QString gpu =
+        device.usable && m_context.backend != Backend::Cpu
+            ? tr("GPU: %1").arg(QString::fromStdString(device.name))
+            : tr("CPU engine; no GPU in use: %1")
+                  .arg(m_context.backend == Backend::Cpu ? tr("the CPU backend was chosen")
+                                                         : QString::fromStdString(device.reason));
+    QMessageBox::about(
+        this, tr("About Nearscape"),
+        tr("<b>Nearscape %1</b><p>A desktop explorer for embeddings: exact and "
+           "approximate kNN graphs, ANN indexes, maps and min-max paths.</p><p>%2</p>")
+            .arg(QString::fromLatin1(engineVersion()), gpu.toHtmlEscaped()));
   });
 }
 
@@ -510,7 +514,7 @@ void MainWindow::startExploration() {
           e->graph = buildKnnGraph(dataset->vectors.view(), graphK, metric, method, context, job);
           cache.storeGraph(*dataset, metric, e->graphKey, e->graph);
         }
-        e->graphMethod = method == GraphMethod::Exact                ? "exact"
+        e->graphMethod = method == GraphMethod::Exact               ? "exact"
                          : resolveBackend(context) == Backend::Cuda ? "GNND"
                                                                     : "NN-Descent";
         e->index = std::make_shared<ExactKnnIndex>(dataset->vectors.view(), metric, context);
@@ -543,18 +547,17 @@ void MainWindow::startExploration() {
         if (e->layoutCached && m_mapDim == e->layoutDim) // nothing streamed it: show it now
           m_map->movePoints(e->layout, !m_map->userMovedCamera());
         const QString cached = tr(" (cached)");
-        m_summary->setText(summaryText() +
-                           tr(" · %1 %2-NN graph %3 s%4 · map %5 s%6 · MST %7 s")
-                               .arg(QString::fromStdString(e->graphMethod))
-                               .arg(e->graphK)
-                               .arg(e->graphSeconds, 0, 'f', 1)
-                               .arg(e->graphCached ? cached : QString())
-                               .arg(e->layoutSeconds, 0, 'f', 1)
-                               .arg(e->layoutCached ? cached : QString())
-                               .arg(e->mstSeconds, 0, 'f', 2));
+        m_summary->setText(summaryText() + tr(" · %1 %2-NN graph %3 s%4 · map %5 s%6 · MST %7 s")
+                                               .arg(QString::fromStdString(e->graphMethod))
+                                               .arg(e->graphK)
+                                               .arg(e->graphSeconds, 0, 'f', 1)
+                                               .arg(e->graphCached ? cached : QString())
+                                               .arg(e->layoutSeconds, 0, 'f', 1)
+                                               .arg(e->layoutCached ? cached : QString())
+                                               .arg(e->mstSeconds, 0, 'f', 2));
         m_summary->setToolTip(QString::fromStdString(e->graph.report.describe()));
         refreshColourChoices(); // the computed columns need the graph
-        applyPendingSession(); // what needs the graph: a computed colouring, the item, the path
+        applyPendingSession();  // what needs the graph: a computed colouring, the item, the path
         if (m_selectionWaitsForGraph && m_selected >= 0)
           selectItem(m_selected); // clicked while the graph was being built: list them now
         emit layoutFinished(e->layoutDim);
@@ -572,8 +575,9 @@ std::vector<float> MainWindow::refineMap(const QPointer<MainWindow>& self,
   params.dim = dim;
   params.reportEvery = 5;
   const Matrix<float> layout = layoutGraph(
-      graph.ids.view(), graph.distances.view(), MatrixView<float>{start.data(), dataset->size(), dim},
-      params, context, job, [self, dataset, dim](const MatrixView<float>& positions, double) {
+      graph.ids.view(), graph.distances.view(),
+      MatrixView<float>{start.data(), dataset->size(), dim}, params, context, job,
+      [self, dataset, dim](const MatrixView<float>& positions, double) {
         std::vector<float> copy(positions.data, positions.data + positions.rows * positions.cols);
         QMetaObject::invokeMethod(
             self.data(),
@@ -626,7 +630,8 @@ void MainWindow::startLayout(int dim) {
         const std::string key = mapKey(explore->graphKey, explore->metric, dim);
         if (auto cached = cache.loadMatrix(*dataset, what, key, dim))
           return std::vector<float>(cached->data(), cached->data() + cached->view().size());
-        std::vector<float> layout = refineMap(self, dataset, explore->graph, start, dim, context, job);
+        std::vector<float> layout =
+            refineMap(self, dataset, explore->graph, start, dim, context, job);
         cache.storeMatrix(*dataset, what, key, {layout.data(), dataset->size(), dim});
         return layout;
       },
@@ -711,7 +716,8 @@ void MainWindow::bridgeComponentsAndRetry(std::int64_t retryTo) {
       tr("Joining components"),
       [explore, context = m_context](JobControl& job) {
         auto e = std::make_shared<Exploration>(*explore);
-        const auto bridges = bridgeComponents(e->undirected, e->dataset->vectors.view(), e->metric, job);
+        const auto bridges =
+            bridgeComponents(e->undirected, e->dataset->vectors.view(), e->metric, job);
         e->undirected = withEdges(e->undirected, bridges);
         e->forest = std::make_shared<SpanningForest>(e->undirected, context, job);
         return e;
@@ -733,12 +739,16 @@ void MainWindow::showPathTo(std::int64_t item) {
   if (!m_lastPath.found()) {
     const int components = connectedComponents(m_explore->undirected).count;
     statusBar()->showMessage(tr("Items %1 and %2 lie in different components of the kNN graph.")
-                                 .arg(m_selected).arg(item), 8000);
+                                 .arg(m_selected)
+                                 .arg(item),
+                             8000);
     auto* ask = new QMessageBox(
         QMessageBox::Question, tr("No path"),
         tr("Items %1 and %2 lie in different components of the kNN graph (%3 components).\n\n"
            "Join the components with their exact nearest cross-component edges and try again?")
-            .arg(m_selected).arg(item).arg(components),
+            .arg(m_selected)
+            .arg(item)
+            .arg(components),
         QMessageBox::Yes | QMessageBox::No, this);
     ask->setAttribute(Qt::WA_DeleteOnClose);
     connect(ask, &QMessageBox::finished, this, [this, item](int result) {
@@ -759,7 +769,8 @@ void MainWindow::showPathTo(std::int64_t item) {
   m_pathStrip->setItems(*m_dataset, m_lastPath.nodes, captions, bottleneck);
   m_map->setOverlay(m_selected, {}, m_lastPath.nodes);
   statusBar()->showMessage(tr("Smoothest path %1 → %2: %3 steps, largest step %4 (bold)")
-                               .arg(m_selected).arg(item)
+                               .arg(m_selected)
+                               .arg(item)
                                .arg(m_lastPath.steps.size())
                                .arg(double(m_lastPath.bottleneck), 0, 'g', 4),
                            10000);
@@ -774,13 +785,13 @@ void MainWindow::showMissed(std::int64_t query, const std::vector<std::int32_t>&
   m_map->setOverlay(query, missed, {});
   m_lastPath = {};
   m_pathStrip->clear();
-  statusBar()->showMessage(missed.empty()
-                               ? tr("%1 finds every true neighbour of item %2.").arg(setting).arg(query)
-                               : tr("%1 misses %2 true neighbours of item %3: listed and ringed.")
-                                     .arg(setting)
-                                     .arg(missed.size())
-                                     .arg(query),
-                           10000);
+  statusBar()->showMessage(
+      missed.empty() ? tr("%1 finds every true neighbour of item %2.").arg(setting).arg(query)
+                     : tr("%1 misses %2 true neighbours of item %3: listed and ringed.")
+                           .arg(setting)
+                           .arg(missed.size())
+                           .arg(query),
+      10000);
 }
 
 void MainWindow::setMetric(Metric metric) {
@@ -895,7 +906,8 @@ void MainWindow::buildExploreBar() {
   // What a left drag does on the map.
   auto* tools = new QActionGroup(this);
   const std::array<std::pair<QString, QKeySequence>, 3> names = {
-      std::pair{tr("Pan"), QKeySequence(Qt::Key_P)}, std::pair{tr("Lasso"), QKeySequence(Qt::Key_L)},
+      std::pair{tr("Pan"), QKeySequence(Qt::Key_P)},
+      std::pair{tr("Lasso"), QKeySequence(Qt::Key_L)},
       std::pair{tr("Rectangle"), QKeySequence(Qt::Key_R)}};
   for (int t = 0; t < 3; ++t) {
     QAction* a = bar->addAction(names[std::size_t(t)].first, this, [this, t] { setDragTool(t); });
@@ -916,7 +928,8 @@ void MainWindow::buildExploreBar() {
   m_colourBox->setToolTip(tr("Colour the map by the labels, any metadata column or a computed "
                              "column: categories get distinct colours, numbers a colour map"));
   bar->addWidget(m_colourBox);
-  connect(m_colourBox, &QComboBox::textActivated, this, [this](const QString& name) { setColourBy(name); });
+  connect(m_colourBox, &QComboBox::textActivated, this,
+          [this](const QString& name) { setColourBy(name); });
   bar->addSeparator();
   m_searchField = new QLineEdit(bar);
   m_searchField->setObjectName(QStringLiteral("search"));
@@ -973,8 +986,8 @@ void MainWindow::buildSelectionDock() {
   addButton(tr("+ Neighbours"), tr("Add each selected item's graph neighbours"),
             [this] { growSelection(); });
   addButton(tr("Export…"), tr("The selected items and their metadata, as TSV"), [this] {
-    const QString path = QFileDialog::getSaveFileName(this, tr("Export the selection"), {},
-                                                      tr("TSV (*.tsv)"));
+    const QString path =
+        QFileDialog::getSaveFileName(this, tr("Export the selection"), {}, tr("TSV (*.tsv)"));
     if (!path.isEmpty())
       exportSelectionTo(path);
   });
@@ -982,7 +995,8 @@ void MainWindow::buildSelectionDock() {
   layout->addLayout(buttons);
   m_selectionList = new ItemStrip(false, panel);
   layout->addWidget(m_selectionList, 1);
-  connect(m_selectionList, &ItemStrip::itemChosen, this, [this](std::int32_t item) { selectItem(item); });
+  connect(m_selectionList, &ItemStrip::itemChosen, this,
+          [this](std::int32_t item) { selectItem(item); });
   dock->setWidget(panel);
   addDockWidget(Qt::RightDockWidgetArea, dock);
   tabifyDockWidget(m_legendDock, dock);
@@ -1043,7 +1057,8 @@ void MainWindow::invertSelection() {
 
 void MainWindow::growSelection() {
   if (!m_explore) {
-    statusBar()->showMessage(tr("The neighbours come from the kNN graph, which is not built yet."), 6000);
+    statusBar()->showMessage(tr("The neighbours come from the kNN graph, which is not built yet."),
+                             6000);
     return;
   }
   std::vector<std::int64_t> grown = m_selection;
@@ -1077,10 +1092,11 @@ void MainWindow::refreshSelectionPanel() {
     ranked.push_back({-count, label});
   std::sort(ranked.begin(), ranked.end());
   QString text = m_selection.size() == 1 ? tr("1 item selected")
-                                          : tr("%L1 items selected").arg(m_selection.size());
+                                         : tr("%L1 items selected").arg(m_selection.size());
   for (std::size_t i = 0; i < ranked.size() && i < 8; ++i)
     text += QStringLiteral("\n  %1: %2")
-                .arg(ranked[i].second.empty() ? tr("(no label)") : QString::fromStdString(ranked[i].second))
+                .arg(ranked[i].second.empty() ? tr("(no label)")
+                                              : QString::fromStdString(ranked[i].second))
                 .arg(-ranked[i].first);
   if (ranked.size() > 8)
     text += tr("\n  … %1 more labels").arg(ranked.size() - 8);
@@ -1172,7 +1188,8 @@ void MainWindow::applyPendingSession() {
   const Session s = *m_pendingSession;
   m_pendingSession.reset();
   if (s.colourBy != colourBy() && !setColourBy(s.colourBy)) // a computed column needs the graph
-    showError(tr("Open Session"), tr("%1: no column '%2' to colour by").arg(m_sessionPath, s.colourBy));
+    showError(tr("Open Session"),
+              tr("%1: no column '%2' to colour by").arg(m_sessionPath, s.colourBy));
   if (s.camera && s.dim == m_mapDim)
     m_map->setCamera(*s.camera);
   if (s.selected >= 0 && s.selected < m_dataset->size()) {
@@ -1192,7 +1209,9 @@ QStringList MainWindow::colourChoices() const {
   return choices;
 }
 
-QString MainWindow::colourBy() const { return m_scheme ? m_scheme->name : QString(); }
+QString MainWindow::colourBy() const {
+  return m_scheme ? m_scheme->name : QString();
+}
 
 void MainWindow::refreshColourChoices() {
   // Numbers, and categories that repeat; not identifiers or free text (mostly unique values,
@@ -1271,9 +1290,10 @@ void MainWindow::recolour() {
     return;
   // Bright: the selection when there is one, else the search's matches; the rest fade.
   const bool selecting = !m_selection.empty();
-  m_map->setColors(selecting   ? dimmedExcept(m_scheme->rgb, m_selection, MapView::backgroundColor())
-                   : m_searching ? dimmedExcept(m_scheme->rgb, m_matches, MapView::backgroundColor())
-                                 : m_scheme->rgb);
+  m_map->setColors(selecting ? dimmedExcept(m_scheme->rgb, m_selection, MapView::backgroundColor())
+                   : m_searching
+                       ? dimmedExcept(m_scheme->rgb, m_matches, MapView::backgroundColor())
+                       : m_scheme->rgb);
   applyVisibility();
 }
 
@@ -1307,7 +1327,8 @@ bool MainWindow::runExport(const QString& what, const std::function<void()>& wri
 bool MainWindow::exportMapTo(const QString& path) {
   if (!m_dataset)
     return false;
-  return runExport(tr("map"), [&] { exportMap(path, *m_dataset, m_map->positions(), m_map->dim()); });
+  return runExport(tr("map"),
+                   [&] { exportMap(path, *m_dataset, m_map->positions(), m_map->dim()); });
 }
 
 bool MainWindow::exportNeighboursTo(const QString& path) {
@@ -1327,7 +1348,8 @@ bool MainWindow::exportPathTo(const QString& path) {
 bool MainWindow::exportPictureTo(const QString& path) {
   if (!m_dataset)
     return false;
-  return runExport(tr("picture"), [&] { exportPicture(path, *m_dataset, m_map->grabFramebuffer()); });
+  return runExport(tr("picture"),
+                   [&] { exportPicture(path, *m_dataset, m_map->grabFramebuffer()); });
 }
 
 void MainWindow::showHover(std::int64_t item, const QPoint& globalPos) {

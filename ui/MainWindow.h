@@ -59,7 +59,8 @@ public:
   /// background), then shows the path to `retryTo` (when ≥ 0).
   void bridgeComponentsAndRetry(std::int64_t retryTo);
   /// Lists and rings the true neighbours of `query` that the sweep setting `setting` missed.
-  void showMissed(std::int64_t query, const std::vector<std::int32_t>& missed, const QString& setting);
+  void showMissed(std::int64_t query, const std::vector<std::int32_t>& missed,
+                  const QString& setting);
 
   /// The metric every stage uses (graph, neighbours, paths, map, sweep): the file's own (an
   /// HDF5 `distance` attribute), else the one chosen here or with --metric, else L2. Choosing one
@@ -206,9 +207,9 @@ private:
   QToolButton* m_cancel;
   QMenu* m_examples = nullptr;
   std::shared_ptr<const Dataset> m_dataset;
-  std::vector<float> m_pca;                       ///< n × 3 PCA coordinates
+  std::vector<float> m_pca; ///< n × 3 PCA coordinates
   int m_mapDim = 2;
-  std::array<std::vector<float>, 2> m_layouts;    ///< refined 2D and 3D maps (empty: not yet)
+  std::array<std::vector<float>, 2> m_layouts; ///< refined 2D and 3D maps (empty: not yet)
   QAction* m_map3D = nullptr;
   QAction* m_openFile = nullptr;
   QStackedWidget* m_central = nullptr;
@@ -223,8 +224,8 @@ private:
   std::unique_ptr<ColourScheme> m_scheme;
   std::vector<std::int64_t> m_matches;
   std::vector<std::int64_t> m_selection;
-  QStringList m_columnChoices; ///< metadata columns worth colouring by (refreshColourChoices)
-  QString m_dataPath, m_metaPath;       ///< what is open (a session names them)
+  QStringList m_columnChoices;    ///< metadata columns worth colouring by (refreshColourChoices)
+  QString m_dataPath, m_metaPath; ///< what is open (a session names them)
   QString m_sessionPath;
   std::optional<Session> m_pendingSession; ///< being applied while its data opens
   /// The parts of a session that need the data (false: it is for other data).

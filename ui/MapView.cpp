@@ -1,9 +1,9 @@
 #include "MapView.h"
 
 #include <QMouseEvent>
-#include <QPainter>
 #include <QOpenGLContext>
 #include <QOpenGLExtraFunctions>
+#include <QPainter>
 #include <QWheelEvent>
 
 #include <vtkActor.h>
@@ -29,8 +29,12 @@
 
 namespace nearscape::ui {
 
-QColor MapView::backgroundColor() { return QColor(250, 250, 248); }
-QColor MapView::overlayColor() { return QColor(20, 20, 20); }
+QColor MapView::backgroundColor() {
+  return QColor(250, 250, 248);
+}
+QColor MapView::overlayColor() {
+  return QColor(20, 20, 20);
+}
 
 MapView::MapView(QWidget* parent) : QOpenGLWidget(parent) {
   setMouseTracking(true);
@@ -116,8 +120,7 @@ void MapView::onRenderWindowEvent(vtkObject*, unsigned long eventId, void* callD
       context()->makeCurrent(context()->surface());
     break;
   case vtkCommand::WindowIsCurrentEvent:
-    *static_cast<bool*>(callData) =
-        context() && QOpenGLContext::currentContext() == context();
+    *static_cast<bool*>(callData) = context() && QOpenGLContext::currentContext() == context();
     break;
   case vtkCommand::WindowFrameEvent:
     break; // paintGL blits the frame itself
@@ -162,8 +165,8 @@ void MapView::paintGL() {
   f->glDisable(GL_SCISSOR_TEST);
   state->vtkglDisable(GL_SCISSOR_TEST);
   const int* size = m_renderWindow->GetRenderFramebuffer()->GetLastSize();
-  m_renderWindow->BlitDisplayFramebuffer(0, 0, 0, size[0], size[1], 0, 0, w, h,
-                                         GL_COLOR_BUFFER_BIT, GL_NEAREST);
+  m_renderWindow->BlitDisplayFramebuffer(0, 0, 0, size[0], size[1], 0, 0, w, h, GL_COLOR_BUFFER_BIT,
+                                         GL_NEAREST);
   // The widget is composited: an alpha other than 1 would let the window behind show through.
   f->glBindFramebuffer(GL_DRAW_FRAMEBUFFER, defaultFramebufferObject());
   f->glColorMask(GL_FALSE, GL_FALSE, GL_FALSE, GL_TRUE);
@@ -176,7 +179,8 @@ void MapView::paintGL() {
     QPainter painter(this);
     painter.setRenderHint(QPainter::Antialiasing);
     painter.setPen(QPen(overlayColor(), 1.5, Qt::DashLine));
-    painter.setBrush(QColor(overlayColor().red(), overlayColor().green(), overlayColor().blue(), 30));
+    painter.setBrush(
+        QColor(overlayColor().red(), overlayColor().green(), overlayColor().blue(), 30));
     painter.drawPolygon(m_drawn);
   }
 }
@@ -365,14 +369,15 @@ void MapView::resetCamera() {
   double direction[3];
   camera->GetDirectionOfProjection(direction);
   const double centre[3] = {0.5 * (lo[0] + hi[0]), 0.5 * (lo[1] + hi[1]), 0.5 * (lo[2] + hi[2])};
-  const double radius = 0.5 * std::sqrt((hi[0] - lo[0]) * (hi[0] - lo[0]) +
-                                        (hi[1] - lo[1]) * (hi[1] - lo[1]) +
-                                        (hi[2] - lo[2]) * (hi[2] - lo[2]));
+  const double radius =
+      0.5 * std::sqrt((hi[0] - lo[0]) * (hi[0] - lo[0]) + (hi[1] - lo[1]) * (hi[1] - lo[1]) +
+                      (hi[2] - lo[2]) * (hi[2] - lo[2]));
   const double distance = std::max(1.0, 2.0 * radius);
   camera->SetFocalPoint(centre);
   camera->SetPosition(centre[0] - direction[0] * distance, centre[1] - direction[1] * distance,
                       centre[2] - direction[2] * distance);
-  camera->SetClippingRange(std::max(1e-6, distance - 1.5 * radius - 1.0), distance + 1.5 * radius + 1.0);
+  camera->SetClippingRange(std::max(1e-6, distance - 1.5 * radius - 1.0),
+                           distance + 1.5 * radius + 1.0);
   // The half height that shows the box's extent along the screen's axes.
   const ScreenAxes axes = screenAxes();
   double halfW = 0, halfH = 0;
@@ -607,6 +612,8 @@ void MapView::wheelEvent(QWheelEvent* event) {
   zoomAt(event->position(), std::pow(1.2, steps));
 }
 
-void MapView::leaveEvent(QEvent*) { emit hovered(-1, {}); }
+void MapView::leaveEvent(QEvent*) {
+  emit hovered(-1, {});
+}
 
 } // namespace nearscape::ui

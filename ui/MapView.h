@@ -30,7 +30,8 @@ public:
 
   /// Shows n points; `positions` is n × dim map coordinates (dim 2 or 3), `rgb` n × 3 colours.
   /// Resets the camera (3D: looking down the third axis, as the 2D map would be seen).
-  void setPoints(const std::vector<float>& positions, int dim, const std::vector<std::uint8_t>& rgb);
+  void setPoints(const std::vector<float>& positions, int dim,
+                 const std::vector<std::uint8_t>& rgb);
   /// Replaces the colours (n × 3 RGB) and keeps the map as it is.
   void setColors(const std::vector<std::uint8_t>& rgb);
   /// Moves the points to `positions` (n × dim, same n and dim) keeping colours and visibility;
@@ -142,7 +143,7 @@ private:
   int m_dim = 2;
   std::vector<bool> m_visible;
   // Picking state, rebuilt lazily (itemAt is const) when the points move or the camera turns.
-  mutable PointGrid m_grid;       ///< over view-plane coordinates
+  mutable PointGrid m_grid; ///< over view-plane coordinates
   mutable bool m_gridStale = true;
   QPointF m_dragStart;
   bool m_dragging = false;

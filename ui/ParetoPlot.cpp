@@ -16,8 +16,12 @@ constexpr double kDotRadius = 4.5;
 constexpr double kPickRadius = 7.0;
 } // namespace
 
-QColor ParetoPlot::frontColor() { return QColor(200, 60, 30); }
-QColor ParetoPlot::otherColor() { return QColor(90, 110, 160); }
+QColor ParetoPlot::frontColor() {
+  return QColor(200, 60, 30);
+}
+QColor ParetoPlot::otherColor() {
+  return QColor(90, 110, 160);
+}
 
 ParetoPlot::ParetoPlot(QWidget* parent) : QWidget(parent) {
   setMouseTracking(true);
@@ -143,8 +147,9 @@ void ParetoPlot::paintEvent(QPaintEvent*) {
   for (int i = 0; i < int(m_rows.size()); ++i)
     if (m_front[std::size_t(i)])
       onFront.push_back(i);
-  std::sort(onFront.begin(), onFront.end(),
-            [this](int a, int b) { return m_rows[std::size_t(a)].recall < m_rows[std::size_t(b)].recall; });
+  std::sort(onFront.begin(), onFront.end(), [this](int a, int b) {
+    return m_rows[std::size_t(a)].recall < m_rows[std::size_t(b)].recall;
+  });
   if (onFront.size() >= 2) {
     QPainterPath line(dotPosition(onFront[0]));
     for (std::size_t i = 1; i < onFront.size(); ++i)

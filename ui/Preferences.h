@@ -9,11 +9,11 @@
 namespace nearscape::ui {
 
 struct Preferences {
-  int shownNeighbours = 10;        ///< neighbours listed for a selected item
-  int graphK = 15;                 ///< the kNN graph's k (umap-learn's default)
+  int shownNeighbours = 10; ///< neighbours listed for a selected item
+  int graphK = 15;          ///< the kNN graph's k (umap-learn's default)
   GraphMethod graphMethod = GraphMethod::Auto;
   Backend backend = Backend::Auto;
-  double cacheGigabytes = 10;      ///< the artefact cache's bound
+  double cacheGigabytes = 10; ///< the artefact cache's bound
 
   /// The stored preferences (defaults where none are stored or a value is out of range).
   static Preferences load();

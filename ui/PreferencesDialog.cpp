@@ -23,16 +23,17 @@ PreferencesDialog::PreferencesDialog(const Preferences& current, QWidget* parent
   m_graphK->setObjectName(QStringLiteral("graphK"));
   m_graphK->setToolTip(tr("Neighbours per item in the kNN graph behind the map and the paths"));
   form->addRow(tr("Graph k"), m_graphK);
-  for (const auto& [method, text] : {std::pair{GraphMethod::Auto, tr("auto (the cheaper for the data)")},
-                                     std::pair{GraphMethod::Exact, tr("exact")},
-                                     std::pair{GraphMethod::NnDescent, tr("NN-Descent")}})
+  for (const auto& [method, text] :
+       {std::pair{GraphMethod::Auto, tr("auto (the cheaper for the data)")},
+        std::pair{GraphMethod::Exact, tr("exact")},
+        std::pair{GraphMethod::NnDescent, tr("NN-Descent")}})
     m_method->addItem(text, int(method));
   m_method->setCurrentIndex(m_method->findData(int(current.graphMethod)));
   m_method->setObjectName(QStringLiteral("graphMethod"));
   form->addRow(tr("Graph method"), m_method);
-  for (const auto& [backend, text] : {std::pair{Backend::Auto, tr("auto (the GPU when usable)")},
-                                      std::pair{Backend::Cpu, tr("CPU")},
-                                      std::pair{Backend::Cuda, tr("CUDA")}})
+  for (const auto& [backend, text] :
+       {std::pair{Backend::Auto, tr("auto (the GPU when usable)")},
+        std::pair{Backend::Cpu, tr("CPU")}, std::pair{Backend::Cuda, tr("CUDA")}})
     m_backend->addItem(text, int(backend));
   m_backend->setCurrentIndex(m_backend->findData(int(current.backend)));
   m_backend->setObjectName(QStringLiteral("backend"));

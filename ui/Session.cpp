@@ -43,7 +43,8 @@ Session Session::read(const QString& path) {
   const QByteArray bytes = file.readAll();
   Session s;
   try {
-    const nlohmann::json j = nlohmann::json::parse(bytes.constData(), bytes.constData() + bytes.size());
+    const nlohmann::json j =
+        nlohmann::json::parse(bytes.constData(), bytes.constData() + bytes.size());
     if (!j.is_object() || j.value("format", std::string()) != kFormat)
       throw FormatError(name + ": not a Nearscape session (no \"format\": \"" + kFormat + "\")");
     if (j.value("version", 0) != kVersion)
@@ -76,7 +77,8 @@ Session Session::read(const QString& path) {
       camera.scale = c.at("scale").get<double>();
       s.camera = camera;
     }
-    s.windowState = QByteArray::fromBase64(QByteArray::fromStdString(j.value("window", std::string())));
+    s.windowState =
+        QByteArray::fromBase64(QByteArray::fromStdString(j.value("window", std::string())));
   } catch (const FormatError&) {
     throw;
   } catch (const std::exception& e) { // JSON syntax and type errors, named
@@ -90,7 +92,8 @@ void Session::write(const QString& path) const {
   j["format"] = kFormat;
   j["version"] = kVersion;
   j["data"] = data.toStdString();
-  j["metadata"] = metadata.isEmpty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(metadata.toStdString());
+  j["metadata"] = metadata.isEmpty() ? nlohmann::ordered_json(nullptr)
+                                     : nlohmann::ordered_json(metadata.toStdString());
   j["content_hash"] = contentHash;
   j["metric"] = metric;
   j["colour_by"] = colourBy.toStdString();
@@ -104,7 +107,9 @@ void Session::write(const QString& path) const {
   j["path_to"] = pathTo;
   j["dim"] = dim;
   if (camera)
-    j["camera"] = {{"focal", camera->focal}, {"position", camera->position}, {"up", camera->up},
+    j["camera"] = {{"focal", camera->focal},
+                   {"position", camera->position},
+                   {"up", camera->up},
                    {"scale", camera->scale}};
   else
     j["camera"] = nullptr;

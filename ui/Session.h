@@ -27,11 +27,11 @@ namespace nearscape::ui {
 struct Session {
   QString data, metadata;
   std::string contentHash;
-  std::string metric;                 ///< "l2", "cos" or "ip"
+  std::string metric; ///< "l2", "cos" or "ip"
   QString colourBy = QStringLiteral("label");
   QString searchText;
   bool searchRegex = false;
-  QStringList hidden;                 ///< legend groups unticked
+  QStringList hidden; ///< legend groups unticked
   std::vector<std::int64_t> selection;
   std::int64_t selected = -1, pathTo = -1;
   int dim = 2;

@@ -262,7 +262,8 @@ void SweepPanel::chooseRow(int index) {
   for (const std::int32_t baseId : row.missed)
     if (baseId >= 0 && std::size_t(baseId) < m_baseRows.size())
       missed.push_back(std::int32_t(m_baseRows[std::size_t(baseId)]));
-  emit missedChosen(m_missedQueryItem, missed, QString::fromStdString(formatParameters(row.params)));
+  emit missedChosen(m_missedQueryItem, missed,
+                    QString::fromStdString(formatParameters(row.params)));
 }
 
 } // namespace nearscape::ui

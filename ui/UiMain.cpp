@@ -103,8 +103,8 @@ int runGui(int argc, char** argv) {
   QCommandLineOption session(QStringLiteral("session"),
                              QStringLiteral("Open this session (.nearscape): its data and view"),
                              QStringLiteral("file"));
-  parser.addOptions({meta, backend, screenshot, select, pathTo, map3D, metric, colourBy, search,
-                     session});
+  parser.addOptions(
+      {meta, backend, screenshot, select, pathTo, map3D, metric, colourBy, search, session});
   parser.process(app);
 
   Context context;
@@ -157,8 +157,9 @@ int runGui(int argc, char** argv) {
       const qint64 n = window.dataset() ? window.dataset()->size() : 0;
       for (const qint64 item : withPath ? std::vector<qint64>{a, b} : std::vector<qint64>{a})
         if (item < 0 || item >= n) {
-          std::fprintf(stderr, "nearscape: item %lld is out of range: the data has %lld items "
-                               "(0 … %lld)\n",
+          std::fprintf(stderr,
+                       "nearscape: item %lld is out of range: the data has %lld items "
+                       "(0 … %lld)\n",
                        static_cast<long long>(item), static_cast<long long>(n),
                        static_cast<long long>(n - 1));
           QApplication::exit(2);

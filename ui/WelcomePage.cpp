@@ -16,10 +16,11 @@ WelcomePage::WelcomePage(QWidget* parent)
   auto* title = new QLabel(tr("<h2>Nearscape</h2>"), this);
   title->setAlignment(Qt::AlignCenter);
   layout->addWidget(title);
-  auto* how = new QLabel(tr("Open a file of embeddings — .npy, .fvecs/.bvecs/.ivecs, ann-benchmarks "
-                            ".hdf5, TensorBoard .tsv, or an MNIST-style IDX folder — or drop one "
-                            "here."),
-                         this);
+  auto* how =
+      new QLabel(tr("Open a file of embeddings — .npy, .fvecs/.bvecs/.ivecs, ann-benchmarks "
+                    ".hdf5, TensorBoard .tsv, or an MNIST-style IDX folder — or drop one "
+                    "here."),
+                 this);
   how->setWordWrap(true);
   how->setAlignment(Qt::AlignCenter);
   layout->addWidget(how);

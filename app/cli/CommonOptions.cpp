@@ -122,7 +122,8 @@ int runGuarded(const std::function<int()>& body, const InputNames& inputs) {
     std::cerr << "nearscape-cli: " << e.what() << '\n';
     return kExitFailure;
   } catch (const Unsupported& e) { // --backend cuda with what only the CPU path takes
-    std::cerr << "nearscape-cli: bad input: " << e.what() << "; --backend auto runs it on the CPU\n";
+    std::cerr << "nearscape-cli: bad input: " << e.what()
+              << "; --backend auto runs it on the CPU\n";
     return kExitBadInput;
   } catch (const DeviceUnavailable& e) {
     std::cerr << "nearscape-cli: " << e.what() << '\n';

@@ -24,8 +24,8 @@ int runFind(const FindArgs& args) {
   const Dataset ds = openInput(args.path, options, commandJob());
   const std::vector<std::int64_t> found =
       findItems(ds, args.text, args.regex ? MatchMode::Regex : MatchMode::Substring);
-  const std::size_t shown = args.limit < 0 ? found.size()
-                                           : std::min(found.size(), std::size_t(args.limit));
+  const std::size_t shown =
+      args.limit < 0 ? found.size() : std::min(found.size(), std::size_t(args.limit));
   if (args.common.json) {
     nlohmann::ordered_json j;
     j["text"] = args.text;

@@ -101,9 +101,10 @@ int runInfo(const InfoArgs& args) {
     j["memory_mapped"] = ds.memoryMapped;
     j["content_hash"] = ds.contentHash;
     j["metric"] = ds.metric ? nlohmann::json(std::string(metricName(*ds.metric))) : nullptr;
-    j["non_finite"] = {{"count", nonFinite.count},
-                       {"first_row", nonFinite.count ? nlohmann::json(nonFinite.firstRow) : nullptr},
-                       {"first_col", nonFinite.count ? nlohmann::json(nonFinite.firstCol) : nullptr}};
+    j["non_finite"] = {
+        {"count", nonFinite.count},
+        {"first_row", nonFinite.count ? nlohmann::json(nonFinite.firstRow) : nullptr},
+        {"first_col", nonFinite.count ? nlohmann::json(nonFinite.firstCol) : nullptr}};
     j["norms"] = {{"min", norms.min}, {"mean", norms.mean}, {"max", norms.max}};
     j["labels"] = {{"source", ds.labelSource}, {"count", ds.labelNames.size()}};
     nlohmann::ordered_json counts = nlohmann::ordered_json::object();
@@ -139,8 +140,8 @@ int runInfo(const InfoArgs& args) {
     std::cout << "metric        " << metricName(*ds.metric) << '\n';
   std::cout << "NaN/Inf       " << nonFinite.count;
   if (nonFinite.count) // counted from 1 like every position in a message; ids count from 0
-    std::cout << " (first at row " << nonFinite.firstRow + 1 << ", column " << nonFinite.firstCol + 1
-              << ", counting from 1: item " << nonFinite.firstRow << ")";
+    std::cout << " (first at row " << nonFinite.firstRow + 1 << ", column "
+              << nonFinite.firstCol + 1 << ", counting from 1: item " << nonFinite.firstRow << ")";
   std::cout << '\n'
             << std::setprecision(6) << "norms         min " << norms.min << ", mean " << norms.mean
             << ", max " << norms.max << '\n';
@@ -172,7 +173,8 @@ int runInfo(const InfoArgs& args) {
 
 void addInfoCommand(CLI::App& app, int& exitCode) {
   auto args = std::make_shared<InfoArgs>();
-  CLI::App* cmd = app.add_subcommand("info", "Shape, types, labels, norms, NaN/Inf and content hash");
+  CLI::App* cmd =
+      app.add_subcommand("info", "Shape, types, labels, norms, NaN/Inf and content hash");
   cmd->add_option("path", args->path, "Data file or IDX folder")->required();
   cmd->add_option("--meta", args->meta, "Metadata TSV (TensorBoard projector rules)");
   args->common.addTo(*cmd);

@@ -140,10 +140,11 @@ int runKnn(const KnnArgs& args) {
     j["update_rates"] = rates;
     j["backend"] = std::string(backendName(result.backend));
     j["device"] = result.report.describe();
-    j["run"] = {{"device", result.report.device},       {"method", result.report.method},
-                {"precision", result.report.precision}, {"iterations", result.report.iterations},
-                {"shards", result.report.shards},       {"streamed_chunks", result.report.streamedChunks},
-                {"detail", result.report.detail},       {"fallback", result.report.fallback}};
+    j["run"] = {
+        {"device", result.report.device},       {"method", result.report.method},
+        {"precision", result.report.precision}, {"iterations", result.report.iterations},
+        {"shards", result.report.shards},       {"streamed_chunks", result.report.streamedChunks},
+        {"detail", result.report.detail},       {"fallback", result.report.fallback}};
     j["recall"] = recall ? nlohmann::json(*recall) : nlohmann::json(nullptr);
     j["fallback_rows"] = result.fallbackRows;
     j["candidates_per_row"] = result.candidatesPerRow;
@@ -152,8 +153,8 @@ int runKnn(const KnnArgs& args) {
     std::cout << j.dump(2) << '\n';
   } else {
     std::cout << (method == GraphMethod::NnDescent ? "NN-Descent kNN graph"
-                  : args.queries.empty() ? "exact kNN graph"
-                                         : "exact kNN search")
+                  : args.queries.empty()           ? "exact kNN graph"
+                                                   : "exact kNN search")
               << ": " << result.ids.rows() << " rows, k = " << args.k << ", " << metricName(metric)
               << ", " << result.report.describe() << '\n'
               << "time          " << knnSeconds << " s (load " << loadSeconds << " s)\n"

@@ -85,10 +85,12 @@ int runPath(const PathArgs& a) {
     j["bridges_added"] = bridges.size();
     j["mst_backend"] = forest.builtOn();
     j["shortest"] = describe(shortest, ds);
-    j["graph"] = a.graph.empty() ? "k=" + std::to_string(a.k) + " (" + knn.report.describe() + ")"
-                                 : a.graph;
-    j["timings"] = {{"load_s", loadSeconds}, {"graph_s", graphSeconds},
-                    {"mst_s", mstSeconds}, {"path_s", pathSeconds}};
+    j["graph"] =
+        a.graph.empty() ? "k=" + std::to_string(a.k) + " (" + knn.report.describe() + ")" : a.graph;
+    j["timings"] = {{"load_s", loadSeconds},
+                    {"graph_s", graphSeconds},
+                    {"mst_s", mstSeconds},
+                    {"path_s", pathSeconds}};
     std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
   } else if (!minimax.found()) {
     std::cout << "items " << a.from << " and " << a.to << " lie in different components of the "
@@ -110,8 +112,8 @@ int runPath(const PathArgs& a) {
               << "), total " << minimax.total << ", " << minimax.steps.size() << " steps\n"
               << "shortest path " << shortest.steps.size() << " steps, total " << shortest.total
               << ", largest step " << shortest.bottleneck << '\n'
-              << "time          graph " << graphSeconds << " s, MST " << mstSeconds
-              << " s (" << forest.builtOn() << "), path " << pathSeconds * 1e3 << " ms\n";
+              << "time          graph " << graphSeconds << " s, MST " << mstSeconds << " s ("
+              << forest.builtOn() << "), path " << pathSeconds * 1e3 << " ms\n";
   }
   return minimax.found() ? kExitOk : kExitFailure;
 }
@@ -124,8 +126,10 @@ void addPathCommand(CLI::App& app, int& exitCode) {
   cmd->add_option("path", a->path, "Data file or IDX folder")->required();
   cmd->add_option("--from", a->from, "First item")->required();
   cmd->add_option("--to", a->to, "Last item")->required();
-  cmd->add_option("--graph", a->graph, "kNN graph: our graph file or ids (.npy, n × k); built exactly when absent");
-  cmd->add_option("--k", a->k, "Neighbours per item when the graph is built")->capture_default_str();
+  cmd->add_option("--graph", a->graph,
+                  "kNN graph: our graph file or ids (.npy, n × k); built exactly when absent");
+  cmd->add_option("--k", a->k, "Neighbours per item when the graph is built")
+      ->capture_default_str();
   cmd->add_option("--metric", a->metric, "l2, ip or cos (default: the file's, else l2)");
   cmd->add_option("--meta", a->meta, "Metadata TSV (labels along the path)");
   cmd->add_flag("--bridge", a->bridge,

@@ -51,8 +51,7 @@ public:
       check.status = "FAIL";
       check.detail = e.what();
     }
-    check.seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    check.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (!m_json)
       std::cout << check.status << "  " << check.name
                 << (check.detail.empty() ? "" : ": " + check.detail) << '\n'
@@ -114,8 +113,8 @@ Outcome pathCheck(const Matrix<float>& data, const KnnResult& graphResult, std::
   const SpanningForest cpuForest(graph, cpu, commandJob());
   if (std::abs(forest.totalWeight() - cpuForest.totalWeight()) >
       1e-6 * std::max(1.0, cpuForest.totalWeight()))
-    return {false, forest.builtOn() + " and " + cpuForest.builtOn() +
-                       " disagree on the forest's weight"};
+    return {false,
+            forest.builtOn() + " and " + cpuForest.builtOn() + " disagree on the forest's weight"};
   const GraphPath minimax = minimaxPath(forest, from, to);
   const GraphPath shortest = shortestPath(graph, from, to);
   if (!minimax.found() || !shortest.found())
@@ -123,8 +122,8 @@ Outcome pathCheck(const Matrix<float>& data, const KnnResult& graphResult, std::
                        " once the components are bridged"};
   if (minimax.nodes.front() != from || minimax.nodes.back() != to ||
       minimax.steps.size() + 1 != minimax.nodes.size())
-    return {false, "the path does not run from " + std::to_string(from) + " to " +
-                       std::to_string(to)};
+    return {false,
+            "the path does not run from " + std::to_string(from) + " to " + std::to_string(to)};
   if (minimax.bottleneck > shortest.bottleneck * (1 + 1e-6f))
     return {false, "bottleneck " + std::to_string(minimax.bottleneck) +
                        " above the shortest path's " + std::to_string(shortest.bottleneck)};
@@ -157,8 +156,8 @@ int runSelfTest(bool json) {
   Checks checks(json);
   if (!json)
     std::cout << app::versionText("nearscape-cli") << std::endl;
-  const fs::path folder = fs::temp_directory_path() /
-                          ("nearscape-self-test-" + std::to_string(::getpid()));
+  const fs::path folder =
+      fs::temp_directory_path() / ("nearscape-self-test-" + std::to_string(::getpid()));
   fs::create_directories(folder);
   const SelfTestSet set = makeSelfTestSet();
   const Matrix<float> data = set.asFloat();
@@ -186,7 +185,8 @@ int runSelfTest(bool json) {
     return graphAgainstReference(data, reference, Backend::Cuda, gpuGraph);
   });
   if (cpuGraph) {
-    checks.run("min-max path", [&] { return pathCheck(data, *cpuGraph, 0, SelfTestSet::kRows - 1); });
+    checks.run("min-max path",
+               [&] { return pathCheck(data, *cpuGraph, 0, SelfTestSet::kRows - 1); });
     checks.run("map", [&] { return mapCheck(data, *cpuGraph, set); });
   }
   std::error_code ignored;
@@ -202,13 +202,13 @@ int runSelfTest(bool json) {
     j["gpu_reason"] = device.reason;
     j["checks"] = nlohmann::json::array();
     for (const Check& c : checks.all())
-      j["checks"].push_back({{"name", c.name}, {"status", c.status}, {"detail", c.detail},
-                             {"seconds", c.seconds}});
+      j["checks"].push_back(
+          {{"name", c.name}, {"status", c.status}, {"detail", c.detail}, {"seconds", c.seconds}});
     j["passed"] = failed == 0;
     std::cout << j.dump(2) << '\n';
   } else {
-    std::cout << (failed == 0 ? "self-test passed" : "self-test FAILED: " +
-                                                         std::to_string(failed) + " check(s)")
+    std::cout << (failed == 0 ? "self-test passed"
+                              : "self-test FAILED: " + std::to_string(failed) + " check(s)")
               << '\n';
   }
   return failed == 0 ? kExitOk : kExitFailure;
@@ -222,9 +222,8 @@ void addSelfTestCommand(CLI::App& app, int& exitCode) {
       "self-test", "Check this install: every reader, the exact graph on the CPU and the GPU "
                    "against a float64 reference, a path and a map");
   cmd->add_flag("--json", *json, "Print the results as JSON");
-  cmd->callback([json, &exitCode] {
-    exitCode = runGuarded([json] { return runSelfTest(*json); });
-  });
+  cmd->callback(
+      [json, &exitCode] { exitCode = runGuarded([json] { return runSelfTest(*json); }); });
 }
 
 } // namespace nearscape::cli

@@ -22,8 +22,7 @@ void writeBytes(const fs::path& path, const std::string& bytes) {
     throw WriteError(path.string() + ": cannot write");
 }
 
-template <typename T>
-void append(std::string& bytes, T value) {
+template <typename T> void append(std::string& bytes, T value) {
   bytes.append(reinterpret_cast<const char*>(&value), sizeof value);
 }
 
@@ -83,10 +82,10 @@ void writeHdf5(const fs::path& path, const Matrix<float>& data) {
     throw WriteError(path.string() + ": cannot create");
   const hsize_t dims[2] = {hsize_t(data.rows()), hsize_t(data.cols())};
   const hid_t space = H5Screate_simple(2, dims, nullptr);
-  const hid_t set = H5Dcreate2(file, "train", H5T_IEEE_F32LE, space, H5P_DEFAULT, H5P_DEFAULT,
-                               H5P_DEFAULT);
-  bool ok = set >= 0 && H5Dwrite(set, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT,
-                                 data.data()) >= 0;
+  const hid_t set =
+      H5Dcreate2(file, "train", H5T_IEEE_F32LE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  bool ok =
+      set >= 0 && H5Dwrite(set, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data()) >= 0;
   const char* metric = "euclidean";
   const hid_t text = H5Tcopy(H5T_C_S1);
   H5Tset_size(text, std::strlen(metric));
@@ -126,9 +125,12 @@ SelfTestSet makeSelfTestSet() {
 
 std::vector<SelfTestFile> writeSelfTestFiles(const SelfTestSet& set, const fs::path& folder) {
   std::vector<SelfTestFile> files = {
-      {"npy", folder / "selftest.npy"},     {"fvecs", folder / "selftest.fvecs"},
-      {"bvecs", folder / "selftest.bvecs"}, {"ivecs", folder / "selftest.ivecs"},
-      {"tsv", folder / "selftest.tsv"},     {"hdf5", folder / "selftest.hdf5"},
+      {"npy", folder / "selftest.npy"},
+      {"fvecs", folder / "selftest.fvecs"},
+      {"bvecs", folder / "selftest.bvecs"},
+      {"ivecs", folder / "selftest.ivecs"},
+      {"tsv", folder / "selftest.tsv"},
+      {"hdf5", folder / "selftest.hdf5"},
       {"idx", folder / "selftest-images-idx3-ubyte"},
       {"idx.gz", folder / "selftest-images-idx3-ubyte.gz"},
   };

@@ -13,8 +13,8 @@ namespace nearscape::cli {
 
 struct SelfTestSet {
   static constexpr int kRows = 300, kSide = 4, kDim = kSide * kSide, kClusters = 6;
-  std::vector<std::uint8_t> values;  ///< kRows × kDim, each 0..255
-  std::vector<int> cluster;          ///< kRows: the cluster each row was drawn around
+  std::vector<std::uint8_t> values; ///< kRows × kDim, each 0..255
+  std::vector<int> cluster;         ///< kRows: the cluster each row was drawn around
   Matrix<float> asFloat() const;
 };
 

@@ -129,10 +129,10 @@ int runSweepCommand(const SweepArgs& args) {
     };
   // A held-out base is our copy, not the file: its hash is the file's plus the hold-out.
   const std::string baseHash =
-      data.contentHash + (queries ? ""
-                                  : "/holdout=" + std::to_string(std::min(args.holdout,
-                                                                          data.size() / 2)) +
-                                        ",seed=" + std::to_string(context.seed));
+      data.contentHash +
+      (queries ? ""
+               : "/holdout=" + std::to_string(std::min(args.holdout, data.size() / 2)) +
+                     ",seed=" + std::to_string(context.seed));
   stages.index = [&](const MatrixView<float>& base, JobControl& stage) {
     std::unique_ptr<AnnIndex> index =
         args.loadIndex.empty()

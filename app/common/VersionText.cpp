@@ -5,7 +5,9 @@
 
 namespace nearscape::app {
 
-const char* buildCommit() { return NEARSCAPE_COMMIT; }
+const char* buildCommit() {
+  return NEARSCAPE_COMMIT;
+}
 
 std::string versionText(const std::string& program) {
   std::string text = program + " " + engineVersion() + " (commit " + buildCommit() + ")\n";

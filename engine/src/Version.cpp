@@ -1,5 +1,7 @@
 #include "nearscape/Nearscape.h"
 
 namespace nearscape {
-const char* engineVersion() { return NEARSCAPE_VERSION; }
+const char* engineVersion() {
+  return NEARSCAPE_VERSION;
+}
 } // namespace nearscape

@@ -51,7 +51,8 @@ inline const std::filesystem::path& scratchFolder() {
 }
 
 /// Writes `size` bytes to scratchFolder()/name (replacing it) and returns its path.
-inline std::filesystem::path writeInput(const std::string& name, const void* data, std::size_t size) {
+inline std::filesystem::path writeInput(const std::string& name, const void* data,
+                                        std::size_t size) {
   const std::filesystem::path path = scratchFolder() / name;
   std::FILE* f = std::fopen(path.c_str(), "wb");
   if (!f || (size && std::fwrite(data, 1, size, f) != size) || std::fclose(f) != 0) {
@@ -73,8 +74,7 @@ inline void removeInput(const std::string& name) {
 
 /// Runs `body`; an engine error (nearscape::Error and its subclasses) is the expected answer to
 /// a malformed file. Every other exception escapes and aborts the run.
-template <typename Body>
-void expectEngineErrorsOnly(Body&& body) {
+template <typename Body> void expectEngineErrorsOnly(Body&& body) {
   try {
     body();
   } catch (const nearscape::Error&) {
@@ -84,16 +84,16 @@ void expectEngineErrorsOnly(Body&& body) {
 } // namespace nearscape::fuzz
 
 #ifdef NEARSCAPE_FUZZ_REPLAY
-#define NEARSCAPE_FUZZ_TARGET(name)                                                               \
-  static void nearscapeFuzz_##name(const std::uint8_t* data, std::size_t size);                  \
+#define NEARSCAPE_FUZZ_TARGET(name)                                                                \
+  static void nearscapeFuzz_##name(const std::uint8_t* data, std::size_t size);                    \
   [[maybe_unused]] static const bool nearscapeFuzzRegistered_##name =                              \
-      ::nearscape::fuzz::registerTarget(#name, &nearscapeFuzz_##name);                            \
+      ::nearscape::fuzz::registerTarget(#name, &nearscapeFuzz_##name);                             \
   static void nearscapeFuzz_##name(const std::uint8_t* data, std::size_t size)
 #else
-#define NEARSCAPE_FUZZ_TARGET(name)                                                               \
-  static void nearscapeFuzz_##name(const std::uint8_t* data, std::size_t size);                  \
-  extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {            \
-    nearscapeFuzz_##name(data, size);                                                             \
+#define NEARSCAPE_FUZZ_TARGET(name)                                                                \
+  static void nearscapeFuzz_##name(const std::uint8_t* data, std::size_t size);                    \
+  extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {              \
+    nearscapeFuzz_##name(data, size);                                                              \
     return 0;                                                                                      \
   }                                                                                                \
   static void nearscapeFuzz_##name(const std::uint8_t* data, std::size_t size)

@@ -42,7 +42,8 @@ hid_t typeFor(int code) {
   return *kTypes[code & 7];
 }
 
-void writeDataset(hid_t file, const char* name, Cursor& c, const std::vector<std::uint8_t>& values) {
+void writeDataset(hid_t file, const char* name, Cursor& c,
+                  const std::vector<std::uint8_t>& values) {
   const std::uint8_t flags = c.byte();
   const hsize_t rows = c.byte(), cols = c.byte();
   if (!(flags & 1))

@@ -2,8 +2,8 @@
 // indexes built on the same data, tests/fuzz/make_seeds.cpp), with its checksum made valid
 // (Checksum.h). A loaded index is searched: whatever loadIndex accepts must be safe to use.
 #include "Checksum.h"
-#include "FuzzCommon.h"
 #include "FuzzBase.h"
+#include "FuzzCommon.h"
 
 #include "nearscape/index/AnnIndex.h"
 

@@ -39,8 +39,7 @@ std::string slurp(const fs::path& path) {
   return {std::istreambuf_iterator<char>(in), {}};
 }
 
-template <typename T>
-std::string raw(const std::vector<T>& v) {
+template <typename T> std::string raw(const std::vector<T>& v) {
   return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
 }
 
@@ -87,7 +86,9 @@ std::string idxBytes(int type, const std::vector<std::uint32_t>& dims, const std
   return out + data;
 }
 
-std::string le16(std::size_t v) { return {char(v & 0xff), char(v >> 8)}; }
+std::string le16(std::size_t v) {
+  return {char(v & 0xff), char(v >> 8)};
+}
 
 std::vector<float> values(std::size_t n, float scale = 1.0f) {
   std::vector<float> v(n);
@@ -111,8 +112,10 @@ void npySeeds() {
   for (std::size_t i = 0; i < f8.size(); ++i)
     f8[i] = double(i) * 0.25 - 1;
   files.push_back(npyBytes("<f8", "(3, 4)", raw(f8)));
-  files.push_back(npyBytes("<f2", "(2, 3)", raw(std::vector<std::uint16_t>{0x3c00, 0xbc00, 0, 0x4000, 0x3800, 0x7bff})));
-  files.push_back(npyBytes("|u1", "(4, 3)", std::string("\x00\x10\x20\x30\x40\x50\x60\x70\x80\x90\xa0\xff", 12)));
+  files.push_back(npyBytes(
+      "<f2", "(2, 3)", raw(std::vector<std::uint16_t>{0x3c00, 0xbc00, 0, 0x4000, 0x3800, 0x7bff})));
+  files.push_back(npyBytes("|u1", "(4, 3)",
+                           std::string("\x00\x10\x20\x30\x40\x50\x60\x70\x80\x90\xa0\xff", 12)));
   files.push_back(npyBytes("|i1", "(5,)", std::string("\x01\xff\x7f\x80\x00", 5)));
   files.push_back(npyBytes("<f4", "(2, 2)", raw(values(4)), 2));
   files.push_back(npyBytes("<f4", "(3, 1)", raw(std::vector<float>{1e30f, -0.0f, 1e-40f})));
@@ -138,13 +141,19 @@ void vecsSeeds() {
 
 void tsvSeeds() {
   put("tsv_vectors", "plain.tsv", "0.1\t0.2\t0.3\n-1\t2e3\t+5\n4\t5\t6\n");
-  put("tsv_vectors", "bom.tsv", "\xef\xbb\xbf" "1.5\t2.5\n3.5\t4.5\r\n");
+  put("tsv_vectors", "bom.tsv",
+      "\xef\xbb\xbf"
+      "1.5\t2.5\n3.5\t4.5\r\n");
   put("tsv_vectors", "one.tsv", "42\n");
   put("metadata_tsv", "single.tsv", std::string(1, char(3)) + "cat\ndog\ncat\n");
   put("metadata_tsv", "header.tsv",
-      std::string(1, char(3)) + "label\ttext\tscore\nA\tfirst item\t0.5\nB\tsecond <b>item</b>\t-2\nA\t\t1e3\n");
-  put("metadata_tsv", "bom.tsv", std::string(1, char(2)) + "\xef\xbb\xbf" "class\tname\nx\ty\nz\tw\n");
-  put("metadata_tsv", "any.tsv", std::string(1, char(200)) + "title\n\xc3\xa9t\xc3\xa9\n\x1b[31mred\n");
+      std::string(1, char(3)) +
+          "label\ttext\tscore\nA\tfirst item\t0.5\nB\tsecond <b>item</b>\t-2\nA\t\t1e3\n");
+  put("metadata_tsv", "bom.tsv",
+      std::string(1, char(2)) + "\xef\xbb\xbf"
+                                "class\tname\nx\ty\nz\tw\n");
+  put("metadata_tsv", "any.tsv",
+      std::string(1, char(200)) + "title\n\xc3\xa9t\xc3\xa9\n\x1b[31mred\n");
 }
 
 void idxSeeds() {
@@ -166,7 +175,9 @@ void idxSeeds() {
   for (float v : values(6))
     f32 += be32(*reinterpret_cast<const std::uint32_t*>(&v));
   put("idx", "float", std::string(1, '\0') + idxBytes(0x0D, {3, 2}, f32));
-  put("idx", "int16", std::string(1, '\0') + idxBytes(0x0B, {2, 2}, std::string("\x00\x01\xff\xff\x80\x00\x7f\xff", 8)));
+  put("idx", "int16",
+      std::string(1, '\0') +
+          idxBytes(0x0B, {2, 2}, std::string("\x00\x01\xff\xff\x80\x00\x7f\xff", 8)));
 }
 
 void hdf5Seeds() {
@@ -210,18 +221,18 @@ void hdf5Seeds() {
   const std::string euclidean = std::string{2, 9} + "euclidean";
   put("hdf5", "train-only", described(std::string{1, 6, 4} + std::string(9, '\0'), euclidean));
   put("hdf5", "all", described(std::string{1, 6, 4, 1, 2, 4, 5, 2, 3, 1, 2, 3}, euclidean));
-  put("hdf5", "chunked-f64", described(std::string{0x13, 8, 3} + std::string(9, '\0'),
-                                       std::string{1, 3} + "dot"));
-  put("hdf5", "unwritten", described(std::string{0x21, 20, 20} + std::string(9, '\0'),
-                                     std::string{3, 7} + "angular"));
-  put("hdf5", "huge-unwritten", described(std::string{char(0xB1), 16, 16} + std::string(9, '\0'),
-                                          std::string{0, 0}));
-  put("hdf5", "string-array", described(std::string{1, 4, 2} + std::string(9, '\0'),
-                                        std::string{4, 9} + "euclidean"));
-  put("hdf5", "int-attr", described(std::string{1, 4, 2} + std::string(9, '\0'),
-                                    std::string{5, 0}));
-  put("hdf5", "spacepad", described(std::string{1, 4, 2} + std::string(9, '\0'),
-                                    std::string{6, 7} + "angular"));
+  put("hdf5", "chunked-f64",
+      described(std::string{0x13, 8, 3} + std::string(9, '\0'), std::string{1, 3} + "dot"));
+  put("hdf5", "unwritten",
+      described(std::string{0x21, 20, 20} + std::string(9, '\0'), std::string{3, 7} + "angular"));
+  put("hdf5", "huge-unwritten",
+      described(std::string{char(0xB1), 16, 16} + std::string(9, '\0'), std::string{0, 0}));
+  put("hdf5", "string-array",
+      described(std::string{1, 4, 2} + std::string(9, '\0'), std::string{4, 9} + "euclidean"));
+  put("hdf5", "int-attr",
+      described(std::string{1, 4, 2} + std::string(9, '\0'), std::string{5, 0}));
+  put("hdf5", "spacepad",
+      described(std::string{1, 4, 2} + std::string(9, '\0'), std::string{6, 7} + "angular"));
 }
 
 void graphSeeds() {
@@ -262,17 +273,20 @@ void cacheSeeds() {
   const Dataset data = fuzz::cacheFuzzData();
   const ArtefactCache cache(folder, 1 << 20);
   KnnResult r;
-  r.ids = Matrix<std::int32_t>(std::vector<std::int32_t>{1, 2, 0, 2, 3, 1, 2, 4, 5, 3, 4, -1}, 6, 2);
+  r.ids =
+      Matrix<std::int32_t>(std::vector<std::int32_t>{1, 2, 0, 2, 3, 1, 2, 4, 5, 3, 4, -1}, 6, 2);
   std::vector<float> d(12);
   for (std::size_t i = 0; i < d.size(); ++i)
     d[i] = float(i % 2) + 0.5f;
   r.distances = Matrix<float>(d, 6, 2);
   cache.storeGraph(data, Metric::L2, fuzz::kCacheGraphParams, r);
   const std::vector<float> map = values(12);
-  cache.storeMatrix(data, fuzz::kCacheMapWhat, fuzz::kCacheMapParams, MatrixView<float>{map.data(), 6, 2});
+  cache.storeMatrix(data, fuzz::kCacheMapWhat, fuzz::kCacheMapParams,
+                    MatrixView<float>{map.data(), 6, 2});
   for (const auto& e : fs::directory_iterator(folder)) {
     const bool graph = e.path().extension() == ".nsgraph";
-    put("cache_entry", graph ? "graph" : "map", std::string(1, graph ? '\0' : '\1') + slurp(e.path()));
+    put("cache_entry", graph ? "graph" : "map",
+        std::string(1, graph ? '\0' : '\1') + slurp(e.path()));
   }
   fs::remove_all(folder);
 }

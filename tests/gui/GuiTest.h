@@ -31,15 +31,15 @@ inline int countColor(const QImage& image, const QColor& color) {
     for (int x = 0; x < image.width(); ++x) {
       const QColor c = image.pixelColor(x, y);
       count += std::abs(c.red() - color.red()) + std::abs(c.green() - color.green()) +
-                   std::abs(c.blue() - color.blue()) <= 12;
+                   std::abs(c.blue() - color.blue()) <=
+               12;
     }
   return count;
 }
 
 /// Runs the test object of type `Test` as a GUI test: a fresh artefact cache (every run
 /// computes; the person's own cache is left alone) and preferences of this run only.
-template <typename Test>
-int runGuiTest(int argc, char** argv) {
+template <typename Test> int runGuiTest(int argc, char** argv) {
   QTemporaryDir scratch;
   qputenv("NEARSCAPE_ARTEFACT_CACHE", scratch.path().toUtf8());
   qputenv("XDG_CONFIG_HOME", scratch.path().toUtf8());

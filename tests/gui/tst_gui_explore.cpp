@@ -1,8 +1,8 @@
 // Everyday exploring: find items, colour by any column, export what is shown.
-#include "GuiTest.h"
 #include "ColorBar.h"
 #include "Colors.h"
 #include "Colouring.h"
+#include "GuiTest.h"
 #include "ItemStrip.h"
 #include "LegendPanel.h"
 #include "MainWindow.h"
@@ -24,8 +24,8 @@
 #include <QTest>
 
 #include <algorithm>
-#include <iterator>
 #include <cmath>
+#include <iterator>
 
 using namespace nearscape;
 using namespace nearscape::ui;
@@ -95,10 +95,13 @@ private slots:
     QTest::qWait(50);
     const QImage before = map->grabFramebuffer();
     const auto& names = window.dataset()->labelNames;
-    const QColor cat = labelColor(int(std::find(names.begin(), names.end(), "cat") - names.begin()));
-    const QColor dog = labelColor(int(std::find(names.begin(), names.end(), "dog") - names.begin()));
+    const QColor cat =
+        labelColor(int(std::find(names.begin(), names.end(), "cat") - names.begin()));
+    const QColor dog =
+        labelColor(int(std::find(names.begin(), names.end(), "dog") - names.begin()));
     const int catsBefore = countColor(before, cat), dogsBefore = countColor(before, dog);
-    QVERIFY2(catsBefore > 100 && dogsBefore > 100, qPrintable(QString("%1 %2").arg(catsBefore).arg(dogsBefore)));
+    QVERIFY2(catsBefore > 100 && dogsBefore > 100,
+             qPrintable(QString("%1 %2").arg(catsBefore).arg(dogsBefore)));
 
     // Ctrl+F, then type: the dogs stay bright, the cats and birds fade but stay drawn.
     QTest::keyClick(&window, Qt::Key_F, Qt::ControlModifier);
@@ -111,7 +114,8 @@ private slots:
     QTest::qWait(50);
     const QImage after = map->grabFramebuffer();
     QVERIFY(after.save(artifact("explore-search.png")));
-    QVERIFY2(countColor(after, cat) < catsBefore / 20, qPrintable(QString::number(countColor(after, cat))));
+    QVERIFY2(countColor(after, cat) < catsBefore / 20,
+             qPrintable(QString::number(countColor(after, cat))));
     QVERIFY(countColor(after, dog) > dogsBefore / 2);
     QVERIFY(countNonBackground(after) > 2 * countColor(after, dog)); // the others are still drawn
 
@@ -119,7 +123,8 @@ private slots:
     QTest::keyClick(field, Qt::Key_Return);
     QTRY_COMPARE(window.selectedItem(), std::int64_t(1));
     const QPointF centre = map->widgetPosOf(1);
-    QVERIFY(std::abs(centre.x() - map->width() / 2.0) < 3 && std::abs(centre.y() - map->height() / 2.0) < 3);
+    QVERIFY(std::abs(centre.x() - map->width() / 2.0) < 3 &&
+            std::abs(centre.y() - map->height() / 2.0) < 3);
 
     // A regular expression; an invalid one matches nothing and says so.
     window.setSearch(QStringLiteral("^(cat|bird)$"), true);
@@ -178,7 +183,8 @@ private slots:
     const QByteArray data = test::readBytes(m_data);
     // The map as TSV (id, x, y, label) and as .npy.
     QVERIFY(window.exportMapTo(m_dir.filePath("map.tsv")));
-    const QList<QByteArray> lines = test::readBytes(m_dir.filePath("map.tsv")).trimmed().split('\n');
+    const QList<QByteArray> lines =
+        test::readBytes(m_dir.filePath("map.tsv")).trimmed().split('\n');
     QCOMPARE(lines.size(), kN + 1);
     QCOMPARE(lines[0], QByteArray("id\tx\ty\tlabel"));
     QVERIFY(lines[2].startsWith("1\t") && lines[2].endsWith("\tdog"));
@@ -194,7 +200,8 @@ private slots:
     QVERIFY(window.exportNeighboursTo(m_dir.filePath("nn.tsv")));
     const QList<QByteArray> nn = test::readBytes(m_dir.filePath("nn.tsv")).trimmed().split('\n');
     QCOMPARE(nn.size(), 12);
-    QVERIFY(nn[2].startsWith("1\t" + QByteArray::number(window.neighboursPanel()->itemAt(0)) + "\t"));
+    QVERIFY(
+        nn[2].startsWith("1\t" + QByteArray::number(window.neighboursPanel()->itemAt(0)) + "\t"));
     window.showPathTo(3);
     QTRY_VERIFY(window.lastPath().found());
     QVERIFY(window.exportPathTo(m_dir.filePath("path.json")));
@@ -293,7 +300,8 @@ private slots:
     QCOMPARE(window.selection(), cats);
     // Exported with its metadata; inverted; grown by the graph's neighbours.
     QVERIFY(window.exportSelectionTo(m_dir.filePath("selection.tsv")));
-    const QList<QByteArray> lines = test::readBytes(m_dir.filePath("selection.tsv")).trimmed().split('\n');
+    const QList<QByteArray> lines =
+        test::readBytes(m_dir.filePath("selection.tsv")).trimmed().split('\n');
     QCOMPARE(lines.size(), int(cats.size()) + 1);
     QCOMPARE(lines[0], QByteArray("id\tlabel\tlabel\ttitle\tscore\tgroup"));
     window.invertSelection();
@@ -340,7 +348,8 @@ private slots:
     // A session of data that changed since is refused with the reason; a broken file too.
     const QString other = m_dir.filePath("other.nearscape");
     QByteArray text = test::readBytes(session);
-    text.replace(QByteArray::fromStdString(again.dataset()->contentHash), "0123456789abcdef0123456789abcdef");
+    text.replace(QByteArray::fromStdString(again.dataset()->contentHash),
+                 "0123456789abcdef0123456789abcdef");
     QVERIFY(test::writeBytes(other, text));
     MainWindow third;
     QSignalSpy failed(&third, &MainWindow::loadFailed);
@@ -380,8 +389,9 @@ private slots:
     QCOMPARE(next.preferences().graphK, 8);
     window.setPreferences(Preferences{}); // the defaults again, for the other tests
   }
-
 };
 
-int main(int argc, char** argv) { return nearscape::test::runGuiTest<TestGuiExplore>(argc, argv); }
+int main(int argc, char** argv) {
+  return nearscape::test::runGuiTest<TestGuiExplore>(argc, argv);
+}
 #include "tst_gui_explore.moc"

@@ -1,21 +1,21 @@
 // The first map as a person sees it: open Fashion-MNIST, wait for the map, look at the pixels.
-#include "GuiTest.h"
 #include "Colors.h"
+#include "GuiTest.h"
 #include "HoverCard.h"
 #include "ItemStrip.h"
 #include "JobRunner.h"
 #include "LegendPanel.h"
 #include "MainWindow.h"
 #include "MapView.h"
-#include "TestFiles.h"
 #include "SweepPanel.h"
+#include "TestFiles.h"
 #include "UiMain.h"
 
+#include <QAction>
 #include <QApplication>
 #include <QDir>
 #include <QFileInfo>
 #include <QLabel>
-#include <QAction>
 #include <QMessageBox>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -434,5 +434,7 @@ private slots:
   }
 };
 
-int main(int argc, char** argv) { return nearscape::test::runGuiTest<TestGuiMap>(argc, argv); }
+int main(int argc, char** argv) {
+  return nearscape::test::runGuiTest<TestGuiMap>(argc, argv);
+}
 #include "tst_gui_map.moc"

@@ -92,10 +92,10 @@ private slots:
     QVERIFY2(frontPixels > 20, qPrintable(QString::number(frontPixels)));
 
     // Click the least accurate setting's dot: its misses are true neighbours of the item.
-    const auto worst = int(std::min_element(rows.begin(), rows.end(),
-                                            [](const SweepRow& a, const SweepRow& b) {
-                                              return a.recall < b.recall;
-                                            }) - rows.begin());
+    const auto worst = int(
+        std::min_element(rows.begin(), rows.end(),
+                         [](const SweepRow& a, const SweepRow& b) { return a.recall < b.recall; }) -
+        rows.begin());
     QSignalSpy missed(panel, &SweepPanel::missedChosen);
     QTest::mouseClick(panel->plot(), Qt::LeftButton, Qt::NoModifier,
                       panel->plot()->dotPosition(worst).toPoint());
@@ -115,9 +115,12 @@ private slots:
     }
     QCOMPARE(window.neighboursPanel()->count(), int(ids.size()));
     QDir().mkpath(QStringLiteral(NEARSCAPE_TEST_ARTIFACTS));
-    QVERIFY(window.grab().save(QStringLiteral(NEARSCAPE_TEST_ARTIFACTS) + "/sweep-" + kind + ".png"));
+    QVERIFY(
+        window.grab().save(QStringLiteral(NEARSCAPE_TEST_ARTIFACTS) + "/sweep-" + kind + ".png"));
   }
 };
 
-int main(int argc, char** argv) { return nearscape::test::runGuiTest<TestGuiSweep>(argc, argv); }
+int main(int argc, char** argv) {
+  return nearscape::test::runGuiTest<TestGuiSweep>(argc, argv);
+}
 #include "tst_gui_sweep.moc"

@@ -73,8 +73,8 @@ public:
                         const Context&, JobControl&, const ExactKnnParams&) override {
     fail("exact search");
   }
-  std::optional<KnnResult> stepSearch(const MatrixView<float>&, const MatrixView<float>&, int,
-                                      bool, const Context&, JobControl&, double) override {
+  std::optional<KnnResult> stepSearch(const MatrixView<float>&, const MatrixView<float>&, int, bool,
+                                      const Context&, JobControl&, double) override {
     fail("STEP search");
   }
   std::unique_ptr<gpu::ClusterIndex> makeClusterIndex(const MatrixView<float>&,
@@ -90,15 +90,14 @@ public:
                       const gpu::GnndWarmStart&, const gpu::GnndClusters&) override {
     fail("GNND");
   }
-  std::vector<float> gnndCodebook(const MatrixView<float>&, Metric, int,
-                                  const Context&) override {
+  std::vector<float> gnndCodebook(const MatrixView<float>&, Metric, int, const Context&) override {
     fail("GNND codebook");
   }
   gpu::DeviceForest boruvkaForest(const UndirectedGraph&, const Context&, JobControl&) override {
     fail("Boruvka");
   }
-  void layoutEpochs(const layout::EpochStep&, int, float, int, float*, const Context&,
-                    JobControl&, const std::function<void(int)>&) override {
+  void layoutEpochs(const layout::EpochStep&, int, float, int, float*, const Context&, JobControl&,
+                    const std::function<void(int)>&) override {
     fail("layout epochs");
   }
   std::vector<std::int32_t> nearestCentroids(const MatrixView<float>&, const MatrixView<float>&,
@@ -111,10 +110,9 @@ public:
                                                         int, Metric, const Context&) override {
     return std::make_unique<FailingGraphSearcher>();
   }
-  std::unique_ptr<gpu::IvfSearcher> makeIvfSearcher(const MatrixView<float>&,
-                                                    const std::int64_t*, const std::int32_t*,
-                                                    const MatrixView<float>&, Metric,
-                                                    const Context&) override {
+  std::unique_ptr<gpu::IvfSearcher> makeIvfSearcher(const MatrixView<float>&, const std::int64_t*,
+                                                    const std::int32_t*, const MatrixView<float>&,
+                                                    Metric, const Context&) override {
     return std::make_unique<FailingIvfSearcher>();
   }
 };

@@ -57,12 +57,12 @@ private slots:
     QTest::addColumn<QString>("reason");
     QTest::newRow("no such file") << "/nonexistent/libnearscape_cuda.so"
                                   << "NEARSCAPE_CUDA_PLUGIN names no file: /nonexistent";
-    QTest::newRow("not a library") << QString(NEARSCAPE_TEXT_FILE)
-                                   << "the CUDA plugin did not load: ";
-    QTest::newRow("another library") << QString(NEARSCAPE_OTHER_LIBRARY)
-                                     << "is not a Nearscape GPU plugin";
-    QTest::newRow("another interface") << QString(NEARSCAPE_WRONG_ABI_PLUGIN)
-                                       << "has interface version 0, this program needs";
+    QTest::newRow("not a library")
+        << QString(NEARSCAPE_TEXT_FILE) << "the CUDA plugin did not load: ";
+    QTest::newRow("another library")
+        << QString(NEARSCAPE_OTHER_LIBRARY) << "is not a Nearscape GPU plugin";
+    QTest::newRow("another interface")
+        << QString(NEARSCAPE_WRONG_ABI_PLUGIN) << "has interface version 0, this program needs";
   }
   void eachFailureHasItsReason() {
     QFETCH(QString, plugin);
@@ -116,8 +116,8 @@ private slots:
         {"sweep", "DATA", "--index", "ivf", "--holdout", "50", "--latency-queries", "0", "--out",
          "OUT/r.csv"},
         // The ef grid is named: by default it spans the device's queue, not the CPU's.
-        {"sweep", "DATA", "--index", "graph", "--holdout", "50", "--latency-queries", "0",
-         "--grid", "ef=8,16,64", "--out", "OUT/r.csv"},
+        {"sweep", "DATA", "--index", "graph", "--holdout", "50", "--latency-queries", "0", "--grid",
+         "ef=8,16,64", "--out", "OUT/r.csv"},
     };
     for (const QString failure : {"error", "oom"})
       for (const QStringList& c : commands)
@@ -131,8 +131,8 @@ private slots:
     QFETCH(QString, failure);
     QTemporaryDir dir;
     const QString data = dir.filePath("data.npy");
-    QVERIFY(test::writeBytes(data, test::npyBytes("<f4", {400, 8},
-                                                  test::rawBytes(test::randomFloats(3200, 7)))));
+    QVERIFY(test::writeBytes(
+        data, test::npyBytes("<f4", {400, 8}, test::rawBytes(test::randomFloats(3200, 7)))));
     auto withPaths = [&](const QString& out) {
       QStringList a = args;
       QDir().mkpath(out);
@@ -140,10 +140,12 @@ private slots:
         s = s == "DATA" ? data : s.replace("OUT", out);
       return a + QStringList{"--seed", "3", "--threads", "1"};
     };
-    const Run cpu = cli(withPaths(dir.filePath("cpu")) << "--backend" << "cpu", QString());
+    const Run cpu = cli(withPaths(dir.filePath("cpu")) << "--backend"
+                                                       << "cpu",
+                        QString());
     QVERIFY2(cpu.code == 0, cpu.err.constData());
-    const Run gpu = cli(withPaths(dir.filePath("auto")), NEARSCAPE_FAILING_GPU_PLUGIN, false,
-                        failure);
+    const Run gpu =
+        cli(withPaths(dir.filePath("auto")), NEARSCAPE_FAILING_GPU_PLUGIN, false, failure);
     QVERIFY2(gpu.code == 0, gpu.err.constData());
     // Exact results and seeded CPU work: the fallback's output is the CPU's, byte for byte
     // (timings aside: sweeps and paths compare their result columns only).
@@ -171,7 +173,8 @@ private slots:
                test::readBytes(dir.filePath("cpu/" + name)));
     }
     // Asked for by name, the GPU's failure is reported (exit 1), and nothing is written.
-    const Run named = cli(withPaths(dir.filePath("named")) << "--backend" << "cuda",
+    const Run named = cli(withPaths(dir.filePath("named")) << "--backend"
+                                                           << "cuda",
                           NEARSCAPE_FAILING_GPU_PLUGIN, false, failure);
     QVERIFY2(named.code == 1, named.err.constData());
     QVERIFY2(named.err.contains("test GPU:"), named.err.constData());

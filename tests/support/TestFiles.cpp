@@ -66,13 +66,14 @@ bool writeGzip(const QString& path, const QByteArray& bytes) {
 
 bool writeAnnHdf5(const QString& path, const std::vector<float>& train, std::uint64_t n,
                   std::uint64_t d, const std::string& distance, bool variableLength) {
-  const hid_t f = H5Fcreate(path.toLocal8Bit().constData(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  const hid_t f =
+      H5Fcreate(path.toLocal8Bit().constData(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   if (f < 0)
     return false;
   const hsize_t dims[2] = {n, d};
   const hid_t space = H5Screate_simple(2, dims, nullptr);
-  const hid_t ds = H5Dcreate2(f, "train", H5T_NATIVE_FLOAT, space, H5P_DEFAULT, H5P_DEFAULT,
-                              H5P_DEFAULT);
+  const hid_t ds =
+      H5Dcreate2(f, "train", H5T_NATIVE_FLOAT, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
   herr_t status = H5Dwrite(ds, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, train.data());
   H5Dclose(ds);
   H5Sclose(space);

@@ -18,8 +18,7 @@ QByteArray readBytes(const QString& path);
 QByteArray npyBytes(const std::string& descr, const std::vector<std::int64_t>& shape,
                     const QByteArray& data, bool fortran = false);
 
-template <typename T>
-QByteArray rawBytes(const std::vector<T>& values) {
+template <typename T> QByteArray rawBytes(const std::vector<T>& values) {
   return QByteArray(reinterpret_cast<const char*>(values.data()),
                     qsizetype(values.size() * sizeof(T)));
 }

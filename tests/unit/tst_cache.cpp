@@ -39,12 +39,14 @@ private slots:
     cache.storeGraph(data, Metric::L2, "k=5", graph);
     const auto back = cache.loadGraph(data, Metric::L2, "k=5");
     QVERIFY(back);
-    QVERIFY(std::equal(graph.ids.data(), graph.ids.data() + graph.ids.view().size(), back->ids.data()));
-    QVERIFY(std::equal(graph.distances.data(), graph.distances.data() + graph.distances.view().size(),
+    QVERIFY(
+        std::equal(graph.ids.data(), graph.ids.data() + graph.ids.view().size(), back->ids.data()));
+    QVERIFY(std::equal(graph.distances.data(),
+                       graph.distances.data() + graph.distances.view().size(),
                        back->distances.data()));
-    QVERIFY(!cache.loadGraph(other, Metric::L2, "k=5"));     // other data
-    QVERIFY(!cache.loadGraph(data, Metric::Cosine, "k=5"));  // another metric
-    QVERIFY(!cache.loadGraph(data, Metric::L2, "k=6"));      // other parameters
+    QVERIFY(!cache.loadGraph(other, Metric::L2, "k=5"));    // other data
+    QVERIFY(!cache.loadGraph(data, Metric::Cosine, "k=5")); // another metric
+    QVERIFY(!cache.loadGraph(data, Metric::L2, "k=6"));     // other parameters
 
     std::vector<float> map(300 * 2);
     for (std::size_t i = 0; i < map.size(); ++i)

@@ -238,7 +238,8 @@ private slots:
     QVERIFY(writeBytes(file, npyBytes("<f4", {300, 4}, rawBytes(randomFloats(300 * 4, 8)))));
     QVERIFY(writeBytes(ids, "the ids of an earlier run"));
     QVERIFY(writeBytes(dist, "the distances of an earlier run"));
-    const QStringList knn = {"knn", file, "--k", "5", "--out", ids, "--out-dist", dist, "--backend", "cpu"};
+    const QStringList knn = {"knn", file,         "--k", "5",         "--out",
+                             ids,   "--out-dist", dist,  "--backend", "cpu"};
     auto unchanged = [&] {
       return readBytes(ids) == "the ids of an earlier run" &&
              readBytes(dist) == "the distances of an earlier run" &&
@@ -264,7 +265,9 @@ private slots:
     env.insert("NEARSCAPE_FAULT_WRITE", "stall:1");
     p.setProcessEnvironment(env);
     p.start(QStringLiteral(NEARSCAPE_CLI_PATH), knn);
-    QTRY_VERIFY_WITH_TIMEOUT(!QDir(dir.path()).entryList({".ids.npy.tmp-*"}, QDir::Files | QDir::Hidden).isEmpty(), 30000);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        !QDir(dir.path()).entryList({".ids.npy.tmp-*"}, QDir::Files | QDir::Hidden).isEmpty(),
+        30000);
     p.kill();
     QVERIFY(p.waitForFinished(10000));
     QCOMPARE(readBytes(ids), QByteArray("the ids of an earlier run"));
@@ -333,15 +336,19 @@ private slots:
     QVERIFY2(j["recall"].toDouble() >= 0.95, qPrintable(QString::number(j["recall"].toDouble())));
     // A graph of other data (here: of the last 900 rows) is refused, as is one of another
     // dimension.
-    const QString other = m_dir.filePath("extend-other.npy"), otherGraph = m_dir.filePath("extend-other.graph");
-    QVERIFY(writeBytes(other, npyBytes("<f4", {first, d},
-                                       rawBytes(std::vector<float>(x.end() - first * d, x.end())))));
+    const QString other = m_dir.filePath("extend-other.npy"),
+                  otherGraph = m_dir.filePath("extend-other.graph");
+    QVERIFY(
+        writeBytes(other, npyBytes("<f4", {first, d},
+                                   rawBytes(std::vector<float>(x.end() - first * d, x.end())))));
     QCOMPARE(cli({"knn", other, "--k", "10", "--out", otherGraph, "--backend", "cpu"}).code, 0);
     r = cli({"knn", all, "--k", "10", "--extend", otherGraph, "--backend", "cpu"});
     QCOMPARE(r.code, 2);
     QVERIFY2(r.err.contains("other data"), r.err.constData());
-    const QString wide = m_dir.filePath("extend-wide.npy"), wideGraph = m_dir.filePath("extend-wide.graph");
-    QVERIFY(writeBytes(wide, npyBytes("<f4", {first, 2 * d}, rawBytes(randomFloats(first * 2 * d, 12)))));
+    const QString wide = m_dir.filePath("extend-wide.npy"),
+                  wideGraph = m_dir.filePath("extend-wide.graph");
+    QVERIFY(writeBytes(wide,
+                       npyBytes("<f4", {first, 2 * d}, rawBytes(randomFloats(first * 2 * d, 12)))));
     QCOMPARE(cli({"knn", wide, "--k", "10", "--out", wideGraph, "--backend", "cpu"}).code, 0);
     QCOMPARE(cli({"knn", all, "--k", "10", "--extend", wideGraph, "--backend", "cpu"}).code, 2);
     // The graph must cover fewer rows than the data, with at least two new ones.

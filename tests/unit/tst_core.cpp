@@ -32,10 +32,12 @@ private slots:
   void jobControlRateLimitsAndStops() {
     int calls = 0;
     double last = -1;
-    JobControl job([&](double f, const std::string&) {
-      ++calls;
-      last = f;
-    }, std::chrono::milliseconds(10000));
+    JobControl job(
+        [&](double f, const std::string&) {
+          ++calls;
+          last = f;
+        },
+        std::chrono::milliseconds(10000));
     for (int i = 0; i < 100; ++i)
       job.progress(i / 100.0);
     job.progress(1.0);
@@ -49,10 +51,12 @@ private slots:
   void jobStagesComposeProgressAndStop() {
     std::vector<double> seen;
     std::vector<std::string> messages;
-    JobControl job([&](double f, const std::string& m) {
-      seen.push_back(f);
-      messages.push_back(m);
-    }, std::chrono::milliseconds(0));
+    JobControl job(
+        [&](double f, const std::string& m) {
+          seen.push_back(f);
+          messages.push_back(m);
+        },
+        std::chrono::milliseconds(0));
     {
       JobControl first = job.sub(0.0, 0.25);
       first.progress(0.0, "truth");

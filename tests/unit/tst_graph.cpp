@@ -1,6 +1,6 @@
 // Min-max paths, the spanning forest, shortest paths and bridging, against brute force.
-#include "nearscape/Nearscape.h"
 #include "DeviceSkip.h"
+#include "nearscape/Nearscape.h"
 
 #include <QTest>
 
@@ -63,7 +63,8 @@ Context on(Backend backend) {
 
 void addBackendRows(const char* name) {
   for (Backend b : {Backend::Cpu, Backend::Cuda})
-    QTest::newRow(qPrintable(QString("%1 %2").arg(name).arg(QString::fromUtf8(backendName(b).data()))))
+    QTest::newRow(
+        qPrintable(QString("%1 %2").arg(name).arg(QString::fromUtf8(backendName(b).data()))))
         << b;
 }
 
@@ -96,7 +97,8 @@ private slots:
     QTest::addColumn<Backend>("backend");
     for (int s = 1; s <= 4; ++s)
       for (Backend b : {Backend::Cpu, Backend::Cuda})
-        QTest::newRow(qPrintable(QString("seed %1 %2").arg(s).arg(QString::fromUtf8(backendName(b).data()))))
+        QTest::newRow(
+            qPrintable(QString("seed %1 %2").arg(s).arg(QString::fromUtf8(backendName(b).data()))))
             << s << b;
   }
   void minimaxMatchesBruteForce() {
@@ -240,7 +242,7 @@ private slots:
         }
         QVERIFY(std::abs(p.total - s[a * n + b]) <= 1e-5 * (1 + s[a * n + b]));
         const GraphPath mm = minimaxPath(forest, a, b);
-        QVERIFY(p.total <= mm.total + 1e-5);       // shortest never longer in total
+        QVERIFY(p.total <= mm.total + 1e-5);            // shortest never longer in total
         QVERIFY(mm.bottleneck <= p.bottleneck + 1e-6f); // min-max never has a larger step
       }
   }

@@ -53,7 +53,8 @@ QString errorOf(const std::function<void()>& f) {
 class Hdf5Writer {
 public:
   explicit Hdf5Writer(const QString& file)
-      : m_file(H5Fcreate(file.toLocal8Bit().constData(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT)) {}
+      : m_file(H5Fcreate(file.toLocal8Bit().constData(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT)) {
+  }
   ~Hdf5Writer() { H5Fclose(m_file); }
   hid_t id() const { return m_file; }
 
@@ -134,7 +135,8 @@ private:
   }
   void expectOpenError(const QString& file, const char* kind, const char* fragment,
                        const OpenOptions& options = {}) {
-    expectError(file, [&] { openDataset(file.toStdString(), options); }, kind, fragment);
+    expectError(
+        file, [&] { openDataset(file.toStdString(), options); }, kind, fragment);
   }
 
   /// `open` must refuse `blocker` (a FIFO, device, socket) at once as "not a regular file". Should
@@ -182,10 +184,14 @@ private slots:
     QTest::addColumn<bool>("scalar");
     QTest::addColumn<QString>("value");
     QTest::addColumn<int>("metric");
-    QTest::newRow("h5py: variable-length UTF-8") << true << true << true << "angular" << int(Metric::Cosine);
-    QTest::newRow("variable-length ASCII") << true << false << true << "euclidean" << int(Metric::L2);
-    QTest::newRow("fixed-length ASCII") << false << false << true << "angular" << int(Metric::Cosine);
-    QTest::newRow("fixed-length UTF-8") << false << true << true << "dot" << int(Metric::InnerProduct);
+    QTest::newRow("h5py: variable-length UTF-8")
+        << true << true << true << "angular" << int(Metric::Cosine);
+    QTest::newRow("variable-length ASCII")
+        << true << false << true << "euclidean" << int(Metric::L2);
+    QTest::newRow("fixed-length ASCII")
+        << false << false << true << "angular" << int(Metric::Cosine);
+    QTest::newRow("fixed-length UTF-8")
+        << false << true << true << "dot" << int(Metric::InnerProduct);
     QTest::newRow("one-element array") << true << true << false << "angular" << int(Metric::Cosine);
   }
   void hdf5DistanceStrings() {
@@ -229,7 +235,8 @@ private slots:
       w.putTrain();
       const int value = 2;
       const hid_t space = H5Screate(H5S_SCALAR);
-      const hid_t attr = H5Acreate2(w.id(), "distance", H5T_NATIVE_INT, space, H5P_DEFAULT, H5P_DEFAULT);
+      const hid_t attr =
+          H5Acreate2(w.id(), "distance", H5T_NATIVE_INT, space, H5P_DEFAULT, H5P_DEFAULT);
       H5Awrite(attr, H5T_NATIVE_INT, &value);
       H5Aclose(attr);
       H5Sclose(space);
@@ -361,21 +368,26 @@ private slots:
     };
     const QString negative = path("negative.nsg");
     QVERIFY(writeBytes(negative, graphFileBytes(R"({"n":3,"k":1,"metric":"l2"})", body(-7))));
-    expectError(negative, [&] { readGraphFile(negative.toStdString()); }, "FormatError", "negative");
+    expectError(
+        negative, [&] { readGraphFile(negative.toStdString()); }, "FormatError", "negative");
     const QString nan = path("nan.nsg");
     QVERIFY(writeBytes(nan, graphFileBytes(R"({"n":3,"k":1,"metric":"l2"})", body(NAN))));
-    expectError(nan, [&] { readGraphFile(nan.toStdString()); }, "FormatError", "not finite");
+    expectError(
+        nan, [&] { readGraphFile(nan.toStdString()); }, "FormatError", "not finite");
     // JSON type errors name the file instead of leaking the library's text.
     const QString badMetric = path("metric.nsg");
     QVERIFY(writeBytes(badMetric, graphFileBytes(R"({"n":3,"k":1,"metric":5})", body(1))));
-    expectError(badMetric, [&] { readGraphFile(badMetric.toStdString()); }, "FormatError",
-                "'metric' is not a string");
+    expectError(
+        badMetric, [&] { readGraphFile(badMetric.toStdString()); }, "FormatError",
+        "'metric' is not a string");
     const QString badN = path("n.nsg");
     QVERIFY(writeBytes(badN, graphFileBytes(R"({"n":"3","k":1})", body(1))));
-    expectError(badN, [&] { readGraphFile(badN.toStdString()); }, "FormatError", "'n'");
+    expectError(
+        badN, [&] { readGraphFile(badN.toStdString()); }, "FormatError", "'n'");
     const QString hugeN = path("huge.nsg");
     QVERIFY(writeBytes(hugeN, graphFileBytes(R"({"n":4611686018427387904,"k":4})", body(1))));
-    expectError(hugeN, [&] { readGraphFile(hugeN.toStdString()); }, "FormatError", "does not fit");
+    expectError(
+        hugeN, [&] { readGraphFile(hugeN.toStdString()); }, "FormatError", "does not fit");
     // A valid file reads, straight from its mapping.
     const QString good = path("good.nsg");
     QVERIFY(writeBytes(good, graphFileBytes(R"({"n":3,"k":1,"metric":"l2"})", body(1))));
@@ -392,12 +404,14 @@ private slots:
       wide += "c" + QByteArray::number(c) + (c + 1 < 300 ? "\t" : "\n");
     options.metaPath = path("wide.tsv").toStdString();
     QVERIFY(writeBytes(path("wide.tsv"), wide + wide + wide + wide));
-    expectError(path("wide.tsv"), [&] { openDataset(data.toStdString(), options); }, "FormatError",
-                "line 1 has 300 columns; metadata may have at most 256");
+    expectError(
+        path("wide.tsv"), [&] { openDataset(data.toStdString(), options); }, "FormatError",
+        "line 1 has 300 columns; metadata may have at most 256");
     options.metaPath = path("long.tsv").toStdString();
     QVERIFY(writeBytes(path("long.tsv"), "a\n" + QByteArray(5 << 20, 'x') + "\nc\n"));
-    expectError(path("long.tsv"), [&] { openDataset(data.toStdString(), options); }, "FormatError",
-                "line 2 has a field of 5.24 MB");
+    expectError(
+        path("long.tsv"), [&] { openDataset(data.toStdString(), options); }, "FormatError",
+        "line 2 has a field of 5.24 MB");
   }
 
   void npyHostileDescr() {
@@ -411,8 +425,8 @@ private slots:
 
   void fifosAreRefusedAtOnce_data() {
     QTest::addColumn<QString>("name");
-    for (const char* name : {"f.npy", "f.hdf5", "f.tsv", "f.fvecs", "f-images-idx3-ubyte.gz",
-                             "f-images-idx3-ubyte"})
+    for (const char* name :
+         {"f.npy", "f.hdf5", "f.tsv", "f.fvecs", "f-images-idx3-ubyte.gz", "f-images-idx3-ubyte"})
       QTest::newRow(name) << name;
   }
   void fifosAreRefusedAtOnce() {
@@ -483,23 +497,27 @@ private slots:
     const QString data = smallNpy("folder-meta.npy");
     OpenOptions options;
     options.metaPath = path("dir.npy").toStdString();
-    expectError(path("dir.npy"), [&] { openDataset(data.toStdString(), options); }, "IoError",
-                "not a regular file (it is a folder)");
+    expectError(
+        path("dir.npy"), [&] { openDataset(data.toStdString(), options); }, "IoError",
+        "not a regular file (it is a folder)");
   }
 
   // --- 4. Messages: positions from 1, values shown visibly --------------------------------------
 
   void tsvValues() {
-    QVERIFY(writeBytes(path("bom.tsv"), "\xEF\xBB\xBF" "1\t2\n+5\t-4\n"));
+    QVERIFY(writeBytes(path("bom.tsv"), "\xEF\xBB\xBF"
+                                        "1\t2\n+5\t-4\n"));
     const Dataset ds = openDataset(path("bom.tsv").toStdString());
     QCOMPARE(ds.size(), 2);
     QCOMPARE(ds.vectors.row(0)[0], 1.0f);
     QCOMPARE(ds.vectors.row(1)[0], 5.0f); // '+5' is a number, as strtof and Python read it
     QVERIFY(writeBytes(path("big.tsv"), "1\t2\n3\t1e400\n"));
-    expectOpenError(path("big.tsv"), "FormatError", "line 2, column 2: '1e400' is out of float range");
+    expectOpenError(path("big.tsv"), "FormatError",
+                    "line 2, column 2: '1e400' is out of float range");
     QVERIFY(writeBytes(path("tiny.tsv"), "1e-400\n"));
     expectOpenError(path("tiny.tsv"), "FormatError", "too close to zero");
-    QVERIFY(writeBytes(path("midbom.tsv"), "1\t\xEF\xBB\xBF" "2\n"));
+    QVERIFY(writeBytes(path("midbom.tsv"), "1\t\xEF\xBB\xBF"
+                                           "2\n"));
     const QString bomMessage = errorOf([&] { openDataset(path("midbom.tsv").toStdString()); });
     QVERIFY2(bomMessage.contains("'\\u{feff}2' is not a number"), qPrintable(bomMessage));
     QVERIFY2(!bomMessage.contains(QChar(0xfeff)), "an invisible character in the message");
@@ -511,7 +529,8 @@ private slots:
 
   void metadataWithBomKeepsItsHeader() {
     const QString data = smallNpy("bommeta.npy", 2);
-    QVERIFY(writeBytes(path("bommeta.meta.tsv"), "\xEF\xBB\xBF" "label\ttext\ncat\ta\ndog\tb\n"));
+    QVERIFY(writeBytes(path("bommeta.meta.tsv"), "\xEF\xBB\xBF"
+                                                 "label\ttext\ncat\ta\ndog\tb\n"));
     const Dataset ds = openDataset(data.toStdString());
     QCOMPARE(ds.labelOf(1), std::string("dog"));
     QCOMPARE(ds.textOf(0), std::string("a"));
@@ -527,8 +546,8 @@ private slots:
 
   void cliPrintsLabelsVisibly() {
     const QString data = smallNpy("cli.npy", 6);
-    QVERIFY(writeBytes(path("cli.meta.tsv"),
-                       "\x1b[2Jevil\nb\x07\n\x1b]0;title\x07\nb\x07\nok\nok\n"));
+    QVERIFY(
+        writeBytes(path("cli.meta.tsv"), "\x1b[2Jevil\nb\x07\n\x1b]0;title\x07\nb\x07\nok\nok\n"));
     QProcess info;
     info.start(QStringLiteral(NEARSCAPE_CLI_PATH), {"info", data, "--backend", "cpu"});
     QVERIFY(info.waitForFinished(60000));

@@ -54,7 +54,6 @@ Context contextFor(Backend backend) {
 
 } // namespace
 
-
 class TestIndex : public QObject {
   Q_OBJECT
 
@@ -71,7 +70,8 @@ private slots:
         QTest::newRow(qPrintable("graph ef=64 " + tag)) << "graph" << b << m << "ef=64" << 0.95;
         QTest::newRow(qPrintable("graph ef=k " + tag)) << "graph" << b << m << "ef=10" << 0.6;
         QTest::newRow(qPrintable("ivf nprobe=16 " + tag)) << "ivf" << b << m << "nprobe=16" << 0.9;
-        QTest::newRow(qPrintable("ivf all lists " + tag)) << "ivf" << b << m << "nprobe=64" << 0.999;
+        QTest::newRow(qPrintable("ivf all lists " + tag))
+            << "ivf" << b << m << "nprobe=64" << 0.999;
       }
   }
   void recallThresholds() {
@@ -154,8 +154,10 @@ private slots:
       }
       // Fewer probes: the GPU's recall is the CPU's (same lists, same probes up to ties).
       const Matrix<std::int32_t> truth = truthOf(queries, base, 10, metric);
-      const double ga = recallAtK(gpu->search(queries, 10, {{"nprobe", 3}}).ids.view(), truth.view(), 10, queries, base, metric);
-      const double ca = recallAtK(cpu->search(queries, 10, {{"nprobe", 3}}).ids.view(), truth.view(), 10, queries, base, metric);
+      const double ga = recallAtK(gpu->search(queries, 10, {{"nprobe", 3}}).ids.view(),
+                                  truth.view(), 10, queries, base, metric);
+      const double ca = recallAtK(cpu->search(queries, 10, {{"nprobe", 3}}).ids.view(),
+                                  truth.view(), 10, queries, base, metric);
       QVERIFY2(std::abs(ga - ca) <= 0.01, qPrintable(QString("GPU %1, CPU %2").arg(ga).arg(ca)));
     }
   }
@@ -166,8 +168,10 @@ private slots:
     const std::vector<float> x = mixture(n, d, 50, 6);
     const std::vector<float> c = mixture(k, d, 50, 7);
     for (int count : {1, 7}) {
-      const auto a = nearestCentroids({x.data(), n, d}, {c.data(), k, d}, count, Metric::L2, contextFor(Backend::Cuda));
-      const auto b = nearestCentroids({x.data(), n, d}, {c.data(), k, d}, count, Metric::L2, contextFor(Backend::Cpu));
+      const auto a = nearestCentroids({x.data(), n, d}, {c.data(), k, d}, count, Metric::L2,
+                                      contextFor(Backend::Cuda));
+      const auto b = nearestCentroids({x.data(), n, d}, {c.data(), k, d}, count, Metric::L2,
+                                      contextFor(Backend::Cpu));
       std::int64_t same = 0;
       for (std::int64_t i = 0; i < n; ++i) {
         std::set<std::int32_t> sa(a.begin() + i * count, a.begin() + (i + 1) * count);
@@ -219,8 +223,10 @@ private slots:
     for (std::size_t i = 1; i < rows.size(); ++i)
       QVERIFY2(rows[i].recall >= rows[i - 1].recall,
                qPrintable(QString("nprobe %1 → %2 lowered recall %3 → %4")
-                              .arg(rows[i - 1].params.at("nprobe")).arg(rows[i].params.at("nprobe"))
-                              .arg(rows[i - 1].recall).arg(rows[i].recall)));
+                              .arg(rows[i - 1].params.at("nprobe"))
+                              .arg(rows[i].params.at("nprobe"))
+                              .arg(rows[i - 1].recall)
+                              .arg(rows[i].recall)));
     QVERIFY(rows.back().recall >= 0.999);
     QVERIFY(rows.front().recall < rows.back().recall);
     QVERIFY(rows.back().missed.empty());
@@ -255,7 +261,8 @@ private slots:
     const std::int64_t n = 1500, d = 12;
     const std::vector<float> all = mixture(n + 40, d, 10, 8);
     const MatrixView<float> base{all.data(), n, d}, queries{all.data() + n * d, 40, d};
-    const auto index = buildIndex(kind.toStdString(), base, Metric::Cosine, {}, contextFor(Backend::Cpu));
+    const auto index =
+        buildIndex(kind.toStdString(), base, Metric::Cosine, {}, contextFor(Backend::Cpu));
     QTemporaryDir dir;
     const std::string path = dir.filePath("index.nsi").toStdString();
     index->save(path, "hash-a");
@@ -267,7 +274,8 @@ private slots:
     QVERIFY(std::equal(a.ids.data(), a.ids.data() + 40 * 5, b.ids.data()));
 
     // Built on other data, another shape, corrupted, truncated: each refused with a reason.
-    QVERIFY_THROWS_EXCEPTION(FormatError, loadIndex(path, base, "hash-b", contextFor(Backend::Cpu)));
+    QVERIFY_THROWS_EXCEPTION(FormatError,
+                             loadIndex(path, base, "hash-b", contextFor(Backend::Cpu)));
     QVERIFY_THROWS_EXCEPTION(FormatError,
                              loadIndex(path, {all.data(), n - 1, d}, "", contextFor(Backend::Cpu)));
     std::string bytes;
@@ -286,11 +294,12 @@ private slots:
     }
     std::ofstream(dir.filePath("short.nsi").toStdString(), std::ios::binary)
         << bytes.substr(0, bytes.size() - 100);
-    QVERIFY_THROWS_EXCEPTION(
-        FormatError, loadIndex(dir.filePath("short.nsi").toStdString(), base, "", contextFor(Backend::Cpu)));
-    std::ofstream(dir.filePath("other.nsi").toStdString(), std::ios::binary) << "not an index at all";
-    QVERIFY_THROWS_EXCEPTION(
-        FormatError, loadIndex(dir.filePath("other.nsi").toStdString(), base, "", contextFor(Backend::Cpu)));
+    QVERIFY_THROWS_EXCEPTION(FormatError, loadIndex(dir.filePath("short.nsi").toStdString(), base,
+                                                    "", contextFor(Backend::Cpu)));
+    std::ofstream(dir.filePath("other.nsi").toStdString(), std::ios::binary)
+        << "not an index at all";
+    QVERIFY_THROWS_EXCEPTION(FormatError, loadIndex(dir.filePath("other.nsi").toStdString(), base,
+                                                    "", contextFor(Backend::Cpu)));
   }
 
   void badArgumentsAreClearErrors() {
@@ -299,13 +308,18 @@ private slots:
     const MatrixView<float> base{x.data(), n, d};
     const Context cpu = contextFor(Backend::Cpu);
     QVERIFY_THROWS_EXCEPTION(InvalidArgument, buildIndex("hnsw", base, Metric::L2, {}, cpu));
-    QVERIFY_THROWS_EXCEPTION(InvalidArgument, buildIndex("graph", base, Metric::L2, {{"degre", 8}}, cpu));
-    QVERIFY_THROWS_EXCEPTION(InvalidArgument, buildIndex("ivf", base, Metric::L2, {{"nlist", 301}}, cpu));
-    QVERIFY_THROWS_EXCEPTION(InvalidArgument, buildIndex("ivf", base, Metric::L2, {{"nlist", 2.5}}, cpu));
-    QVERIFY_THROWS_EXCEPTION(InvalidArgument, buildIndex("graph", {x.data(), 0, d}, Metric::L2, {}, cpu));
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument,
+                             buildIndex("graph", base, Metric::L2, {{"degre", 8}}, cpu));
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument,
+                             buildIndex("ivf", base, Metric::L2, {{"nlist", 301}}, cpu));
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument,
+                             buildIndex("ivf", base, Metric::L2, {{"nlist", 2.5}}, cpu));
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument,
+                             buildIndex("graph", {x.data(), 0, d}, Metric::L2, {}, cpu));
     std::vector<float> withNan = x;
     withNan[17] = std::nanf("");
-    QVERIFY_THROWS_EXCEPTION(InvalidArgument, buildIndex("graph", {withNan.data(), n, d}, Metric::L2, {}, cpu));
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument,
+                             buildIndex("graph", {withNan.data(), n, d}, Metric::L2, {}, cpu));
     const auto index = buildIndex("ivf", base, Metric::L2, {{"nlist", 10}}, cpu);
     QVERIFY_THROWS_EXCEPTION(InvalidArgument, index->search(base, 0, {}));
     QVERIFY_THROWS_EXCEPTION(InvalidArgument, index->search(base, int(n) + 1, {}));
@@ -313,7 +327,8 @@ private slots:
     QVERIFY_THROWS_EXCEPTION(InvalidArgument, index->search(base, 5, {{"nprobe", 11}}));
     QVERIFY_THROWS_EXCEPTION(InvalidArgument, index->search(base, 5, {{"ef", 11}}));
     const std::vector<float> one(d, 1.0f);
-    QVERIFY_THROWS_EXCEPTION(InvalidArgument, buildIndex("graph", {one.data(), 1, d}, Metric::L2, {}, cpu));
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument,
+                             buildIndex("graph", {one.data(), 1, d}, Metric::L2, {}, cpu));
   }
 
   void cancellation() {
@@ -323,14 +338,15 @@ private slots:
     for (const char* kind : {"graph", "ivf"}) {
       JobControl stopped;
       stopped.requestStop();
-      QVERIFY_THROWS_EXCEPTION(Cancelled, buildIndex(kind, base, Metric::L2, {}, contextFor(Backend::Cpu), stopped));
+      QVERIFY_THROWS_EXCEPTION(
+          Cancelled, buildIndex(kind, base, Metric::L2, {}, contextFor(Backend::Cpu), stopped));
       const auto index = buildIndex(kind, base, Metric::L2, {}, contextFor(Backend::Cpu));
       QVERIFY_THROWS_EXCEPTION(Cancelled, index->search(base, 5, {}, stopped));
       const Matrix<std::int32_t> truth = truthOf({x.data(), 50, d}, base, 5, Metric::L2);
       SweepOptions options;
       options.k = 5;
-      QVERIFY_THROWS_EXCEPTION(Cancelled, runSweep(*index, {x.data(), 50, d}, base, truth.view(),
-                                                   options, {}, stopped));
+      QVERIFY_THROWS_EXCEPTION(
+          Cancelled, runSweep(*index, {x.data(), 50, d}, base, truth.view(), options, {}, stopped));
     }
   }
 
@@ -348,7 +364,8 @@ private slots:
     QVERIFY(std::equal(a.centroids.data(), a.centroids.data() + 8 * d, b.centroids.data()));
     // Each true cluster lands in one k-means cluster, and no two true clusters share one
     // (k-means++ seeds well-separated blobs apart).
-    const std::vector<std::int32_t> assigned = nearestCentroids({x.data(), n, d}, a.centroids.view(), 1, Metric::L2, cpu);
+    const std::vector<std::int32_t> assigned =
+        nearestCentroids({x.data(), n, d}, a.centroids.view(), 1, Metric::L2, cpu);
     std::map<int, std::set<int>> clustersOfLabel;
     for (std::int64_t i = 0; i < n; ++i)
       clustersOfLabel[labels[std::size_t(i)]].insert(assigned[std::size_t(i)]);

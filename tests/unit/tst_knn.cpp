@@ -468,9 +468,8 @@ private slots:
     context.memoryBudget = std::uint64_t(budgetKiB) << 10;
     const KnnResult got =
         nq == 0 ? knnGraph(b, k, metric, context) : knnSearch(q, b, k, metric, context);
-    QVERIFY2(
-        got.report.streamedChunks == 2 || got.report.streamedChunks == 3,
-        got.report.describe().c_str());
+    QVERIFY2(got.report.streamedChunks == 2 || got.report.streamedChunks == 3,
+             got.report.describe().c_str());
     verifyAgainstReference(got, q, b, k, metric, nq == 0);
   }
 

@@ -1,6 +1,6 @@
 // The map: deterministic for a seed, better than PCA on real data, and its neighbour search exact.
-#include "nearscape/Nearscape.h"
 #include "DeviceSkip.h"
+#include "nearscape/Nearscape.h"
 
 #include <QTest>
 
@@ -53,13 +53,16 @@ private slots:
     const PcaResult pca = computePca(data, pp, one);
     LayoutParams params;
     params.epochs = 60;
-    const Matrix<float> a = layoutGraph(g.ids.view(), g.distances.view(), pca.coordinates.view(), params, one);
-    const Matrix<float> b = layoutGraph(g.ids.view(), g.distances.view(), pca.coordinates.view(), params, two);
+    const Matrix<float> a =
+        layoutGraph(g.ids.view(), g.distances.view(), pca.coordinates.view(), params, one);
+    const Matrix<float> b =
+        layoutGraph(g.ids.view(), g.distances.view(), pca.coordinates.view(), params, two);
     for (std::int64_t i = 0; i < std::int64_t(n) * 2; ++i)
       QCOMPARE(a.data()[i], b.data()[i]);
     Context other = one;
     other.seed = 8;
-    const Matrix<float> c = layoutGraph(g.ids.view(), g.distances.view(), pca.coordinates.view(), params, other);
+    const Matrix<float> c =
+        layoutGraph(g.ids.view(), g.distances.view(), pca.coordinates.view(), params, other);
     QVERIFY(std::memcmp(a.data(), c.data(), sizeof(float) * n * 2) != 0);
   }
 
@@ -89,11 +92,15 @@ private slots:
     LayoutParams params;
     params.dim = dim;
     params.epochs = 1; // one epoch: the same moves up to powf's rounding
-    Matrix<float> a = layoutGraph(g.ids.view(), g.distances.view(), pca.coordinates.view(), params, cpu);
-    Matrix<float> b = layoutGraph(g.ids.view(), g.distances.view(), pca.coordinates.view(), params, gpu);
+    Matrix<float> a =
+        layoutGraph(g.ids.view(), g.distances.view(), pca.coordinates.view(), params, cpu);
+    Matrix<float> b =
+        layoutGraph(g.ids.view(), g.distances.view(), pca.coordinates.view(), params, gpu);
     for (std::int64_t i = 0; i < std::int64_t(n) * dim; ++i)
-      QVERIFY2(std::abs(a.data()[i] - b.data()[i]) <= 1e-3f,
-               qPrintable(QString("coordinate %1: CPU %2, GPU %3").arg(i).arg(a.data()[i]).arg(b.data()[i])));
+      QVERIFY2(
+          std::abs(a.data()[i] - b.data()[i]) <= 1e-3f,
+          qPrintable(
+              QString("coordinate %1: CPU %2, GPU %3").arg(i).arg(a.data()[i]).arg(b.data()[i])));
     params.epochs = 150; // a whole run drifts apart (chaos) but keeps the same quality
     a = layoutGraph(g.ids.view(), g.distances.view(), pca.coordinates.view(), params, cpu);
     b = layoutGraph(g.ids.view(), g.distances.view(), pca.coordinates.view(), params, gpu);
@@ -129,12 +136,12 @@ private slots:
     int reports = 0;
     Context mapOn = c;
     mapOn.backend = backend;
-    const Matrix<float> xy = layoutGraph(g.ids.view(), g.distances.view(), pca.coordinates.view(),
-                                         params, mapOn, noJobControl(),
-                                         [&](const MatrixView<float>& pos, double) {
-                                           QCOMPARE(pos.rows, n);
-                                           ++reports;
-                                         });
+    const Matrix<float> xy =
+        layoutGraph(g.ids.view(), g.distances.view(), pca.coordinates.view(), params, mapOn,
+                    noJobControl(), [&](const MatrixView<float>& pos, double) {
+                      QCOMPARE(pos.rows, n);
+                      ++reports;
+                    });
     QCOMPARE(reports, 20); // every 10 epochs: the GUI animates from these
     const double mapKept = layoutQuality(g.ids.view(), xy.view(), 10).overall;
     const double pcaKept = layoutQuality(g.ids.view(), pca.coordinates.view(), 10).overall;
@@ -148,8 +155,8 @@ private slots:
     std::vector<float> dist = {1, 1}, init = {0, 0, 1, 1};
     LayoutParams params;
     params.dim = 4;
-    QVERIFY_THROWS_EXCEPTION(InvalidArgument,
-                             layoutGraph({ids.data(), 2, 1}, {dist.data(), 2, 1}, {init.data(), 2, 2}, params, Context{}));
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, layoutGraph({ids.data(), 2, 1}, {dist.data(), 2, 1},
+                                                          {init.data(), 2, 2}, params, Context{}));
     params.dim = 2;
     JobControl job;
     job.requestStop();

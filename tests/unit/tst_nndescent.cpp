@@ -64,7 +64,8 @@ private slots:
     const KnnResult exact = knnGraph(v, k, metric, c);
     const double recall = recallAtK(got.ids.view(), exact.ids.view(), k, v, v, metric);
     qInfo("recall@10 %.4f after %d iterations", recall, iterations);
-    QVERIFY2(recall >= (metric == Metric::InnerProduct ? 0.90 : 0.97), qPrintable(QString::number(recall)));
+    QVERIFY2(recall >= (metric == Metric::InnerProduct ? 0.90 : 0.97),
+             qPrintable(QString::number(recall)));
     for (std::int64_t i = 0; i < n; ++i) {
       for (int a = 0; a < k; ++a) {
         QVERIFY(got.ids.row(i)[a] != i);
@@ -134,7 +135,8 @@ private slots:
     c.backend = backend;
     const KnnResult whole = nnDescentGraph(v, k, Metric::L2, c);
     const KnnResult a = nnDescentGraph({x.data(), split, d}, k, Metric::L2, c);
-    const KnnResult b = nnDescentGraph({x.data() + std::size_t(split) * d, n - split, d}, k, Metric::L2, c);
+    const KnnResult b =
+        nnDescentGraph({x.data() + std::size_t(split) * d, n - split, d}, k, Metric::L2, c);
     const KnnResult merged = mergeKnnGraphs(v, split, a.ids.view(), b.ids.view(), k, Metric::L2, c);
     QVERIFY2(merged.report.method == "GGM merge", merged.report.describe().c_str());
     const KnnResult exact = knnGraph(v, k, Metric::L2, c);
@@ -192,7 +194,8 @@ private slots:
           QVERIFY(sharded.ids.row(i)[q] != id);
         if (p > 0)
           QVERIFY(sharded.distances.row(i)[p - 1] <= sharded.distances.row(i)[p]);
-        QCOMPARE(sharded.distances.row(i)[p], float(exactDistance(v.row(i), v.row(id), d, Metric::L2)));
+        QCOMPARE(sharded.distances.row(i)[p],
+                 float(exactDistance(v.row(i), v.row(id), d, Metric::L2)));
       }
     budget.memoryBudget = nnDescentBytesPerItem(d, k) * 40; // two shards of 2(k + 1) do not fit
     QVERIFY_THROWS_EXCEPTION(InvalidArgument, nnDescentGraph(v, k, Metric::L2, budget));
@@ -211,7 +214,8 @@ private slots:
     const auto x = mixture(3000, 16, 4);
     JobControl job;
     job.requestStop();
-    QVERIFY_THROWS_EXCEPTION(Cancelled, nnDescentGraph({x.data(), 3000, 16}, 10, Metric::L2, Context{}, job));
+    QVERIFY_THROWS_EXCEPTION(Cancelled,
+                             nnDescentGraph({x.data(), 3000, 16}, 10, Metric::L2, Context{}, job));
   }
 
   void gpuReachesTheCpusRecall() {
@@ -230,8 +234,8 @@ private slots:
       const KnnResult b = nnDescentGraph(v, k, Metric::L2, cpu);
       const double ra = recallAtK(a.ids.view(), exact.ids.view(), k, v, v, Metric::L2);
       const double rb = recallAtK(b.ids.view(), exact.ids.view(), k, v, v, Metric::L2);
-      qInfo("k = %d: recall GPU %.4f (%s, %.3f s), CPU %.4f (%.3f s)", k, ra, a.report.describe().c_str(),
-            a.seconds, rb, b.seconds);
+      qInfo("k = %d: recall GPU %.4f (%s, %.3f s), CPU %.4f (%.3f s)", k, ra,
+            a.report.describe().c_str(), a.seconds, rb, b.seconds);
       QVERIFY2(k == 10 ? ra >= rb - 0.01 : ra >= 0.98,
                qPrintable(QString("GPU %1, CPU %2").arg(ra).arg(rb)));
     }

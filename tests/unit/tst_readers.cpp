@@ -24,14 +24,14 @@ private:
   QTemporaryDir m_dir;
   QString path(const QString& name) const { return m_dir.filePath(name); }
 
-  template <typename Error>
-  void expectError(const QString& file, const char* fragment) {
+  template <typename Error> void expectError(const QString& file, const char* fragment) {
     try {
       openDataset(file.toStdString());
       QFAIL(qPrintable("no error for " + file));
     } catch (const Error& e) {
       const QString message = QString::fromUtf8(e.what());
-      QVERIFY2(message.contains(QFileInfo(file).fileName()), qPrintable("message names no file: " + message));
+      QVERIFY2(message.contains(QFileInfo(file).fileName()),
+               qPrintable("message names no file: " + message));
       QVERIFY2(message.contains(QLatin1String(fragment), Qt::CaseInsensitive),
                qPrintable("expected '" + QString(fragment) + "' in: " + message));
     }
@@ -144,7 +144,8 @@ private slots:
     for (std::size_t i = 0; i < ids.size(); ++i)
       QCOMPARE(back.data()[i], std::int64_t(ids[i]));
     // No temporary files are left beside the output.
-    const auto entries = QDir(m_dir.path()).entryList(QStringList() << ".*tmp*", QDir::Hidden | QDir::Files);
+    const auto entries =
+        QDir(m_dir.path()).entryList(QStringList() << ".*tmp*", QDir::Hidden | QDir::Files);
     QVERIFY2(entries.isEmpty(), qPrintable(entries.join(',')));
   }
 
@@ -263,8 +264,10 @@ private slots:
     for (int i = 0; i < 3 * 2 * 2; ++i)
       pixels.append(char(i * 10));
     QVERIFY(writeGzip(folder + "/train-images-idx3-ubyte.gz", idxBytes(0x08, {3, 2, 2}, pixels)));
-    QVERIFY(writeGzip(folder + "/train-labels-idx1-ubyte.gz", idxBytes(0x08, {3}, QByteArray("\x01\x00\x02", 3))));
-    QVERIFY(writeBytes(folder + "/t10k-images-idx3-ubyte", idxBytes(0x08, {1, 2, 2}, "\x05\x06\x07\x08")));
+    QVERIFY(writeGzip(folder + "/train-labels-idx1-ubyte.gz",
+                      idxBytes(0x08, {3}, QByteArray("\x01\x00\x02", 3))));
+    QVERIFY(writeBytes(folder + "/t10k-images-idx3-ubyte",
+                       idxBytes(0x08, {1, 2, 2}, "\x05\x06\x07\x08")));
     QVERIFY(writeBytes(folder + "/t10k-labels-idx1-ubyte", idxBytes(0x08, {1}, "\x02")));
     const Dataset ds = openDataset(folder.toStdString());
     QCOMPARE(ds.size(), 4);
@@ -292,9 +295,11 @@ private slots:
                        idxBytes(0x08, {0xffffffffu, 0xffffffffu, 0xffffffffu}, "\x01")));
     expectError<FormatError>(path("huge-images-idx3-ubyte"), "overflow");
     // Large but representable: reported as truncated without allocating it.
-    QVERIFY(writeBytes(path("big-images-idx3-ubyte"), idxBytes(0x08, {0x7fffffffu, 64, 64}, "\x01")));
+    QVERIFY(
+        writeBytes(path("big-images-idx3-ubyte"), idxBytes(0x08, {0x7fffffffu, 64, 64}, "\x01")));
     expectError<FormatError>(path("big-images-idx3-ubyte"), "truncated");
-    QVERIFY(writeBytes(path("corrupt-images-idx3-ubyte.gz"), QByteArray("\x1f\x8b\x08\x00garbage", 12)));
+    QVERIFY(writeBytes(path("corrupt-images-idx3-ubyte.gz"),
+                       QByteArray("\x1f\x8b\x08\x00garbage", 12)));
     try {
       openDataset(path("corrupt-images-idx3-ubyte.gz").toStdString());
       QFAIL("corrupt gzip accepted");
@@ -356,7 +361,7 @@ private slots:
     QCOMPARE(ds.labelOf(1), std::string("dog"));
     // Several columns: header row; label and text picked by name; UTF-8 kept.
     QVERIFY(writeBytes(path("m.meta.tsv"), "label\ttext\n2\tcafé au lait\n10\tb\n2\tc\n"));
-    ds = openDataset(path("m.npy").toStdString()); // sidecar found by name
+    ds = openDataset(path("m.npy").toStdString());                  // sidecar found by name
     QCOMPARE(ds.labelNames, (std::vector<std::string>{"2", "10"})); // numeric order
     QCOMPARE(ds.textOf(0), std::string("café au lait"));
     // Wrong row count.

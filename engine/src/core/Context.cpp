@@ -1,7 +1,7 @@
 #include "nearscape/core/Context.h"
 
-#include "nearscape/core/Error.h"
 #include "gpu/GpuBackend.h"
+#include "nearscape/core/Error.h"
 
 #include <charconv>
 #include <cmath>
@@ -48,10 +48,22 @@ std::uint64_t parseByteSize(std::string_view text) {
     scale = 1;
   else if (suffix.size() == 1) {
     switch (suffix[0]) {
-    case 'k': case 'K': scale = 1024.0; break;
-    case 'm': case 'M': scale = 1024.0 * 1024; break;
-    case 'g': case 'G': scale = 1024.0 * 1024 * 1024; break;
-    case 't': case 'T': scale = 1024.0 * 1024 * 1024 * 1024; break;
+    case 'k':
+    case 'K':
+      scale = 1024.0;
+      break;
+    case 'm':
+    case 'M':
+      scale = 1024.0 * 1024;
+      break;
+    case 'g':
+    case 'G':
+      scale = 1024.0 * 1024 * 1024;
+      break;
+    case 't':
+    case 'T':
+      scale = 1024.0 * 1024 * 1024 * 1024;
+      break;
     default:
       throw InvalidArgument("unknown size suffix in '" + std::string(text) + "'");
     }
@@ -87,7 +99,8 @@ Backend resolveBackend(const Context& context) {
   if (device.usable)
     return Backend::Cuda;
   if (context.backend == Backend::Cuda)
-    throw DeviceUnavailable("the CUDA backend was asked for but no GPU is usable: " + device.reason);
+    throw DeviceUnavailable("the CUDA backend was asked for but no GPU is usable: " +
+                            device.reason);
   return Backend::Cpu;
 }
 
@@ -96,8 +109,8 @@ std::string describeBackend(const Context& context) {
     const DeviceInfo device = queryDevice(context.device);
     if (device.usable)
       return "GPU: " + device.name;
-    return "CPU (" + std::to_string(effectiveThreads(context)) + " threads; no GPU: " +
-           device.reason + ")";
+    return "CPU (" + std::to_string(effectiveThreads(context)) +
+           " threads; no GPU: " + device.reason + ")";
   }
   return "CPU (" + std::to_string(effectiveThreads(context)) + " threads)";
 }

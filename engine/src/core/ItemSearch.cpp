@@ -4,15 +4,17 @@
 
 #include <algorithm>
 #include <charconv>
-#include <functional>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <regex>
 
 namespace nearscape {
 namespace {
 
-char lowerAscii(char c) { return c >= 'A' && c <= 'Z' ? char(c - 'A' + 'a') : c; }
+char lowerAscii(char c) {
+  return c >= 'A' && c <= 'Z' ? char(c - 'A' + 'a') : c;
+}
 
 std::string lowered(std::string text) {
   std::transform(text.begin(), text.end(), text.begin(), lowerAscii);

@@ -15,7 +15,8 @@ std::vector<std::int64_t> seededSample(std::int64_t n, std::int64_t count, std::
   count = std::max<std::int64_t>(count, 0);
   for (std::int64_t i = 0; i < count; ++i) {
     const std::uint64_t draw = mixBits(seed * 0x9e3779b97f4a7c15ull + std::uint64_t(i));
-    std::swap(rows[std::size_t(i)], rows[std::size_t(i + std::int64_t(draw % std::uint64_t(n - i)))]);
+    std::swap(rows[std::size_t(i)],
+              rows[std::size_t(i + std::int64_t(draw % std::uint64_t(n - i)))]);
   }
   rows.resize(static_cast<std::size_t>(count));
   std::sort(rows.begin(), rows.end());

@@ -21,8 +21,7 @@ __device__ void bitonicSort(int size, int first, int step, Less less, Swap swap,
 }
 
 /// a[i] ↔ a[j].
-template <typename T>
-__device__ __forceinline__ void swapAt(T* a, int i, int j) {
+template <typename T> __device__ __forceinline__ void swapAt(T* a, int i, int j) {
   const T t = a[i];
   a[i] = a[j];
   a[j] = t;

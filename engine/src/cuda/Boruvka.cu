@@ -78,8 +78,8 @@ __global__ void canonicalEntries(const std::int64_t* offsets, const std::int32_t
 /// A row with none is dead for good: components only grow.
 __global__ void lightestOutgoing(const std::int64_t* offsets, const std::int32_t* targets,
                                  const float* weights, const std::uint32_t* canonical,
-                                 std::int64_t n, const std::int32_t* component,
-                                 std::uint8_t* live, unsigned long long* pick) {
+                                 std::int64_t n, const std::int32_t* component, std::uint8_t* live,
+                                 unsigned long long* pick) {
   const std::int64_t v = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
   const int lane = threadIdx.x % 32;
   if (v >= n || !live[v])
@@ -178,12 +178,11 @@ __global__ void forestEdges(const std::int64_t* offsets, const std::int32_t* tar
   out[i] = WeightedEdge{rowOf(offsets, n, e), targets[e], weights[e]};
 }
 
-template <typename T>
-DeviceBuffer<T> upload(const std::vector<T>& host) {
+template <typename T> DeviceBuffer<T> upload(const std::vector<T>& host) {
   DeviceBuffer<T> device{host.size()};
   if (!host.empty())
-    NEARSCAPE_CUDA_CHECK(cudaMemcpy(device.get(), host.data(), sizeof(T) * host.size(),
-                                    cudaMemcpyHostToDevice));
+    NEARSCAPE_CUDA_CHECK(
+        cudaMemcpy(device.get(), host.data(), sizeof(T) * host.size(), cudaMemcpyHostToDevice));
   return device;
 }
 
@@ -193,7 +192,7 @@ DeviceForest boruvkaForest(const UndirectedGraph& graph, const Context& context,
   const std::int64_t n = graph.nodes;
   const std::int64_t entries = std::int64_t(graph.targets.size());
   NEARSCAPE_GPU_LIMIT(entries < std::int64_t(std::numeric_limits<std::uint32_t>::max()),
-                    "the GPU spanning forest takes fewer than 2^32 edge entries");
+                      "the GPU spanning forest takes fewer than 2^32 edge entries");
   DeviceForest result;
   if (n == 0)
     return result;
@@ -238,7 +237,8 @@ DeviceForest boruvkaForest(const UndirectedGraph& graph, const Context& context,
     hook<<<blocksFor(n), kThreads>>>(offsets.get(), targets.get(), n, component.get(), pick.get(),
                                      successor.get(), hooked.get());
     int hookedHost = 0;
-    NEARSCAPE_CUDA_CHECK(cudaMemcpy(&hookedHost, hooked.get(), sizeof(int), cudaMemcpyDeviceToHost));
+    NEARSCAPE_CUDA_CHECK(
+        cudaMemcpy(&hookedHost, hooked.get(), sizeof(int), cudaMemcpyDeviceToHost));
     if (hookedHost == 0)
       break;
     breakPairsAndEmit<<<blocksFor(n), kThreads>>>(n, component.get(), pick.get(), successor.get(),
@@ -248,15 +248,18 @@ DeviceForest boruvkaForest(const UndirectedGraph& graph, const Context& context,
       NEARSCAPE_CUDA_CHECK(cudaMemsetAsync(hooked.get(), 0, sizeof(int)));
       jumpOnce<<<blocksFor(n), kThreads>>>(n, component.get(), successor.get(), jumped.get(),
                                            hooked.get());
-      NEARSCAPE_CUDA_CHECK(cudaMemcpy(&changedHost, hooked.get(), sizeof(int), cudaMemcpyDeviceToHost));
+      NEARSCAPE_CUDA_CHECK(
+          cudaMemcpy(&changedHost, hooked.get(), sizeof(int), cudaMemcpyDeviceToHost));
       std::swap(successor, jumped);
     }
     relabel<<<blocksFor(n), kThreads>>>(n, component.get(), successor.get(), pick.get());
     NEARSCAPE_CUDA_CHECK_LAUNCH();
-    job.progress(std::min(0.9, 0.2 * (round + 1)), "MST: Borůvka round " + std::to_string(round + 1));
+    job.progress(std::min(0.9, 0.2 * (round + 1)),
+                 "MST: Borůvka round " + std::to_string(round + 1));
   }
   unsigned count = 0;
-  NEARSCAPE_CUDA_CHECK(cudaMemcpy(&count, forestSize.get(), sizeof(unsigned), cudaMemcpyDeviceToHost));
+  NEARSCAPE_CUDA_CHECK(
+      cudaMemcpy(&count, forestSize.get(), sizeof(unsigned), cudaMemcpyDeviceToHost));
   DeviceBuffer<WeightedEdge> edges{std::size_t(count)};
   if (count > 0)
     forestEdges<<<blocksFor(count), kThreads>>>(offsets.get(), targets.get(), weights.get(), n,

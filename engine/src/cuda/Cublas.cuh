@@ -24,10 +24,9 @@ inline void checkCublas(cublasStatus_t status, const char* call, const char* fil
   if (status == CUBLAS_STATUS_SUCCESS)
     return;
   const char* slash = std::strrchr(file, '/');
-  const std::string message = std::string(call, std::strcspn(call, "(")) + " failed: " +
-                              cublasGetStatusString(status) +
-                              " (" + (slash ? slash + 1 : file) + ":" + std::to_string(line) +
-                              ")";
+  const std::string message = std::string(call, std::strcspn(call, "(")) +
+                              " failed: " + cublasGetStatusString(status) + " (" +
+                              (slash ? slash + 1 : file) + ":" + std::to_string(line) + ")";
   if (status == CUBLAS_STATUS_ALLOC_FAILED)
     throw DeviceOutOfMemory(message);
   throw DeviceError(message);

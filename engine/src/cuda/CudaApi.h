@@ -103,8 +103,8 @@ public:
   /// Uploads. Throws DeviceOutOfMemory, Error.
   /// `sample` (count ids) and `upper` (count × degree, sample-local ids) are the upper layer.
   DeviceGraphSearch(const MatrixView<float>& vectors, const std::int32_t* graph, int degree,
-                    const std::int32_t* sample, const std::int32_t* upper, int count,
-                    Metric metric, const Context& context);
+                    const std::int32_t* sample, const std::int32_t* upper, int count, Metric metric,
+                    const Context& context);
   ~DeviceGraphSearch();
   DeviceGraphSearch(const DeviceGraphSearch&) = delete;
   DeviceGraphSearch& operator=(const DeviceGraphSearch&) = delete;
@@ -114,7 +114,8 @@ public:
 
   /// For each (working) query, the k best ids and working scores (squared L2 or −dot) found with
   /// a queue of `ef` (k ≤ ef ≤ kMaxQueue), the first `degree` edges per node and the upper
-  /// layer walked from its first `entries` nodes; rows short of k pad with −1. Throws Error, Cancelled (between batches).
+  /// layer walked from its first `entries` nodes; rows short of k pad with −1. Throws Error,
+  /// Cancelled (between batches).
   void search(const MatrixView<float>& queries, int k, int ef, int degree, int entries,
               std::int32_t* ids, float* scores, JobControl& job) const override;
   std::uint64_t bytes() const override;
@@ -178,8 +179,8 @@ public:
   /// For each (working) query, the k best base ids and working scores among the vectors of its
   /// `nprobe` nearest lists; rows short of k pad with −1. Throws Error, Cancelled (between
   /// batches).
-  void search(const MatrixView<float>& queries, int k, int nprobe, std::int32_t* ids,
-              float* scores, JobControl& job) const override;
+  void search(const MatrixView<float>& queries, int k, int nprobe, std::int32_t* ids, float* scores,
+              JobControl& job) const override;
   std::uint64_t bytes() const override;
 
 private:

@@ -37,9 +37,8 @@ public:
     return std::make_unique<DeviceClusters>(base, context);
   }
 
-  std::unique_ptr<gpu::ResidentIndex> makeResidentIndex(const MatrixView<float>& base,
-                                                        Metric metric,
-                                                        const Context& context) override {
+  std::unique_ptr<gpu::ResidentIndex>
+  makeResidentIndex(const MatrixView<float>& base, Metric metric, const Context& context) override {
     return std::make_unique<ResidentBase>(base, metric, context);
   }
 
@@ -75,17 +74,16 @@ public:
 
   std::unique_ptr<gpu::GraphSearcher>
   makeGraphSearcher(const MatrixView<float>& vectors, const std::int32_t* graph, int degree,
-                    const std::int32_t* sample, const std::int32_t* upper, int count,
-                    Metric metric, const Context& context) override {
-    return std::make_unique<DeviceGraphSearch>(vectors, graph, degree, sample, upper, count,
-                                               metric, context);
+                    const std::int32_t* sample, const std::int32_t* upper, int count, Metric metric,
+                    const Context& context) override {
+    return std::make_unique<DeviceGraphSearch>(vectors, graph, degree, sample, upper, count, metric,
+                                               context);
   }
 
   std::unique_ptr<gpu::IvfSearcher> makeIvfSearcher(const MatrixView<float>& centroids,
                                                     const std::int64_t* offsets,
                                                     const std::int32_t* ids,
-                                                    const MatrixView<float>& vectors,
-                                                    Metric metric,
+                                                    const MatrixView<float>& vectors, Metric metric,
                                                     const Context& context) override {
     return std::make_unique<DeviceIvfFlat>(centroids, offsets, ids, vectors, metric, context);
   }
@@ -97,7 +95,9 @@ public:
 #define NEARSCAPE_PLUGIN_EXPORT extern "C" __attribute__((visibility("default")))
 
 /// The interface version this plugin was compiled against (gpu::kPluginAbiVersion).
-NEARSCAPE_PLUGIN_EXPORT int nearscape_gpu_plugin_abi() { return nearscape::gpu::kPluginAbiVersion; }
+NEARSCAPE_PLUGIN_EXPORT int nearscape_gpu_plugin_abi() {
+  return nearscape::gpu::kPluginAbiVersion;
+}
 
 /// The backend; the loader calls this only after the version matched.
 NEARSCAPE_PLUGIN_EXPORT nearscape::gpu::GpuBackend* nearscape_gpu_backend_v1() {

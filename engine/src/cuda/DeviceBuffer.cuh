@@ -8,8 +8,7 @@
 
 namespace nearscape::cuda {
 
-template <typename T>
-class DeviceBuffer {
+template <typename T> class DeviceBuffer {
 public:
   DeviceBuffer() = default;
   /// Throws DeviceOutOfMemory when the device cannot hold `count` elements. `file` and `line`
@@ -18,8 +17,8 @@ public:
                         int line = __builtin_LINE())
       : m_count(count) {
     if (count > 0)
-      NEARSCAPE_CUDA_ALLOC_AT(cudaMalloc(reinterpret_cast<void**>(&m_ptr), count * sizeof(T)),
-                              file, line);
+      NEARSCAPE_CUDA_ALLOC_AT(cudaMalloc(reinterpret_cast<void**>(&m_ptr), count * sizeof(T)), file,
+                              line);
   }
   ~DeviceBuffer() {
     if (m_ptr)

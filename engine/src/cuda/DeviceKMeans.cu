@@ -29,9 +29,9 @@ __global__ void iotaKernel(std::int64_t n, std::int32_t* out) {
 }
 
 /// k-means' update: each row's coordinates added to its cluster's sums (a warp per row).
-__global__ void accumulateKernel(const float* __restrict__ rows, const std::int32_t* __restrict__ labels,
-                                 std::int64_t n, int d, float* __restrict__ sums,
-                                 int* __restrict__ counts) {
+__global__ void accumulateKernel(const float* __restrict__ rows,
+                                 const std::int32_t* __restrict__ labels, std::int64_t n, int d,
+                                 float* __restrict__ sums, int* __restrict__ counts) {
   const std::int64_t i = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
   if (i >= n)
     return;
@@ -53,7 +53,8 @@ __global__ void divideKernel(const float* __restrict__ sums, const int* __restri
     centroids[i] = sums[i] / float(counts[c]);
 }
 
-__global__ void rowNormsKernel(const float* __restrict__ rows, int n, int d, float* __restrict__ out) {
+__global__ void rowNormsKernel(const float* __restrict__ rows, int n, int d,
+                               float* __restrict__ out) {
   const int i = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
   if (i >= n)
     return;
@@ -74,7 +75,7 @@ void gatherRows(const float* in, const std::int32_t* ids, std::int64_t n, int d,
 }
 
 void Clustering::assign(const CublasHandle& cublas, const float* rows, std::int64_t n, int d,
-            std::int32_t* labels) const {
+                        std::int32_t* labels) const {
   const std::int64_t tile =
       std::max<std::int64_t>(1, std::min<std::int64_t>(n, (std::int64_t(256) << 20) / (4 * count)));
   DeviceBuffer<float> dots{std::size_t(tile) * std::size_t(count)};
@@ -84,8 +85,8 @@ void Clustering::assign(const CublasHandle& cublas, const float* rows, std::int6
     NEARSCAPE_CUBLAS_CHECK(cublasSgemm(cublas.get(), CUBLAS_OP_T, CUBLAS_OP_N, count, int(m), d,
                                        &one, centroids.get(), d, rows + r0 * d, d, &zero,
                                        dots.get(), count));
-    argminKernel<<<unsigned((m * 32 + 255) / 256), 256>>>(dots.get(), norms.get(), true, m,
-                                                          count, labels + r0);
+    argminKernel<<<unsigned((m * 32 + 255) / 256), 256>>>(dots.get(), norms.get(), true, m, count,
+                                                          labels + r0);
     NEARSCAPE_CUDA_CHECK_LAUNCH();
   }
 }
@@ -103,12 +104,13 @@ Clustering cluster(const CublasHandle& cublas, const float* rows, std::int64_t n
   const std::int64_t m = std::min<std::int64_t>(n, std::int64_t(clusters) * 64);
   std::mt19937_64 random(seed);
   std::vector<std::int32_t> pick(static_cast<std::size_t>(m));
-  const std::int64_t shift = std::int64_t(random() % std::uint64_t(std::max<std::int64_t>(1, n / m)));
+  const std::int64_t shift =
+      std::int64_t(random() % std::uint64_t(std::max<std::int64_t>(1, n / m)));
   for (std::int64_t i = 0; i < m; ++i)
     pick[std::size_t(i)] = std::int32_t(std::min(n - 1, i * n / m + shift));
   DeviceBuffer<std::int32_t> pickDevice{std::size_t(m)};
-  NEARSCAPE_CUDA_CHECK(cudaMemcpy(pickDevice.get(), pick.data(), sizeof(std::int32_t) * m,
-                                  cudaMemcpyHostToDevice));
+  NEARSCAPE_CUDA_CHECK(
+      cudaMemcpy(pickDevice.get(), pick.data(), sizeof(std::int32_t) * m, cudaMemcpyHostToDevice));
   DeviceBuffer<float> sample{std::size_t(m) * std::size_t(d)};
   gatherRows(rows, pickDevice.get(), m, d, sample.get());
   std::vector<std::int32_t> first(static_cast<std::size_t>(clusters));
@@ -153,13 +155,12 @@ ClusterOrder orderByCluster(const float* rows, const std::int32_t* labels, std::
   while ((1 << bits) < clusters)
     ++bits;
   std::size_t scratchBytes = 0;
-  NEARSCAPE_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, scratchBytes, labels,
-                                                       out.labels.get(), iota.get(),
-                                                       out.ids.get(), int(n), 0, bits));
+  NEARSCAPE_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(
+      nullptr, scratchBytes, labels, out.labels.get(), iota.get(), out.ids.get(), int(n), 0, bits));
   DeviceBuffer<unsigned char> scratch{std::max<std::size_t>(scratchBytes, 1)};
   NEARSCAPE_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(scratch.get(), scratchBytes, labels,
-                                                       out.labels.get(), iota.get(),
-                                                       out.ids.get(), int(n), 0, bits));
+                                                       out.labels.get(), iota.get(), out.ids.get(),
+                                                       int(n), 0, bits));
   std::vector<std::int32_t> sortedLabels(static_cast<std::size_t>(n));
   NEARSCAPE_CUDA_CHECK(cudaMemcpy(sortedLabels.data(), out.labels.get(), sizeof(std::int32_t) * n,
                                   cudaMemcpyDeviceToHost));

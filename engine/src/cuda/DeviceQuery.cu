@@ -24,8 +24,8 @@ DeviceInfo queryDevice(int ordinal) {
       info.reason = "no NVIDIA driver (libcuda.so.1 not found)";
     else if (driver != 0 && driver < CUDART_VERSION)
       info.reason = "the NVIDIA driver is too old: it supports CUDA " + version(driver) +
-                    ", the CUDA backend needs " + version(CUDART_VERSION) + " (" +
-                    info.reason + ")";
+                    ", the CUDA backend needs " + version(CUDART_VERSION) + " (" + info.reason +
+                    ")";
     cudaGetLastError(); // clear the sticky-free error so later calls start clean
     return info;
   }

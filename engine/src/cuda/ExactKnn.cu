@@ -5,8 +5,8 @@
 // leaves the filter kernel); survivors are re-checked in float64 on the GPU. Rows whose bound
 // keeps too many candidates are recomputed on the CPU. The same bound logic as the CPU backend
 // (knn/ExactCommon.h, knn/CandidateRow.h).
-#include "cuda/CudaApi.h"
 #include "cuda/Bitonic.cuh"
+#include "cuda/CudaApi.h"
 #include "cuda/CudaCheck.cuh"
 #include "cuda/DeviceBuffer.cuh"
 #include "cuda/PhaseClock.cuh"
@@ -258,9 +258,8 @@ __device__ inline unsigned orderedKey(float f) {
 /// One block per queued row: finds the k-th smallest upper estimate lower_c + 2·m_c (radix
 /// select on the float's ordered bits), lowers the threshold to it and compacts the survivors.
 __global__ void pruneKernel(RowState* __restrict__ states, Candidate* __restrict__ lists, int capG,
-                            const float* __restrict__ baseNorms,
-                            const int* __restrict__ pruneList, const int* __restrict__ pruneCount,
-                            int k, int cap) {
+                            const float* __restrict__ baseNorms, const int* __restrict__ pruneList,
+                            const int* __restrict__ pruneCount, int k, int cap) {
   __shared__ unsigned histogram[256];
   __shared__ unsigned prefix, prefixMask;
   __shared__ int remaining, written;
@@ -494,7 +493,7 @@ void packRows(DeviceRows& rows, std::int64_t n, int d, const float* deviceMean, 
     DeviceBuffer<unsigned> maxBits{1};
     NEARSCAPE_CUDA_CHECK(cudaMemset(maxBits.get(), 0, sizeof(unsigned)));
     maxAbsKernel<<<blocks, kWarpsPerBlock * 32>>>(rows.raw, n, d, deviceMean, int(metric),
-                                                 maxBits.get());
+                                                  maxBits.get());
     NEARSCAPE_CUDA_CHECK_LAUNCH();
     unsigned bits = 0;
     NEARSCAPE_CUDA_CHECK(cudaMemcpy(&bits, maxBits.get(), sizeof(bits), cudaMemcpyDeviceToHost));
@@ -519,9 +518,8 @@ void packRows(DeviceRows& rows, std::int64_t n, int d, const float* deviceMean, 
                    : precision == Precision::SplitTf32 ? kPackSplit
                                                        : kPackFloat;
   packKernel<<<blocks, kWarpsPerBlock * 32>>>(rows.raw, n, d, deviceMean, int(metric), mode,
-                                              queryRole ? 1 : 0, rows.scale,
-                                              rows.packedOwned.get(), rows.halfOwned.get(),
-                                              rows.normsOwned.get());
+                                              queryRole ? 1 : 0, rows.scale, rows.packedOwned.get(),
+                                              rows.halfOwned.get(), rows.normsOwned.get());
   NEARSCAPE_CUDA_CHECK_LAUNCH();
 }
 
@@ -543,9 +541,9 @@ PassResult searchPass(const DeviceRows& q, std::int64_t nq, const std::int64_t* 
                       const DeviceRows& base, std::int64_t nb, int d, float maxBaseNorm2,
                       Metric metric, Precision precision, int k, Tiles tiles,
                       const CublasHandle& cublas, const std::vector<std::int64_t>& targets,
-                      std::int64_t targetOffset,
-                      std::int32_t* outIds, float* outDist, JobControl& job, double progressFrom,
-                      double progressSpan, PhaseClock& clock) {
+                      std::int64_t targetOffset, std::int32_t* outIds, float* outDist,
+                      JobControl& job, double progressFrom, double progressSpan,
+                      PhaseClock& clock) {
   const int cap = int(knn::candidateCap(k));
   const int bq = int(std::min<std::int64_t>(tiles.bq, nq));
   const int bb = int(std::min<std::int64_t>(tiles.bb, nb));
@@ -584,10 +582,9 @@ PassResult searchPass(const DeviceRows& q, std::int64_t nq, const std::int64_t* 
   std::vector<float> hostDist(static_cast<std::size_t>(bq) * k);
   for (std::int64_t i0 = 0; i0 < nq; i0 += bq) {
     const int rows = int(std::min<std::int64_t>(bq, nq - i0));
-    initStatesKernel<<<(rows + 255) / 256, 256>>>(states.get(), q.norms + i0, rows,
-                                                  int(metric), maxBaseNorm2,
-                                                  dotError(precision, d), d, q.underflow,
-                                                  base.underflow);
+    initStatesKernel<<<(rows + 255) / 256, 256>>>(states.get(), q.norms + i0, rows, int(metric),
+                                                  maxBaseNorm2, dotError(precision, d), d,
+                                                  q.underflow, base.underflow);
     NEARSCAPE_CUDA_CHECK_LAUNCH();
     for (std::int64_t j0 = 0; j0 < nb; j0 += bb) {
       job.check();
@@ -605,14 +602,13 @@ PassResult searchPass(const DeviceRows& q, std::int64_t nq, const std::int64_t* 
       const bool lastTile = j0 + bb >= nb;
       filterKernel<<<(rows + kFilterRowsPerBlock - 1) / kFilterRowsPerBlock,
                      kFilterRowsPerBlock * kFilterWarpsPerRow * 32>>>(
-          C.get(), rows, cols, ldc, q.norms + i0, base.norms + j0,
-          selfIds ? selfIds + i0 : nullptr, j0, int(metric), k, states.get(), lists.get(), capG,
-          lastTile ? k : cap, pruneList.get(), pruneCount.get());
+          C.get(), rows, cols, ldc, q.norms + i0, base.norms + j0, selfIds ? selfIds + i0 : nullptr,
+          j0, int(metric), k, states.get(), lists.get(), capG, lastTile ? k : cap, pruneList.get(),
+          pruneCount.get());
       NEARSCAPE_CUDA_CHECK_LAUNCH();
       clock.mark("filter");
-      pruneKernel<<<std::min(rows, 4096), kPruneThreads>>>(states.get(), lists.get(), capG,
-                                                            base.norms, pruneList.get(),
-                                                            pruneCount.get(), k, cap);
+      pruneKernel<<<std::min(rows, 4096), kPruneThreads>>>(
+          states.get(), lists.get(), capG, base.norms, pruneList.get(), pruneCount.get(), k, cap);
       NEARSCAPE_CUDA_CHECK_LAUNCH();
       clock.mark("prune");
       job.progress(progressFrom + progressSpan *
@@ -620,9 +616,9 @@ PassResult searchPass(const DeviceRows& q, std::int64_t nq, const std::int64_t* 
                                       double(nq),
                    "exact kNN (GPU)");
     }
-    rerankKernel<<<rows, kRerankThreads, rerankShared>>>(
-        q.raw + i0 * d, base.raw, d, int(metric), states.get(), lists.get(), capG, k,
-        sortSize, tileIds.get(), tileDist.get());
+    rerankKernel<<<rows, kRerankThreads, rerankShared>>>(q.raw + i0 * d, base.raw, d, int(metric),
+                                                         states.get(), lists.get(), capG, k,
+                                                         sortSize, tileIds.get(), tileDist.get());
     NEARSCAPE_CUDA_CHECK_LAUNCH();
     clock.mark("rerank");
     NEARSCAPE_CUDA_CHECK(cudaMemcpy(hostStates.data(), states.get(), sizeof(RowState) * rows,
@@ -639,7 +635,8 @@ PassResult searchPass(const DeviceRows& q, std::int64_t nq, const std::int64_t* 
       result.candidates += hostStates[r].count;
       const std::int64_t target =
           targets.empty() ? targetOffset + i0 + r : targets[std::size_t(i0 + r)];
-      std::memcpy(outIds + target * k, hostIds.data() + std::size_t(r) * k, sizeof(std::int32_t) * k);
+      std::memcpy(outIds + target * k, hostIds.data() + std::size_t(r) * k,
+                  sizeof(std::int32_t) * k);
       std::memcpy(outDist + target * k, hostDist.data() + std::size_t(r) * k, sizeof(float) * k);
     }
     clock.mark("copy back");
@@ -704,8 +701,8 @@ KnnResult runOnDevice(const MatrixView<float>& queries, const MatrixView<float>&
   auto packBase = [&](Precision p) {
     packRows(deviceBase, nb, d, mean.get(), metric, p, false);
     std::vector<float> norms(static_cast<std::size_t>(nb));
-    NEARSCAPE_CUDA_CHECK(cudaMemcpy(norms.data(), deviceBase.norms, sizeof(float) * nb,
-                                    cudaMemcpyDeviceToHost));
+    NEARSCAPE_CUDA_CHECK(
+        cudaMemcpy(norms.data(), deviceBase.norms, sizeof(float) * nb, cudaMemcpyDeviceToHost));
     maxBaseNorm2 = *std::max_element(norms.begin(), norms.end());
     clock.mark("pack base");
   };
@@ -730,15 +727,14 @@ KnnResult runOnDevice(const MatrixView<float>& queries, const MatrixView<float>&
       for (std::int64_t i = 0; i < n; ++i)
         self[i] = options.selfOf(rows ? (*rows)[i] : begin + i, nb);
       selfIds = DeviceBuffer<std::int64_t>(std::size_t(n));
-      NEARSCAPE_CUDA_CHECK(cudaMemcpy(selfIds.get(), self.data(), sizeof(std::int64_t) * n,
-                                      cudaMemcpyHostToDevice));
+      NEARSCAPE_CUDA_CHECK(
+          cudaMemcpy(selfIds.get(), self.data(), sizeof(std::int64_t) * n, cudaMemcpyHostToDevice));
     }
     clock.mark("queries");
-    const PassResult r =
-        searchPass(q, n, selfIds.get(), deviceBase, nb, d, maxBaseNorm2, metric, p, k, tiles,
-                   cublas, rows ? *rows : std::vector<std::int64_t>{}, begin, ids.data(),
-                   dists.data(), job, options.progressFrom + options.progressSpan * from,
-                   options.progressSpan * span, clock);
+    const PassResult r = searchPass(
+        q, n, selfIds.get(), deviceBase, nb, d, maxBaseNorm2, metric, p, k, tiles, cublas,
+        rows ? *rows : std::vector<std::int64_t>{}, begin, ids.data(), dists.data(), job,
+        options.progressFrom + options.progressSpan * from, options.progressSpan * span, clock);
     candidates += r.candidates;
     std::vector<std::int64_t> overflow;
     for (const auto local : r.overflow)
@@ -825,12 +821,15 @@ KnnResult runOnDevice(const MatrixView<float>& queries, const MatrixView<float>&
 /// Device bytes of a search's tile buffers (C, candidate lists, results).
 std::uint64_t tileBytes(Tiles t, int k) {
   const std::uint64_t bq = std::uint64_t(t.bq), bb = std::uint64_t(t.bb);
-  return bq * ((bb + 3) / 4 * 4) * sizeof(float) + bq * (bb + knn::candidateCap(k)) * sizeof(Candidate) +
-         bq * std::uint64_t(k) * 8 + bq * (sizeof(RowState) + 16);
+  return bq * ((bb + 3) / 4 * 4) * sizeof(float) +
+         bq * (bb + knn::candidateCap(k)) * sizeof(Candidate) + bq * std::uint64_t(k) * 8 +
+         bq * (sizeof(RowState) + 16);
 }
 
 /// Device bytes a resident row may take: raw, packed (3xTF32: 12 bytes a value at worst), norm.
-std::uint64_t rowBytes(int d) { return 16ull * std::uint64_t(d) + 8; }
+std::uint64_t rowBytes(int d) {
+  return 16ull * std::uint64_t(d) + 8;
+}
 
 /// The device memory a search may use: the budget when one is set, within what is free.
 std::uint64_t deviceBudget(const Context& context) {
@@ -959,8 +958,7 @@ KnnResult exactSearch(const MatrixView<float>& queries, const MatrixView<float>&
                       Metric metric, bool excludeSelf, const Context& context, JobControl& job,
                       const ExactKnnParams& params) {
   if (int(knn::candidateCap(k)) > kMaxCap)
-    throw Unsupported("the GPU exact search takes k ≤ " + std::to_string(kMaxCap / 4) +
-                          " for now");
+    throw Unsupported("the GPU exact search takes k ≤ " + std::to_string(kMaxCap / 4) + " for now");
   NEARSCAPE_CUDA_CHECK(cudaSetDevice(context.device));
   // Large tiles: fewer, larger GEMMs, and a first tile's threshold drawn from more columns
   // (H200, fashion-mnist graph: 8,192² 0.052 s, 4,096 × 16,384 0.056 s, 4,096² 0.085 s).

@@ -62,8 +62,10 @@ struct Plan {
         return;
       }
     }
-    std::fprintf(stderr, "nearscape: NEARSCAPE_FAULT_GPU=%s is not alloc:N, cublas:N, launch:N "
-                         "or list; ignored\n", text);
+    std::fprintf(stderr,
+                 "nearscape: NEARSCAPE_FAULT_GPU=%s is not alloc:N, cublas:N, launch:N "
+                 "or list; ignored\n",
+                 text);
     active = false;
   }
   ~Plan() {

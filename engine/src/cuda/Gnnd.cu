@@ -12,14 +12,14 @@
 // It stops when an iteration changes fewer than delta · n · K entries. The final lists get exact
 // float64 distances (WarpRows.cuh), sorted with ties by id. Atomic appends make the GPU's result
 // depend on timing: it is not bitwise reproducible, unlike the CPU's.
-#include "cuda/CudaApi.h"
 #include "cuda/Bitonic.cuh"
 #include "cuda/Cublas.cuh"
+#include "cuda/CudaApi.h"
 #include "cuda/CudaCheck.cuh"
 #include "cuda/DeviceBuffer.cuh"
-#include "cuda/Upload.cuh"
 #include "cuda/DeviceKMeans.cuh"
 #include "cuda/PhaseClock.cuh"
+#include "cuda/Upload.cuh"
 #include "cuda/WarpRows.cuh"
 #include "util/Hash.h"
 
@@ -37,12 +37,12 @@ namespace nearscape::cuda {
 namespace {
 
 constexpr unsigned kFull = 0xffffffffu;
-constexpr std::uint32_t kNew = 0x80000000u;   ///< flag bit on a list entry's id
+constexpr std::uint32_t kNew = 0x80000000u; ///< flag bit on a list entry's id
 constexpr std::int32_t kNone = -1;
 // S, the NEW and OLD samples (and reverse ones) a node takes per iteration, is 16, or 32 for lists
 // of 32 or more where the join's shared memory allows: a join holds 4S candidates' vectors.
-constexpr int kBucket = 64;                    ///< proposals a node keeps per iteration
-constexpr int kMergeSlots = 128;               ///< ≥ kMaxList + kBucket, a power of two
+constexpr int kBucket = 64;      ///< proposals a node keeps per iteration
+constexpr int kMergeSlots = 128; ///< ≥ kMaxList + kBucket, a power of two
 constexpr int kJoinThreads = 128;
 constexpr int kMergeWarps = 4;
 
@@ -109,7 +109,8 @@ __global__ void seedKernel(const float* __restrict__ x, std::int64_t n, int d, b
     std::int64_t v = (u + 1 + std::int64_t(h % std::uint64_t(n - 1))) % n;
     if (clusterOf && c % 2 == 0) { // every other draw stays global: edges across clusters
       const std::int64_t c0 = memberStart[clusterOf[u]], size = memberStart[clusterOf[u] + 1] - c0;
-      const std::int64_t w = size > 1 ? members[c0 + std::int64_t(mixBits(h) % std::uint64_t(size))] : u;
+      const std::int64_t w =
+          size > 1 ? members[c0 + std::int64_t(mixBits(h) % std::uint64_t(size))] : u;
       if (w != u)
         v = w;
     }
@@ -191,7 +192,8 @@ __global__ void ownPartOldKernel(std::int64_t n, int K, std::int64_t split,
 /// copies and only the first is kept.
 __global__ void mergeKernel(std::int64_t n, int K, std::int32_t* __restrict__ listIds,
                             float* __restrict__ listDist, const Proposal* __restrict__ bucket,
-                            int* __restrict__ bucketCount, unsigned long long* __restrict__ changes) {
+                            int* __restrict__ bucketCount,
+                            unsigned long long* __restrict__ changes) {
   __shared__ float dist[kMergeWarps][kMergeSlots];
   __shared__ std::int32_t id[kMergeWarps][kMergeSlots];
   const int w = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -308,11 +310,11 @@ __global__ void sampleKernel(std::int64_t n, int K, std::int32_t* __restrict__ l
 /// in the other part — NEW×NEW pairs are skipped, and so are proposals within one part (rows
 /// below `split` form one part).
 template <int S, bool IP, bool kCrossOnly>
-__global__ void __launch_bounds__(kJoinThreads) joinKernel(
-    const float* __restrict__ x, std::int64_t n, int d, int K,
-    const std::int32_t* __restrict__ samples, const int* __restrict__ reverseCount,
-    const std::int32_t* __restrict__ reverse, const float* __restrict__ listDist,
-    Proposal* __restrict__ bucket, int* __restrict__ bucketCount, std::int64_t split) {
+__global__ void __launch_bounds__(kJoinThreads)
+    joinKernel(const float* __restrict__ x, std::int64_t n, int d, int K,
+               const std::int32_t* __restrict__ samples, const int* __restrict__ reverseCount,
+               const std::int32_t* __restrict__ reverse, const float* __restrict__ listDist,
+               Proposal* __restrict__ bucket, int* __restrict__ bucketCount, std::int64_t split) {
   constexpr int kCand = 4 * S, kNewCount = 2 * S, kStride = kCand + 1, kTile = S / 4;
   static_assert(kJoinThreads == 128 && kNewCount == 8 * kTile && kCand == 16 * kTile,
                 "8 × 16 threads cover the 2S × 4S matrix");
@@ -488,9 +490,10 @@ __global__ void finishKernel(const float* __restrict__ raw, std::int64_t n, int 
   for (int c = 0; c < slots; ++c) {
     const std::int32_t e = c < K ? listIds[u * K + c] : kNone;
     const std::int32_t v = e == kNone ? kNone : std::int32_t(std::uint32_t(e) & ~kNew);
-    const double exact = v == kNone || double(listDist[u * K + c]) > reach
-                             ? INFINITY
-                             : warpExactDistance(raw + u * d, raw + std::int64_t(v) * d, d, metric, lane);
+    const double exact =
+        v == kNone || double(listDist[u * K + c]) > reach
+            ? INFINITY
+            : warpExactDistance(raw + u * d, raw + std::int64_t(v) * d, d, metric, lane);
     if (lane == 0) {
       D[c] = exact;
       I[c] = v;
@@ -531,9 +534,10 @@ __global__ void finishKernel(const float* __restrict__ raw, std::int64_t n, int 
 
 /// The first k entries of each list as they stand (no float64 re-check): a shard's ids for the
 /// next merge.
-__global__ void copyListsKernel(std::int64_t n, int K, int k, const std::int32_t* __restrict__ listIds,
-                                const float* __restrict__ listDist, std::int32_t* __restrict__ outIds,
-                                float* __restrict__ outDist) {
+__global__ void copyListsKernel(std::int64_t n, int K, int k,
+                                const std::int32_t* __restrict__ listIds,
+                                const float* __restrict__ listDist,
+                                std::int32_t* __restrict__ outIds, float* __restrict__ outDist) {
   const std::int64_t e = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (e >= n * k)
     return;
@@ -583,8 +587,8 @@ std::vector<float> gnndCodebook(const MatrixView<float>& sample, Metric metric, 
 
 KnnResult gnndGraph(const MatrixView<float>& data, int k, Metric metric, const Context& context,
                     JobControl& job, const NnDescentParams& params,
-                    const NnDescentProgress& progress, bool headStart,
-                    const GnndWarmStart& warm, const GnndClusters& clusters) {
+                    const NnDescentProgress& progress, bool headStart, const GnndWarmStart& warm,
+                    const GnndClusters& clusters) {
   const auto started = std::chrono::steady_clock::now();
   PhaseClock clock{"GNND"};
   NEARSCAPE_EXPECTS(!warm.second || (warm.split == data.rows && warm.second->cols == data.cols),
@@ -594,7 +598,8 @@ KnnResult gnndGraph(const MatrixView<float>& data, int k, Metric metric, const C
   // Lists a little longer than k converge further; at least 16 when the data allows.
   const int K = int(std::min<std::int64_t>(n - 1, std::max(k, std::min(2 * k, 32))));
   NEARSCAPE_GPU_LIMIT(k >= 1 && K <= 64, "the GPU NN-Descent takes k ≤ 64");
-  NEARSCAPE_GPU_LIMIT(n < (std::int64_t(1) << 30), "the GPU NN-Descent takes fewer than 2^30 items");
+  NEARSCAPE_GPU_LIMIT(n < (std::int64_t(1) << 30),
+                      "the GPU NN-Descent takes fewer than 2^30 items");
   auto joinBytes = [d](int s) { return sizeof(float) * std::size_t(4 * s + 1) * std::size_t(d); };
   NEARSCAPE_GPU_LIMIT(joinBytes(16) <= 200 * 1024, "the GPU NN-Descent takes d ≤ 800");
   const int S = K >= 32 && joinBytes(32) <= 200 * 1024 ? 32 : 16;
@@ -630,8 +635,8 @@ KnnResult gnndGraph(const MatrixView<float>& data, int k, Metric metric, const C
                     : (cross ? joinKernel<32, false, true> : joinKernel<32, false, false>))
               : (ip ? (cross ? joinKernel<16, true, true> : joinKernel<16, true, false>)
                     : (cross ? joinKernel<16, false, true> : joinKernel<16, false, false>));
-  NEARSCAPE_CUDA_CHECK(cudaFuncSetAttribute(join, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                            int(joinShared)));
+  NEARSCAPE_CUDA_CHECK(
+      cudaFuncSetAttribute(join, cudaFuncAttributeMaxDynamicSharedMemorySize, int(joinShared)));
 
   // The head start: a coarse k-means on the device (about 1,000 items a cluster); its members
   // listed cluster by cluster for the seeding.
@@ -675,11 +680,10 @@ KnnResult gnndGraph(const MatrixView<float>& data, int k, Metric metric, const C
     if (warm.uploaded)
       warm.uploaded();
     NEARSCAPE_CUDA_CHECK(cudaMemset(bucketCount.get(), 0, sizeof(int) * std::size_t(n)));
-    warmSeedKernel<<<warpBlocks, 256>>>(x, n, d, ip, K, mixBits(context.seed), initial.get(),
-                                        int(width), warm.split,
-                                        headStart ? clusterOf.get() : nullptr,
-                                        members.offsets.get(), members.ids.get(), bucket.get(),
-                                        bucketCount.get());
+    warmSeedKernel<<<warpBlocks, 256>>>(
+        x, n, d, ip, K, mixBits(context.seed), initial.get(), int(width), warm.split,
+        headStart ? clusterOf.get() : nullptr, members.offsets.get(), members.ids.get(),
+        bucket.get(), bucketCount.get());
   } else {
     if (warm.uploaded)
       warm.uploaded();
@@ -698,8 +702,8 @@ KnnResult gnndGraph(const MatrixView<float>& data, int k, Metric metric, const C
   int iteration = 0;
   // A merge starts from finished lists and a head start into the other part: a few iterations
   // (NnDescentParams::mergeIterations) suffice.
-  const int maxIterations = warm.initial ? std::min(params.maxIterations, params.mergeIterations)
-                                        : params.maxIterations;
+  const int maxIterations =
+      warm.initial ? std::min(params.maxIterations, params.mergeIterations) : params.maxIterations;
   for (; iteration < maxIterations; ++iteration) {
     job.check();
     NEARSCAPE_CUDA_CHECK(cudaMemset(reverseCount.get(), 0, sizeof(int) * std::size_t(n) * 2));
@@ -708,16 +712,16 @@ KnnResult gnndGraph(const MatrixView<float>& data, int k, Metric metric, const C
     sample<<<warpBlocks, 256>>>(n, K, listIds.get(), samples.get(), reverseCount.get(),
                                 reverse.get());
     clock.mark("sample");
-    join<<<unsigned(n), kJoinThreads, joinShared>>>(x, n, d, K, samples.get(),
-                                                         reverseCount.get(), reverse.get(),
-                                                         listDist.get(), bucket.get(),
-                                                         bucketCount.get(), warm.split);
+    join<<<unsigned(n), kJoinThreads, joinShared>>>(x, n, d, K, samples.get(), reverseCount.get(),
+                                                    reverse.get(), listDist.get(), bucket.get(),
+                                                    bucketCount.get(), warm.split);
     clock.mark("join");
-    mergeKernel<<<mergeBlocks, kMergeWarps * 32>>>(n, K, listIds.get(), listDist.get(), bucket.get(),
-                                                   bucketCount.get(), changes.get());
+    mergeKernel<<<mergeBlocks, kMergeWarps * 32>>>(n, K, listIds.get(), listDist.get(),
+                                                   bucket.get(), bucketCount.get(), changes.get());
     NEARSCAPE_CUDA_CHECK_LAUNCH();
     unsigned long long changed = 0;
-    NEARSCAPE_CUDA_CHECK(cudaMemcpy(&changed, changes.get(), sizeof(changed), cudaMemcpyDeviceToHost));
+    NEARSCAPE_CUDA_CHECK(
+        cudaMemcpy(&changed, changes.get(), sizeof(changed), cudaMemcpyDeviceToHost));
     const double rate = double(changed) / double(n * K);
     if (progress)
       progress(iteration + 1, rate);
@@ -760,7 +764,8 @@ KnnResult gnndGraph(const MatrixView<float>& data, int k, Metric metric, const C
       joined.insert(joined.end(), warm.second->data, warm.second->data + warm.second->size());
       all = {joined.data(), n, d};
     }
-    const KnnResult exact = knnReference(all, all, k, metric, true, shortRows, effectiveThreads(context));
+    const KnnResult exact =
+        knnReference(all, all, k, metric, true, shortRows, effectiveThreads(context));
     for (std::size_t r = 0; r < shortRows.size(); ++r)
       for (int c = 0; c < k; ++c) {
         ids[std::size_t(shortRows[r] * k + c)] = exact.ids.row(std::int64_t(r))[c];
@@ -775,7 +780,8 @@ KnnResult gnndGraph(const MatrixView<float>& data, int k, Metric metric, const C
   result.report.device = info.name;
   result.report.method = warm.initial ? "GGM merge" : "GNND";
   result.report.iterations = iteration;
-  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  result.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return result;
 }
 

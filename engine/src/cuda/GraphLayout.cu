@@ -19,12 +19,10 @@ __global__ void layoutEpoch(layout::EpochStep step) {
     layout::moveNode(step, i);
 }
 
-template <typename T>
-DeviceBuffer<T> upload(const T* host, std::size_t count) {
+template <typename T> DeviceBuffer<T> upload(const T* host, std::size_t count) {
   DeviceBuffer<T> device{count};
   if (count > 0)
-    NEARSCAPE_CUDA_CHECK(
-        cudaMemcpy(device.get(), host, sizeof(T) * count, cudaMemcpyHostToDevice));
+    NEARSCAPE_CUDA_CHECK(cudaMemcpy(device.get(), host, sizeof(T) * count, cudaMemcpyHostToDevice));
   return device;
 }
 
@@ -60,8 +58,8 @@ void layoutEpochs(const layout::EpochStep& step, int epochs, float learningRate,
     NEARSCAPE_CUDA_CHECK_LAUNCH();
     std::swap(current, next);
     if ((epoch + 1) % std::max(1, reportEvery) == 0 || epoch + 1 == epochs)
-      NEARSCAPE_CUDA_CHECK(cudaMemcpy(positions, current.get(), sizeof(float) * coords,
-                                      cudaMemcpyDeviceToHost));
+      NEARSCAPE_CUDA_CHECK(
+          cudaMemcpy(positions, current.get(), sizeof(float) * coords, cudaMemcpyDeviceToHost));
     report(epoch + 1);
   }
 }

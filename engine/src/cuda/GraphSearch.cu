@@ -25,7 +25,7 @@ constexpr unsigned kFull = 0xffffffffu;
 constexpr std::uint32_t kExpanded = 0x80000000u; ///< flag bit on a pool entry's id
 constexpr std::uint32_t kNoId = 0x7fffffffu;     ///< an empty pool slot
 constexpr std::uint32_t kFree = 0xffffffffu;     ///< an empty hash slot
-constexpr int kWarps = 4;                         ///< queries per block
+constexpr int kWarps = 4;                        ///< queries per block
 
 struct Entry {
   float score;
@@ -61,13 +61,14 @@ struct WarpMemory {
 };
 
 __host__ __device__ inline std::size_t warpBytes(int dPad, int ef, int hashBits) {
-  return std::size_t(dPad) * 4 + 2 * std::size_t(ef) * 8 + (std::size_t(1) << hashBits) * 4 + 32 * 8;
+  return std::size_t(dPad) * 4 + 2 * std::size_t(ef) * 8 + (std::size_t(1) << hashBits) * 4 +
+         32 * 8;
 }
 
 template <int TEAM>
-__device__ __forceinline__ void scoreChunk(const float* __restrict__ x, int d, bool vec4,
-                                           bool innerProduct, const std::int32_t* __restrict__ global,
-                                           const WarpMemory& m, int count, int lane) {
+__device__ __forceinline__ void
+scoreChunk(const float* __restrict__ x, int d, bool vec4, bool innerProduct,
+           const std::int32_t* __restrict__ global, const WarpMemory& m, int count, int lane) {
   constexpr int kTeams = 32 / TEAM;
   for (int base = 0; base < count; base += kTeams) {
     const int c = base + lane / TEAM;
@@ -75,7 +76,8 @@ __device__ __forceinline__ void scoreChunk(const float* __restrict__ x, int d, b
     float partial = 0;
     if (c < count) {
       const std::uint32_t id = m.chunk[c].id;
-      const float* row = x + std::size_t(global ? std::uint32_t(__ldg(global + id)) : id) * std::size_t(d);
+      const float* row =
+          x + std::size_t(global ? std::uint32_t(__ldg(global + id)) : id) * std::size_t(d);
       if (vec4) {
         const float4* r4 = reinterpret_cast<const float4*>(row);
         const float4* q4 = reinterpret_cast<const float4*>(m.query);
@@ -166,7 +168,7 @@ __device__ __forceinline__ void mergeChunk(WarpMemory& m, int& size, int ef, int
 
 /// Everything a walk of one layer needs besides the warp's memory.
 struct Layer {
-  const std::int32_t* graph;  ///< rows of `stride` edges, in the layer's ids
+  const std::int32_t* graph; ///< rows of `stride` edges, in the layer's ids
   int stride, useDegree;
   const std::int32_t* global; ///< layer id → row of x (nullptr: the same)
 };
@@ -209,8 +211,9 @@ __device__ void walkLayer(const float* __restrict__ x, int d, bool vec4, bool in
       const int j = c + lane;
       const std::int32_t nb = j < layer.useDegree ? __ldg(edges + j) : -1;
       const bool fresh =
-          nb >= 0 && hashInsert(m.table, hashBits,
-                                layer.global ? std::uint32_t(__ldg(layer.global + nb)) : std::uint32_t(nb));
+          nb >= 0 &&
+          hashInsert(m.table, hashBits,
+                     layer.global ? std::uint32_t(__ldg(layer.global + nb)) : std::uint32_t(nb));
       const unsigned mask = __ballot_sync(kFull, fresh);
       if (fresh)
         m.chunk[__popc(mask & ((1u << lane) - 1))] = Entry{0, std::uint32_t(nb)};
@@ -225,11 +228,13 @@ __device__ void walkLayer(const float* __restrict__ x, int d, bool vec4, bool in
 
 template <int TEAM>
 __global__ void __launch_bounds__(kWarps * 32)
-graphSearchKernel(const float* __restrict__ x, int d, int dPad, const std::int32_t* __restrict__ graph,
-                  int graphDegree, int useDegree, const std::int32_t* __restrict__ sample,
-                  const std::int32_t* __restrict__ upper, int entryCount,
-                  const float* __restrict__ queries, std::int64_t nq, int ef, int k, int hashBits,
-                  bool innerProduct, std::int32_t* __restrict__ outIds, float* __restrict__ outScores) {
+    graphSearchKernel(const float* __restrict__ x, int d, int dPad,
+                      const std::int32_t* __restrict__ graph, int graphDegree, int useDegree,
+                      const std::int32_t* __restrict__ sample,
+                      const std::int32_t* __restrict__ upper, int entryCount,
+                      const float* __restrict__ queries, std::int64_t nq, int ef, int k,
+                      int hashBits, bool innerProduct, std::int32_t* __restrict__ outIds,
+                      float* __restrict__ outScores) {
   extern __shared__ __align__(16) unsigned char shared[];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const std::int64_t q = std::int64_t(blockIdx.x) * kWarps + warp;
@@ -263,14 +268,14 @@ graphSearchKernel(const float* __restrict__ x, int d, int dPad, const std::int32
     scoreChunk<TEAM>(x, d, vec4, innerProduct, sample, m, count, lane);
     mergeChunk(m, size, ef, count, lane);
   }
-  walkLayer<TEAM>(x, d, vec4, innerProduct, Layer{upper, graphDegree, graphDegree, sample}, m,
-                  size, visited, ef, hashBits, lane);
+  walkLayer<TEAM>(x, d, vec4, innerProduct, Layer{upper, graphDegree, graphDegree, sample}, m, size,
+                  visited, ef, hashBits, lane);
   // Into the full graph: the pool's sample-local ids become rows, all to be expanded again.
   for (int i = lane; i < size; i += 32)
     m.pool[i].id = std::uint32_t(sample[m.pool[i].id & ~kExpanded]);
   __syncwarp();
-  walkLayer<TEAM>(x, d, vec4, innerProduct, Layer{graph, graphDegree, useDegree, nullptr}, m,
-                  size, visited, ef, hashBits, lane);
+  walkLayer<TEAM>(x, d, vec4, innerProduct, Layer{graph, graphDegree, useDegree, nullptr}, m, size,
+                  visited, ef, hashBits, lane);
   for (int j = lane; j < k; j += 32) {
     const bool has = j < size;
     outIds[q * k + j] = has ? std::int32_t(m.pool[j].id & ~kExpanded) : -1;
@@ -300,7 +305,7 @@ DeviceGraphSearch::DeviceGraphSearch(const MatrixView<float>& vectors, const std
     : m_state(std::make_unique<State>()) {
   State& s = *m_state;
   NEARSCAPE_GPU_LIMIT(vectors.cols <= 4096, "the GPU graph search holds queries of at most 4096 "
-                                          "dimensions in shared memory");
+                                            "dimensions in shared memory");
   s.device = context.device;
   s.n = vectors.rows;
   s.d = int(vectors.cols);
@@ -313,9 +318,12 @@ DeviceGraphSearch::DeviceGraphSearch(const MatrixView<float>& vectors, const std
   s.sample = DeviceBuffer<std::int32_t>(std::size_t(count));
   s.upper = DeviceBuffer<std::int32_t>(std::size_t(count) * std::size_t(degree));
   copyToDevice(s.x.get(), vectors.data, vectors.size() * 4);
-  NEARSCAPE_CUDA_CHECK(cudaMemcpy(s.graph.get(), graph, s.graph.size() * 4, cudaMemcpyHostToDevice));
-  NEARSCAPE_CUDA_CHECK(cudaMemcpy(s.sample.get(), sample, s.sample.size() * 4, cudaMemcpyHostToDevice));
-  NEARSCAPE_CUDA_CHECK(cudaMemcpy(s.upper.get(), upper, s.upper.size() * 4, cudaMemcpyHostToDevice));
+  NEARSCAPE_CUDA_CHECK(
+      cudaMemcpy(s.graph.get(), graph, s.graph.size() * 4, cudaMemcpyHostToDevice));
+  NEARSCAPE_CUDA_CHECK(
+      cudaMemcpy(s.sample.get(), sample, s.sample.size() * 4, cudaMemcpyHostToDevice));
+  NEARSCAPE_CUDA_CHECK(
+      cudaMemcpy(s.upper.get(), upper, s.upper.size() * 4, cudaMemcpyHostToDevice));
 }
 
 DeviceGraphSearch::~DeviceGraphSearch() = default;
@@ -326,7 +334,8 @@ std::uint64_t DeviceGraphSearch::bytes() const {
 }
 
 void DeviceGraphSearch::search(const MatrixView<float>& queries, int k, int ef, int degree,
-                               int entries, std::int32_t* ids, float* scores, JobControl& job) const {
+                               int entries, std::int32_t* ids, float* scores,
+                               JobControl& job) const {
   State& s = *m_state; // its buffers change; the index does not
   NEARSCAPE_GPU_LIMIT(k >= 1 && k <= ef && ef <= kMaxQueue, "ef must lie in [k, 512] on the GPU");
   NEARSCAPE_CUDA_CHECK(cudaSetDevice(s.device));
@@ -358,8 +367,8 @@ void DeviceGraphSearch::search(const MatrixView<float>& queries, int k, int ef, 
   for (std::int64_t b0 = 0; b0 < queries.rows; b0 += batch) {
     job.check();
     const std::int64_t nq = std::min(batch, queries.rows - b0);
-    NEARSCAPE_CUDA_CHECK(cudaMemcpy(q.get(), queries.row(b0), std::size_t(nq) * s.d * 4,
-                                    cudaMemcpyHostToDevice));
+    NEARSCAPE_CUDA_CHECK(
+        cudaMemcpy(q.get(), queries.row(b0), std::size_t(nq) * s.d * 4, cudaMemcpyHostToDevice));
     const unsigned blocks = unsigned((nq + kWarps - 1) / kWarps);
     kernel<<<blocks, kWarps * 32, sharedBytes>>>(
         s.x.get(), s.d, dPad, s.graph.get(), s.degree, std::min(degree, s.degree), s.sample.get(),

@@ -7,9 +7,9 @@
 // Queries are scanned in the order of their nearest list, so that blocks running together read
 // the same lists and most list reads hit L2 instead of memory (a query-major scan is otherwise
 // bound by memory bandwidth). k-means' assignments use the same GEMM and a warp argmin per row.
-#include "cuda/CudaApi.h"
 #include "cuda/Bitonic.cuh"
 #include "cuda/Cublas.cuh"
+#include "cuda/CudaApi.h"
 #include "cuda/CudaCheck.cuh"
 #include "cuda/DeviceBuffer.cuh"
 #include "cuda/NearestCentroid.cuh"
@@ -27,11 +27,11 @@ namespace {
 constexpr std::uint64_t kEmpty = ~std::uint64_t(0);
 constexpr int kSelectThreads = 256;
 constexpr int kScanThreads = 128;
-constexpr int kTeam = 8;      ///< lanes that score one vector together
-constexpr int kPerTeam = 4;   ///< vectors each team scores between barriers
-constexpr int kBuffer = 512;  ///< candidates a scanning block holds: ≥ kMaxK + a round's worth
+constexpr int kTeam = 8;     ///< lanes that score one vector together
+constexpr int kPerTeam = 4;  ///< vectors each team scores between barriers
+constexpr int kBuffer = 512; ///< candidates a scanning block holds: ≥ kMaxK + a round's worth
 constexpr std::int64_t kReorderFrom = 256; ///< smaller batches are scanned in query order…
-constexpr int kMergeSlots = 4096;          ///< …and split a block per list when nprobe·k fits here
+constexpr int kMergeSlots = 4096; ///< …and split a block per list when nprobe·k fits here
 static_assert(DeviceIvfFlat::kMaxK + kScanThreads / kTeam * kPerTeam <= kBuffer,
               "a round's appends must fit beside the k best");
 constexpr std::size_t kTileBytes = std::size_t(256) << 20; ///< the score tile's budget
@@ -87,11 +87,12 @@ __device__ void sortKeys(std::uint64_t* keys, int size) {
 /// `parts` blocks per query (the `order[blockIdx.x / parts]`-th): block part p scans the query's
 /// probes [p·per, (p + 1)·per) and keeps their k best (score, id) keys in output row
 /// query · parts + p. One part per query for large batches; one list per block for small ones,
-/// whose parts mergeParts then combines (a single query's lists scanned side by side). Teams of kTeam lanes score one vector each (a team reads a vector's 128-byte
-/// lines whole: coalesced), kPerTeam vectors per team between barriers.
+/// whose parts mergeParts then combines (a single query's lists scanned side by side). Teams of
+/// kTeam lanes score one vector each (a team reads a vector's 128-byte lines whole: coalesced),
+/// kPerTeam vectors per team between barriers.
 __global__ void scanKernel(const std::int32_t* __restrict__ order, int parts, int per,
-                           const float* __restrict__ queries,
-                           int d, const std::int32_t* __restrict__ probes, int nprobe,
+                           const float* __restrict__ queries, int d,
+                           const std::int32_t* __restrict__ probes, int nprobe,
                            const std::int64_t* __restrict__ offsets,
                            const std::int32_t* __restrict__ ids, const float* __restrict__ vectors,
                            bool l2, int k, std::int32_t* __restrict__ outIds,
@@ -176,7 +177,7 @@ __global__ void scanKernel(const std::int32_t* __restrict__ order, int parts, in
     const std::uint64_t key = buffer[t];
     outIds[row * k + t] = key == kEmpty ? -1 : std::int32_t(key & 0xffffffffu);
     outScores[row * k + t] = key == kEmpty ? std::numeric_limits<float>::infinity()
-                                          : fromOrderedBits(std::uint32_t(key >> 32));
+                                           : fromOrderedBits(std::uint32_t(key >> 32));
   }
 }
 
@@ -188,8 +189,9 @@ __global__ void mergeParts(int parts, int k, int slots, const std::int32_t* __re
   const std::int64_t q = blockIdx.x, first = q * parts * k;
   for (int t = threadIdx.x; t < slots; t += blockDim.x) {
     const std::int32_t id = t < parts * k ? partIds[first + t] : -1;
-    keys[t] = id < 0 ? kEmpty
-                     : (std::uint64_t(orderedBits(partScores[first + t])) << 32) | std::uint32_t(id);
+    keys[t] = id < 0
+                  ? kEmpty
+                  : (std::uint64_t(orderedBits(partScores[first + t])) << 32) | std::uint32_t(id);
   }
   __syncthreads();
   sortKeys(keys, slots);
@@ -201,10 +203,11 @@ __global__ void mergeParts(int parts, int k, int slots, const std::int32_t* __re
   }
 }
 
-std::size_t scanSharedBytes(int d) { return sizeof(std::uint64_t) * kBuffer + sizeof(float) * std::size_t(d); }
+std::size_t scanSharedBytes(int d) {
+  return sizeof(std::uint64_t) * kBuffer + sizeof(float) * std::size_t(d);
+}
 
-template <typename T>
-void copyIn(DeviceBuffer<T>& device, const T* host, std::size_t count) {
+template <typename T> void copyIn(DeviceBuffer<T>& device, const T* host, std::size_t count) {
   if (count > 0)
     NEARSCAPE_CUDA_CHECK(cudaMemcpy(device.get(), host, sizeof(T) * count, cudaMemcpyHostToDevice));
 }
@@ -230,7 +233,8 @@ struct Centroids {
 
   /// Rows a score tile holds within its budget.
   std::int64_t tileRows() const {
-    return std::max<std::int64_t>(1, std::min<std::int64_t>(16384, std::int64_t(kTileBytes / (4 * std::size_t(count)))));
+    return std::max<std::int64_t>(
+        1, std::min<std::int64_t>(16384, std::int64_t(kTileBytes / (4 * std::size_t(count)))));
   }
 
   /// dots (rows × count, row-major) = x (rows × d, device, row-major) · centroidsᵀ.
@@ -356,7 +360,8 @@ std::uint64_t DeviceIvfFlat::bytes() const {
 
 void DeviceIvfFlat::search(const MatrixView<float>& queries, int k, int nprobe, std::int32_t* ids,
                            float* scores, JobControl& job) const {
-  NEARSCAPE_GPU_LIMIT(k >= 1 && k <= kMaxK, "the GPU IVF search takes k ≤ " + std::to_string(kMaxK));
+  NEARSCAPE_GPU_LIMIT(k >= 1 && k <= kMaxK,
+                      "the GPU IVF search takes k ≤ " + std::to_string(kMaxK));
   NEARSCAPE_CUDA_CHECK(cudaSetDevice(m_device));
   State& s = *m_state; // the workspace changes; the index does not
   nprobe = std::clamp(nprobe, 1, s.centroids.count);
@@ -395,9 +400,11 @@ void DeviceIvfFlat::search(const MatrixView<float>& queries, int k, int nprobe, 
           nprobe, k, slots, w.partIds.get(), w.partScores.get(), w.ids.get(), w.scores.get());
     }
     NEARSCAPE_CUDA_CHECK_LAUNCH();
-    NEARSCAPE_CUDA_CHECK(cudaMemcpyAsync(ids + q0 * k, w.ids.get(), sizeof(std::int32_t) * std::size_t(n * k),
+    NEARSCAPE_CUDA_CHECK(cudaMemcpyAsync(ids + q0 * k, w.ids.get(),
+                                         sizeof(std::int32_t) * std::size_t(n * k),
                                          cudaMemcpyDeviceToHost));
-    NEARSCAPE_CUDA_CHECK(cudaMemcpyAsync(scores + q0 * k, w.scores.get(), sizeof(float) * std::size_t(n * k),
+    NEARSCAPE_CUDA_CHECK(cudaMemcpyAsync(scores + q0 * k, w.scores.get(),
+                                         sizeof(float) * std::size_t(n * k),
                                          cudaMemcpyDeviceToHost));
     NEARSCAPE_CUDA_CHECK(cudaStreamSynchronize(nullptr));
   }

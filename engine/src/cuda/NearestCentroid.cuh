@@ -20,8 +20,8 @@ __device__ __forceinline__ float fromOrderedBits(std::uint32_t u) {
 }
 
 /// The ranking score of centroid j: squared L2 up to the query's norm, or −dot.
-__device__ __forceinline__ std::uint64_t centroidKey(const float* dots, const float* norms,
-                                                     bool l2, int j) {
+__device__ __forceinline__ std::uint64_t centroidKey(const float* dots, const float* norms, bool l2,
+                                                     int j) {
   const float s = l2 ? norms[j] - 2.0f * dots[j] : -dots[j];
   return (std::uint64_t(orderedBits(s)) << 32) | std::uint32_t(j);
 }

@@ -51,8 +51,8 @@ void rowNormsSquared(const float* hostData, std::int64_t n, std::int64_t d, floa
   NEARSCAPE_CUDA_CHECK(cudaSetDevice(ordinal));
   DeviceBuffer<float> data{std::size_t(n * d)};
   DeviceBuffer<float> out{std::size_t(n)};
-  NEARSCAPE_CUDA_CHECK(cudaMemcpy(data.get(), hostData, sizeof(float) * n * d,
-                                  cudaMemcpyHostToDevice));
+  NEARSCAPE_CUDA_CHECK(
+      cudaMemcpy(data.get(), hostData, sizeof(float) * n * d, cudaMemcpyHostToDevice));
   rowNormsSquaredOnDevice(data.get(), n, d, out.get());
   NEARSCAPE_CUDA_CHECK(cudaMemcpy(hostOut, out.get(), sizeof(float) * n, cudaMemcpyDeviceToHost));
 }

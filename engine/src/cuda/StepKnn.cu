@@ -9,13 +9,13 @@
 // float32 bound of its k-th; the survivors are re-ranked in float64 by the same block. The sum of
 // squared differences has a relative error of at most γ = (d + 4)u, so the threshold needs no
 // norm-expansion cancellation margin: a handful of candidates a row.
-#include "cuda/CudaApi.h"
 #include "cuda/Cublas.cuh"
+#include "cuda/CudaApi.h"
 #include "cuda/CudaCheck.cuh"
 #include "cuda/DeviceBuffer.cuh"
-#include "cuda/Upload.cuh"
 #include "cuda/DeviceKMeans.cuh"
 #include "cuda/NearestCentroid.cuh"
+#include "cuda/Upload.cuh"
 #include "knn/ExactCommon.h"
 
 #include <cub/device/device_segmented_radix_sort.cuh>
@@ -38,7 +38,9 @@ constexpr int kWarps = kThreads / 32;
 constexpr int kMaxClusters = 4096; ///< the cluster-by-cluster order is clusters² entries
 constexpr int kMembersPerCluster = 256;
 /// Candidates a row holds: k, a tile's appends (kCols) and room for near ties.
-constexpr int capFor(int k) { return k + kCols + 32 <= 128 ? 128 : 256; }
+constexpr int capFor(int k) {
+  return k + kCols + 32 <= 128 ? 128 : 256;
+}
 static_assert(kStepMaxK + kCols + 32 <= 256, "a tile's appends must fit beside the k best");
 static_assert(kRows == 8 * 8 && kCols == 16 * 4 && kThreads == 128, "the 8 × 4 register tile");
 
@@ -49,32 +51,34 @@ struct QueryBlock {
 };
 
 struct ScanArgs {
-  const float* base;                ///< n × d, cluster by cluster
-  const std::int32_t* baseIds;      ///< original id of each base position
-  const std::int64_t* baseOffsets;  ///< clusters + 1
-  const float* queries;             ///< nq × d, in the order of their nearest cluster
-  const std::int32_t* queryIds;     ///< original row of each query position
-  const float* centroids;           ///< clusters × d
-  const std::int32_t* order;        ///< clusters × clusters: per A, the clusters by key
-  const float* keys;                ///< the sorted keys ‖c_A − c_B‖ − r_B, rounded down
+  const float* base;               ///< n × d, cluster by cluster
+  const std::int32_t* baseIds;     ///< original id of each base position
+  const std::int64_t* baseOffsets; ///< clusters + 1
+  const float* queries;            ///< nq × d, in the order of their nearest cluster
+  const std::int32_t* queryIds;    ///< original row of each query position
+  const float* centroids;          ///< clusters × d
+  const std::int32_t* order;       ///< clusters × clusters: per A, the clusters by key
+  const float* keys;               ///< the sorted keys ‖c_A − c_B‖ − r_B, rounded down
   const QueryBlock* blocks;
-  const std::int32_t* blockList;    ///< the blocks this launch scans
+  const std::int32_t* blockList; ///< the blocks this launch scans
   int clusters, d, k;
-  bool graph;                       ///< queries are the base: skip a query's own position
-  double gamma;                     ///< relative error bound of a float32 squared distance
-  float tiny;                       ///< absolute bound of the underflowed terms
-  std::int32_t* outIds;             ///< nq × k, by original query row
+  bool graph;           ///< queries are the base: skip a query's own position
+  double gamma;         ///< relative error bound of a float32 squared distance
+  float tiny;           ///< absolute bound of the underflowed terms
+  std::int32_t* outIds; ///< nq × k, by original query row
   float* outDist;
-  std::int32_t* overflowRows;       ///< original rows whose near ties overflowed the buffer
+  std::int32_t* overflowRows; ///< original rows whose near ties overflowed the buffer
   int* overflowCount;
-  unsigned long long* scored;       ///< query–base pairs scored
-  unsigned long long* rechecked;    ///< candidates re-ranked in float64
-  long long maxScoredPerRow;        ///< a probe gives up past this many base rows (−1: never)
-  int* gaveUp;                      ///< set when a probe block gave up
+  unsigned long long* scored;    ///< query–base pairs scored
+  unsigned long long* rechecked; ///< candidates re-ranked in float64
+  long long maxScoredPerRow;     ///< a probe gives up past this many base rows (−1: never)
+  int* gaveUp;                   ///< set when a probe block gave up
 };
 
 /// Rounding up / down for the thresholds and bounds: float64 → float32 never shrinks a bound.
-__device__ inline float upper(double v) { return __double2float_ru(v); }
+__device__ inline float upper(double v) {
+  return __double2float_ru(v);
+}
 
 /// The k-th smallest of the `m` approximate distances of a row (m ≥ k), by a warp: the largest
 /// value with fewer than k values below it.
@@ -121,12 +125,11 @@ __device__ int keepBelow(float* dist, std::int32_t* pos, int m, float threshold,
   return written;
 }
 
-template <int kCap>
-__global__ void __launch_bounds__(kThreads) scanKernel(ScanArgs a) {
+template <int kCap> __global__ void __launch_bounds__(kThreads) scanKernel(ScanArgs a) {
   extern __shared__ float shared[];
-  float* qs = shared;                                   // kChunk × kStride, transposed
-  float* bs = qs + kChunk * kStride;                    // kChunk × kStride, transposed
-  float* candDist = bs + kChunk * kStride;              // kRows × kCap
+  float* qs = shared;                      // kChunk × kStride, transposed
+  float* bs = qs + kChunk * kStride;       // kChunk × kStride, transposed
+  float* candDist = bs + kChunk * kStride; // kRows × kCap
   auto* candPos = reinterpret_cast<std::int32_t*>(candDist + kRows * kCap);
   __shared__ int count[kRows];
   __shared__ float threshold[kRows]; // approximate distances above it are dropped
@@ -302,8 +305,8 @@ __global__ void __launch_bounds__(kThreads) scanKernel(ScanArgs a) {
     std::int32_t* pos = candPos + r * kCap;
     int m = count[r];
     const float kth = kthSmallest(dist, m, a.k, lane);
-    const float thr = fminf(threshold[r], upper((double(kth) / (1 - a.gamma) + a.tiny) *
-                                                    (1 + a.gamma) + a.tiny));
+    const float thr =
+        fminf(threshold[r], upper((double(kth) / (1 - a.gamma) + a.tiny) * (1 + a.gamma) + a.tiny));
     m = keepBelow<kCap>(dist, pos, m, thr, lane);
     if (lane == 0)
       atomicAdd(a.rechecked, (unsigned long long)m);
@@ -341,9 +344,9 @@ static_assert(sizeof(double) * kWarps * 256 + sizeof(std::int32_t) * kWarps * 25
 
 /// Bounding radii: each member's float64 distance to its centroid, the largest rounded up (a warp
 /// per base row, in cluster order).
-__global__ void radiusKernel(const float* __restrict__ sorted, const std::int32_t* __restrict__ labels,
-                             std::int64_t n, int d, const float* __restrict__ centroids,
-                             float* __restrict__ radius) {
+__global__ void radiusKernel(const float* __restrict__ sorted,
+                             const std::int32_t* __restrict__ labels, std::int64_t n, int d,
+                             const float* __restrict__ centroids, float* __restrict__ radius) {
   const std::int64_t i = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
   if (i >= n)
     return;
@@ -383,11 +386,10 @@ std::vector<QueryBlock> queryBlocks(const std::vector<std::int64_t>& offsets) {
   std::vector<QueryBlock> blocks;
   for (std::size_t c = 0; c + 1 < offsets.size(); ++c)
     for (std::int64_t b = offsets[c]; b < offsets[c + 1]; b += kRows)
-      blocks.push_back({std::int32_t(c), std::int32_t(b),
-                        std::int32_t(std::min(b + kRows, offsets[c + 1]))});
+      blocks.push_back(
+          {std::int32_t(c), std::int32_t(b), std::int32_t(std::min(b + kRows, offsets[c + 1]))});
   return blocks;
 }
-
 
 } // namespace
 
@@ -428,7 +430,7 @@ DeviceClusters::DeviceClusters(const MatrixView<float>& base, const Context& con
   DeviceBuffer<float> radius{std::size_t(clusters)};
   NEARSCAPE_CUDA_CHECK(cudaMemset(radius.get(), 0, sizeof(float) * clusters));
   radiusKernel<<<unsigned((n * 32 + 255) / 256), 256>>>(s.sorted.rows.get(), s.sorted.labels.get(),
-                                                         n, d, s.km.centroids.get(), radius.get());
+                                                        n, d, s.km.centroids.get(), radius.get());
   NEARSCAPE_CUDA_CHECK_LAUNCH();
   // Per cluster A, every cluster B by ‖c_A − c_B‖ − r_B: one segmented sort.
   const std::size_t pairs = std::size_t(clusters) * std::size_t(clusters);
@@ -450,15 +452,18 @@ DeviceClusters::DeviceClusters(const MatrixView<float>& base, const Context& con
       clusters, segments.get(), segments.get() + 1));
   const DeviceBuffer<unsigned char> scratch{std::max<std::size_t>(scratchBytes, 1)};
   NEARSCAPE_CUDA_CHECK(cub::DeviceSegmentedRadixSort::SortPairs(
-      scratch.get(), scratchBytes, keys.get(), s.keys.get(), order.get(), s.order.get(),
-      int(pairs), clusters, segments.get(), segments.get() + 1));
+      scratch.get(), scratchBytes, keys.get(), s.keys.get(), order.get(), s.order.get(), int(pairs),
+      clusters, segments.get(), segments.get() + 1));
   NEARSCAPE_CUDA_CHECK(cudaDeviceSynchronize());
-  s.buildSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  s.buildSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 }
 
 DeviceClusters::~DeviceClusters() = default;
 
-double DeviceClusters::buildSeconds() const { return m_state->buildSeconds; }
+double DeviceClusters::buildSeconds() const {
+  return m_state->buildSeconds;
+}
 
 std::optional<KnnResult> DeviceClusters::search(const MatrixView<float>& queries, int k, bool graph,
                                                 JobControl& job, double maxScoredShare) const {
@@ -536,7 +541,8 @@ std::optional<KnnResult> DeviceClusters::search(const MatrixView<float>& queries
       const auto count = unsigned(std::min(kPerLaunch, list.size() - b0));
       kernel<<<count, kThreads, scanShared(cap)>>>(args);
       NEARSCAPE_CUDA_CHECK_LAUNCH();
-      job.progress(from + span * double(b0 + count) / double(list.size()), "exact kNN (GPU clusters)");
+      job.progress(from + span * double(b0 + count) / double(list.size()),
+                   "exact kNN (GPU clusters)");
     }
   };
   std::int64_t probeRows = 0;
@@ -551,11 +557,12 @@ std::optional<KnnResult> DeviceClusters::search(const MatrixView<float>& queries
     scan(probe, 0.0, 0.1);
     unsigned long long probeScored = 0;
     int probeGaveUp = 0;
-    NEARSCAPE_CUDA_CHECK(cudaMemcpy(&probeScored, counters.get(), sizeof(probeScored),
-                                    cudaMemcpyDeviceToHost));
-    NEARSCAPE_CUDA_CHECK(cudaMemcpy(&probeGaveUp, gaveUp.get(), sizeof(int), cudaMemcpyDeviceToHost));
-    if (probeGaveUp ||
-        double(probeScored) > maxScoredShare * double(n) * double(std::max<std::int64_t>(1, probeRows)))
+    NEARSCAPE_CUDA_CHECK(
+        cudaMemcpy(&probeScored, counters.get(), sizeof(probeScored), cudaMemcpyDeviceToHost));
+    NEARSCAPE_CUDA_CHECK(
+        cudaMemcpy(&probeGaveUp, gaveUp.get(), sizeof(int), cudaMemcpyDeviceToHost));
+    if (probeGaveUp || double(probeScored) > maxScoredShare * double(n) *
+                                                 double(std::max<std::int64_t>(1, probeRows)))
       return std::nullopt;
     args.maxScoredPerRow = -1;
     scan(rest, 0.1, 0.9);
@@ -569,12 +576,15 @@ std::optional<KnnResult> DeviceClusters::search(const MatrixView<float>& queries
                                   cudaMemcpyDeviceToHost));
   NEARSCAPE_CUDA_CHECK(cudaMemcpy(dists.data(), outDist.get(), sizeof(float) * dists.size(),
                                   cudaMemcpyDeviceToHost));
-  NEARSCAPE_CUDA_CHECK(cudaMemcpy(&overflowed, overflowCount.get(), sizeof(int), cudaMemcpyDeviceToHost));
-  NEARSCAPE_CUDA_CHECK(cudaMemcpy(counted, counters.get(), sizeof(counted), cudaMemcpyDeviceToHost));
+  NEARSCAPE_CUDA_CHECK(
+      cudaMemcpy(&overflowed, overflowCount.get(), sizeof(int), cudaMemcpyDeviceToHost));
+  NEARSCAPE_CUDA_CHECK(
+      cudaMemcpy(counted, counters.get(), sizeof(counted), cudaMemcpyDeviceToHost));
   std::vector<std::int32_t> fallback(static_cast<std::size_t>(overflowed));
   if (overflowed > 0)
     NEARSCAPE_CUDA_CHECK(cudaMemcpy(fallback.data(), overflowRows.get(),
-                                    sizeof(std::int32_t) * fallback.size(), cudaMemcpyDeviceToHost));
+                                    sizeof(std::int32_t) * fallback.size(),
+                                    cudaMemcpyDeviceToHost));
   // Rows with more near ties than the buffer holds: a direct exact scan on the CPU.
   const MatrixView<float>& q = graph ? s.base : queries;
   const int threads = effectiveThreads(s.context);
@@ -600,7 +610,8 @@ std::optional<KnnResult> DeviceClusters::search(const MatrixView<float>& queries
       " of " + std::to_string(n) + " items scored a query";
   result.fallbackRows = overflowed;
   result.candidatesPerRow = nq > overflowed ? double(counted[1]) / double(nq - overflowed) : 0.0;
-  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  result.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   job.progress(1.0, "done");
   return result;
 }
@@ -613,7 +624,8 @@ std::optional<KnnResult> stepSearch(const MatrixView<float>& queries, const Matr
   job.check();
   auto result = clusters.search(queries, k, excludeSelf, job, maxScoredShare);
   if (result)
-    result->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    result->seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return result;
 }
 

@@ -3,9 +3,9 @@
 // four 8-bit digit passes with shared-memory histograms), every candidate within the rounding
 // bound of it kept in id order (CUB's order-preserving select), re-checked in float64 and sorted
 // stably by distance (so ties keep the smaller id first).
-#include "cuda/CudaApi.h"
 #include "cuda/Bitonic.cuh"
 #include "cuda/Cublas.cuh"
+#include "cuda/CudaApi.h"
 #include "cuda/CudaCheck.cuh"
 #include "cuda/DeviceBuffer.cuh"
 #include "cuda/Upload.cuh"
@@ -165,8 +165,9 @@ __global__ void rerankSmallKernel(const float* __restrict__ query, const float* 
     size *= 2;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   for (int c = warp; c < size; c += kSmallThreads / 32) {
-    const double v = c < count ? warpExactDistance(query, raw + std::int64_t(ids[c]) * d, d, metric, lane)
-                               : INFINITY;
+    const double v = c < count
+                         ? warpExactDistance(query, raw + std::int64_t(ids[c]) * d, d, metric, lane)
+                         : INFINITY;
     if (lane == 0) {
       dist[c] = v;
       id[c] = c < count ? ids[c] : 0x7fffffff;
@@ -218,11 +219,11 @@ struct ResidentBase::State {
   DeviceBuffer<int> selectedCount;
   DeviceBuffer<double> exact, exactSorted;
   DeviceBuffer<unsigned char> scratch;
-  DeviceBuffer<int> small; ///< rerankSmallKernel's output
-  float* pinnedQuery = nullptr;      ///< packed, then raw query: uploaded without a host wait
+  DeviceBuffer<int> small;      ///< rerankSmallKernel's output
+  float* pinnedQuery = nullptr; ///< packed, then raw query: uploaded without a host wait
   RadixState* pinnedRadix = nullptr;
-  int* pinnedSmall = nullptr;        ///< rerankSmallKernel's output, copied back
-  cudaStream_t stream = nullptr;     ///< every step of a search (blocking: orders with stream 0)
+  int* pinnedSmall = nullptr;    ///< rerankSmallKernel's output, copied back
+  cudaStream_t stream = nullptr; ///< every step of a search (blocking: orders with stream 0)
   // The whole search for one k (kSmallSort at most) as a CUDA graph: one launch a query.
   cudaGraphExec_t graph = nullptr;
   int graphK = 0;
@@ -246,16 +247,16 @@ ResidentBase::ResidentBase(const MatrixView<float>& base, Metric metric, const C
   s.iota = DeviceBuffer<std::int32_t>(std::size_t(s.n));
   copyToDevice(s.raw.get(), base.data, sizeof(float) * s.n * s.d);
   if (metric == Metric::L2)
-    NEARSCAPE_CUDA_CHECK(cudaMemcpy(s.meanDevice.get(), s.mean.data(), sizeof(float) * s.d,
-                                    cudaMemcpyHostToDevice));
+    NEARSCAPE_CUDA_CHECK(
+        cudaMemcpy(s.meanDevice.get(), s.mean.data(), sizeof(float) * s.d, cudaMemcpyHostToDevice));
   packRowsKernel<<<unsigned((s.n + kThreads / 32 - 1) / (kThreads / 32)), kThreads>>>(
       s.raw.get(), s.n, s.d, s.meanDevice.get(), int(metric), s.packed.get(), s.norms.get());
   NEARSCAPE_CUDA_CHECK_LAUNCH();
   iotaKernel<<<1024, kThreads>>>(s.iota.get(), s.n);
   NEARSCAPE_CUDA_CHECK_LAUNCH();
   std::vector<float> norms(static_cast<std::size_t>(s.n));
-  NEARSCAPE_CUDA_CHECK(cudaMemcpy(norms.data(), s.norms.get(), sizeof(float) * s.n,
-                                  cudaMemcpyDeviceToHost));
+  NEARSCAPE_CUDA_CHECK(
+      cudaMemcpy(norms.data(), s.norms.get(), sizeof(float) * s.n, cudaMemcpyDeviceToHost));
   s.maxNorm2 = *std::max_element(norms.begin(), norms.end());
   s.query = DeviceBuffer<float>(std::size_t(s.d));
   s.rawQuery = DeviceBuffer<float>(std::size_t(s.d));
@@ -344,10 +345,9 @@ KnnResult ResidentBase::search(const MatrixView<float>& queries, int k, JobContr
     }
     NEARSCAPE_CUDA_CHECK_LAUNCH();
     std::size_t bytes = s.scratch.size();
-    NEARSCAPE_CUDA_CHECK(cub::DeviceSelect::If(s.scratch.get(), bytes, s.iota.get(),
-                                               s.selected.get(), s.selectedCount.get(), int(n),
-                                               WithinThreshold{s.approx.get(), s.radix.get()},
-                                               stream));
+    NEARSCAPE_CUDA_CHECK(cub::DeviceSelect::If(
+        s.scratch.get(), bytes, s.iota.get(), s.selected.get(), s.selectedCount.get(), int(n),
+        WithinThreshold{s.approx.get(), s.radix.get()}, stream));
   };
   // …then, for k ≤ kSmallSort, the one-block re-rank and its copy back: all of it one graph.
   auto rerankSmall = [&] {

@@ -9,7 +9,7 @@
 namespace nearscape::cuda {
 namespace {
 
-constexpr std::size_t kChunk = std::size_t(32) << 20;  ///< bytes a staging buffer holds
+constexpr std::size_t kChunk = std::size_t(32) << 20;      ///< bytes a staging buffer holds
 constexpr std::size_t kDirectBelow = std::size_t(8) << 20; ///< small copies go straight
 
 /// Two pinned staging buffers and their stream, made at the first large copy and kept (one

@@ -20,8 +20,7 @@ void copyToDevice(void* target, const void* source, std::size_t bytes);
 void copyToHost(void* target, const void* source, std::size_t bytes);
 
 /// A new device buffer holding `count` elements copied from `host`.
-template <typename T>
-DeviceBuffer<T> uploaded(const T* host, std::size_t count) {
+template <typename T> DeviceBuffer<T> uploaded(const T* host, std::size_t count) {
   DeviceBuffer<T> out(count);
   copyToDevice(out.get(), host, sizeof(T) * count);
   return out;

@@ -44,8 +44,7 @@ auto onGpuOrCpu(const Context& context, OnGpu&& onGpu, OnCpu&& onCpu,
 /// Runs `onDevice()`, work on a GPU structure made earlier (an index's device copy), and returns
 /// true. When it fails for lack of memory or with a GPU error and the GPU was not asked for by
 /// name, returns false instead, so that the caller runs its CPU twin on its host copy.
-template <typename OnDevice>
-bool tryOnDevice(const Context& context, OnDevice&& onDevice) {
+template <typename OnDevice> bool tryOnDevice(const Context& context, OnDevice&& onDevice) {
   try {
     std::forward<OnDevice>(onDevice)();
     return true;

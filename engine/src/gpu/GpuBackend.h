@@ -138,9 +138,8 @@ public:
   virtual std::unique_ptr<ClusterIndex> makeClusterIndex(const MatrixView<float>& base,
                                                          const Context& context) = 0;
   /// `base` uploaded and packed for single-query searches (the caller keeps it alive).
-  virtual std::unique_ptr<ResidentIndex> makeResidentIndex(const MatrixView<float>& base,
-                                                           Metric metric,
-                                                           const Context& context) = 0;
+  virtual std::unique_ptr<ResidentIndex>
+  makeResidentIndex(const MatrixView<float>& base, Metric metric, const Context& context) = 0;
 
   /// GNND (knn/NnDescent.h semantics) with working lists of min(n − 1, max(k, min(2k, 32)));
   /// `headStart`: a coarse k-means seeds first neighbours; `warm`: GGM's merge of two parts.
@@ -151,8 +150,8 @@ public:
                               bool headStart, const GnndWarmStart& warm,
                               const GnndClusters& clusters) = 0;
   /// Centroids (count × d) of a seeded k-means of `sample` (rows normalised for cosine).
-  virtual std::vector<float> gnndCodebook(const MatrixView<float>& sample, Metric metric,
-                                          int count, const Context& context) = 0;
+  virtual std::vector<float> gnndCodebook(const MatrixView<float>& sample, Metric metric, int count,
+                                          const Context& context) = 0;
 
   /// Borůvka's minimum spanning forest (weights ≥ 0), in Kruskal's order of ties.
   virtual DeviceForest boruvkaForest(const UndirectedGraph& graph, const Context& context,
@@ -167,15 +166,14 @@ public:
 
   /// nearestCentroids (index/KMeans.h): ties to the smaller centroid.
   virtual std::vector<std::int32_t> nearestCentroids(const MatrixView<float>& data,
-                                                     const MatrixView<float>& centroids,
-                                                     int count, Metric metric,
-                                                     const Context& context) = 0;
+                                                     const MatrixView<float>& centroids, int count,
+                                                     Metric metric, const Context& context) = 0;
   /// The graph index's device side: `sample` (count ids) and `upper` (count × degree,
   /// sample-local ids) are the upper layer.
   virtual std::unique_ptr<GraphSearcher>
   makeGraphSearcher(const MatrixView<float>& vectors, const std::int32_t* graph, int degree,
-                    const std::int32_t* sample, const std::int32_t* upper, int count,
-                    Metric metric, const Context& context) = 0;
+                    const std::int32_t* sample, const std::int32_t* upper, int count, Metric metric,
+                    const Context& context) = 0;
   /// IVF-Flat's device side: `centroids` (nlist × d), the lists (`offsets`: nlist + 1; `ids` and
   /// `vectors`: the base in list order, working form). L2 ranks by squared L2, others by −dot.
   virtual std::unique_ptr<IvfSearcher> makeIvfSearcher(const MatrixView<float>& centroids,

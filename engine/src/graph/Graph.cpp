@@ -46,7 +46,6 @@ void checkNode(std::int64_t node, std::int64_t n, const char* what) {
                                                " is out of range [0, " + std::to_string(n) + ")");
 }
 
-
 std::vector<WeightedEdge> edgesOf(const UndirectedGraph& g) {
   std::vector<WeightedEdge> edges;
   edges.reserve(g.targets.size() / 2);
@@ -81,9 +80,9 @@ UndirectedGraph graphFromEdges(std::int64_t n, const std::vector<WeightedEdge>& 
   // Both directions of every edge into per-row buckets (counting sort by row) …
   std::vector<std::int64_t> start(static_cast<std::size_t>(n + 1), 0);
   for (const auto& e : edges) {
-    NEARSCAPE_EXPECTS(e.a >= 0 && e.a < n && e.b >= 0 && e.b < n,
-                      "edge {" + std::to_string(e.a) + ", " + std::to_string(e.b) +
-                          "} is out of range");
+    NEARSCAPE_EXPECTS(e.a >= 0 && e.a < n && e.b >= 0 && e.b < n, "edge {" + std::to_string(e.a) +
+                                                                      ", " + std::to_string(e.b) +
+                                                                      "} is out of range");
     ++start[e.a + 1];
     ++start[e.b + 1];
   }

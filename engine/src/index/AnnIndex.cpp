@@ -30,7 +30,9 @@ std::string formatParameters(const ParameterValues& values) {
   return out.str();
 }
 
-std::vector<std::string> indexKinds() { return {"graph", "ivf"}; }
+std::vector<std::string> indexKinds() {
+  return {"graph", "ivf"};
+}
 
 std::vector<IndexParameter> indexBuildParameters(std::string_view kind, std::int64_t n) {
   requireKind(kind);
@@ -66,8 +68,9 @@ void AnnIndex::save(const std::filesystem::path& path, const std::string& conten
   io::writeChecksummedFile(path, kMagic, kVersion, header, bytes);
 }
 
-std::unique_ptr<AnnIndex> loadIndex(const std::filesystem::path& path, const MatrixView<float>& base,
-                                    const std::string& contentHash, const Context& context) {
+std::unique_ptr<AnnIndex> loadIndex(const std::filesystem::path& path,
+                                    const MatrixView<float>& base, const std::string& contentHash,
+                                    const Context& context) {
   const std::string name = path.string();
   const io::ChecksummedFile file = io::readChecksummedFile(path, kMagic, kVersion, "index file");
   const nlohmann::json& h = file.header;
@@ -81,8 +84,9 @@ std::unique_ptr<AnnIndex> loadIndex(const std::filesystem::path& path, const Mat
       throw FormatError(name + ": this index was built on other data (content hash " + hash +
                         ", the data's is " + contentHash + ")");
     if (h.at("n").get<std::int64_t>() != base.rows || h.at("d").get<std::int64_t>() != base.cols)
-      throw FormatError(name + ": the index was built on " + std::to_string(h.at("n").get<std::int64_t>()) +
-                        " × " + std::to_string(h.at("d").get<std::int64_t>()) + " data, not " +
+      throw FormatError(name + ": the index was built on " +
+                        std::to_string(h.at("n").get<std::int64_t>()) + " × " +
+                        std::to_string(h.at("d").get<std::int64_t>()) + " data, not " +
                         std::to_string(base.rows) + " × " + std::to_string(base.cols));
     requireFinite(base, "the data");
     if (kind == "graph")

@@ -3,17 +3,15 @@
 #include "gpu/Dispatch.h"
 #include "index/SearchGraph.h"
 #include "nearscape/core/Dataset.h"
-#include "nearscape/core/Sampling.h"
 #include "nearscape/core/Error.h"
+#include "nearscape/core/Sampling.h"
 #include "nearscape/knn/NnDescent.h"
 #include "util/Hash.h"
 
 #include <algorithm>
-#include <cmath>
 #include <chrono>
+#include <cmath>
 #include <cstring>
-
-
 
 namespace nearscape::index {
 namespace {
@@ -133,8 +131,8 @@ GraphIndex::GraphIndex(const MatrixView<float>& base, Metric metric, const Conte
 GraphIndex::~GraphIndex() = default;
 
 std::unique_ptr<GraphIndex> GraphIndex::build(const MatrixView<float>& base, Metric metric,
-                                              const ParameterValues& values,
-                                              const Context& context, JobControl& job) {
+                                              const ParameterValues& values, const Context& context,
+                                              JobControl& job) {
   const auto t0 = std::chrono::steady_clock::now();
   NEARSCAPE_EXPECTS(base.rows >= 2, "a graph index needs at least 2 items");
   const auto known = buildParameters(base.rows);
@@ -178,11 +176,12 @@ void GraphIndex::buildUpperLayer(JobControl& job) {
     return;
   std::vector<float> rows(std::size_t(count) * std::size_t(d));
   for (std::int64_t s = 0; s < count; ++s)
-    std::memcpy(rows.data() + s * d, m_vectors.view.row(m_sample[std::size_t(s)]), std::size_t(d) * 4);
+    std::memcpy(rows.data() + s * d, m_vectors.view.row(m_sample[std::size_t(s)]),
+                std::size_t(d) * 4);
   const int k = int(std::min<std::int64_t>(count - 1, 2 * std::int64_t(m_degree)));
-  const KnnResult knn = knnGraph({rows.data(), count, d}, k,
-                                 m_metric == Metric::L2 ? Metric::L2 : Metric::InnerProduct,
-                                 m_context, job);
+  const KnnResult knn =
+      knnGraph({rows.data(), count, d}, k,
+               m_metric == Metric::L2 ? Metric::L2 : Metric::InnerProduct, m_context, job);
   const int upperDegree = std::min(m_degree, k);
   const std::vector<std::int32_t> upper =
       optimiseSearchGraph(knn.ids.view(), upperDegree, effectiveThreads(m_context));
@@ -205,9 +204,8 @@ void GraphIndex::attachDevice() {
 }
 
 std::vector<IndexParameter> GraphIndex::searchParameters() const {
-  const double maxQueue =
-      m_backend == Backend::Cuda ? double(gpu::kGraphSearchMaxQueue)
-                                 : double(std::min<std::int64_t>(4096, size()));
+  const double maxQueue = m_backend == Backend::Cuda ? double(gpu::kGraphSearchMaxQueue)
+                                                     : double(std::min<std::int64_t>(4096, size()));
   return {
       {"ef", "candidates kept during the search (at least k)", 1, maxQueue,
        std::min(64.0, maxQueue), true, true},
@@ -267,7 +265,7 @@ KnnResult GraphIndex::searchCpu(const MatrixView<float>& queries, int k, int ef,
   for (std::int64_t b0 = 0; b0 < queries.rows; b0 += kBatch) {
     job.check();
     const std::int64_t b1 = std::min(queries.rows, b0 + kBatch);
-#pragma omp parallel num_threads(int(std::min<std::int64_t>(threads, b1 - b0)))
+#pragma omp parallel num_threads(int(std::min <std::int64_t>(threads, b1 - b0)))
     {
       thread_local std::unique_ptr<Visited> visited;
       thread_local std::int64_t visitedSize = -1;
@@ -297,7 +295,8 @@ KnnResult GraphIndex::searchCpu(const MatrixView<float>& queries, int k, int ef,
               }
             }
             for (int j = 0; j < count; ++j) {
-              const float s = workingScore(m_metric, query, x.row(global ? global[fresh[j]] : fresh[j]), d);
+              const float s =
+                  workingScore(m_metric, query, x.row(global ? global[fresh[j]] : fresh[j]), d);
               if (!pool.full() || s < pool.worst())
                 pool.insert(s, fresh[j]);
             }

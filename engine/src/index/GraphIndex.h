@@ -58,7 +58,7 @@ private:
   Backend m_backend = Backend::Cpu;
   int m_degree = 0;
   int m_buildK = 0;
-  std::vector<std::int32_t> m_graph;   ///< n × degree
+  std::vector<std::int32_t> m_graph; ///< n × degree
   /// The upper layer (HNSW's idea, one level): a seeded random sample of ~8·√n nodes and their
   /// graph (sample-local ids, degree m_degree). A search first walks it from its first
   /// `entries` nodes, then starts the full graph from what it found: on clustered data a walk

@@ -30,12 +30,12 @@ HeldOutSweep heldOutSweep(const MatrixView<float>& data,
     const std::int64_t count = std::min(options.holdout, data.rows / 2);
     NEARSCAPE_EXPECTS(count >= 1, "the data is too small to hold queries out of it (" +
                                       std::to_string(data.rows) + " rows); give queries");
-    out.held = holdOutRows(data, count, options.holdoutSeed.value_or(context.seed),
-                           options.listMissesOf);
+    out.held =
+        holdOutRows(data, count, options.holdoutSeed.value_or(context.seed), options.listMissesOf);
     out.base = out.held.baseView();
     out.queries = out.held.queryView();
-    const auto at = std::find(out.held.queryRows.begin(), out.held.queryRows.end(),
-                              options.listMissesOf);
+    const auto at =
+        std::find(out.held.queryRows.begin(), out.held.queryRows.end(), options.listMissesOf);
     if (at != out.held.queryRows.end())
       out.missedQuery = at - out.held.queryRows.begin();
   }
@@ -46,10 +46,9 @@ HeldOutSweep heldOutSweep(const MatrixView<float>& data,
   JobControl truthStage = job.sub(0.0, 0.1);
   truthStage.progress(0.0, "exact ground truth");
   auto t = std::chrono::steady_clock::now();
-  out.truth = stages.truth ? stages.truth(out.queries, out.base)
-                           : knnSearch(out.queries, out.base, k, options.metric, context,
-                                       truthStage)
-                                 .ids;
+  out.truth = stages.truth
+                  ? stages.truth(out.queries, out.base)
+                  : knnSearch(out.queries, out.base, k, options.metric, context, truthStage).ids;
   out.truthSeconds = secondsSince(t);
 
   JobControl indexStage = job.sub(0.1, 0.5);

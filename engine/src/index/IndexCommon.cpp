@@ -18,8 +18,8 @@ double parameterValue(const std::vector<IndexParameter>& known, const ParameterV
     const double v = it->second;
     if (!(v >= p.minimum && v <= p.maximum) || (p.integer && v != std::floor(v))) {
       std::ostringstream m;
-      m << name << " = " << v << " is out of range: " << (p.integer ? "an integer in " : "")
-        << "[" << p.minimum << ", " << p.maximum << "]";
+      m << name << " = " << v << " is out of range: " << (p.integer ? "an integer in " : "") << "["
+        << p.minimum << ", " << p.maximum << "]";
       throw InvalidArgument(m.str());
     }
     return v;

@@ -61,7 +61,8 @@ class TopK {
 public:
   explicit TopK(int k) : m_k(k) { m_items.reserve(std::size_t(k) + 1); }
   float worst() const {
-    return int(m_items.size()) < m_k ? std::numeric_limits<float>::infinity() : m_items.back().score;
+    return int(m_items.size()) < m_k ? std::numeric_limits<float>::infinity()
+                                     : m_items.back().score;
   }
   void push(float score, std::int32_t id) {
     if (int(m_items.size()) == m_k && !less(score, id, m_items.back()))

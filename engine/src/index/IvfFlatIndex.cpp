@@ -10,8 +10,6 @@
 #include <cmath>
 #include <cstring>
 
-
-
 namespace nearscape::index {
 
 IvfFlatIndex::IvfFlatIndex(Metric metric, const Context& context)
@@ -24,10 +22,9 @@ void IvfFlatIndex::attachDevice() {
   gpu::onGpuOrCpu(
       m_context,
       [&](gpu::GpuBackend& gpu) {
-        m_device = gpu.makeIvfSearcher(MatrixView<float>{m_centroids.data(), m_nlist, m_d},
-                                       m_offsets.data(), m_ids.data(),
-                                       MatrixView<float>{m_vectors.data(), m_n, m_d},
-                                       coarseMetric(), m_context);
+        m_device = gpu.makeIvfSearcher(
+            MatrixView<float>{m_centroids.data(), m_nlist, m_d}, m_offsets.data(), m_ids.data(),
+            MatrixView<float>{m_vectors.data(), m_n, m_d}, coarseMetric(), m_context);
       },
       [] {});
 }
@@ -60,7 +57,8 @@ std::unique_ptr<IvfFlatIndex> IvfFlatIndex::build(const MatrixView<float>& base,
   kp.iterations = index->m_iterations;
   kp.plusPlus = index->m_plusPlus != 0;
   KMeansResult km = kmeans(base, kp, metric, context, job);
-  index->m_centroids.assign(km.centroids.data(), km.centroids.data() + km.centroids.rows() * base.cols);
+  index->m_centroids.assign(km.centroids.data(),
+                            km.centroids.data() + km.centroids.rows() * base.cols);
   job.check();
   index->fillLists(base);
   index->attachDevice();
@@ -91,8 +89,8 @@ void IvfFlatIndex::fillLists(const MatrixView<float>& base) {
 }
 
 std::vector<IndexParameter> IvfFlatIndex::searchParameters() const {
-  return {{"nprobe", "lists scanned per query", 1, double(m_nlist),
-           std::min(8.0, double(m_nlist)), true, true}};
+  return {{"nprobe", "lists scanned per query", 1, double(m_nlist), std::min(8.0, double(m_nlist)),
+           true, true}};
 }
 
 ParameterValues IvfFlatIndex::buildValues() const {
@@ -132,7 +130,8 @@ KnnResult IvfFlatIndex::search(const MatrixView<float>& queries, int k,
   return r;
 }
 
-KnnResult IvfFlatIndex::searchCpu(const WorkingVectors& q, int k, int nprobe, JobControl& job) const {
+KnnResult IvfFlatIndex::searchCpu(const WorkingVectors& q, int k, int nprobe,
+                                  JobControl& job) const {
   const int threads = effectiveThreads(m_context);
   const MatrixView<float> queries = q.view;
   std::vector<std::int32_t> ids(std::size_t(queries.rows) * std::size_t(k));
@@ -142,8 +141,8 @@ KnnResult IvfFlatIndex::searchCpu(const WorkingVectors& q, int k, int nprobe, Jo
     job.check();
     const std::int64_t b1 = std::min(queries.rows, b0 + kBatch);
     const MatrixView<float> batch{q.view.row(b0), b1 - b0, m_d};
-    const std::vector<std::int32_t> probes =
-        nearestCentroids(batch, {m_centroids.data(), m_nlist, m_d}, nprobe, coarseMetric(), m_context);
+    const std::vector<std::int32_t> probes = nearestCentroids(
+        batch, {m_centroids.data(), m_nlist, m_d}, nprobe, coarseMetric(), m_context);
 #pragma omp parallel num_threads(threads)
     {
       TopK best(k);
@@ -154,7 +153,8 @@ KnnResult IvfFlatIndex::searchCpu(const WorkingVectors& q, int k, int nprobe, Jo
         const float* query = q.view.row(i);
         const std::int32_t* lists = probes.data() + (i - b0) * nprobe;
         for (int p = 0; p < nprobe; ++p) {
-          const std::int64_t r0 = m_offsets[std::size_t(lists[p])], r1 = m_offsets[std::size_t(lists[p]) + 1];
+          const std::int64_t r0 = m_offsets[std::size_t(lists[p])],
+                             r1 = m_offsets[std::size_t(lists[p]) + 1];
           for (std::int64_t r = r0; r < r1; ++r) {
             const float s = workingScore(m_metric, query, m_vectors.data() + r * m_d, m_d);
             if (s <= best.worst())

@@ -18,8 +18,8 @@ public:
   ~IvfFlatIndex() override;
   static std::vector<IndexParameter> buildParameters(std::int64_t n);
   static std::unique_ptr<IvfFlatIndex> build(const MatrixView<float>& base, Metric metric,
-                                             const ParameterValues& values,
-                                             const Context& context, JobControl& job);
+                                             const ParameterValues& values, const Context& context,
+                                             JobControl& job);
   static std::unique_ptr<IvfFlatIndex> load(const io::ChecksummedFile& file,
                                             const MatrixView<float>& base, Metric metric,
                                             const Context& context);
@@ -52,10 +52,10 @@ private:
   Context m_context;
   std::int64_t m_n = 0, m_d = 0;
   int m_nlist = 0, m_iterations = 0, m_plusPlus = 0;
-  std::vector<float> m_centroids;     ///< nlist × d
+  std::vector<float> m_centroids;      ///< nlist × d
   std::vector<std::int64_t> m_offsets; ///< nlist + 1: list j is rows [offsets[j], offsets[j+1])
-  std::vector<std::int32_t> m_ids;    ///< n: base id of each list row
-  std::vector<float> m_vectors;       ///< n × d in list order (working form: normalised for cosine)
+  std::vector<std::int32_t> m_ids;     ///< n: base id of each list row
+  std::vector<float> m_vectors; ///< n × d in list order (working form: normalised for cosine)
   std::unique_ptr<gpu::IvfSearcher> m_device;
 };
 

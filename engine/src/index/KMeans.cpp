@@ -16,8 +16,8 @@ namespace nearscape {
 namespace {
 
 /// k-means++ seeding (Arthur & Vassilvitskii 2007) with a counter-based draw per step.
-std::vector<float> plusPlusSeeds(const MatrixView<float>& x, int k, std::uint64_t seed,
-                                 int threads, JobControl& job) {
+std::vector<float> plusPlusSeeds(const MatrixView<float>& x, int k, std::uint64_t seed, int threads,
+                                 JobControl& job) {
   const std::int64_t n = x.rows, d = x.cols;
   std::vector<float> c(std::size_t(k) * std::size_t(d));
   std::vector<double> best(std::size_t(n), std::numeric_limits<double>::infinity());
@@ -27,8 +27,8 @@ std::vector<float> plusPlusSeeds(const MatrixView<float>& x, int k, std::uint64_
     double total = 0;
 #pragma omp parallel for num_threads(threads) reduction(+ : total) schedule(static)
     for (std::int64_t i = 0; i < n; ++i) {
-      best[std::size_t(i)] = std::min(best[std::size_t(i)],
-                                      double(simd::l2Squared(x.row(i), x.row(pick), d)));
+      best[std::size_t(i)] =
+          std::min(best[std::size_t(i)], double(simd::l2Squared(x.row(i), x.row(pick), d)));
       total += best[std::size_t(i)];
     }
     if ((j & 15) == 0)
@@ -57,7 +57,8 @@ std::vector<std::int32_t> nearestCentroidsCpu(const MatrixView<float>& data,
     for (std::int64_t j = 0; j < k; ++j)
       norms[std::size_t(j)] = simd::dot(centroids.row(j), centroids.row(j), d);
   std::vector<std::int32_t> out(std::size_t(n) * std::size_t(count));
-  const std::int64_t tile = std::max<std::int64_t>(64, std::min<std::int64_t>(4096, (64 << 20) / (4 * k)));
+  const std::int64_t tile =
+      std::max<std::int64_t>(64, std::min<std::int64_t>(4096, (64 << 20) / (4 * k)));
   std::vector<float> dots(std::size_t(tile * k));
   for (std::int64_t r0 = 0; r0 < n; r0 += tile) {
     const std::int64_t rows = std::min(tile, n - r0);
@@ -83,7 +84,8 @@ std::vector<std::int32_t> nearestCentroidsCpu(const MatrixView<float>& data,
           continue;
         }
         for (std::int64_t j = 0; j < k; ++j)
-          scored[std::size_t(j)] = {metric == Metric::L2 ? norms[std::size_t(j)] - 2.0f * dot[j] : -dot[j],
+          scored[std::size_t(j)] = {metric == Metric::L2 ? norms[std::size_t(j)] - 2.0f * dot[j]
+                                                         : -dot[j],
                                     std::int32_t(j)};
         std::partial_sort(scored.begin(), scored.begin() + count, scored.end());
         for (int j = 0; j < count; ++j)
@@ -123,8 +125,8 @@ KMeansResult kmeans(const MatrixView<float>& data, const KMeansParams& params, M
   const bool spherical = metric == Metric::Cosine;
 
   // The training sample (normalised for cosine).
-  const std::vector<std::int64_t> rows =
-      seededSample(data.rows, std::int64_t(k) * std::max(1, params.maxPointsPerCluster), context.seed);
+  const std::vector<std::int64_t> rows = seededSample(
+      data.rows, std::int64_t(k) * std::max(1, params.maxPointsPerCluster), context.seed);
   const std::int64_t m = std::int64_t(rows.size());
   std::vector<float> sample(std::size_t(m) * std::size_t(d));
 #pragma omp parallel for num_threads(threads) schedule(static)
@@ -169,7 +171,8 @@ KMeansResult kmeans(const MatrixView<float>& data, const KMeansParams& params, M
     for (int j = 0; j < k; ++j) {
       float* cj = c.data() + std::size_t(j) * std::size_t(d);
       if (counts[std::size_t(j)] == 0) { // emptied: restart from a seeded random sample row
-        const std::int64_t r = std::int64_t(mixBits(context.seed + 0x51u * std::uint64_t(it * k + j) + 7) % std::uint64_t(m));
+        const std::int64_t r = std::int64_t(
+            mixBits(context.seed + 0x51u * std::uint64_t(it * k + j) + 7) % std::uint64_t(m));
         std::copy(x.row(r), x.row(r) + d, cj);
         continue;
       }

@@ -78,7 +78,8 @@ std::vector<std::int32_t> optimiseSearchGraph(const MatrixView<std::int32_t>& kn
       for (std::size_t r = 0; r < deg; ++r) {
         const std::int32_t y = pruned[std::size_t(x) * deg + r];
         if (y >= 0)
-          reverse[std::size_t(fill[std::size_t(y)]++)] = (std::uint64_t(r) << 32) | std::uint64_t(x);
+          reverse[std::size_t(fill[std::size_t(y)]++)] =
+              (std::uint64_t(r) << 32) | std::uint64_t(x);
       }
   }
 

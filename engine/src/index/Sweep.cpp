@@ -118,7 +118,8 @@ std::vector<bool> paretoFront(const std::vector<SweepRow>& rows) {
   for (std::size_t i = 0; i < rows.size(); ++i)
     for (std::size_t j = 0; j < rows.size() && front[i]; ++j) {
       const SweepRow &a = rows[i], &b = rows[j];
-      if (j != i && b.recall >= a.recall && b.qps >= a.qps && (b.recall > a.recall || b.qps > a.qps))
+      if (j != i && b.recall >= a.recall && b.qps >= a.qps &&
+          (b.recall > a.recall || b.qps > a.qps))
         front[i] = false;
     }
   return front;

@@ -9,9 +9,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <cstdio>
 #include <vector>
 
 namespace nearscape {
@@ -60,12 +60,14 @@ fs::path ArtefactCache::defaultFolder() {
 
 fs::path ArtefactCache::entryPath(const Dataset& data, const std::string& what,
                                   const std::string& params, const char* extension) const {
-  return m_folder / (data.contentHash + "-" + what + "-" + digest(what + "\n" + params) + extension);
+  return m_folder /
+         (data.contentHash + "-" + what + "-" + digest(what + "\n" + params) + extension);
 }
 
 std::optional<KnnResult> ArtefactCache::loadGraph(const Dataset& data, Metric metric,
                                                   const std::string& params) const {
-  const fs::path path = entryPath(data, "graph-" + std::string(metricName(metric)), params, kGraphExtension);
+  const fs::path path =
+      entryPath(data, "graph-" + std::string(metricName(metric)), params, kGraphExtension);
   std::error_code ec;
   if (!fs::is_regular_file(path, ec))
     return std::nullopt;
@@ -76,10 +78,12 @@ std::optional<KnnResult> ArtefactCache::loadGraph(const Dataset& data, Metric me
       throw FormatError("stale");
     touch(path);
     KnnResult r;
-    r.ids = Matrix<std::int32_t>(std::vector<std::int32_t>(g.ids.data(), g.ids.data() + g.ids.view().size()),
-                                 g.ids.rows(), g.ids.cols());
-    r.distances = Matrix<float>(std::vector<float>(g.distances.data(), g.distances.data() + g.distances.view().size()),
-                                g.distances.rows(), g.distances.cols());
+    r.ids = Matrix<std::int32_t>(
+        std::vector<std::int32_t>(g.ids.data(), g.ids.data() + g.ids.view().size()), g.ids.rows(),
+        g.ids.cols());
+    r.distances = Matrix<float>(
+        std::vector<float>(g.distances.data(), g.distances.data() + g.distances.view().size()),
+        g.distances.rows(), g.distances.cols());
     r.report.device = "cache";
     return r;
   } catch (const Error&) { // corrupt, truncated or stale: recompute, and drop it
@@ -99,7 +103,8 @@ void ArtefactCache::storeGraph(const Dataset& data, Metric metric, const std::st
     g.metric = metric;
     g.contentHash = data.contentHash;
     g.paramsJson = nlohmann::json(params).dump(); // the graph file's params are JSON
-    writeGraphFile(entryPath(data, "graph-" + std::string(metricName(metric)), params, kGraphExtension), g);
+    writeGraphFile(
+        entryPath(data, "graph-" + std::string(metricName(metric)), params, kGraphExtension), g);
     evict();
   } catch (const Error&) {
   }
@@ -118,7 +123,8 @@ std::optional<Matrix<float>> ArtefactCache::loadMatrix(const Dataset& data, cons
     const auto& h = file.header;
     if (h.value("content_hash", std::string()) != data.contentHash ||
         h.value("what", std::string()) != what || h.value("params", std::string()) != params ||
-        h.value("rows", std::int64_t(-1)) != data.size() || h.value("cols", std::int64_t(-1)) != cols ||
+        h.value("rows", std::int64_t(-1)) != data.size() ||
+        h.value("cols", std::int64_t(-1)) != cols ||
         file.bodySize != std::size_t(data.size()) * std::size_t(cols) * sizeof(float))
       throw FormatError("stale");
     std::vector<float> values(std::size_t(data.size()) * std::size_t(cols));
@@ -139,8 +145,10 @@ void ArtefactCache::storeMatrix(const Dataset& data, const std::string& what,
   try {
     std::error_code ec;
     fs::create_directories(m_folder, ec);
-    const nlohmann::json header = {{"content_hash", data.contentHash}, {"what", what},
-                                   {"params", params},                 {"rows", m.rows},
+    const nlohmann::json header = {{"content_hash", data.contentHash},
+                                   {"what", what},
+                                   {"params", params},
+                                   {"rows", m.rows},
                                    {"cols", m.cols}};
     io::writeChecksummedFile(entryPath(data, what, params, kMatrixExtension), kMatrixMagic,
                              kMatrixVersion, header, {{m.data, m.size() * sizeof(float)}});

@@ -39,7 +39,7 @@ void writeChecksummedFile(const std::filesystem::path& path, const Magic& magic,
 bool hasMagic(const std::filesystem::path& path, const Magic& magic) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec))
-    return false; // the reader that follows says what is missing
+    return false;                       // the reader that follows says what is missing
   const int fd = openRegularFile(path); // a FIFO or device: IoError, never a blocking read
   char head[8] = {};
   const ssize_t got = ::pread(fd, head, sizeof(head), 0);
@@ -61,7 +61,8 @@ ChecksummedFile readChecksummedFile(const std::filesystem::path& path, const Mag
   std::memcpy(&length, p + 12, 4);
   if (stored != version)
     throw FormatError(name + ": " + what + " version " + std::to_string(stored) +
-                      " is not supported (this build reads version " + std::to_string(version) + ")");
+                      " is not supported (this build reads version " + std::to_string(version) +
+                      ")");
   if (std::size_t(length) + 8 > size - 16)
     throw FormatError(name + ": truncated " + what + " header");
   try {

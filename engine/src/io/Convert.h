@@ -8,8 +8,7 @@
 namespace nearscape {
 
 /// Converts `count` little-endian values of type T at `src` (any alignment) to float.
-template <typename T>
-void convertToFloat(const std::uint8_t* src, std::size_t count, float* dst) {
+template <typename T> void convertToFloat(const std::uint8_t* src, std::size_t count, float* dst) {
 #pragma omp parallel for schedule(static) if (count > (1u << 20))
   for (std::size_t i = 0; i < count; ++i) {
     T v;

@@ -1,8 +1,8 @@
 #include "nearscape/io/DatasetReader.h"
 
+#include "io/Readers.h"
 #include "nearscape/core/Error.h"
 #include "nearscape/io/MappedFile.h"
-#include "io/Readers.h"
 
 #include <algorithm>
 #include <cctype>
@@ -158,7 +158,9 @@ QueryShapes queryShapes(const fs::path& path) {
   return isHdf5(path) && !isFolder(path) ? io::readHdf5QueryShapes(path) : QueryShapes{};
 }
 
-fs::path defaultDatasetPath() { return "/usr/share/datasets/fashion-mnist"; }
+fs::path defaultDatasetPath() {
+  return "/usr/share/datasets/fashion-mnist";
+}
 
 fs::path cacheDirectory() {
   if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
@@ -168,6 +170,8 @@ fs::path cacheDirectory() {
   return fs::temp_directory_path() / "nearscape-cache";
 }
 
-fs::path debianTextPath() { return cacheDirectory() / "debian-text" / "debian-text.npy"; }
+fs::path debianTextPath() {
+  return cacheDirectory() / "debian-text" / "debian-text.npy";
+}
 
 } // namespace nearscape

@@ -1,9 +1,9 @@
 #include "nearscape/io/GraphFile.h"
 
-#include "nearscape/core/Error.h"
 #include "io/ChecksummedFile.h"
-#include "nearscape/io/MappedFile.h"
+#include "nearscape/core/Error.h"
 #include "nearscape/io/DatasetReader.h"
+#include "nearscape/io/MappedFile.h"
 #include "nearscape/io/Npy.h"
 
 #include <nlohmann/json.hpp>
@@ -35,7 +35,9 @@ void writeGraphFile(const std::filesystem::path& path, const GraphFile& graph) {
                             {graph.distances.data(), std::size_t(n * k) * 4}});
 }
 
-bool isGraphFile(const std::filesystem::path& path) { return io::hasMagic(path, kMagic); }
+bool isGraphFile(const std::filesystem::path& path) {
+  return io::hasMagic(path, kMagic);
+}
 
 namespace {
 
@@ -170,8 +172,9 @@ KnnResult readKnnGraph(const std::filesystem::path& path, const Dataset& data, M
                               " is out of range [-1, " + std::to_string(ids.rows()) + ")");
       ids32[std::size_t(i * ids.cols() + c)] = std::int32_t(j);
       dists[std::size_t(i * ids.cols() + c)] =
-          j < 0 ? 0.0f
-                : float(exactDistance(data.vectors.row(i), data.vectors.row(j), data.dim(), metric));
+          j < 0
+              ? 0.0f
+              : float(exactDistance(data.vectors.row(i), data.vectors.row(j), data.dim(), metric));
     }
   r.ids = Matrix<std::int32_t>(std::move(ids32), ids.rows(), ids.cols());
   r.distances = Matrix<float>(std::move(dists), ids.rows(), ids.cols());

@@ -88,7 +88,8 @@ void requireLocalStorage(const Hdf5File& f, hid_t ds, const char* dataset) {
     throw FormatError(f.name + ": cannot read the layout of dataset '" + dataset + "'");
   const H5D_layout_t layout = H5Pget_layout(plist.get());
   if (layout == H5D_VIRTUAL || H5Pget_external_count(plist.get()) > 0)
-    throw FormatError(f.name + ": dataset '" + dataset + "' keeps its data in other files "
+    throw FormatError(f.name + ": dataset '" + dataset +
+                      "' keeps its data in other files "
                       "(external or virtual storage), which Nearscape does not follow");
   if (layout != H5D_CONTIGUOUS && layout != H5D_CHUNKED && layout != H5D_COMPACT)
     throw FormatError(f.name + ": dataset '" + dataset + "' has an unknown storage layout");
@@ -98,7 +99,8 @@ void requireLocalStorage(const Hdf5File& f, hid_t ds, const char* dataset) {
 /// deflate ratio when its chunks are compressed.
 std::uint64_t storableBytes(hid_t ds, std::uint64_t stored) {
   Handle plist(H5Dget_create_plist(ds), H5Pclose);
-  const bool filtered = H5Pget_layout(plist.get()) == H5D_CHUNKED && H5Pget_nfilters(plist.get()) > 0;
+  const bool filtered =
+      H5Pget_layout(plist.get()) == H5D_CHUNKED && H5Pget_nfilters(plist.get()) > 0;
   std::uint64_t limit = stored;
   if (filtered && __builtin_mul_overflow(stored, kMaxDeflateRatio, &limit))
     limit = UINT64_MAX;
@@ -112,9 +114,9 @@ void requireStored(const Hdf5File& f, hid_t ds, const char* dataset, std::uint64
     throw FormatError(f.name + ": truncated: dataset '" + dataset + "' stores " +
                       describeBytes(stored) + " but the file holds " + describeBytes(f.fileSize));
   if (declared > storableBytes(ds, stored))
-    throw FormatError(f.name + ": dataset '" + dataset + "' declares " +
-                      describeBytes(declared) + " of values but the file stores only " +
-                      describeBytes(stored) + " of them (unwritten or truncated)");
+    throw FormatError(f.name + ": dataset '" + dataset + "' declares " + describeBytes(declared) +
+                      " of values but the file stores only " + describeBytes(stored) +
+                      " of them (unwritten or truncated)");
 }
 
 Dataset2D openDataset2D(const Hdf5File& f, const char* dataset) {
@@ -158,8 +160,7 @@ Matrix<T> readMatrix(const Hdf5File& f, const char* dataset, hid_t memType, bool
     throw FormatError(f.name + ": dataset '" + dataset + "' is empty");
   requireFitsInMemory(count * sizeof(T), f.name, std::string("dataset '") + dataset + "'");
   std::vector<T> values(count);
-  if (count > 0 &&
-      H5Dread(d.id.get(), memType, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) < 0)
+  if (count > 0 && H5Dread(d.id.get(), memType, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) < 0)
     throw FormatError(f.name + ": cannot read dataset '" + dataset + "' (truncated or corrupt)");
   return Matrix<T>(std::move(values), std::int64_t(d.rows), std::int64_t(d.cols));
 }
@@ -228,8 +229,8 @@ void readMetric(const Hdf5File& f, Dataset& ds) {
     return;
   ds.metric = parseMetric(distance);
   if (!ds.metric)
-    throw FormatError(f.name + ": unsupported distance attribute '" +
-                      printableText(distance, 80) + "' (supported: euclidean, angular, dot)");
+    throw FormatError(f.name + ": unsupported distance attribute '" + printableText(distance, 80) +
+                      "' (supported: euclidean, angular, dot)");
 }
 
 void checkQueryShapes(const std::string& name, const QueryShapes& s, std::int64_t dim) {

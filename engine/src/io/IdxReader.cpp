@@ -19,9 +19,9 @@ namespace {
 namespace fs = std::filesystem;
 
 struct IdxArray {
-  int type = 0;                    ///< 0x08 ubyte, 0x09 sbyte, 0x0B int16, 0x0C int32, 0x0D f32, 0x0E f64
+  int type = 0; ///< 0x08 ubyte, 0x09 sbyte, 0x0B int16, 0x0C int32, 0x0D f32, 0x0E f64
   std::vector<std::int64_t> dims;
-  std::vector<std::uint8_t> data;  ///< raw big-endian values
+  std::vector<std::uint8_t> data; ///< raw big-endian values
 };
 
 std::size_t idxTypeSize(int type) {
@@ -146,8 +146,8 @@ IdxSource openIdx(const fs::path& path, JobControl* job) {
   const std::uint64_t capacity = src.in->capacityAfter(4 + 4 * std::uint64_t(ndims));
   if (src.bytes > capacity)
     throw FormatError(name + ": truncated: the header declares " + describeBytes(src.bytes) +
-                      " of data, the file " + (src.in->compressed() ? "cannot inflate to more than "
-                                                                    : "holds ") +
+                      " of data, the file " +
+                      (src.in->compressed() ? "cannot inflate to more than " : "holds ") +
                       describeBytes(capacity));
   return src;
 }
@@ -176,8 +176,8 @@ float idxValueAt(const std::uint8_t* p, int type) {
     return static_cast<std::int16_t>((p[0] << 8) | p[1]);
   case 0x0C:
     return static_cast<float>(static_cast<std::int32_t>((std::uint32_t(p[0]) << 24) |
-                                                         (std::uint32_t(p[1]) << 16) |
-                                                         (std::uint32_t(p[2]) << 8) | p[3]));
+                                                        (std::uint32_t(p[1]) << 16) |
+                                                        (std::uint32_t(p[2]) << 8) | p[3]));
   case 0x0D: {
     const std::uint32_t bits = (std::uint32_t(p[0]) << 24) | (std::uint32_t(p[1]) << 16) |
                                (std::uint32_t(p[2]) << 8) | p[3];
@@ -255,13 +255,13 @@ fs::path labelsPathFor(const fs::path& images) {
 }
 
 /// Fashion-MNIST's ten classes, used only when the data is recognised as Fashion-MNIST.
-const std::vector<std::string> kFashionClasses = {"T-shirt/top", "Trouser", "Pullover", "Dress",
-                                                  "Coat",        "Sandal",  "Shirt",    "Sneaker",
+const std::vector<std::string> kFashionClasses = {"T-shirt/top", "Trouser",   "Pullover", "Dress",
+                                                  "Coat",        "Sandal",    "Shirt",    "Sneaker",
                                                   "Bag",         "Ankle boot"};
 
 struct IdxPart {
-  IdxSource images;        // header read, body still to stream
-  IdxArray labels;         // empty when no labels file
+  IdxSource images; // header read, body still to stream
+  IdxArray labels;  // empty when no labels file
   fs::path labelsPath;
 };
 
@@ -314,8 +314,8 @@ std::vector<std::int32_t> collectLabels(const std::vector<IdxPart>& parts) {
     for (std::size_t i = 0; i < std::size_t(p.labels.dims[0]); ++i) {
       const float value = idxValue(p.labels, i);
       if (!(value >= 0 && value <= 100000)) // also NaN
-        throw FormatError(p.labelsPath.string() + ": label " + std::to_string(value) +
-                          " of item " + std::to_string(i + 1) + " is out of range [0, 100000]");
+        throw FormatError(p.labelsPath.string() + ": label " + std::to_string(value) + " of item " +
+                          std::to_string(i + 1) + " is out of range [0, 100000]");
       labels.push_back(static_cast<std::int32_t>(value));
     }
   return labels;
@@ -326,8 +326,8 @@ Dataset assemble(std::vector<IdxPart>& parts, const fs::path& source, bool thumb
   const auto& first = parts.front().images;
   const std::string name = source.string();
   const IdxShape shape = shapeOf(parts, source);
-  const std::uint64_t count = checkedProduct(std::uint64_t(shape.n), std::uint64_t(shape.d), name,
-                                             "the IDX shape");
+  const std::uint64_t count =
+      checkedProduct(std::uint64_t(shape.n), std::uint64_t(shape.d), name, "the IDX shape");
   // Thumbnails are small grey images; a huge "image" is data, not something to draw.
   const bool grey8 = first.type == 0x08 && first.dims.size() == 3 && first.dims[1] <= 4096 &&
                      first.dims[2] <= 4096 && thumbnails;

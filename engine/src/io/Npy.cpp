@@ -1,10 +1,10 @@
 #include "nearscape/io/Npy.h"
 
+#include "io/Convert.h"
 #include "nearscape/core/Error.h"
 #include "nearscape/io/AtomicFile.h"
 #include "nearscape/io/DatasetReader.h"
 #include "nearscape/io/MappedFile.h"
-#include "io/Convert.h"
 
 #include <cctype>
 #include <cstring>
@@ -119,7 +119,14 @@ void writeNpyRaw(const std::filesystem::path& path, const char* descr, const voi
   dict.push_back('\n');
   const auto headerLen = static_cast<std::uint16_t>(dict.size());
   writeFileAtomically(path, [&](std::FILE* f) {
-    const unsigned char preamble[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
+    const unsigned char preamble[10] = {0x93,
+                                        'N',
+                                        'U',
+                                        'M',
+                                        'P',
+                                        'Y',
+                                        1,
+                                        0,
                                         static_cast<unsigned char>(headerLen & 0xff),
                                         static_cast<unsigned char>(headerLen >> 8)};
     std::fwrite(preamble, 1, sizeof(preamble), f);
@@ -132,8 +139,7 @@ void writeNpyRaw(const std::filesystem::path& path, const char* descr, const voi
 
 } // namespace
 
-NpyHeader parseNpyHeader(const std::uint8_t* bytes, std::size_t fileSize,
-                         const std::string& name) {
+NpyHeader parseNpyHeader(const std::uint8_t* bytes, std::size_t fileSize, const std::string& name) {
   static const unsigned char kMagic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
   if (fileSize < 10 || std::memcmp(bytes, kMagic, 6) != 0)
     throw FormatError(name + ": not a .npy file (bad magic)");
@@ -153,8 +159,8 @@ NpyHeader parseNpyHeader(const std::uint8_t* bytes, std::size_t fileSize,
     throw FormatError(name + ": unsupported .npy version " + std::to_string(major));
   }
   if (headerLen > fileSize - start)
-    throw FormatError(name + ": truncated .npy header (header length " +
-                      std::to_string(headerLen) + " exceeds the file)");
+    throw FormatError(name + ": truncated .npy header (header length " + std::to_string(headerLen) +
+                      " exceeds the file)");
 
   NpyHeader header;
   header.dataOffset = start + headerLen;
@@ -208,8 +214,8 @@ NpyHeader parseNpyHeader(const std::uint8_t* bytes, std::size_t fileSize,
   std::size_t bytesNeeded = 0;
   if (__builtin_mul_overflow(count, header.itemSize, &bytesNeeded) ||
       bytesNeeded > fileSize - header.dataOffset)
-    throw FormatError(name + ": truncated: the header's shape needs " +
-                      std::to_string(count) + " × " + std::to_string(header.itemSize) +
+    throw FormatError(name + ": truncated: the header's shape needs " + std::to_string(count) +
+                      " × " + std::to_string(header.itemSize) +
                       " bytes of data but the file holds " +
                       std::to_string(fileSize - header.dataOffset));
   return header;
@@ -271,7 +277,8 @@ Matrix<std::int64_t> readNpyIds(const std::filesystem::path& path) {
     throw FormatError(name + ": expected a 2-D array of ids");
   const bool int32 = h.descr == "<i4" || h.descr == "=i4";
   if (!int32 && h.descr != "<i8" && h.descr != "=i8")
-    throw FormatError(name + ": ids must be int32 or int64, got '" + printableText(h.descr, 40) + "'");
+    throw FormatError(name + ": ids must be int32 or int64, got '" + printableText(h.descr, 40) +
+                      "'");
   const std::int64_t rows = h.shape[0], cols = h.shape[1];
   const auto count = static_cast<std::size_t>(rows * cols);
   const std::uint8_t* src = file->data() + h.dataOffset;

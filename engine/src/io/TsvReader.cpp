@@ -239,7 +239,8 @@ std::string printableText(std::string_view text, std::size_t maxBytes) {
     const std::size_t len = io::decodeUtf8(text, i, cp);
     if (len == 0) {
       char buffer[8];
-      std::snprintf(buffer, sizeof(buffer), "\\x%02x", unsigned(static_cast<unsigned char>(text[i])));
+      std::snprintf(buffer, sizeof(buffer), "\\x%02x",
+                    unsigned(static_cast<unsigned char>(text[i])));
       out += buffer;
       ++i;
       continue;
@@ -265,8 +266,8 @@ void throwInvalidUtf8(const std::string& name, std::string_view text, std::size_
 void checkMetadataLine(const std::string& name, std::string_view line, std::size_t number) {
   if (io::countTabs(line) + 1 > kMaxMetadataColumns)
     throw FormatError(name + ": line " + std::to_string(number) + " has " +
-                      std::to_string(io::countTabs(line) + 1) + " columns; metadata may have at most " +
-                      std::to_string(kMaxMetadataColumns));
+                      std::to_string(io::countTabs(line) + 1) +
+                      " columns; metadata may have at most " + std::to_string(kMaxMetadataColumns));
   std::size_t start = 0;
   while (start <= line.size()) {
     std::size_t end = line.find('\t', start);
@@ -300,10 +301,10 @@ Metadata readMetadataTsv(const std::filesystem::path& path, std::int64_t expecte
   const std::size_t rows = lines.count() + (header ? 0 : 1);
   // Compared before any cell is stored: a wrong file costs nothing.
   if (expectedRows >= 0 && std::int64_t(rows) != expectedRows)
-    throw FormatError(name + ": metadata has " + std::to_string(rows) +
-                      " rows but the data has " + std::to_string(expectedRows) + " items" +
-                      (header ? " (the first line is a header because there are several columns)"
-                              : ""));
+    throw FormatError(
+        name + ": metadata has " + std::to_string(rows) + " rows but the data has " +
+        std::to_string(expectedRows) + " items" +
+        (header ? " (the first line is a header because there are several columns)" : ""));
   if (header)
     meta.columnNames.assign(first.begin(), first.end());
   else

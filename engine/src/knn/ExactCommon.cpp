@@ -124,7 +124,9 @@ double errorBound(Metric metric, std::int64_t d, double queryNorm2, double maxBa
   return 0;
 }
 
-std::size_t candidateCap(int k) { return std::max<std::size_t>(std::size_t(4) * k, 256); }
+std::size_t candidateCap(int k) {
+  return std::max<std::size_t>(std::size_t(4) * k, 256);
+}
 
 namespace {
 struct Scored {

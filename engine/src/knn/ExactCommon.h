@@ -31,8 +31,9 @@ struct Packing {
 Packing makePacking(const MatrixView<float>& base, Metric metric, int threads);
 
 /// The bound E on |approx − exact| (in the approximate-distance units: squared L2, −dot, 1 − cos)
-/// for a query whose packed norm² is `queryNorm2` against base rows of packed norm² ≤ `maxBaseNorm2`.
-/// `inputRounding` is the relative rounding of GEMM inputs (0 for float32, 2^-10 for TF32).
+/// for a query whose packed norm² is `queryNorm2` against base rows of packed norm² ≤
+/// `maxBaseNorm2`. `inputRounding` is the relative rounding of GEMM inputs (0 for float32, 2^-10
+/// for TF32).
 double errorBound(Metric metric, std::int64_t d, double queryNorm2, double maxBaseNorm2,
                   double inputRounding);
 

@@ -133,8 +133,8 @@ void scanTileFor(Metric metric, const float* C, std::int64_t bq, std::int64_t bb
     return scanTile<Metric::L2>(C, bq, bb, queryNorms, queryStart, baseNorms, baseStart,
                                 excludeSelf, queryRows, baseRows, threads);
   case Metric::InnerProduct:
-    return scanTile<Metric::InnerProduct>(C, bq, bb, queryNorms, queryStart, baseNorms,
-                                          baseStart, excludeSelf, queryRows, baseRows, threads);
+    return scanTile<Metric::InnerProduct>(C, bq, bb, queryNorms, queryStart, baseNorms, baseStart,
+                                          excludeSelf, queryRows, baseRows, threads);
   case Metric::Cosine:
     return scanTile<Metric::Cosine>(C, bq, bb, queryNorms, queryStart, baseNorms, baseStart,
                                     excludeSelf, queryRows, baseRows, threads);
@@ -143,9 +143,9 @@ void scanTileFor(Metric metric, const float* C, std::int64_t bq, std::int64_t bb
 
 /// Re-checks rows [begin, end): survivors exactly, overflowed rows directly.
 void finishRows(const MatrixView<float>& queries, const MatrixView<float>& base, Metric metric,
-                int k, bool excludeSelf, std::int64_t begin, std::int64_t end,
-                CandidateRow* rows, std::int32_t* ids, float* dists, std::int64_t& fallback,
-                std::int64_t& candidates, int threads, JobControl& job) {
+                int k, bool excludeSelf, std::int64_t begin, std::int64_t end, CandidateRow* rows,
+                std::int32_t* ids, float* dists, std::int64_t& fallback, std::int64_t& candidates,
+                int threads, JobControl& job) {
   std::int64_t fb = 0, cand = 0;
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 8) reduction(+ : fb, cand)
   for (std::int64_t i = begin; i < end; ++i) {
@@ -174,8 +174,8 @@ void finishRows(const MatrixView<float>& queries, const MatrixView<float>& base,
 
 void gemmTile(const float* q, std::int64_t bq, const float* b, std::int64_t bb, std::int64_t d,
               float* C) {
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(bq), int(bb), int(d), 1.0f, q, int(d),
-              b, int(d), 0.0f, C, int(bb));
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(bq), int(bb), int(d), 1.0f, q, int(d), b,
+              int(d), 0.0f, C, int(bb));
 }
 
 } // namespace
@@ -216,7 +216,8 @@ KnnResult exactSearchCpu(const MatrixView<float>& queries, const MatrixView<floa
   std::vector<float> dists(static_cast<std::size_t>(nq * k));
   std::int64_t fallback = 0, candidates = 0;
   const std::int64_t bq = plan.queryTile, bb = plan.baseTile;
-  std::vector<float> qPacked(static_cast<std::size_t>(bq * d)), bPacked(static_cast<std::size_t>(bb * d));
+  std::vector<float> qPacked(static_cast<std::size_t>(bq * d)),
+      bPacked(static_cast<std::size_t>(bb * d));
   std::vector<float> qNorms(static_cast<std::size_t>(bq)), bNorms(static_cast<std::size_t>(bb));
   std::vector<float> C(static_cast<std::size_t>(bq * bb));
 

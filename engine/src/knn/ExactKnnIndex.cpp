@@ -44,7 +44,9 @@ ExactKnnIndex::ExactKnnIndex(const MatrixView<float>& base, Metric metric, const
 
 ExactKnnIndex::~ExactKnnIndex() = default;
 
-Backend ExactKnnIndex::backend() const { return m_impl->backend; }
+Backend ExactKnnIndex::backend() const {
+  return m_impl->backend;
+}
 
 KnnResult ExactKnnIndex::search(const MatrixView<float>& queries, int k, JobControl& job) const {
   Impl& s = *m_impl;

@@ -1,9 +1,9 @@
 #include "nearscape/knn/Knn.h"
 
+#include "gpu/Dispatch.h"
 #include "knn/ExactCommon.h"
 #include "knn/ExactCpu.h"
 #include "knn/Step.h"
-#include "gpu/Dispatch.h"
 #include "nearscape/core/Dataset.h"
 #include "nearscape/core/Error.h"
 
@@ -15,8 +15,7 @@
 namespace nearscape {
 namespace {
 
-void validate(const MatrixView<float>& queries, const MatrixView<float>& base, int k,
-              bool graph) {
+void validate(const MatrixView<float>& queries, const MatrixView<float>& base, int k, bool graph) {
   NEARSCAPE_EXPECTS(base.rows > 0 && base.cols > 0, "the data is empty");
   NEARSCAPE_EXPECTS(queries.rows > 0, "there are no queries");
   NEARSCAPE_EXPECTS(queries.cols == base.cols,
@@ -34,9 +33,8 @@ void validate(const MatrixView<float>& queries, const MatrixView<float>& base, i
     requireFinite(queries, "the queries");
 }
 
-KnnResult run(const MatrixView<float>& queries, const MatrixView<float>& base, int k,
-              Metric metric, bool graph, const Context& context, JobControl& job,
-              const ExactKnnParams& params);
+KnnResult run(const MatrixView<float>& queries, const MatrixView<float>& base, int k, Metric metric,
+              bool graph, const Context& context, JobControl& job, const ExactKnnParams& params);
 
 /// The whole call's time, probes that came to nothing included.
 KnnResult dispatch(const MatrixView<float>& queries, const MatrixView<float>& base, int k,
@@ -44,7 +42,8 @@ KnnResult dispatch(const MatrixView<float>& queries, const MatrixView<float>& ba
                    const ExactKnnParams& params) {
   const auto started = std::chrono::steady_clock::now();
   KnnResult result = run(queries, base, k, metric, graph, context, job, params);
-  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  result.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return result;
 }
 
@@ -59,9 +58,9 @@ KnnResult exactOnGpu(gpu::GpuBackend& gpu, const MatrixView<float>& queries,
   // Unasked, only up to 256 dimensions: beyond, clusters have not been seen to prune (fashion-
   // mnist, 784: the failed attempt cost more than the GEMM path's 0.08 s on an H200).
   // The clusters hold the whole base on the device: not within a budget smaller than it.
-  const bool withinBudget = context.memoryBudget == 0 ||
-                            std::uint64_t(base.rows) * std::uint64_t(base.cols) * 12 <=
-                                context.memoryBudget;
+  const bool withinBudget =
+      context.memoryBudget == 0 ||
+      std::uint64_t(base.rows) * std::uint64_t(base.cols) * 12 <= context.memoryBudget;
   if (metric == Metric::L2 && k <= gpu::kStepMaxK && !tilesGiven && withinBudget &&
       params.pruning != ExactKnnParams::Pruning::Off &&
       (always || (base.rows >= 50000 && base.cols <= 256))) {
@@ -95,9 +94,8 @@ KnnResult exactOnCpu(const MatrixView<float>& queries, const MatrixView<float>& 
   return knn::exactSearchCpu(queries, base, k, metric, graph, context, job, params);
 }
 
-KnnResult run(const MatrixView<float>& queries, const MatrixView<float>& base, int k,
-              Metric metric, bool graph, const Context& context, JobControl& job,
-              const ExactKnnParams& params) {
+KnnResult run(const MatrixView<float>& queries, const MatrixView<float>& base, int k, Metric metric,
+              bool graph, const Context& context, JobControl& job, const ExactKnnParams& params) {
   validate(queries, base, k, graph);
   std::string fallback;
   KnnResult result = gpu::onGpuOrCpu(
@@ -105,8 +103,7 @@ KnnResult run(const MatrixView<float>& queries, const MatrixView<float>& base, i
       [&](gpu::GpuBackend& gpu) {
         return exactOnGpu(gpu, queries, base, k, metric, graph, context, job, params);
       },
-      [&] { return exactOnCpu(queries, base, k, metric, graph, context, job, params); },
-      &fallback);
+      [&] { return exactOnCpu(queries, base, k, metric, graph, context, job, params); }, &fallback);
   result.report.fallback = fallback; // the result says why the CPU did the work
   return result;
 }
@@ -185,7 +182,8 @@ std::string compareWithReference(const KnnResult& got, const KnnResult& ref,
       if (!close(gd, rd[c]))
         return "row " + std::to_string(g) + ", rank " + std::to_string(c) + ": distance " +
                std::to_string(gd) + ", float64 says " + std::to_string(rd[c]);
-      const bool tied = (c > 0 && close(rd[c - 1], rd[c])) || (c + 1 < k && close(rd[c + 1], rd[c])) ||
+      const bool tied = (c > 0 && close(rd[c - 1], rd[c])) ||
+                        (c + 1 < k && close(rd[c + 1], rd[c])) ||
                         c == k - 1; // the last may tie with ranks past k
       if (got.ids.row(g)[c] != ref.ids.row(r)[c] && !tied)
         return "row " + std::to_string(g) + ", rank " + std::to_string(c) + ": id " +

@@ -13,22 +13,21 @@
 #include "util/VectorDistance.h"
 
 #include <algorithm>
-#include <functional>
-#include <future>
-#include <parallel/algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
+#include <future>
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <parallel/algorithm>
 
 #include <omp.h>
 
 namespace nearscape {
 namespace {
-
 
 /// The k best of one node, a max-heap on (distance, id): the worst on top.
 struct Entry {
@@ -42,15 +41,15 @@ struct Update {
   std::int32_t target, id;
   float dist;
   bool operator<(const Update& o) const {
-    return target != o.target ? target < o.target
-                              : dist != o.dist ? dist < o.dist : id < o.id;
+    return target != o.target ? target < o.target : dist != o.dist ? dist < o.dist : id < o.id;
   }
 };
 
 class Graph {
 public:
-  Graph(std::int64_t n, int k) : m_k(k), m_entries(static_cast<std::size_t>(n * k)),
-                                 m_size(static_cast<std::size_t>(n), 0) {}
+  Graph(std::int64_t n, int k)
+      : m_k(k), m_entries(static_cast<std::size_t>(n * k)), m_size(static_cast<std::size_t>(n), 0) {
+  }
   Entry* row(std::int64_t i) { return &m_entries[std::size_t(i * m_k)]; }
   int size(std::int64_t i) const { return m_size[std::size_t(i)]; }
   float worst(std::int64_t i) const {
@@ -177,7 +176,10 @@ KnnResult run(const MatrixView<float>& data, int k, Metric metric, const Context
       const int size = graph.size(i);
       std::vector<std::pair<std::uint64_t, int>> fresh, old;
       for (int c = 0; c < size; ++c)
-        (r[c].fresh ? fresh : old).push_back({mixBits(iterSeed ^ mixBits(std::uint64_t(r[c].id) ^ (std::uint64_t(i) << 31))), c});
+        (r[c].fresh ? fresh : old)
+            .push_back(
+                {mixBits(iterSeed ^ mixBits(std::uint64_t(r[c].id) ^ (std::uint64_t(i) << 31))),
+                 c});
       std::sort(fresh.begin(), fresh.end());
       std::sort(old.begin(), old.end());
       int nc = 0, oc = 0;
@@ -195,7 +197,8 @@ KnnResult run(const MatrixView<float>& data, int k, Metric metric, const Context
         nc = 0;
         for (int c = 0; c < s && hi > lo; ++c) {
           h = mixBits(h);
-          newList[std::size_t(i * s + nc++)] = std::int32_t(lo + std::int64_t(h % std::uint64_t(hi - lo)));
+          newList[std::size_t(i * s + nc++)] =
+              std::int32_t(lo + std::int64_t(h % std::uint64_t(hi - lo)));
         }
       }
       newCount[i] = nc;
@@ -216,11 +219,11 @@ KnnResult run(const MatrixView<float>& data, int k, Metric metric, const Context
     for (std::int64_t j = 0; j < n; ++j)
       for (auto* rev : {&newRev[j], &oldRev[j]})
         if (int(rev->size()) > s) {
-          std::partial_sort(rev->begin(), rev->begin() + s, rev->end(),
-                            [&](std::int32_t a, std::int32_t b) {
-                              return mixBits(iterSeed ^ std::uint64_t(a) ^ (std::uint64_t(j) << 32)) <
-                                     mixBits(iterSeed ^ std::uint64_t(b) ^ (std::uint64_t(j) << 32));
-                            });
+          std::partial_sort(
+              rev->begin(), rev->begin() + s, rev->end(), [&](std::int32_t a, std::int32_t b) {
+                return mixBits(iterSeed ^ std::uint64_t(a) ^ (std::uint64_t(j) << 32)) <
+                       mixBits(iterSeed ^ std::uint64_t(b) ^ (std::uint64_t(j) << 32));
+              });
           rev->resize(std::size_t(s));
         }
     // 3. Local joins, chunk by chunk; 4. sorted updates applied after each chunk.
@@ -320,7 +323,6 @@ KnnResult run(const MatrixView<float>& data, int k, Metric metric, const Context
   return result;
 }
 
-
 using SharedClusters = gpu::GnndClusters;
 
 /// GNND on the GPU where there is one (with `initial`: GGM's merge of the parts split at
@@ -389,8 +391,8 @@ void foldInto(std::int32_t* ids, float* dists, const std::int32_t* moreIds, cons
     if (!hasA && !hasB)
       break;
     const std::int32_t idB = hasB ? global(moreIds[b]) : -1;
-    const bool takeA = hasA && (!hasB || dists[a] < moreDists[b] ||
-                                (dists[a] == moreDists[b] && ids[a] <= idB));
+    const bool takeA =
+        hasA && (!hasB || dists[a] < moreDists[b] || (dists[a] == moreDists[b] && ids[a] <= idB));
     const std::int32_t id = takeA ? ids[a] : idB;
     const float dist = takeA ? dists[a] : moreDists[b];
     takeA ? ++a : ++b;
@@ -401,7 +403,8 @@ void foldInto(std::int32_t* ids, float* dists, const std::int32_t* moreIds, cons
     // An id found twice: the same exact distance up to the summation order of the backend
     // that computed it, so it sits among the last few kept.
     bool seen = false;
-    for (std::size_t c = outIds.size(); c-- > 0 && !seen && outDists[c] >= dist - 1e-5f * std::abs(dist);)
+    for (std::size_t c = outIds.size();
+         c-- > 0 && !seen && outDists[c] >= dist - 1e-5f * std::abs(dist);)
       seen = outIds[c] == id;
     if (seen)
       continue;
@@ -433,12 +436,12 @@ KnnResult shardedGraph(const MatrixView<float>& data, int k, Metric metric, cons
   // kMaxShards a tiny budget would run for hours. Refuse, saying which budget would do.
   constexpr std::int64_t kMaxShards = 64;
   if (shards > kMaxShards)
-    throw InvalidArgument("the memory budget (" + std::to_string(context.memoryBudget) +
-                          " bytes) would split NN-Descent into " + std::to_string(shards) +
-                          " shards (" + std::to_string(shards * (shards - 1) / 2) +
-                          " pairwise merges); give at least " +
-                          std::to_string(2 * perItem * std::uint64_t((n + kMaxShards - 1) / kMaxShards)) +
-                          " bytes (at most " + std::to_string(kMaxShards) + " shards)");
+    throw InvalidArgument(
+        "the memory budget (" + std::to_string(context.memoryBudget) +
+        " bytes) would split NN-Descent into " + std::to_string(shards) + " shards (" +
+        std::to_string(shards * (shards - 1) / 2) + " pairwise merges); give at least " +
+        std::to_string(2 * perItem * std::uint64_t((n + kMaxShards - 1) / kMaxShards)) +
+        " bytes (at most " + std::to_string(kMaxShards) + " shards)");
   auto bound = [&](std::int64_t s) { return n * s / shards; };
   auto rows = [&](std::int64_t s) {
     return MatrixView<float>{data.row(bound(s)), bound(s + 1) - bound(s), data.cols};
@@ -471,7 +474,8 @@ KnnResult shardedGraph(const MatrixView<float>& data, int k, Metric metric, cons
   // 0. On the GPU, one k-means codebook for all (a merge's head start needs its rows' clusters
   // in one clustering; its own k-means took 85 ms of a 1.1 s merge of 5.2M rows): centroids of a
   // strided sample of the whole data, 64 sample rows each, about 1,000 items a cluster of a shard
-  // (manifold 10M × 96: 600 a cluster made the shards' head start too narrow, recall 0.985 → 0.967).
+  // (manifold 10M × 96: 600 a cluster made the shards' head start too narrow, recall 0.985 →
+  // 0.967).
   SharedClusters shared;
   std::vector<float> centroids;
   std::vector<std::int32_t> labels;
@@ -483,8 +487,8 @@ KnnResult shardedGraph(const MatrixView<float>& data, int k, Metric metric, cons
     for (std::int64_t i = 0; i < m; ++i)
       std::copy_n(data.row(i * n / m), data.cols, sample.data() + i * data.cols);
     try {
-      centroids = gpu::gpuBackend()->gnndCodebook({sample.data(), m, data.cols}, metric, count,
-                                                  inner);
+      centroids =
+          gpu::gpuBackend()->gnndCodebook({sample.data(), m, data.cols}, metric, count, inner);
       labels.resize(static_cast<std::size_t>(n));
       shared.centroids = &centroids;
       shared.count = count;
@@ -545,7 +549,8 @@ KnnResult shardedGraph(const MatrixView<float>& data, int k, Metric metric, cons
           stage("merge of shards " + std::to_string(a + 1) + " and " + std::to_string(b + 1));
       const MatrixView<float> first = rows(a), second = rows(b);
       const std::int64_t split = first.rows, m = first.rows + second.rows;
-      const std::unique_ptr<std::int32_t[]> initial(new std::int32_t[std::size_t(m * k)]); // no zero fill
+      const std::unique_ptr<std::int32_t[]> initial(
+          new std::int32_t[std::size_t(m * k)]); // no zero fill
 #pragma omp parallel for schedule(static)
       for (std::int64_t r = 0; r < m; ++r) {
         const bool inFirst = r < split;
@@ -558,9 +563,9 @@ KnnResult shardedGraph(const MatrixView<float>& data, int k, Metric metric, cons
       }
       const MatrixView<std::int32_t> initialView{initial.get(), m, k};
       lap("initial");
-      KnnResult merged = onGpuOrCpu(first, k, metric, inner, mergeJob, partial, {}, &initialView,
-                                    split, &second, sharedFor(a, b),
-                                    [signal = nextUploaded] { signal->fire(); });
+      KnnResult merged =
+          onGpuOrCpu(first, k, metric, inner, mergeJob, partial, {}, &initialView, split, &second,
+                     sharedFor(a, b), [signal = nextUploaded] { signal->fire(); });
       nextUploaded->fire(); // the CPU's merge calls no one
       last = merged.report;
       lastBackend = merged.backend;
@@ -628,10 +633,9 @@ GraphMethod resolveGraphMethod(GraphMethod method, std::int64_t n, std::int64_t 
                                const Context& context) {
   if (method != GraphMethod::Auto)
     return method;
-  const bool exactIsCheaper =
-      resolveBackend(context) == Backend::Cuda
-          ? n <= 100000 || k > 16 // GNND measured at ≥ 0.99 up to k = 16
-          : double(n) * double(n) * double(d) <= 12000.0 * 12000.0 * 784.0;
+  const bool exactIsCheaper = resolveBackend(context) == Backend::Cuda
+                                  ? n <= 100000 || k > 16 // GNND measured at ≥ 0.99 up to k = 16
+                                  : double(n) * double(n) * double(d) <= 12000.0 * 12000.0 * 784.0;
   return exactIsCheaper ? GraphMethod::Exact : GraphMethod::NnDescent;
 }
 
@@ -659,13 +663,15 @@ KnnResult nnDescentGraph(const MatrixView<float>& data, int k, Metric metric,
 }
 
 KnnResult mergeKnnGraphs(const MatrixView<float>& data, std::int64_t split,
-                         const MatrixView<std::int32_t>& first, const MatrixView<std::int32_t>& second,
-                         int k, Metric metric, const Context& context, JobControl& job,
-                         const NnDescentParams& params, const NnDescentProgress& progress) {
+                         const MatrixView<std::int32_t>& first,
+                         const MatrixView<std::int32_t>& second, int k, Metric metric,
+                         const Context& context, JobControl& job, const NnDescentParams& params,
+                         const NnDescentProgress& progress) {
   NEARSCAPE_EXPECTS(split > 0 && split < data.rows, "the split must lie inside the data");
   NEARSCAPE_EXPECTS(first.rows == split && second.rows == data.rows - split,
                     "the two graphs must cover rows [0, split) and [split, n)");
-  std::vector<std::int32_t> ids(static_cast<std::size_t>(data.rows * std::max(first.cols, second.cols)), -1);
+  std::vector<std::int32_t> ids(
+      static_cast<std::size_t>(data.rows * std::max(first.cols, second.cols)), -1);
   const std::int64_t w = std::max(first.cols, second.cols);
   std::int64_t outside = 0; // ids beyond their graph's rows: counted, then refused
 #pragma omp parallel for reduction(+ : outside) schedule(static)
@@ -680,8 +686,8 @@ KnnResult mergeKnnGraphs(const MatrixView<float>& data, std::int64_t split,
       ids[std::size_t(i * w + c)] = j < 0 ? -1 : std::int32_t(inFirst ? j : j + split);
     }
   }
-  NEARSCAPE_EXPECTS(outside == 0, std::to_string(outside) +
-                                      " id(s) of the two graphs lie outside their part");
+  NEARSCAPE_EXPECTS(outside == 0,
+                    std::to_string(outside) + " id(s) of the two graphs lie outside their part");
   const MatrixView<std::int32_t> initial{ids.data(), data.rows, w};
   return onGpuOrCpu(data, k, metric, context, job, params, progress, &initial, split);
 }

@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <numeric>
 #include <functional>
+#include <numeric>
 
 namespace nearscape::knn {
 namespace {
@@ -26,12 +26,15 @@ std::vector<double> inDouble(const MatrixView<float>& m) {
 
 } // namespace
 
-bool stepApplies(std::int64_t d, Metric metric) { return d <= 16 && metric == Metric::L2; }
+bool stepApplies(std::int64_t d, Metric metric) {
+  return d <= 16 && metric == Metric::L2;
+}
 
 std::optional<KnnResult> stepSearch(const MatrixView<float>& queries, const MatrixView<float>& base,
                                     int k, Metric metric, bool excludeSelf, const Context& context,
                                     JobControl& job, double maxScoredShare) {
-  NEARSCAPE_EXPECTS(metric == Metric::L2, "STEP takes L2 only (its pruning is the triangle inequality)");
+  NEARSCAPE_EXPECTS(metric == Metric::L2,
+                    "STEP takes L2 only (its pruning is the triangle inequality)");
   const auto started = std::chrono::steady_clock::now();
   const std::int64_t n = base.rows, d = base.cols, nq = queries.rows;
   const int threads = effectiveThreads(context);
@@ -44,7 +47,8 @@ std::optional<KnnResult> stepSearch(const MatrixView<float>& queries, const Matr
   Context cpu = context;
   cpu.backend = Backend::Cpu;
   const KMeansResult km = kmeans(base, kp, Metric::L2, cpu, job);
-  const std::vector<std::int32_t> label = nearestCentroids(base, km.centroids.view(), 1, Metric::L2, cpu);
+  const std::vector<std::int32_t> label =
+      nearestCentroids(base, km.centroids.view(), 1, Metric::L2, cpu);
   const std::vector<double> x = inDouble(base), q = inDouble(queries);
   std::vector<std::int64_t> start(std::size_t(p) + 1, 0);
   for (const std::int32_t c : label)
@@ -70,7 +74,8 @@ std::optional<KnnResult> stepSearch(const MatrixView<float>& queries, const Matr
       ctr[t] /= double(b - a);
     for (std::int64_t m = a; m < b; ++m)
       radius[std::size_t(c)] = std::max(
-          radius[std::size_t(c)], euclid(x.data() + std::size_t(members[std::size_t(m)]) * std::size_t(d), ctr, d));
+          radius[std::size_t(c)],
+          euclid(x.data() + std::size_t(members[std::size_t(m)]) * std::size_t(d), ctr, d));
     radius[std::size_t(c)] = radius[std::size_t(c)] * (1 + 1e-12) + 1e-300;
   }
   job.check();
@@ -81,48 +86,52 @@ std::optional<KnnResult> stepSearch(const MatrixView<float>& queries, const Matr
   auto searchRows = [&](std::int64_t from, std::int64_t to) {
     std::int64_t scored = 0;
 #pragma omp parallel num_threads(threads) reduction(+ : scored)
-  {
-    std::vector<std::pair<double, int>> order(static_cast<std::size_t>(p));
-    using Item = std::pair<double, std::int32_t>; // (distance, id): a max-heap of the k best
-    std::vector<Item> heap;
+    {
+      std::vector<std::pair<double, int>> order(static_cast<std::size_t>(p));
+      using Item = std::pair<double, std::int32_t>; // (distance, id): a max-heap of the k best
+      std::vector<Item> heap;
 #pragma omp for schedule(dynamic, 64)
-    for (std::int64_t i = from; i < to; ++i) {
-      if (job.stopRequested())
-        continue;
-      const double* qi = q.data() + std::size_t(i) * std::size_t(d);
-      for (int c = 0; c < p; ++c) // Lemma 1: no member of c lies nearer than this
-        order[std::size_t(c)] = {std::max(0.0, euclid(qi, centre.data() + std::size_t(c) * std::size_t(d), d) - radius[std::size_t(c)]), c};
-      // Clusters in order of their bound, taken from a min-heap: most queries stop after a few.
-      std::make_heap(order.begin(), order.end(), std::greater<>());
-      heap.clear();
-      for (auto end = order.end(); end != order.begin(); --end) {
-        std::pop_heap(order.begin(), end, std::greater<>());
-        const auto [bound, c] = *(end - 1);
-        if (int(heap.size()) == k && bound > heap.front().first)
-          break; // this cluster and every later one lie beyond the k-th: pruned
-        for (std::int64_t m = start[std::size_t(c)]; m < start[std::size_t(c) + 1]; ++m) {
-          const std::int32_t j = members[std::size_t(m)];
-          if (excludeSelf && j == i)
-            continue;
-          const Item item{euclid(qi, x.data() + std::size_t(j) * std::size_t(d), d), j};
-          ++scored;
-          if (int(heap.size()) < k) {
-            heap.push_back(item);
-            std::push_heap(heap.begin(), heap.end());
-          } else if (item < heap.front()) {
-            std::pop_heap(heap.begin(), heap.end());
-            heap.back() = item;
-            std::push_heap(heap.begin(), heap.end());
+      for (std::int64_t i = from; i < to; ++i) {
+        if (job.stopRequested())
+          continue;
+        const double* qi = q.data() + std::size_t(i) * std::size_t(d);
+        for (int c = 0; c < p; ++c) // Lemma 1: no member of c lies nearer than this
+          order[std::size_t(c)] = {
+              std::max(0.0, euclid(qi, centre.data() + std::size_t(c) * std::size_t(d), d) -
+                                radius[std::size_t(c)]),
+              c};
+        // Clusters in order of their bound, taken from a min-heap: most queries stop after a few.
+        std::make_heap(order.begin(), order.end(), std::greater<>());
+        heap.clear();
+        for (auto end = order.end(); end != order.begin(); --end) {
+          std::pop_heap(order.begin(), end, std::greater<>());
+          const auto [bound, c] = *(end - 1);
+          if (int(heap.size()) == k && bound > heap.front().first)
+            break; // this cluster and every later one lie beyond the k-th: pruned
+          for (std::int64_t m = start[std::size_t(c)]; m < start[std::size_t(c) + 1]; ++m) {
+            const std::int32_t j = members[std::size_t(m)];
+            if (excludeSelf && j == i)
+              continue;
+            const Item item{euclid(qi, x.data() + std::size_t(j) * std::size_t(d), d), j};
+            ++scored;
+            if (int(heap.size()) < k) {
+              heap.push_back(item);
+              std::push_heap(heap.begin(), heap.end());
+            } else if (item < heap.front()) {
+              std::pop_heap(heap.begin(), heap.end());
+              heap.back() = item;
+              std::push_heap(heap.begin(), heap.end());
+            }
           }
         }
-      }
-      std::sort_heap(heap.begin(), heap.end());
-      for (int c = 0; c < k; ++c) {
-        ids[std::size_t(i) * std::size_t(k) + std::size_t(c)] = heap[std::size_t(c)].second;
-        dists[std::size_t(i) * std::size_t(k) + std::size_t(c)] = float(heap[std::size_t(c)].first);
+        std::sort_heap(heap.begin(), heap.end());
+        for (int c = 0; c < k; ++c) {
+          ids[std::size_t(i) * std::size_t(k) + std::size_t(c)] = heap[std::size_t(c)].second;
+          dists[std::size_t(i) * std::size_t(k) + std::size_t(c)] =
+              float(heap[std::size_t(c)].first);
+        }
       }
     }
-  }
     return scored;
   };
   // The first queries tell how well the clusters prune this data; where they score more than
@@ -143,7 +152,8 @@ std::optional<KnnResult> stepSearch(const MatrixView<float>& queries, const Matr
   result.report.detail = std::to_string(p) + " clusters, " +
                          std::to_string(visited / std::max<std::int64_t>(1, nq)) + " of " +
                          std::to_string(n) + " items scored a query";
-  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  result.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return result;
 }
 

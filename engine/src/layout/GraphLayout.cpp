@@ -17,7 +17,6 @@
 namespace nearscape {
 namespace {
 
-
 /// a, b of the curve 1 / (1 + a·x^2b) fitted to umap-learn's target: 1 up to minDist, then
 /// exp(−(x − minDist)) (spread 1). A coarse-to-fine grid search is plenty for two parameters.
 void fitCurve(float minDist, double& a, double& b) {
@@ -56,7 +55,7 @@ void fitCurve(float minDist, double& a, double& b) {
 
 /// UMAP's smooth kNN weights, symmetrised by the fuzzy union w = a + b − a·b.
 UndirectedGraph fuzzyGraph(const MatrixView<std::int32_t>& ids, const MatrixView<float>& dist,
-                      int threads) {
+                           int threads) {
   const std::int64_t n = ids.rows, k = ids.cols;
   std::vector<float> w(static_cast<std::size_t>(n * k), 0.0f);
   const double target = std::log2(double(k));
@@ -166,8 +165,8 @@ Matrix<float> layoutGraph(const MatrixView<std::int32_t>& ids, const MatrixView<
   gpu::onGpuOrCpu(
       context,
       [&](gpu::GpuBackend& gpu) {
-        gpu.layoutEpochs(step, epochs, params.learningRate, params.reportEvery, cur.data(),
-                         context, job, report);
+        gpu.layoutEpochs(step, epochs, params.learningRate, params.reportEvery, cur.data(), context,
+                         job, report);
       },
       [&] {
         for (int epoch = 0; epoch < epochs; ++epoch) {
@@ -206,7 +205,8 @@ Matrix<std::int32_t> mapNeighbours(const MatrixView<float>& positions, int k, in
   const double cell = std::pow(volume * std::max(1.0, k / 2.0) / double(n), 1.0 / dim);
   std::int64_t cells[3] = {1, 1, 1};
   for (int d = 0; d < dim; ++d)
-    cells[d] = std::clamp<std::int64_t>(std::int64_t((hi[d] - lo[d]) / cell) + 1, 1, dim == 2 ? 4096 : 256);
+    cells[d] = std::clamp<std::int64_t>(std::int64_t((hi[d] - lo[d]) / cell) + 1, 1,
+                                        dim == 2 ? 4096 : 256);
   auto coord = [&](float v, int d) {
     return std::clamp<std::int64_t>(std::int64_t((v - lo[d]) / cell), 0, cells[d] - 1);
   };
@@ -214,7 +214,8 @@ Matrix<std::int32_t> mapNeighbours(const MatrixView<float>& positions, int k, in
     return dim == 2 ? x[1] * cells[0] + x[0] : (x[2] * cells[1] + x[1]) * cells[0] + x[0];
   };
   const std::int64_t total = cells[0] * cells[1] * cells[2];
-  std::vector<std::int64_t> start(static_cast<std::size_t>(total + 1), 0), of(static_cast<std::size_t>(n));
+  std::vector<std::int64_t> start(static_cast<std::size_t>(total + 1), 0),
+      of(static_cast<std::size_t>(n));
   for (std::int64_t i = 0; i < n; ++i) {
     std::int64_t x[3] = {0, 0, 0};
     for (int d = 0; d < dim; ++d)
@@ -284,8 +285,8 @@ Matrix<std::int32_t> mapNeighbours(const MatrixView<float>& positions, int k, in
   return Matrix<std::int32_t>(std::move(out), n, k);
 }
 
-LayoutQuality layoutQuality(const MatrixView<std::int32_t>& truth, const MatrixView<float>& positions,
-                            int k, int threads) {
+LayoutQuality layoutQuality(const MatrixView<std::int32_t>& truth,
+                            const MatrixView<float>& positions, int k, int threads) {
   NEARSCAPE_EXPECTS(truth.rows == positions.rows && truth.cols >= k,
                     "the true neighbours must be n × ≥k");
   const Matrix<std::int32_t> map = mapNeighbours(positions, k, threads);

@@ -24,10 +24,10 @@ struct EpochStep {
   int dim = 2;
   const std::int64_t* offsets = nullptr; ///< CSR of the fuzzy graph
   const std::int32_t* targets = nullptr;
-  const float* perSample = nullptr;      ///< epochs between samples of each edge (inf: never)
-  float* nextSample = nullptr;           ///< the epoch each edge is sampled next
-  float a = 0, b = 0;                    ///< the curve 1 / (1 + a·d^2b)
-  float alpha = 0;                       ///< this epoch's learning rate
+  const float* perSample = nullptr; ///< epochs between samples of each edge (inf: never)
+  float* nextSample = nullptr;      ///< the epoch each edge is sampled next
+  float a = 0, b = 0;               ///< the curve 1 / (1 + a·d^2b)
+  float alpha = 0;                  ///< this epoch's learning rate
   int negativeSamples = 5;
   int epoch = 0;
   std::uint64_t seed = 0;
@@ -53,8 +53,7 @@ NEARSCAPE_HOST_DEVICE inline void moveNode(const EpochStep& s, std::int64_t i) {
     for (int c = 0; c < dim; ++c)
       d2 += (yi[c] - yj[c]) * (yi[c] - yj[c]);
     if (d2 > 0) {
-      const float coef =
-          -2.0f * s.a * s.b * powf(d2, s.b - 1.0f) / (1.0f + s.a * powf(d2, s.b));
+      const float coef = -2.0f * s.a * s.b * powf(d2, s.b - 1.0f) / (1.0f + s.a * powf(d2, s.b));
       for (int c = 0; c < dim; ++c)
         move[c] += s.alpha * clipGradient(coef * (yi[c] - yj[c]));
     }

@@ -55,8 +55,8 @@ void topEigen(const RowMatrixD& cov, int k, std::uint64_t seed, Eigen::MatrixXd&
 
 } // namespace
 
-PcaResult computePca(const MatrixView<float>& data, const PcaParams& params,
-                     const Context& context, JobControl& job) {
+PcaResult computePca(const MatrixView<float>& data, const PcaParams& params, const Context& context,
+                     JobControl& job) {
   NEARSCAPE_EXPECTS(data.rows > 0 && data.cols > 0, "PCA needs at least one item");
   NEARSCAPE_EXPECTS(params.components >= 1 && params.components <= data.cols,
                     "PCA components must lie in [1, d] (d = " + std::to_string(data.cols) + ")");
@@ -80,7 +80,8 @@ PcaResult computePca(const MatrixView<float>& data, const PcaParams& params,
 
   // Covariance: syrk over centred row tiles in float32, accumulated across tiles in float64.
   blas::setThreads(threads);
-  const std::int64_t tileRows = std::max<std::int64_t>(256, (1 << 22) / std::max<std::int64_t>(d, 1));
+  const std::int64_t tileRows =
+      std::max<std::int64_t>(256, (1 << 22) / std::max<std::int64_t>(d, 1));
   std::vector<float> tile(static_cast<std::size_t>(tileRows * d));
   std::vector<float> tileCov(static_cast<std::size_t>(d * d));
   RowMatrixD cov = RowMatrixD::Zero(d, d);
@@ -94,8 +95,8 @@ PcaResult computePca(const MatrixView<float>& data, const PcaParams& params,
       for (std::int64_t j = 0; j < d; ++j)
         t[j] = static_cast<float>(x[j] - mean[j]);
     }
-    cblas_ssyrk(CblasRowMajor, CblasUpper, CblasTrans, int(d), int(rows), 1.0f, tile.data(),
-                int(d), 0.0f, tileCov.data(), int(d));
+    cblas_ssyrk(CblasRowMajor, CblasUpper, CblasTrans, int(d), int(rows), 1.0f, tile.data(), int(d),
+                0.0f, tileCov.data(), int(d));
     for (std::int64_t a = 0; a < d; ++a)
       for (std::int64_t b = a; b < d; ++b)
         cov(a, b) += tileCov[a * d + b];

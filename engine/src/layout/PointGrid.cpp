@@ -34,7 +34,8 @@ PointGrid::PointGrid(const MatrixView<float>& coords) {
   m_cellStart.assign(static_cast<std::size_t>(m_rows * m_cols + 1), 0);
   std::vector<std::int64_t> cellOfItem(static_cast<std::size_t>(n));
   for (std::int64_t i = 0; i < n; ++i) {
-    const std::int64_t c = cellOf(m_xy[2 * i + 1], m_minY, m_rows) * m_cols + cellOf(m_xy[2 * i], m_minX, m_cols);
+    const std::int64_t c =
+        cellOf(m_xy[2 * i + 1], m_minY, m_rows) * m_cols + cellOf(m_xy[2 * i], m_minX, m_cols);
     cellOfItem[i] = c;
     ++m_cellStart[c + 1];
   }
@@ -57,8 +58,10 @@ std::int64_t PointGrid::nearest(double x, double y, double radius,
                                 const std::function<bool(std::int64_t)>& accept) const {
   if (m_xy.empty() || !(radius >= 0))
     return -1;
-  const std::int64_t c0 = cellOf(x - radius, m_minX, m_cols), c1 = cellOf(x + radius, m_minX, m_cols);
-  const std::int64_t r0 = cellOf(y - radius, m_minY, m_rows), r1 = cellOf(y + radius, m_minY, m_rows);
+  const std::int64_t c0 = cellOf(x - radius, m_minX, m_cols),
+                     c1 = cellOf(x + radius, m_minX, m_cols);
+  const std::int64_t r0 = cellOf(y - radius, m_minY, m_rows),
+                     r1 = cellOf(y + radius, m_minY, m_rows);
   std::int64_t best = -1;
   double bestD = radius * radius;
   for (std::int64_t r = r0; r <= r1; ++r)

@@ -9,6 +9,8 @@ extern "C" void openblas_set_num_threads(int threads);
 namespace nearscape::blas {
 
 /// Sets how many threads the following BLAS calls use.
-inline void setThreads(int threads) { openblas_set_num_threads(threads < 1 ? 1 : threads); }
+inline void setThreads(int threads) {
+  openblas_set_num_threads(threads < 1 ? 1 : threads);
+}
 
 } // namespace nearscape::blas

@@ -22,7 +22,8 @@ float dotGeneric(const float* a, const float* b, std::int64_t d) {
   float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
   std::int64_t i = 0;
   for (; i + 4 <= d; i += 4)
-    s0 += a[i] * b[i], s1 += a[i + 1] * b[i + 1], s2 += a[i + 2] * b[i + 2], s3 += a[i + 3] * b[i + 3];
+    s0 += a[i] * b[i], s1 += a[i + 1] * b[i + 1], s2 += a[i + 2] * b[i + 2],
+        s3 += a[i + 3] * b[i + 3];
   for (; i < d; ++i)
     s0 += a[i] * b[i];
   return (s0 + s1) + (s2 + s3);
@@ -90,7 +91,8 @@ __attribute__((target("avx512f"))) float l2Avx512(const float* a, const float* b
   if (i < d) { // the tail through masks: d need not be a multiple of 16
     for (; i < d; i += 16) {
       const __mmask16 m = d - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (d - i)) - 1);
-      const __m512 e = _mm512_sub_ps(_mm512_maskz_loadu_ps(m, a + i), _mm512_maskz_loadu_ps(m, b + i));
+      const __m512 e =
+          _mm512_sub_ps(_mm512_maskz_loadu_ps(m, a + i), _mm512_maskz_loadu_ps(m, b + i));
       s0 = _mm512_fmadd_ps(e, e, s0);
     }
   }
@@ -132,8 +134,14 @@ const Kernels& kernels() {
 
 } // namespace
 
-float l2Squared(const float* a, const float* b, std::int64_t d) { return kernels().l2(a, b, d); }
-float dot(const float* a, const float* b, std::int64_t d) { return kernels().dot(a, b, d); }
-const char* kernelName() { return kernels().name; }
+float l2Squared(const float* a, const float* b, std::int64_t d) {
+  return kernels().l2(a, b, d);
+}
+float dot(const float* a, const float* b, std::int64_t d) {
+  return kernels().dot(a, b, d);
+}
+const char* kernelName() {
+  return kernels().name;
+}
 
 } // namespace nearscape::simd

@@ -1,6 +1,7 @@
 #pragma once
 // Float32 distance kernels for the ANN indexes' inner loops (internal). The build targets the
-// baseline x86-64 (docs/design.md, Conventions): AVX2+FMA and AVX-512 versions are picked at run time.
+// baseline x86-64 (docs/design.md, Conventions): AVX2+FMA and AVX-512 versions are picked at run
+// time.
 
 #include <cstdint>
 

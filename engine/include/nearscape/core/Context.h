@@ -17,11 +17,11 @@ std::optional<Backend> parseBackend(std::string_view text);
 
 /// What the engine may use. No globals: every long call takes one of these.
 struct Context {
-  Backend backend = Backend::Auto;   ///< Auto takes CUDA when a usable device exists
-  int threads = 0;                   ///< CPU threads; 0 = all hardware threads
-  std::uint64_t memoryBudget = 0;    ///< bytes for working buffers; 0 = decide from the machine
-  std::uint64_t seed = 0;            ///< seed for every randomized step
-  int device = 0;                    ///< CUDA device ordinal
+  Backend backend = Backend::Auto; ///< Auto takes CUDA when a usable device exists
+  int threads = 0;                 ///< CPU threads; 0 = all hardware threads
+  std::uint64_t memoryBudget = 0;  ///< bytes for working buffers; 0 = decide from the machine
+  std::uint64_t seed = 0;          ///< seed for every randomized step
+  int device = 0;                  ///< CUDA device ordinal
 };
 
 /// Parses sizes such as "512M", "2G", "1.5G", "4096" (bytes). Throws InvalidArgument.

@@ -56,7 +56,8 @@ struct Dataset {
   Matrix<float> truthDistances;  ///< ann-benchmarks "distances"; may be empty
 
   std::string contentHash; ///< 32 hex digits: XXH3-128 of shape + vector bytes
-  std::vector<std::string> warnings; ///< what was skipped while opening (a sidecar that did not fit)
+  std::vector<std::string>
+      warnings; ///< what was skipped while opening (a sidecar that did not fit)
 
   std::int64_t size() const { return vectors.rows(); }
   std::int64_t dim() const { return vectors.cols(); }

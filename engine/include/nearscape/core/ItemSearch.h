@@ -26,11 +26,11 @@ std::vector<std::int64_t> findItems(const Dataset& data, const std::string& text
 /// number (and at least one does), else categories.
 struct ColumnValues {
   bool numeric = false;
-  std::vector<double> numbers;            ///< numeric: one per item, NaN where empty
-  double minimum = 0, maximum = 0;        ///< numeric: the range of the finite values
-  std::vector<std::string> categories;    ///< categorical: most frequent first (ties by name)
-  std::vector<std::int64_t> counts;       ///< categorical: items per category
-  std::vector<std::int32_t> category;     ///< categorical: one per item, index into categories
+  std::vector<double> numbers;         ///< numeric: one per item, NaN where empty
+  double minimum = 0, maximum = 0;     ///< numeric: the range of the finite values
+  std::vector<std::string> categories; ///< categorical: most frequent first (ties by name)
+  std::vector<std::int64_t> counts;    ///< categorical: items per category
+  std::vector<std::int32_t> category;  ///< categorical: one per item, index into categories
 };
 
 /// Column `column` of `data.metadata` read as numbers or categories. Throws InvalidArgument

@@ -11,14 +11,12 @@ namespace nearscape {
 
 /// A rows × cols row-major matrix whose storage is either owned or kept alive by a shared
 /// handle (for example a memory-mapped file). Copying shares the storage.
-template <typename T>
-class Matrix {
+template <typename T> class Matrix {
 public:
   Matrix() = default;
 
   /// Takes ownership of `values` (rows * cols elements).
-  Matrix(std::vector<T> values, std::int64_t rows, std::int64_t cols)
-      : m_rows(rows), m_cols(cols) {
+  Matrix(std::vector<T> values, std::int64_t rows, std::int64_t cols) : m_rows(rows), m_cols(cols) {
     auto owned = std::make_shared<std::vector<T>>(std::move(values));
     m_data = owned->data();
     m_keepAlive = std::move(owned);

@@ -8,8 +8,7 @@
 namespace nearscape {
 
 /// A read-only rows × cols row-major matrix in host memory. Does not own its data.
-template <typename T>
-struct MatrixView {
+template <typename T> struct MatrixView {
   const T* data = nullptr; ///< rows * cols elements, row-major
   std::int64_t rows = 0;   ///< number of items
   std::int64_t cols = 0;   ///< dimension

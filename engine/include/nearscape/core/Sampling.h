@@ -17,9 +17,9 @@ std::vector<std::int64_t> seededSample(std::int64_t n, std::int64_t count, std::
 /// Rows of a data set split into queries (a seededSample of them) and the base (the rest), as
 /// copies, for measuring a search on data that has no queries of its own.
 struct HeldOut {
-  std::vector<float> base, queries;     ///< row-major copies
-  std::vector<std::int64_t> baseRows;   ///< base row → data row
-  std::vector<std::int64_t> queryRows;  ///< query row → data row
+  std::vector<float> base, queries;    ///< row-major copies
+  std::vector<std::int64_t> baseRows;  ///< base row → data row
+  std::vector<std::int64_t> queryRows; ///< query row → data row
   std::int64_t dim = 0;
   MatrixView<float> baseView() const { return {base.data(), std::int64_t(baseRows.size()), dim}; }
   MatrixView<float> queryView() const {

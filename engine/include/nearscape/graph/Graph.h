@@ -44,8 +44,7 @@ enum class DuplicateEdges {
 /// The undirected graph of `edges` over `nodes` nodes; self loops are kept out by the caller.
 /// Built row by row in parallel (no global sort). Throws InvalidArgument for ids out of range.
 UndirectedGraph graphFromEdges(std::int64_t nodes, const std::vector<WeightedEdge>& edges,
-                               DuplicateEdges rule = DuplicateEdges::KeepSmaller,
-                               int threads = 0);
+                               DuplicateEdges rule = DuplicateEdges::KeepSmaller, int threads = 0);
 
 /// The symmetrised kNN graph: an edge {i, j} when either lists the other, weighted by their
 /// distance. Inner-product distances (−⟨x, y⟩) become max⟨x, y⟩ − ⟨x, y⟩ over the graph's edges
@@ -97,7 +96,7 @@ private:
   void root(JobControl& job);
 
   std::vector<WeightedEdge> m_edges;
-  std::vector<std::int32_t> m_parent;  ///< −1 at roots
+  std::vector<std::int32_t> m_parent; ///< −1 at roots
   std::vector<float> m_parentWeight;
   std::vector<std::int32_t> m_depth;
   std::vector<std::int32_t> m_root;
@@ -108,11 +107,11 @@ private:
 
 /// A path with its steps.
 struct GraphPath {
-  std::vector<std::int32_t> nodes; ///< from … to; empty when none exists
-  std::vector<float> steps;        ///< nodes.size() − 1 edge weights
-  float bottleneck = 0;            ///< the largest step
+  std::vector<std::int32_t> nodes;   ///< from … to; empty when none exists
+  std::vector<float> steps;          ///< nodes.size() − 1 edge weights
+  float bottleneck = 0;              ///< the largest step
   std::int64_t bottleneckIndex = -1; ///< index into steps of the largest step (first if tied)
-  double total = 0;                ///< sum of steps
+  double total = 0;                  ///< sum of steps
   bool found() const { return !nodes.empty(); }
 };
 

@@ -6,8 +6,8 @@
 ///
 /// Kinds: "graph" (a fixed-degree search graph pruned from the kNN graph, searched best-first as
 /// SONG does) and "ivf" (IVF-Flat: k-means lists, nprobe of them scanned). Distances follow
-/// docs/design.md's conventions (L2 → Euclidean, cosine → 1 − cos, inner product → −⟨x, y⟩), computed
-/// in float32: an index is approximate, its ids are what recall judges.
+/// docs/design.md's conventions (L2 → Euclidean, cosine → 1 − cos, inner product → −⟨x, y⟩),
+/// computed in float32: an index is approximate, its ids are what recall judges.
 
 #include "nearscape/core/Context.h"
 #include "nearscape/core/JobControl.h"
@@ -97,7 +97,8 @@ std::unique_ptr<AnnIndex> buildIndex(std::string_view kind, const MatrixView<flo
 
 /// Reads an index written by AnnIndex::save over the same `base` (whose content hash must match,
 /// when given). Throws IoError, FormatError (bad magic, version, size, checksum; other data).
-std::unique_ptr<AnnIndex> loadIndex(const std::filesystem::path& path, const MatrixView<float>& base,
-                                    const std::string& contentHash, const Context& context);
+std::unique_ptr<AnnIndex> loadIndex(const std::filesystem::path& path,
+                                    const MatrixView<float>& base, const std::string& contentHash,
+                                    const Context& context);
 
 } // namespace nearscape

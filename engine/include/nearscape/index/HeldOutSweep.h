@@ -44,7 +44,7 @@ struct HeldOutSweepStages {
 };
 
 struct HeldOutSweep {
-  HeldOut held; ///< the split; empty when queries were given
+  HeldOut held;                    ///< the split; empty when queries were given
   MatrixView<float> base, queries; ///< views of `held` or of the caller's matrices
   Matrix<std::int32_t> truth;
   std::unique_ptr<AnnIndex> index;

@@ -14,15 +14,15 @@
 namespace nearscape {
 
 struct KMeansParams {
-  int clusters = 0;               ///< k ≤ rows
-  int iterations = 10;            ///< Lloyd iterations
-  bool plusPlus = false;          ///< k-means++ seeding (else k distinct random rows)
-  int maxPointsPerCluster = 256;  ///< the training sample holds at most k × this many rows
+  int clusters = 0;              ///< k ≤ rows
+  int iterations = 10;           ///< Lloyd iterations
+  bool plusPlus = false;         ///< k-means++ seeding (else k distinct random rows)
+  int maxPointsPerCluster = 256; ///< the training sample holds at most k × this many rows
 };
 
 struct KMeansResult {
-  Matrix<float> centroids;        ///< k × d
-  double inertia = 0;             ///< mean squared distance (1 − cos for cosine) to the centroid
+  Matrix<float> centroids; ///< k × d
+  double inertia = 0;      ///< mean squared distance (1 − cos for cosine) to the centroid
   int iterations = 0;
 };
 

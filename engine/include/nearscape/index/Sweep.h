@@ -15,9 +15,9 @@ struct SweepOptions {
   int k = 10;
   /// The settings to measure, in order; empty = defaultSweepGrid(index, k).
   std::vector<ParameterValues> grid;
-  std::int64_t batchSize = 0;       ///< queries per search call for QPS; 0 = all at once
+  std::int64_t batchSize = 0;        ///< queries per search call for QPS; 0 = all at once
   std::int64_t latencyQueries = 200; ///< first queries timed one by one for p50/p99 (0 = none)
-  std::int64_t missedQuery = 0;     ///< the query row whose missed true neighbours each row lists
+  std::int64_t missedQuery = 0;      ///< the query row whose missed true neighbours each row lists
 };
 
 struct SweepRow {
@@ -27,7 +27,7 @@ struct SweepRow {
   double p50Ms = 0, p99Ms = 0; ///< batch-1 latency
   double buildSeconds = 0;
   std::uint64_t bytes = 0;
-  bool pareto = false;         ///< on the recall/QPS front (set once the sweep ends)
+  bool pareto = false;              ///< on the recall/QPS front (set once the sweep ends)
   std::vector<std::int32_t> missed; ///< true neighbours of options.missedQuery this setting missed
 };
 

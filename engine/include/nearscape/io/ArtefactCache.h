@@ -29,7 +29,8 @@ public:
   static constexpr std::uint64_t kDefaultMaxBytes = 10'000'000'000ull;
 
   /// A kNN graph of `data` under `metric`; `params` names how it was built (method, k, seed…).
-  std::optional<KnnResult> loadGraph(const Dataset& data, Metric metric, const std::string& params) const;
+  std::optional<KnnResult> loadGraph(const Dataset& data, Metric metric,
+                                     const std::string& params) const;
   /// Stores it; failures (a full disk, a read-only folder) are ignored: the cache is an aid.
   void storeGraph(const Dataset& data, Metric metric, const std::string& params,
                   const KnnResult& graph) const;

@@ -9,8 +9,8 @@
 
 #include "nearscape/core/Dataset.h"
 #include "nearscape/core/Matrix.h"
-#include "nearscape/knn/Knn.h"
 #include "nearscape/core/Metric.h"
+#include "nearscape/knn/Knn.h"
 
 #include <filesystem>
 #include <string>
@@ -18,10 +18,10 @@
 namespace nearscape {
 
 struct GraphFile {
-  Matrix<std::int32_t> ids;    ///< n × k
-  Matrix<float> distances;     ///< n × k
+  Matrix<std::int32_t> ids; ///< n × k
+  Matrix<float> distances;  ///< n × k
   Metric metric = Metric::L2;
-  std::string contentHash;     ///< Dataset::contentHash of the data it was built on
+  std::string contentHash;       ///< Dataset::contentHash of the data it was built on
   std::string paramsJson = "{}"; ///< how it was built
 };
 
@@ -42,7 +42,8 @@ bool isGraphFile(const std::filesystem::path& path);
 /// another metric) or an ids .npy (n × k, int32/int64) whose distances are recomputed exactly.
 /// With `ofFirstRows` (items added to a graph): the graph covers only the first rows of `data`,
 /// at least two rows follow them, and a graph file's content hash must be that of those first
-/// rows (an ids .npy carries no hash: only its ids are checked). Throws FormatError, InvalidArgument, IoError.
+/// rows (an ids .npy carries no hash: only its ids are checked). Throws FormatError,
+/// InvalidArgument, IoError.
 KnnResult readKnnGraph(const std::filesystem::path& path, const Dataset& data, Metric metric,
                        bool ofFirstRows = false);
 

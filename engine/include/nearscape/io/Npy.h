@@ -13,10 +13,10 @@ namespace nearscape {
 
 /// The parsed header of a `.npy` file.
 struct NpyHeader {
-  std::string descr;                ///< e.g. "<f4"
+  std::string descr; ///< e.g. "<f4"
   bool fortranOrder = false;
   std::vector<std::int64_t> shape;
-  std::size_t dataOffset = 0;       ///< bytes from the start of the file
+  std::size_t dataOffset = 0; ///< bytes from the start of the file
   std::size_t itemSize = 0;
 };
 

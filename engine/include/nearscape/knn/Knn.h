@@ -23,8 +23,8 @@ namespace nearscape {
 
 /// Tuning of the exact search; the defaults suit both backends.
 struct ExactKnnParams {
-  std::int64_t queryTile = 0; ///< queries per GEMM tile; 0 = chosen from the memory budget
-  std::int64_t baseTile = 0;  ///< base rows per GEMM tile; 0 = chosen from the memory budget
+  std::int64_t queryTile = 0;   ///< queries per GEMM tile; 0 = chosen from the memory budget
+  std::int64_t baseTile = 0;    ///< base rows per GEMM tile; 0 = chosen from the memory budget
   bool reducedPrecision = true; ///< GPU only: float16 candidates (then the exact re-check)
   /// STEP's cluster pruning (L2): Auto takes it where a probe of the queries shows it pruning
   /// most of the base (GPU: ≤ 256 dimensions, CPU: ≤ 16), Always whenever it applies (tests),
@@ -35,11 +35,11 @@ struct ExactKnnParams {
 /// The k nearest neighbours of each query row.
 /// How a result was computed: fields for code and tests, describe() for people.
 struct RunReport {
-  std::string device;     ///< "CPU (2 threads)" or the GPU's name
-  std::string method;     ///< "exact", "STEP", "NN-Descent", "GNND", "GGM merge", "resident base"…
-  std::string precision;  ///< the GPU's candidate precision ("float16 candidates", "3xTF32 …")
-  int iterations = 0;     ///< NN-Descent / GNND iterations run
-  int shards = 0;         ///< sharded NN-Descent: shards, every pair merged by GGM (0: one piece)
+  std::string device;    ///< "CPU (2 threads)" or the GPU's name
+  std::string method;    ///< "exact", "STEP", "NN-Descent", "GNND", "GGM merge", "resident base"…
+  std::string precision; ///< the GPU's candidate precision ("float16 candidates", "3xTF32 …")
+  int iterations = 0;    ///< NN-Descent / GNND iterations run
+  int shards = 0;        ///< sharded NN-Descent: shards, every pair merged by GGM (0: one piece)
   int streamedChunks = 0; ///< the base streamed from host memory in this many chunks (0: resident)
   std::string detail;     ///< anything else a person may want (STEP's clusters, items scored)
   std::string fallback;   ///< why the CPU did work the GPU was to do ("" when it did not)
@@ -49,13 +49,13 @@ struct RunReport {
 };
 
 struct KnnResult {
-  Matrix<std::int32_t> ids;   ///< rows × k, nearest first
-  Matrix<float> distances;    ///< rows × k, ascending
+  Matrix<std::int32_t> ids;       ///< rows × k, nearest first
+  Matrix<float> distances;        ///< rows × k, ascending
   Backend backend = Backend::Cpu; ///< where it ran
-  RunReport report;           ///< how
+  RunReport report;               ///< how
   std::int64_t fallbackRows = 0;  ///< rows recomputed directly because the bound was too loose
   double candidatesPerRow = 0;    ///< mean candidates re-checked exactly per row
-  double seconds = 0;         ///< wall time of the call
+  double seconds = 0;             ///< wall time of the call
 };
 
 /// k nearest rows of `base` for each row of `queries` (k ≤ base rows).

@@ -12,11 +12,11 @@
 namespace nearscape {
 
 struct NnDescentParams {
-  int sampleSize = 0;       ///< NEW/OLD samples per node and iteration; 0 = 2k
+  int sampleSize = 0; ///< NEW/OLD samples per node and iteration; 0 = 2k
   /// Upper bound on iterations; `delta` ends them first (GPU, manifold data: 1M × 128 after 14,
   /// 10M × 96 after 18 — a bound of 12 stopped those at recall 0.992 and 0.837).
   int maxIterations = 30;
-  double delta = 0.001;     ///< stop when fewer than delta · n · k entries changed in an iteration
+  double delta = 0.001; ///< stop when fewer than delta · n · k entries changed in an iteration
   /// false (GPU): the lists' own order and float32 working distances, not re-checked in float64
   /// — for shards and partial merges whose ids only feed the next merge.
   bool exactFinish = true;
@@ -37,8 +37,8 @@ using NnDescentProgress = std::function<void(int iteration, double updateRate)>;
 /// whatever the thread count on the CPU; on CUDA (GNND) not bitwise. When n items' working memory
 /// (nnDescentBytesPerItem) exceeds context.memoryBudget, shards of half the budget are built one
 /// at a time and every pair of them merged by GGM, the best k of each row kept in host memory
-/// (the result's `device` says how many shards). Throws InvalidArgument (k out of range, n < 2, NaN/Inf),
-/// Cancelled (checked between chunks of nodes).
+/// (the result's `device` says how many shards). Throws InvalidArgument (k out of range, n < 2,
+/// NaN/Inf), Cancelled (checked between chunks of nodes).
 KnnResult nnDescentGraph(const MatrixView<float>& data, int k, Metric metric,
                          const Context& context, JobControl& job = noJobControl(),
                          const NnDescentParams& params = {},
@@ -82,9 +82,10 @@ inline KnnResult autoKnnGraph(const MatrixView<float>& data, int k, Metric metri
 /// (0 is row `split`). For data beyond memory (shards built one at a time, merged pairwise) and
 /// for adding items to an existing graph. Throws as nnDescentGraph.
 KnnResult mergeKnnGraphs(const MatrixView<float>& data, std::int64_t split,
-                         const MatrixView<std::int32_t>& first, const MatrixView<std::int32_t>& second,
-                         int k, Metric metric, const Context& context,
-                         JobControl& job = noJobControl(), const NnDescentParams& params = {},
+                         const MatrixView<std::int32_t>& first,
+                         const MatrixView<std::int32_t>& second, int k, Metric metric,
+                         const Context& context, JobControl& job = noJobControl(),
+                         const NnDescentParams& params = {},
                          const NnDescentProgress& progress = {});
 
 } // namespace nearscape

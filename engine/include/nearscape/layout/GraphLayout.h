@@ -45,7 +45,7 @@ struct LayoutQuality {
   std::vector<float> perItem;
   double overall = 0;
 };
-LayoutQuality layoutQuality(const MatrixView<std::int32_t>& truth, const MatrixView<float>& positions,
-                            int k = 10, int threads = 0);
+LayoutQuality layoutQuality(const MatrixView<std::int32_t>& truth,
+                            const MatrixView<float>& positions, int k = 10, int threads = 0);
 
 } // namespace nearscape

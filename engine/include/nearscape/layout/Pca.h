@@ -11,16 +11,16 @@
 namespace nearscape {
 
 struct PcaParams {
-  int components = 2;              ///< output dimension (2 or 3 for maps), ≤ d
-  std::int64_t maxSampleRows = 0;  ///< fit on a seeded sample of at most this many rows; 0 = all
+  int components = 2;             ///< output dimension (2 or 3 for maps), ≤ d
+  std::int64_t maxSampleRows = 0; ///< fit on a seeded sample of at most this many rows; 0 = all
 };
 
 struct PcaResult {
-  Matrix<float> coordinates;         ///< n × components, centred projections
-  std::vector<double> mean;          ///< d
-  std::vector<double> axes;          ///< components × d, unit principal axes, row-major
-  std::vector<double> variances;     ///< components, descending
-  double totalVariance = 0;          ///< trace of the covariance
+  Matrix<float> coordinates;     ///< n × components, centred projections
+  std::vector<double> mean;      ///< d
+  std::vector<double> axes;      ///< components × d, unit principal axes, row-major
+  std::vector<double> variances; ///< components, descending
+  double totalVariance = 0;      ///< trace of the covariance
 };
 
 /// Projects `data` onto its top principal axes. The covariance comes from a BLAS `syrk` over

@@ -27,7 +27,7 @@ public:
 private:
   std::int64_t cellOf(double v, double lo, std::int64_t limit) const;
 
-  std::vector<float> m_xy;               ///< n × 2
+  std::vector<float> m_xy; ///< n × 2
   double m_minX = 0, m_minY = 0, m_cell = 1;
   std::int64_t m_cols = 0, m_rows = 0;
   std::vector<std::int64_t> m_cellStart; ///< m_rows * m_cols + 1 offsets into m_items
