@@ -17,8 +17,12 @@ add_library(nearscape_cuda MODULE
   src/cuda/Gnnd.cu
 )
 target_include_directories(nearscape_cuda PRIVATE src)
+# Warnings on in the CUDA sources too: the host compiler's (-Wall -Wextra, through nvcc), the
+# device front end's (--Wreorder, --Wext-lambda-captures-this); nvcc's own warnings are errors.
 target_compile_options(nearscape_cuda PRIVATE
-  $<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr -lineinfo -Xcompiler=-fopenmp>
+  $<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr -lineinfo -Xcompiler=-fopenmp
+    -Xcompiler=-Wall,-Wextra,-Wno-unknown-pragmas --Wreorder --Wext-lambda-captures-this
+    -Werror=all-warnings>
   $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wno-unknown-pragmas>)
 
 # The plugin calls back into the engine (errors, JobControl, the kNN helpers) through the one

@@ -341,7 +341,11 @@ DeviceIvfFlat::DeviceIvfFlat(const MatrixView<float>& centroids, const std::int6
                           DeviceBuffer<std::int64_t>(std::size_t(centroids.rows) + 1),
                           DeviceBuffer<std::int32_t>(std::size_t(vectors.rows)),
                           DeviceBuffer<float>(std::size_t(vectors.rows * vectors.cols)),
-                          CublasHandle(), vectors.rows, int(vectors.cols)});
+                          CublasHandle(),
+                          vectors.rows,
+                          int(vectors.cols),
+                          {},
+                          {}});
   NEARSCAPE_CUBLAS_CHECK(cublasSetMathMode(m_state->cublas.get(), CUBLAS_DEFAULT_MATH));
   NEARSCAPE_CUDA_CHECK(cudaFuncSetAttribute(scanKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                             int(scanSharedBytes(int(vectors.cols)))));
