@@ -4,6 +4,8 @@
 #include <QLabel>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 namespace nearscape::ui {
 
 HoverCard::HoverCard(QWidget* parent)
@@ -21,7 +23,9 @@ HoverCard::HoverCard(QWidget* parent)
   m_text->setMaximumWidth(320);
 }
 
-void HoverCard::showItem(const Dataset& dataset, std::int64_t item, const QPoint& globalPos) {
+void HoverCard::showItem(const Dataset& dataset, std::int64_t item, const QImage& thumbnail,
+                         const QPoint& globalPos) {
+  m_item = item;
   QString text = tr("item %1").arg(item);
   const std::string label = dataset.labelOf(item);
   if (!label.empty())
@@ -33,22 +37,25 @@ void HoverCard::showItem(const Dataset& dataset, std::int64_t item, const QPoint
     text += QStringLiteral("\n") + QString::fromStdString(body);
   m_text->setText(text);
 
-  const Thumbnails& thumbs = dataset.thumbnails;
-  if (!thumbs.empty() && item < thumbs.pixels.rows()) {
-    const QImage::Format format =
-        thumbs.channels == 3 ? QImage::Format_RGB888 : QImage::Format_Grayscale8;
-    const QImage image(thumbs.image(item), thumbs.width, thumbs.height,
-                       thumbs.width * thumbs.channels, format);
-    m_image->setPixmap(QPixmap::fromImage(image.scaled(
-        thumbs.width * 4, thumbs.height * 4, Qt::KeepAspectRatio, Qt::FastTransformation)));
-    m_image->show();
-  } else {
-    m_image->clear();
-    m_image->hide();
-  }
-  adjustSize();
+  setThumbnail(thumbnail);
   move(globalPos + QPoint(16, 16));
   show();
+}
+
+void HoverCard::setThumbnail(const QImage& thumbnail) {
+  if (thumbnail.isNull()) {
+    m_image->clear();
+    m_image->hide();
+  } else {
+    // Small images (IDX's 28 × 28) are enlarged with sharp pixels; larger ones fit 128 pixels.
+    const int side = std::max(thumbnail.width(), thumbnail.height());
+    const double scale = side < 64 ? 4.0 : std::min(1.0, 128.0 / side);
+    m_image->setPixmap(QPixmap::fromImage(thumbnail.scaled(
+        int(thumbnail.width() * scale), int(thumbnail.height() * scale), Qt::KeepAspectRatio,
+        side < 64 ? Qt::FastTransformation : Qt::SmoothTransformation)));
+    m_image->show();
+  }
+  adjustSize();
 }
 
 QString HoverCard::text() const {

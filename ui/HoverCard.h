@@ -13,8 +13,14 @@ class HoverCard : public QFrame {
   Q_OBJECT
 public:
   explicit HoverCard(QWidget* parent = nullptr);
-  /// Fills the card for `item` of `dataset` and shows it near `globalPos`.
-  void showItem(const Dataset& dataset, std::int64_t item, const QPoint& globalPos);
+  /// Fills the card for `item` of `dataset`, with `thumbnail` (or none when null), and shows it
+  /// near `globalPos`.
+  void showItem(const Dataset& dataset, std::int64_t item, const QImage& thumbnail,
+                const QPoint& globalPos);
+  /// The item shown (-1 before the first).
+  std::int64_t item() const { return m_item; }
+  /// Replaces the thumbnail of the item shown (one that arrived after the card opened).
+  void setThumbnail(const QImage& thumbnail);
   /// What the card says (for tests and accessibility).
   QString text() const;
   /// The thumbnail shown, or a null pixmap.
@@ -23,6 +29,7 @@ public:
 private:
   QLabel* m_image;
   QLabel* m_text;
+  std::int64_t m_item = -1;
 };
 
 } // namespace nearscape::ui

@@ -1,20 +1,12 @@
 #include "ItemStrip.h"
 
+#include "Thumbnailer.h"
+
 #include <QIcon>
 #include <QImage>
 #include <QPixmap>
 
 namespace nearscape::ui {
-
-QIcon thumbnailIcon(const Dataset& dataset, std::int64_t item, int size) {
-  const Thumbnails& t = dataset.thumbnails;
-  if (t.empty() || item < 0 || item >= t.pixels.rows())
-    return {};
-  const QImage image(t.image(item), t.width, t.height, t.width * t.channels,
-                     t.channels == 3 ? QImage::Format_RGB888 : QImage::Format_Grayscale8);
-  return QIcon(
-      QPixmap::fromImage(image.scaled(size, size, Qt::KeepAspectRatio, Qt::FastTransformation)));
-}
 
 ItemStrip::ItemStrip(bool horizontal, QWidget* parent) : QListWidget(parent) {
   setIconSize(QSize(56, 56));
@@ -48,7 +40,9 @@ void ItemStrip::setItems(const Dataset& dataset, const std::vector<std::int32_t>
         body = body.substr(0, 90) + "…";
       text += QStringLiteral("\n") + QString::fromStdString(body);
     }
-    auto* entry = new QListWidgetItem(thumbnailIcon(dataset, id, 56), text, this);
+    const QIcon icon =
+        m_thumbnailer ? iconOf(m_thumbnailer->thumbnail(id), iconSize().width()) : QIcon();
+    auto* entry = new QListWidgetItem(icon, text, this);
     entry->setData(Qt::UserRole, id);
     if (i < emphasised.size() && emphasised[i]) {
       QFont f = entry->font();
@@ -56,6 +50,19 @@ void ItemStrip::setItems(const Dataset& dataset, const std::vector<std::int32_t>
       entry->setFont(f);
     }
   }
+}
+
+void ItemStrip::setThumbnailer(Thumbnailer* thumbnailer) {
+  if (m_thumbnailer)
+    disconnect(m_thumbnailer, nullptr, this, nullptr);
+  m_thumbnailer = thumbnailer;
+  if (!thumbnailer)
+    return;
+  connect(thumbnailer, &Thumbnailer::thumbnailReady, this, [this](qint64 ready) {
+    for (int row = 0; row < count(); ++row)
+      if (item(row)->data(Qt::UserRole).toLongLong() == ready)
+        item(row)->setIcon(iconOf(m_thumbnailer->thumbnail(ready), iconSize().width()));
+  });
 }
 
 std::int32_t ItemStrip::itemAt(int row) const {

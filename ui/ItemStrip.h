@@ -4,9 +4,13 @@
 
 #include "nearscape/core/Dataset.h"
 
+#include <QPointer>
+
 #include <QListWidget>
 
 namespace nearscape::ui {
+
+class Thumbnailer;
 
 class ItemStrip : public QListWidget {
   Q_OBJECT
@@ -19,13 +23,15 @@ public:
                 const std::vector<QString>& captions, const std::vector<bool>& emphasised = {});
   /// The item shown at row `row`.
   std::int32_t itemAt(int row) const;
+  /// Where thumbnails come from; rows update as their thumbnails arrive.
+  void setThumbnailer(Thumbnailer* thumbnailer);
+
+private:
+  QPointer<Thumbnailer> m_thumbnailer;
 
 signals:
   /// The person activated (double-clicked) an item.
   void itemChosen(std::int32_t item);
 };
-
-/// A thumbnail of `item` as an icon, or a null icon when the data has none.
-QIcon thumbnailIcon(const Dataset& dataset, std::int64_t item, int size);
 
 } // namespace nearscape::ui

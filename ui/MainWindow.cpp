@@ -11,6 +11,7 @@
 #include "MapView.h"
 #include "PreferencesDialog.h"
 #include "SweepPanel.h"
+#include "Thumbnailer.h"
 #include "WelcomePage.h"
 
 #include <QActionGroup>
@@ -89,12 +90,26 @@ struct MainWindow::Loaded {
 MainWindow::MainWindow(Context context, QWidget* parent)
     : QMainWindow(parent), m_context(context), m_map(new MapView(this)),
       m_legend(new LegendPanel(this)), m_hoverCard(new HoverCard(this)),
-      m_jobs(new JobRunner(this)), m_pipelineJobs(new JobRunner(this)),
-      m_neighbours(new ItemStrip(false, this)), m_pathStrip(new ItemStrip(true, this)),
-      m_sweep(new SweepPanel(context, this)), m_summary(new QLabel(this)),
-      m_progress(new QProgressBar(this)), m_cancel(new QToolButton(this)) {
+      m_thumbnailer(new Thumbnailer(this)), m_jobs(new JobRunner(this)),
+      m_pipelineJobs(new JobRunner(this)), m_neighbours(new ItemStrip(false, this)),
+      m_pathStrip(new ItemStrip(true, this)), m_sweep(new SweepPanel(context, this)),
+      m_summary(new QLabel(this)), m_progress(new QProgressBar(this)),
+      m_cancel(new QToolButton(this)) {
   setWindowTitle(tr("Nearscape"));
   setAcceptDrops(true);
+  // Thumbnails decoded from image files arrive later: the strips update themselves; the card
+  // when it still shows that item; the status bar counts files that could not be read.
+  m_neighbours->setThumbnailer(m_thumbnailer);
+  m_pathStrip->setThumbnailer(m_thumbnailer);
+  connect(m_thumbnailer, &Thumbnailer::thumbnailReady, this, [this](qint64 item) {
+    if (m_hoverCard->isVisible() && m_hoverCard->item() == item)
+      m_hoverCard->setThumbnail(m_thumbnailer->thumbnail(item));
+  });
+  connect(m_thumbnailer, &Thumbnailer::countsChanged, this, [this](int, int failed) {
+    if (failed > 0)
+      statusBar()->showMessage(
+          tr("%n image file(s) missing or unreadable (shown as a grey cross)", "", failed), 5000);
+  });
   // The welcome page until data is open, then the map.
   m_central = new QStackedWidget(this);
   m_welcome = new WelcomePage(m_central);
@@ -435,6 +450,7 @@ void MainWindow::openPath(const QString& path, const QString& metaPath) {
 
 void MainWindow::showLoaded(Loaded& loaded) {
   m_dataset = loaded.dataset;
+  m_thumbnailer->setDataset(m_dataset);
   m_central->setCurrentWidget(m_map);
   const Dataset& ds = *m_dataset;
   m_pca = std::move(loaded.pca);
@@ -879,6 +895,7 @@ void MainWindow::attachMetadataFile(const QString& metaPath) {
       },
       [this](std::shared_ptr<Dataset>& updated) {
         m_dataset = updated;
+        m_thumbnailer->setDataset(m_dataset);
         m_scheme = std::make_unique<ColourScheme>(labelScheme(*m_dataset));
         refreshColourChoices();
         showSchemeKey();
@@ -994,6 +1011,7 @@ void MainWindow::buildSelectionDock() {
   buttons->addStretch();
   layout->addLayout(buttons);
   m_selectionList = new ItemStrip(false, panel);
+  m_selectionList->setThumbnailer(m_thumbnailer);
   layout->addWidget(m_selectionList, 1);
   connect(m_selectionList, &ItemStrip::itemChosen, this,
           [this](std::int32_t item) { selectItem(item); });
@@ -1357,7 +1375,7 @@ void MainWindow::showHover(std::int64_t item, const QPoint& globalPos) {
     m_hoverCard->hide();
     return;
   }
-  m_hoverCard->showItem(*m_dataset, item, globalPos);
+  m_hoverCard->showItem(*m_dataset, item, m_thumbnailer->thumbnail(item), globalPos);
 }
 
 void MainWindow::showError(const QString& title, const QString& message) {

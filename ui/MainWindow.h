@@ -29,6 +29,8 @@ class QStackedWidget;
 
 namespace nearscape::ui {
 
+class Thumbnailer;
+
 class ColorBar;
 struct ColourScheme;
 class HoverCard;
@@ -52,6 +54,8 @@ public:
 
   /// Selects `item`: marks it and lists its exact nearest neighbours (once the graph exists).
   void selectItem(std::int64_t item);
+  /// Shows the hover card of `item` near `globalPos` (hides it for -1), as the mouse does.
+  void showHover(std::int64_t item, const QPoint& globalPos);
   /// Shows the min-max path from the selected item to `item` on the map and in the path strip.
   /// When they lie in different components, offers to join the components.
   void showPathTo(std::int64_t item);
@@ -137,6 +141,7 @@ public:
   std::int64_t selectedItem() const { return m_selected; }
   LegendPanel* legend() const { return m_legend; }
   HoverCard* hoverCard() const { return m_hoverCard; }
+  Thumbnailer* thumbnailer() const { return m_thumbnailer; }
   JobRunner* jobs() const { return m_jobs; }
   /// The page shown until data is open.
   WelcomePage* welcomePage() const { return m_welcome; }
@@ -183,7 +188,6 @@ private:
   void showLoaded(Loaded& loaded);
   void applyVisibility();
   void showError(const QString& title, const QString& message);
-  void showHover(std::int64_t item, const QPoint& globalPos);
 
   Context m_context;
   Preferences m_prefs;
@@ -192,6 +196,7 @@ private:
   MapView* m_map;
   LegendPanel* m_legend;
   HoverCard* m_hoverCard;
+  Thumbnailer* m_thumbnailer;
   JobRunner* m_jobs;
   JobRunner* m_pipelineJobs;
   ItemStrip* m_neighbours;

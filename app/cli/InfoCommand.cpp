@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <iomanip>
 #include <iostream>
 #include <map>
@@ -87,6 +88,21 @@ int runInfo(const InfoArgs& args) {
   const double openSeconds = std::chrono::duration<double>(t1 - t0).count();
   const double scanSeconds = std::chrono::duration<double>(t2 - t1).count();
 
+  // Image files named by the metadata: how many exist as regular files (the rest show a
+  // placeholder in the explorer), and the first that does not.
+  std::int64_t imagesNamed = 0, imagesFound = 0;
+  std::string firstMissing;
+  for (std::int64_t i = 0; ds.imageColumn >= 0 && i < ds.size(); ++i) {
+    const std::string image = ds.imagePathOf(i);
+    if (image.empty())
+      continue;
+    ++imagesNamed;
+    std::error_code error;
+    if (std::filesystem::is_regular_file(image, error))
+      ++imagesFound;
+    else if (firstMissing.empty())
+      firstMissing = image;
+  }
   std::map<std::string, std::int64_t> labelCounts;
   for (std::size_t i = 0; i < ds.labels.size(); ++i)
     ++labelCounts[ds.labelNames.at(static_cast<std::size_t>(ds.labels[i]))];
@@ -115,6 +131,15 @@ int runInfo(const InfoArgs& args) {
     j["columns"] = describeColumns(ds);
     j["text_column"] =
         ds.textColumn >= 0 ? nlohmann::json(ds.metadata.columnNames[ds.textColumn]) : nullptr;
+    j["images"] = ds.imageColumn < 0
+                      ? nlohmann::json(nullptr)
+                      : nlohmann::json({{"column", ds.metadata.columnNames[ds.imageColumn]},
+                                        {"folder", ds.imageFolder},
+                                        {"named", imagesNamed},
+                                        {"found", imagesFound},
+                                        {"first_missing", firstMissing.empty()
+                                                              ? nlohmann::json(nullptr)
+                                                              : nlohmann::json(firstMissing)}});
     j["thumbnails"] = ds.thumbnails.empty()
                           ? nlohmann::json(nullptr)
                           : nlohmann::json({{"width", ds.thumbnails.width},
@@ -151,6 +176,13 @@ int runInfo(const InfoArgs& args) {
     std::cout << "ground truth  " << side.truthRows << " x " << side.truthCols << '\n';
   if (!ds.thumbnails.empty())
     std::cout << "thumbnails    " << ds.thumbnails.width << " x " << ds.thumbnails.height << '\n';
+  if (ds.imageColumn >= 0) {
+    std::cout << "images        " << imagesFound << " of " << imagesNamed << " files found (column "
+              << printableText(ds.metadata.columnNames[ds.imageColumn], 80) << ")";
+    if (!firstMissing.empty())
+      std::cout << "; first missing: " << printableText(firstMissing, 200);
+    std::cout << '\n';
+  }
   if (!ds.metadata.empty()) {
     std::cout << "metadata      ";
     for (std::size_t c = 0; c < ds.metadata.columnNames.size(); ++c)

@@ -3,12 +3,14 @@
 #include "Colors.h"
 #include "Colouring.h"
 #include "GuiTest.h"
+#include "HoverCard.h"
 #include "ItemStrip.h"
 #include "LegendPanel.h"
 #include "MainWindow.h"
 #include "MapView.h"
 #include "PreferencesDialog.h"
 #include "TestFiles.h"
+#include "Thumbnailer.h"
 #include "UiMain.h"
 #include "WelcomePage.h"
 
@@ -70,6 +72,75 @@ private slots:
     }
     QVERIFY(test::writeBytes(m_data, test::npyBytes("<f4", {kN, 4}, test::rawBytes(x))));
     QVERIFY(test::writeBytes(m_dir.filePath("pets.meta.tsv"), meta));
+  }
+
+  void imagesFromFilesShowEverywhere() {
+    // 300 items, each with its own PNG (a colour of its own) named by the metadata's "image"
+    // column relative to the metadata file; 5 files missing, 3 corrupt.
+    QTemporaryDir dir;
+    constexpr int n = 300;
+    QVERIFY(QDir(dir.path()).mkpath("photos"));
+    auto colourOf = [](int i) { return QColor::fromHsv((i * 37) % 360, 200, 220); };
+    std::vector<float> x = test::randomFloats(std::size_t(n) * 4, 11);
+    QByteArray meta("label\timage\n");
+    for (int i = 0; i < n; ++i) {
+      x[std::size_t(i * 4 + i % 2)] += 6.0f;
+      const QString file = QStringLiteral("photos/%1.png").arg(i);
+      meta += QByteArray(i % 2 ? "odd" : "even") + "\t" + file.toUtf8() + "\n";
+      if (i >= 10 && i < 15)
+        continue; // missing
+      if (i >= 20 && i < 23) {
+        QVERIFY(test::writeBytes(dir.filePath(file), "not a PNG at all"));
+        continue;
+      }
+      QImage image(48 + i % 5, 32, QImage::Format_RGB32);
+      image.fill(colourOf(i));
+      QVERIFY(image.save(dir.filePath(file)));
+    }
+    QVERIFY(test::writeBytes(dir.filePath("photos.npy"),
+                             test::npyBytes("<f4", {n, 4}, test::rawBytes(x))));
+    QVERIFY(test::writeBytes(dir.filePath("photos.meta.tsv"), meta));
+
+    MainWindow window;
+    window.resize(1100, 760);
+    window.show();
+    QSignalSpy explored(&window, &MainWindow::explorationFinished);
+    window.openPath(dir.filePath("photos.npy"));
+    QVERIFY2(explored.wait(60000), qPrintable(window.lastError()));
+    QCOMPARE(window.dataset()->imageColumn, 1);
+    QVERIFY(window.thumbnailer()->available());
+
+    // The neighbours list shows each neighbour's own image once decoded.
+    window.selectItem(0);
+    QTRY_COMPARE(window.neighboursPanel()->count(), 10);
+    auto iconColour = [](const QListWidgetItem* entry) {
+      const QImage icon = entry->icon().pixmap(56, 56).toImage();
+      return icon.isNull() ? QColor() : icon.pixelColor(icon.width() / 2, icon.height() / 2);
+    };
+    for (int row = 0; row < 10; ++row) {
+      const int id = window.neighboursPanel()->itemAt(row);
+      const QListWidgetItem* entry = window.neighboursPanel()->item(row);
+      const bool broken = (id >= 10 && id < 15) || (id >= 20 && id < 23);
+      QTRY_VERIFY2_WITH_TIMEOUT(!entry->icon().isNull(), qPrintable(QString::number(id)), 20000);
+      if (!broken)
+        QCOMPARE(iconColour(entry).rgb(), colourOf(id).rgb());
+    }
+
+    // Hovering shows the item's image (arriving after the card opened), or the placeholder.
+    window.showHover(7, QPoint(100, 100));
+    QTRY_VERIFY_WITH_TIMEOUT(!window.hoverCard()->thumbnail().isNull(), 20000);
+    const QImage shown = window.hoverCard()->thumbnail().toImage();
+    QCOMPARE(shown.pixelColor(shown.width() / 2, shown.height() / 2).rgb(), colourOf(7).rgb());
+    window.showHover(12, QPoint(100, 100)); // missing: the grey cross, counted
+    QTRY_VERIFY_WITH_TIMEOUT(!window.hoverCard()->thumbnail().isNull(), 20000);
+    QVERIFY(window.grab().save(artifact("images-from-files.png")));
+
+    // Every broken file is counted once, none stalls the window.
+    for (int i = 0; i < n; ++i)
+      window.thumbnailer()->thumbnail(i);
+    QTRY_COMPARE_WITH_TIMEOUT(window.thumbnailer()->loaded() + window.thumbnailer()->failed(), n,
+                              30000);
+    QCOMPARE(window.thumbnailer()->failed(), 8);
   }
 
   void welcomePageUntilDataIsOpen() {

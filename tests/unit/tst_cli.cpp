@@ -64,6 +64,26 @@ private slots:
     QVERIFY(j["timings"].toObject().contains("open_s"));
   }
 
+  void infoCountsImageFiles() {
+    // A metadata column of image paths, relative to the metadata file: 3 named, 2 present.
+    QDir(m_dir.path()).mkpath("pics");
+    QVERIFY(writeBytes(m_dir.filePath("pics/a.png"), "x"));
+    QVERIFY(writeBytes(m_dir.filePath("pics/b.png"), "x"));
+    const QString file = m_dir.filePath("pics.npy");
+    QVERIFY(writeBytes(file, npyBytes("<f4", {3, 2}, rawBytes(randomFloats(6, 2)))));
+    QVERIFY(writeBytes(m_dir.filePath("pics.meta.tsv"),
+                       "label\tfilepath\ncat\tpics/a.png\ndog\tpics/b.png\ncat\tpics/gone.png\n"));
+    const Run r = cli({"info", file, "--json", "--backend", "cpu"});
+    QCOMPARE(r.code, 0);
+    const QJsonObject images = QJsonDocument::fromJson(r.out).object()["images"].toObject();
+    QCOMPARE(images["column"].toString(), QString("filepath"));
+    QCOMPARE(images["named"].toInt(), 3);
+    QCOMPARE(images["found"].toInt(), 2);
+    QVERIFY(images["first_missing"].toString().endsWith("pics/gone.png"));
+    const Run text = cli({"info", file, "--backend", "cpu"});
+    QVERIFY2(text.out.contains("images        2 of 3 files found (column filepath)"), text.out);
+  }
+
   void nonFiniteDataIsNamed() {
     auto values = randomFloats(50 * 8, 1);
     values[3 * 8 + 5] = NAN;

@@ -9,6 +9,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 
 namespace nearscape {
@@ -40,6 +41,20 @@ std::string Dataset::labelOf(std::int64_t item) const {
     return {};
   const auto label = labels[static_cast<std::size_t>(item)];
   return label >= 0 && label < std::int32_t(labelNames.size()) ? labelNames[label] : std::string();
+}
+
+std::string Dataset::imagePathOf(std::int64_t item) const {
+  if (imageColumn < 0 || item < 0 || item >= metadata.rows())
+    return {};
+  const std::string& value =
+      metadata.columns[static_cast<std::size_t>(imageColumn)][static_cast<std::size_t>(item)];
+  if (value.empty())
+    return {};
+  const std::filesystem::path path(value);
+  return (path.is_absolute() || imageFolder.empty() ? path
+                                                    : std::filesystem::path(imageFolder) / path)
+      .lexically_normal()
+      .string();
 }
 
 std::string Dataset::textOf(std::int64_t item) const {
@@ -159,6 +174,17 @@ void attachMetadata(Dataset& dataset, Metadata metadata, const std::string& sour
     }
   }
 
+  dataset.imageColumn = -1;
+  for (const char* name : {"image", "image_path", "filepath", "file", "path"}) {
+    if (const int c = metadata.findColumn(name); c >= 0 && c != labelColumn) {
+      dataset.imageColumn = c;
+      break;
+    }
+  }
+  std::error_code error;
+  const std::filesystem::path metadataFile = std::filesystem::absolute(source, error);
+  dataset.imageFolder =
+      (error ? std::filesystem::path(source) : metadataFile).parent_path().string();
   dataset.textColumn = -1;
   for (const char* name : {"text", "title", "name", "description", "caption"}) {
     if (const int c = metadata.findColumn(name); c >= 0 && c != labelColumn) {
@@ -166,7 +192,8 @@ void attachMetadata(Dataset& dataset, Metadata metadata, const std::string& sour
       break;
     }
   }
-  if (dataset.textColumn < 0 && metadata.columns.size() == 2 && labelColumn >= 0)
+  if (dataset.textColumn < 0 && metadata.columns.size() == 2 && labelColumn >= 0 &&
+      1 - labelColumn != dataset.imageColumn)
     dataset.textColumn = 1 - labelColumn;
   dataset.metadata = std::move(metadata);
 }

@@ -48,7 +48,11 @@ struct Dataset {
   std::string labelSource;             ///< where the labels came from (a file or column name)
   Metadata metadata;                   ///< extra per-item columns
   int textColumn = -1;                 ///< metadata column holding an item's text, or -1
-  Thumbnails thumbnails;               ///< may be empty
+  /// Metadata column holding image file paths (named image, path, file, filepath or
+  /// image_path), or -1; relative paths are relative to `imageFolder`, the metadata file's.
+  int imageColumn = -1;
+  std::string imageFolder;
+  Thumbnails thumbnails; ///< may be empty
 
   std::optional<Metric> metric;  ///< the metric the file declares, if any
   Matrix<float> queries;         ///< ann-benchmarks "test"; may be empty
@@ -66,6 +70,9 @@ struct Dataset {
   std::string labelOf(std::int64_t item) const;
   /// The text of an item (from textColumn), or "".
   std::string textOf(std::int64_t item) const;
+  /// The image file of an item (from imageColumn, made absolute), or "" when it names none.
+  /// Only a path: whoever opens it reads it as an image, never runs it.
+  std::string imagePathOf(std::int64_t item) const;
 };
 
 /// Where non-finite values sit in a matrix, and how large its finite values are.

@@ -1,0 +1,134 @@
+#include "Thumbnailer.h"
+
+#include <QFileInfo>
+#include <QIcon>
+#include <QImageReader>
+#include <QPainter>
+#include <QPixmap>
+#include <QPointer>
+
+#include <algorithm>
+
+namespace nearscape::ui {
+namespace {
+
+/// Files larger than this are not decoded: a thumbnail needs no more (and a huge file would
+/// hold a thread for seconds).
+constexpr qint64 kMaxFileBytes = 64LL << 20;
+/// Images with more pixels than this are refused before decoding.
+constexpr qint64 kMaxPixels = 100'000'000;
+
+/// Decodes `path` at thumbnail size; a null image when it cannot.
+QImage decodeThumbnail(const QString& path) {
+  const QFileInfo info(path);
+  if (!info.isFile() || info.size() > kMaxFileBytes)
+    return {};
+  QImageReader reader(path);
+  reader.setAutoTransform(true); // EXIF orientation
+  const QSize size = reader.size();
+  if (!size.isValid() || qint64(size.width()) * size.height() > kMaxPixels)
+    return {};
+  if (size.width() > Thumbnailer::kSize || size.height() > Thumbnailer::kSize)
+    reader.setScaledSize(size.scaled(Thumbnailer::kSize, Thumbnailer::kSize, Qt::KeepAspectRatio));
+  QImage image = reader.read();
+  return image.isNull() ? QImage() : image.convertToFormat(QImage::Format_ARGB32_Premultiplied);
+}
+
+/// An IDX thumbnail held in the file, as an image (a copy: the data may go away).
+QImage heldThumbnail(const Thumbnails& t, std::int64_t item) {
+  const QImage image(t.image(item), t.width, t.height, t.width * t.channels,
+                     t.channels == 3 ? QImage::Format_RGB888 : QImage::Format_Grayscale8);
+  return image.copy();
+}
+
+} // namespace
+
+Thumbnailer::Thumbnailer(QObject* parent) : QObject(parent) {
+  m_pool.setMaxThreadCount(std::max(2, QThread::idealThreadCount()));
+  m_cache.setMaxCost(256 * 1024); // 256 MiB of decoded thumbnails (about 16,000 at 128 × 128)
+}
+
+Thumbnailer::~Thumbnailer() {
+  m_pool.clear();
+  m_pool.waitForDone();
+}
+
+void Thumbnailer::setDataset(std::shared_ptr<const Dataset> dataset) {
+  ++m_generation;
+  m_pool.clear(); // queued decodes of the previous data; running ones are dropped on delivery
+  m_cache.clear();
+  m_pending.clear();
+  m_loaded = m_failed = 0;
+  m_dataset = std::move(dataset);
+  emit countsChanged(0, 0);
+}
+
+bool Thumbnailer::available() const {
+  return m_dataset && (!m_dataset->thumbnails.empty() || m_dataset->imageColumn >= 0);
+}
+
+QImage Thumbnailer::thumbnail(std::int64_t item) {
+  if (!m_dataset || item < 0 || item >= m_dataset->size())
+    return {};
+  const Thumbnails& held = m_dataset->thumbnails;
+  if (!held.empty() && item < held.pixels.rows())
+    return heldThumbnail(held, item);
+  if (m_dataset->imageColumn < 0)
+    return {};
+  if (const QImage* cached = m_cache.object(item))
+    return *cached;
+  const std::string path = m_dataset->imagePathOf(item);
+  if (path.empty())
+    return placeholder();
+  if (!m_pending.contains(item)) {
+    m_pending.insert(item);
+    const quint64 generation = m_generation;
+    QPointer<Thumbnailer> self(this);
+    const QString file = QString::fromStdString(path);
+    m_pool.start([self, generation, item, file] {
+      const QImage image = decodeThumbnail(file);
+      QMetaObject::invokeMethod(
+          self.data(),
+          [self, generation, item, image] {
+            if (self)
+              self->deliver(generation, item, image, !image.isNull());
+          },
+          Qt::QueuedConnection);
+    });
+  }
+  return {};
+}
+
+void Thumbnailer::deliver(quint64 generation, qint64 item, const QImage& image, bool ok) {
+  if (generation != m_generation)
+    return; // decoded for data no longer shown
+  m_pending.remove(item);
+  const QImage& shown = ok ? image : placeholder();
+  m_cache.insert(item, new QImage(shown), std::max<qsizetype>(1, shown.sizeInBytes() / 1024));
+  ++(ok ? m_loaded : m_failed);
+  emit countsChanged(m_loaded, m_failed);
+  emit thumbnailReady(item);
+}
+
+const QImage& Thumbnailer::placeholder() {
+  static const QImage image = [] {
+    QImage p(64, 64, QImage::Format_ARGB32_Premultiplied);
+    p.fill(QColor(225, 225, 225));
+    QPainter painter(&p);
+    painter.setPen(QPen(QColor(150, 150, 150), 3));
+    painter.drawLine(18, 18, 46, 46);
+    painter.drawLine(46, 18, 18, 46);
+    return p;
+  }();
+  return image;
+}
+
+QIcon iconOf(const QImage& image, int size) {
+  if (image.isNull())
+    return {};
+  return QIcon(QPixmap::fromImage(
+      image.scaled(size, size, Qt::KeepAspectRatio,
+                   image.width() < size ? Qt::FastTransformation : Qt::SmoothTransformation)));
+}
+
+} // namespace nearscape::ui

@@ -1,0 +1,63 @@
+#pragma once
+// The thumbnails of a data set, wherever they come from: images held in the file (IDX), or image
+// files named by a metadata column (image, path, file, filepath, image_path). Files are decoded
+// in background threads at thumbnail size (QImageReader's scaled decoding), kept in a bounded
+// least-recently-used memory cache, and reported when ready; a missing, unreadable or huge file
+// gets a placeholder and is counted, never a stall. Files are only read as images.
+
+#include "nearscape/core/Dataset.h"
+
+#include <QCache>
+#include <QImage>
+#include <QObject>
+#include <QSet>
+#include <QThreadPool>
+
+#include <memory>
+
+namespace nearscape::ui {
+
+class Thumbnailer : public QObject {
+  Q_OBJECT
+public:
+  /// Largest side of a decoded thumbnail, in pixels.
+  static constexpr int kSize = 128;
+
+  explicit Thumbnailer(QObject* parent = nullptr);
+  ~Thumbnailer() override;
+
+  /// The data whose thumbnails are asked for; pending decodes of the previous data are dropped.
+  void setDataset(std::shared_ptr<const Dataset> dataset);
+  /// Whether the data has thumbnails at all (images in the file, or an image column).
+  bool available() const;
+  /// The thumbnail of `item`: at once when the file held it or it is cached; else a null image
+  /// now, a decode queued, and thumbnailReady(item) once it is ready (or the placeholder).
+  QImage thumbnail(std::int64_t item);
+  /// Files decoded so far, and those that were missing or unreadable.
+  int loaded() const { return m_loaded; }
+  int failed() const { return m_failed; }
+  /// Waits for the queued decodes (tests and shutdown).
+  void waitForDone() { m_pool.waitForDone(); }
+  /// The image shown for a file that could not be read.
+  static const QImage& placeholder();
+
+signals:
+  void thumbnailReady(qint64 item);
+  /// loaded() or failed() changed.
+  void countsChanged(int loaded, int failed);
+
+private:
+  void deliver(quint64 generation, qint64 item, const QImage& image, bool ok);
+
+  std::shared_ptr<const Dataset> m_dataset;
+  QThreadPool m_pool;
+  QCache<qint64, QImage> m_cache; ///< cost in KiB
+  QSet<qint64> m_pending;
+  quint64 m_generation = 0;
+  int m_loaded = 0, m_failed = 0;
+};
+
+/// `image` scaled into a `size` square as an icon, or a null icon for a null image.
+QIcon iconOf(const QImage& image, int size);
+
+} // namespace nearscape::ui
