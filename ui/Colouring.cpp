@@ -107,6 +107,7 @@ ColourScheme numericScheme(const QString& name, const std::vector<double>& value
   if (s.minimum > s.maximum)
     s.minimum = s.maximum = 0;
   const double span = s.maximum > s.minimum ? s.maximum - s.minimum : 1.0;
+  s.values = values;
   s.rgb.resize(3 * values.size());
   for (std::size_t i = 0; i < values.size(); ++i)
     put(s.rgb, i,

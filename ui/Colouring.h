@@ -27,7 +27,8 @@ struct ColourScheme {
   std::vector<std::string> groupNames;
   std::vector<qint64> groupCounts;
   std::vector<QColor> groupColors;
-  // Numeric: the colour bar's range; items without a value are drawn grey.
+  // Numeric: each item's value (NaN: none, drawn grey) and the colour bar's range.
+  std::vector<double> values;
   double minimum = 0, maximum = 0;
 };
 

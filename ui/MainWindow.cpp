@@ -20,10 +20,12 @@
 #include <QCloseEvent>
 #include <QComboBox>
 #include <QDockWidget>
+#include <QDoubleSpinBox>
 #include <QDragEnterEvent>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QGuiApplication>
+#include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenuBar>
@@ -34,6 +36,7 @@
 #include <QScreen>
 #include <QScrollArea>
 #include <QSettings>
+#include <QSignalBlocker>
 #include <QStackedWidget>
 #include <QStatusBar>
 #include <QTimer>
@@ -129,6 +132,26 @@ MainWindow::MainWindow(Context context, QWidget* parent)
     m_colorBar = new ColorBar(key);
     m_colorBar->hide();
     layout->addWidget(m_colorBar, 0, Qt::AlignTop);
+    // A numeric colouring filters by a range of its values: items outside (or without a
+    // value) are hidden, as unchecked categories are.
+    m_rangeFilter = new QWidget(key);
+    auto* range = new QHBoxLayout(m_rangeFilter);
+    range->setContentsMargins(4, 0, 4, 0);
+    m_rangeFrom = new QDoubleSpinBox(m_rangeFilter);
+    m_rangeTo = new QDoubleSpinBox(m_rangeFilter);
+    m_rangeFrom->setObjectName(QStringLiteral("rangeFrom"));
+    m_rangeTo->setObjectName(QStringLiteral("rangeTo"));
+    range->addWidget(new QLabel(tr("Show from"), m_rangeFilter));
+    range->addWidget(m_rangeFrom, 1);
+    range->addWidget(new QLabel(tr("to"), m_rangeFilter));
+    range->addWidget(m_rangeTo, 1);
+    for (QDoubleSpinBox* box : {m_rangeFrom, m_rangeTo}) {
+      box->setDecimals(3);
+      box->setKeyboardTracking(false);
+      connect(box, &QDoubleSpinBox::valueChanged, this, [this] { applyVisibility(); });
+    }
+    m_rangeFilter->hide();
+    layout->addWidget(m_rangeFilter, 0, Qt::AlignTop);
     layout->addWidget(m_legend, 1);
     dock->setWidget(key);
   }
@@ -903,6 +926,19 @@ void MainWindow::attachMetadataFile(const QString& metaPath) {
 }
 
 void MainWindow::applyVisibility() {
+  if (m_dataset && m_scheme && m_scheme->numeric &&
+      m_scheme->values.size() == std::size_t(m_dataset->size())) {
+    const double from = m_rangeFrom->value(), to = m_rangeTo->value();
+    if (from <= m_scheme->minimum && to >= m_scheme->maximum) {
+      m_map->setVisibleMask({}); // the whole range: every item, those without a value too
+      return;
+    }
+    std::vector<bool> visible(m_scheme->values.size());
+    for (std::size_t i = 0; i < visible.size(); ++i)
+      visible[i] = m_scheme->values[i] >= from && m_scheme->values[i] <= to; // NaN: hidden
+    m_map->setVisibleMask(std::move(visible));
+    return;
+  }
   if (!m_dataset || !m_scheme || m_scheme->numeric || m_scheme->group.empty()) {
     m_map->setVisibleMask({});
     return;
@@ -1142,6 +1178,7 @@ Session MainWindow::currentSession() const {
       if (!shown[g])
         s.hidden << QString::fromStdString(m_scheme->groupNames[g]);
   }
+  s.shownRange = shownRange();
   s.selection = m_selection;
   s.selected = m_selected;
   s.pathTo = m_lastPath.found() ? m_lastPath.nodes.back() : -1;
@@ -1192,6 +1229,8 @@ bool MainWindow::applySessionToData() {
   for (int g = 0; m_scheme && !m_scheme->numeric && g < int(m_scheme->groupNames.size()); ++g)
     if (s.hidden.contains(QString::fromStdString(m_scheme->groupNames[std::size_t(g)])))
       m_legend->setLabelVisible(g, false);
+  if (s.shownRange)
+    setShownRange(s.shownRange->first, s.shownRange->second);
   if (!s.searchText.isEmpty())
     setSearch(s.searchText, s.searchRegex);
   setSelection(s.selection);
@@ -1225,6 +1264,25 @@ QStringList MainWindow::colourChoices() const {
   if (m_explore)
     choices << tr("distance to the %1th neighbour").arg(m_explore->graphK);
   return choices;
+}
+
+bool MainWindow::setShownRange(double from, double to) {
+  if (!m_scheme || !m_scheme->numeric || !(from <= to))
+    return false;
+  const QSignalBlocker blockFrom(m_rangeFrom), blockTo(m_rangeTo);
+  m_rangeFrom->setMinimum(std::min(m_rangeFrom->minimum(), from));
+  m_rangeTo->setMaximum(std::max(m_rangeTo->maximum(), to));
+  m_rangeFrom->setValue(from);
+  m_rangeTo->setValue(to);
+  applyVisibility();
+  return true;
+}
+
+std::optional<std::pair<double, double>> MainWindow::shownRange() const {
+  if (!m_scheme || !m_scheme->numeric ||
+      (m_rangeFrom->value() <= m_scheme->minimum && m_rangeTo->value() >= m_scheme->maximum))
+    return std::nullopt;
+  return std::pair{m_rangeFrom->value(), m_rangeTo->value()};
 }
 
 QString MainWindow::colourBy() const {
@@ -1323,8 +1381,17 @@ void MainWindow::showSchemeKey() {
     m_legend->hide();
     m_colorBar->setRange(m_scheme->name, m_scheme->minimum, m_scheme->maximum);
     m_colorBar->show();
+    // The filter starts at the whole range (the boxes span it and a margin, for typing).
+    const QSignalBlocker blockFrom(m_rangeFrom), blockTo(m_rangeTo);
+    const double margin = std::max(1.0, m_scheme->maximum - m_scheme->minimum);
+    for (QDoubleSpinBox* box : {m_rangeFrom, m_rangeTo})
+      box->setRange(m_scheme->minimum - margin, m_scheme->maximum + margin);
+    m_rangeFrom->setValue(m_scheme->minimum);
+    m_rangeTo->setValue(m_scheme->maximum);
+    m_rangeFilter->show();
   } else {
     m_colorBar->hide();
+    m_rangeFilter->hide();
     m_legend->show();
     m_legend->setLabels(m_scheme->groupNames, m_scheme->groupCounts, m_scheme->groupColors);
   }

@@ -23,6 +23,7 @@ class QToolButton;
 
 class QCheckBox;
 class QComboBox;
+class QDoubleSpinBox;
 class QLineEdit;
 class QPolygonF;
 class QStackedWidget;
@@ -86,6 +87,11 @@ public:
   /// columns once the graph exists.
   QStringList colourChoices() const;
   QString colourBy() const;
+  /// Under a numeric colouring, shows only items whose value lies in [from, to] (false when the
+  /// colouring is not numeric, or from > to).
+  bool setShownRange(double from, double to);
+  /// That range; none when every item is shown or the colouring is not numeric.
+  std::optional<std::pair<double, double>> shownRange() const;
   /// Finds items whose id or metadata matches `text` (a regular expression when `regex`): they
   /// stay bright, the rest are dimmed. An empty text clears the search. An invalid expression
   /// is reported in the status bar and matches nothing.
@@ -196,6 +202,9 @@ private:
   MapView* m_map;
   LegendPanel* m_legend;
   HoverCard* m_hoverCard;
+  QWidget* m_rangeFilter = nullptr; ///< the numeric colouring's "show from … to …"
+  QDoubleSpinBox* m_rangeFrom = nullptr;
+  QDoubleSpinBox* m_rangeTo = nullptr;
   Thumbnailer* m_thumbnailer;
   JobRunner* m_jobs;
   JobRunner* m_pipelineJobs;

@@ -62,6 +62,12 @@ Session Session::read(const QString& path) {
     }
     for (const std::string& g : j.value("hidden", std::vector<std::string>()))
       s.hidden << QString::fromStdString(g);
+    if (j.contains("shown_range") && !j["shown_range"].is_null()) {
+      const auto range = j["shown_range"].get<std::vector<double>>();
+      if (range.size() != 2 || !(range[0] <= range[1]))
+        throw FormatError(name + ": \"shown_range\" must be [from, to] with from ≤ to");
+      s.shownRange = std::pair{range[0], range[1]};
+    }
     s.selection = j.value("selection", std::vector<std::int64_t>());
     s.selected = j.value("selected", std::int64_t(-1));
     s.pathTo = j.value("path_to", std::int64_t(-1));
@@ -102,6 +108,8 @@ void Session::write(const QString& path) const {
   for (const QString& g : hidden)
     hiddenGroups.push_back(g.toStdString());
   j["hidden"] = hiddenGroups;
+  j["shown_range"] = shownRange ? nlohmann::ordered_json({shownRange->first, shownRange->second})
+                                : nlohmann::ordered_json(nullptr);
   j["selection"] = selection;
   j["selected"] = selected;
   j["path_to"] = pathTo;

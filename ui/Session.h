@@ -32,6 +32,8 @@ struct Session {
   QString searchText;
   bool searchRegex = false;
   QStringList hidden; ///< legend groups unticked
+  /// A numeric colouring's shown range (items outside hidden); none: every item.
+  std::optional<std::pair<double, double>> shownRange;
   std::vector<std::int64_t> selection;
   std::int64_t selected = -1, pathTo = -1;
   int dim = 2;

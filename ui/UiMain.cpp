@@ -13,6 +13,7 @@
 #include <QTimer>
 
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -100,11 +101,15 @@ int runGui(int argc, char** argv) {
   QCommandLineOption search(QStringLiteral("search"),
                             QStringLiteral("Find these items (an id or text); the rest are dimmed"),
                             QStringLiteral("text"));
+  QCommandLineOption showRange(QStringLiteral("show-range"),
+                               QStringLiteral("With a numeric --color-by: show only items whose "
+                                              "value lies in FROM..TO"),
+                               QStringLiteral("from..to"));
   QCommandLineOption session(QStringLiteral("session"),
                              QStringLiteral("Open this session (.nearscape): its data and view"),
                              QStringLiteral("file"));
-  parser.addOptions(
-      {meta, backend, screenshot, select, pathTo, map3D, metric, colourBy, search, session});
+  parser.addOptions({meta, backend, screenshot, select, pathTo, map3D, metric, colourBy, search,
+                     showRange, session});
   parser.process(app);
 
   Context context;
@@ -136,19 +141,40 @@ int runGui(int argc, char** argv) {
   if (path.isEmpty())
     path = QString::fromStdString(defaultDatasetPath().string());
   const QString shot = parser.value(screenshot);
+  std::optional<std::pair<double, double>> range;
+  if (parser.isSet(showRange)) {
+    const QStringList ends = parser.value(showRange).split(QStringLiteral(".."));
+    bool okFrom = false, okTo = false;
+    if (ends.size() == 2)
+      range = std::pair{ends[0].toDouble(&okFrom), ends[1].toDouble(&okTo)};
+    if (!okFrom || !okTo || !(range->first <= range->second) || !parser.isSet(colourBy)) {
+      std::fprintf(stderr,
+                   "nearscape: --show-range takes FROM..TO (FROM ≤ TO) with a numeric "
+                   "--color-by, got '%s'\n",
+                   qPrintable(parser.value(showRange)));
+      return 2;
+    }
+  }
   if (parser.isSet(colourBy) || parser.isSet(search)) {
     // Applied once the graph exists, so that computed columns can be chosen too.
     const QString column = parser.value(colourBy), text = parser.value(search);
-    QObject::connect(&window, &MainWindow::explorationFinished, &window, [&window, column, text] {
-      if (!column.isEmpty() && !window.setColourBy(column)) {
-        std::fprintf(stderr, "nearscape: no column '%s' to colour by (choices: %s)\n",
-                     qPrintable(column), qPrintable(window.colourChoices().join(", ")));
-        QApplication::exit(2);
-        return;
-      }
-      if (!text.isEmpty())
-        window.setSearch(text);
-    });
+    QObject::connect(
+        &window, &MainWindow::explorationFinished, &window, [&window, column, text, range] {
+          if (!column.isEmpty() && !window.setColourBy(column)) {
+            std::fprintf(stderr, "nearscape: no column '%s' to colour by (choices: %s)\n",
+                         qPrintable(column), qPrintable(window.colourChoices().join(", ")));
+            QApplication::exit(2);
+            return;
+          }
+          if (range && !window.setShownRange(range->first, range->second)) {
+            std::fprintf(stderr, "nearscape: --show-range needs a numeric colouring; '%s' is not\n",
+                         qPrintable(column));
+            QApplication::exit(2);
+            return;
+          }
+          if (!text.isEmpty())
+            window.setSearch(text);
+        });
   }
   if (parser.isSet(select)) {
     const qint64 a = parser.value(select).toLongLong(), b = parser.value(pathTo).toLongLong();

@@ -17,6 +17,7 @@
 #include <QApplication>
 #include <QComboBox>
 #include <QDir>
+#include <QDoubleSpinBox>
 #include <QFileInfo>
 #include <QLabel>
 #include <QLineEdit>
@@ -236,6 +237,26 @@ private slots:
     QVERIFY(countColor(mapFrame, viridis(0.0)) > 0 || countColor(mapFrame, viridis(0.05)) > 0);
     QVERIFY(countColor(mapFrame, viridis(1.0)) > 0 || countColor(mapFrame, viridis(0.95)) > 0);
     QVERIFY(countColor(frame, viridis(0.5)) > 20); // the colour bar itself
+    // Filtered to a range of the column, typed as a person would: the rest disappear.
+    auto* from = window.findChild<QDoubleSpinBox*>(QStringLiteral("rangeFrom"));
+    auto* to = window.findChild<QDoubleSpinBox*>(QStringLiteral("rangeTo"));
+    QVERIFY(from && to && from->isVisible());
+    QCOMPARE(from->value(), 0.0);
+    QVERIFY(!window.shownRange());
+    const int drawnAll = countNonBackground(window.mapView()->grabFramebuffer());
+    to->selectAll();
+    QTest::keyClicks(to, QStringLiteral("49.5"));
+    QTest::keyClick(to, Qt::Key_Return);
+    QTRY_VERIFY(window.shownRange().has_value());
+    QCOMPARE(window.shownRange()->second, 49.5); // items 0 … 99 of 600
+    QTest::qWait(50);
+    const int drawnPart = countNonBackground(window.mapView()->grabFramebuffer());
+    QVERIFY2(drawnPart < drawnAll / 3 && drawnPart > 0,
+             qPrintable(QString("%1 of %2 pixels").arg(drawnPart).arg(drawnAll)));
+    QVERIFY(window.grab().save(artifact("explore-range-filter.png")));
+    QVERIFY(!window.setShownRange(5, 1));
+    QVERIFY(window.setShownRange(0, 0.5 * (kN - 1))); // the whole range again
+    QVERIFY(!window.shownRange());
     // A column with more categories than colours: the most frequent ones and "other".
     QVERIFY(!window.setColourBy(QStringLiteral("title")));
     QVERIFY(window.setColourBy(QStringLiteral("group")));
@@ -415,6 +436,17 @@ private slots:
     QCOMPARE(std::int64_t(again.lastPath().nodes.back()), std::int64_t(7));
     QCOMPARE(again.mapView()->camera().scale, camera.scale);
     QCOMPARE(again.mapView()->camera().focal, camera.focal);
+    // A numeric colouring's range filter is part of the view.
+    QVERIFY(again.setColourBy(QStringLiteral("score")));
+    QVERIFY(again.setShownRange(10, 20));
+    const QString ranged = m_dir.filePath("ranged.nearscape");
+    QVERIFY(again.saveSessionTo(ranged));
+    MainWindow fourth;
+    fourth.show();
+    QSignalSpy rangedShown(&fourth, &MainWindow::explorationFinished);
+    fourth.openSession(ranged);
+    QVERIFY2(rangedShown.wait(60000), qPrintable(fourth.lastError()));
+    QTRY_COMPARE(fourth.shownRange(), (std::optional<std::pair<double, double>>{{10.0, 20.0}}));
 
     // A session of data that changed since is refused with the reason; a broken file too.
     const QString other = m_dir.filePath("other.nearscape");
