@@ -13,8 +13,8 @@ namespace nearscape::cli {
 namespace {
 
 struct LayoutArgs {
-  std::string path, graph, out, metric;
-  int dim = 2, k = 15, epochs = 0;
+  std::string path, graph, out, metric, trust;
+  int dim = 2, k = 15, epochs = 0, trustK = 10;
   CommonOptions common;
 };
 
@@ -29,6 +29,8 @@ int runLayout(const LayoutArgs& a) {
   addDataInput(outputs, a.path);
   outputs.addInput(a.graph);
   outputs.addOutput(a.out);
+  outputs.addOutput(a.trust);
+  NEARSCAPE_EXPECTS(a.trustK >= 1, "--trust-k must be at least 1");
   OpenOptions options;
   options.loadThumbnails = false;
   const Dataset ds = openInput(a.path, options, job);
@@ -57,8 +59,26 @@ int runLayout(const LayoutArgs& a) {
   const double layoutSeconds = since(t);
   const double totalSeconds = since(started);
   job.check();
+
+  // Map trust: per item, the share of its exact k nearest neighbours (original space) among its
+  // k nearest on the map (exact too). The built graph serves as the truth when it is exact.
+  std::optional<LayoutQuality> trust;
+  double trustSeconds = 0;
+  if (!a.trust.empty() || a.common.json) {
+    t = std::chrono::steady_clock::now();
+    NEARSCAPE_EXPECTS(a.trustK < ds.size(), "--trust-k must be below the number of items");
+    const bool graphIsTruth =
+        a.graph.empty() && knn.report.method == "exact" && knn.ids.cols() >= a.trustK;
+    const KnnResult truth =
+        graphIsTruth ? KnnResult{} : knnGraph(ds.vectors.view(), a.trustK, metric, context, job);
+    trust = layoutQuality(graphIsTruth ? knn.ids.view() : truth.ids.view(), xy.view(), a.trustK,
+                          effectiveThreads(context));
+    trustSeconds = since(t);
+  }
   if (!a.out.empty())
     writeNpy(a.out, xy.view());
+  if (!a.trust.empty())
+    writeNpy(a.trust, MatrixView<float>{trust->perItem.data(), ds.size(), 1});
   outputs.commit();
 
   // Quality against the true 10-NN: the graph's first 10 columns when it is exact and wide enough.
@@ -76,15 +96,22 @@ int runLayout(const LayoutArgs& a) {
     j["metric"] = std::string(metricName(metric));
     j["neighbours_kept_10"] = kept ? nlohmann::json(*kept) : nlohmann::json(nullptr);
     j["pca_neighbours_kept_10"] = pcaKept ? nlohmann::json(*pcaKept) : nlohmann::json(nullptr);
+    j["trust"] = {{"k", a.trustK}, {"mean", trust->overall}, {"out", a.trust}};
     j["out"] = a.out;
-    j["timings"] = {
-        {"graph_s", graphSeconds}, {"layout_s", layoutSeconds}, {"total_s", totalSeconds}};
+    j["timings"] = {{"graph_s", graphSeconds},
+                    {"layout_s", layoutSeconds},
+                    {"total_s", totalSeconds},
+                    {"trust_s", trustSeconds}};
     std::cout << j.dump(2) << '\n';
   } else {
     std::cout << a.dim << "D layout of " << ds.size() << " items: " << totalSeconds << " s (graph "
               << graphSeconds << " s, layout " << layoutSeconds << " s)\n";
     if (kept)
       std::cout << "true 10-NN kept in the map: " << *kept << " (PCA: " << *pcaKept << ")\n";
+    if (trust)
+      std::cout << "map trust: " << trust->overall << " of each item's exact " << a.trustK
+                << "-NN are among its " << a.trustK << " nearest on the map (mean); wrote "
+                << a.trust << '\n';
     if (!a.out.empty())
       std::cout << "wrote " << a.out << '\n';
   }
@@ -105,6 +132,11 @@ void addLayoutCommand(CLI::App& app, int& exitCode) {
   cmd->add_option("--epochs", a->epochs, "SGD epochs (0: 500 up to 10,000 items, else 200)");
   cmd->add_option("--metric", a->metric, "l2, ip or cos (default: the file's, else l2)");
   cmd->add_option("--out", a->out, "Write positions here (.npy, float32, n × dim)");
+  cmd->add_option("--trust", a->trust,
+                  "Write each item's map trust here (.npy, float32, n × 1): the share of its "
+                  "exact k nearest neighbours among its k nearest on the map");
+  cmd->add_option("--trust-k", a->trustK, "Neighbours that map trust compares")
+      ->capture_default_str();
   a->common.addTo(*cmd);
   cmd->callback([a, &exitCode] {
     exitCode = runGuarded([&] { return runLayout(*a); }, {a->path, std::string()});

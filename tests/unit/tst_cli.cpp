@@ -4,6 +4,7 @@
 #include "nearscape/core/Context.h"
 #include "nearscape/core/Dataset.h"
 #include "nearscape/io/ArtefactCache.h"
+#include "nearscape/io/Npy.h"
 
 #include <QDir>
 #include <QFile>
@@ -16,6 +17,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <algorithm>
 #include <cmath>
 
 using namespace nearscape::test;
@@ -82,6 +84,56 @@ private slots:
     QVERIFY(images["first_missing"].toString().endsWith("pics/gone.png"));
     const Run text = cli({"info", file, "--backend", "cpu"});
     QVERIFY2(text.out.contains("images        2 of 3 files found (column filepath)"), text.out);
+  }
+
+  void layoutWritesMapTrust() {
+    // Map trust against an independent brute-force reference in float64 on both sides: the
+    // share of each item's 10 nearest (original space) among its 10 nearest on the map.
+    constexpr int n = 300, d = 8, k = 10;
+    std::vector<float> x = randomFloats(std::size_t(n) * d, 21);
+    for (int i = 0; i < n; ++i)
+      x[std::size_t(i * d + i % 4)] += 5.0f; // four blobs
+    const QString file = m_dir.filePath("trust.npy");
+    QVERIFY(writeBytes(file, npyBytes("<f4", {n, d}, rawBytes(x))));
+    const QString map = m_dir.filePath("trust-map.npy"), trust = m_dir.filePath("trust-out.npy");
+    const Run r = cli({"layout", file, "--epochs", "50", "--out", map, "--trust", trust,
+                       "--trust-k", QString::number(k), "--json", "--backend", "cpu"});
+    QVERIFY2(r.code == 0, r.err.constData());
+    const nearscape::Matrix<float> xy = nearscape::readNpyFloat(map.toStdString());
+    const nearscape::Matrix<float> got = nearscape::readNpyFloat(trust.toStdString());
+    QCOMPARE(got.rows(), std::int64_t(n));
+    QCOMPARE(got.cols(), std::int64_t(1));
+    auto nearest = [&](const float* points, int dim, int i) {
+      std::vector<std::pair<double, int>> byDistance;
+      for (int j = 0; j < n; ++j) {
+        if (j == i)
+          continue;
+        double s = 0;
+        for (int c = 0; c < dim; ++c) {
+          const double diff = double(points[i * dim + c]) - double(points[j * dim + c]);
+          s += diff * diff;
+        }
+        byDistance.push_back({s, j});
+      }
+      std::sort(byDistance.begin(), byDistance.end());
+      std::vector<int> ids;
+      for (int c = 0; c < k; ++c)
+        ids.push_back(byDistance[std::size_t(c)].second);
+      return ids;
+    };
+    double mean = 0;
+    for (int i = 0; i < n; ++i) {
+      const std::vector<int> a = nearest(x.data(), d, i), b = nearest(xy.data(), 2, i);
+      int shared = 0;
+      for (int id : a)
+        shared += std::find(b.begin(), b.end(), id) != b.end();
+      QCOMPARE(got.data()[i], float(shared) / k);
+      mean += double(shared) / k / n;
+    }
+    const QJsonObject j = QJsonDocument::fromJson(r.out).object()["trust"].toObject();
+    QCOMPARE(j["k"].toInt(), k);
+    QVERIFY(std::abs(j["mean"].toDouble() - mean) < 1e-6); // the mean of float32 shares
+    QVERIFY(mean > 0.3); // blobs keep much of their neighbourhoods
   }
 
   void nonFiniteDataIsNamed() {
