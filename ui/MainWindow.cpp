@@ -94,10 +94,10 @@ MainWindow::MainWindow(Context context, QWidget* parent)
     : QMainWindow(parent), m_context(context), m_map(new MapView(this)),
       m_legend(new LegendPanel(this)), m_hoverCard(new HoverCard(this)),
       m_thumbnailer(new Thumbnailer(this)), m_jobs(new JobRunner(this)),
-      m_pipelineJobs(new JobRunner(this)), m_neighbours(new ItemStrip(false, this)),
-      m_pathStrip(new ItemStrip(true, this)), m_sweep(new SweepPanel(context, this)),
-      m_summary(new QLabel(this)), m_progress(new QProgressBar(this)),
-      m_cancel(new QToolButton(this)) {
+      m_pipelineJobs(new JobRunner(this)), m_trustJobs(new JobRunner(this)),
+      m_neighbours(new ItemStrip(false, this)), m_pathStrip(new ItemStrip(true, this)),
+      m_sweep(new SweepPanel(context, this)), m_summary(new QLabel(this)),
+      m_progress(new QProgressBar(this)), m_cancel(new QToolButton(this)) {
   setWindowTitle(tr("Nearscape"));
   setAcceptDrops(true);
   // Thumbnails decoded from image files arrive later: the strips update themselves; the card
@@ -208,7 +208,7 @@ MainWindow::MainWindow(Context context, QWidget* parent)
   auto* showTimer = new QTimer(this);
   showTimer->setSingleShot(true);
   showTimer->setInterval(150);
-  auto anyBusy = [this] { return m_jobs->busy() || m_pipelineJobs->busy(); };
+  auto anyBusy = [this] { return m_jobs->busy() || m_pipelineJobs->busy() || m_trustJobs->busy(); };
   connect(showTimer, &QTimer::timeout, this, [this, anyBusy] {
     if (anyBusy()) {
       m_progress->show();
@@ -216,7 +216,8 @@ MainWindow::MainWindow(Context context, QWidget* parent)
     }
   });
   connect(m_cancel, &QToolButton::clicked, m_pipelineJobs, &JobRunner::cancel);
-  for (JobRunner* runner : {m_jobs, m_pipelineJobs}) {
+  connect(m_cancel, &QToolButton::clicked, m_trustJobs, &JobRunner::cancel);
+  for (JobRunner* runner : {m_jobs, m_pipelineJobs, m_trustJobs}) {
     connect(runner, &JobRunner::started, this, [this, showTimer](const QString& title) {
       m_progress->setValue(0);
       m_progress->setFormat(title + QStringLiteral(" %p%"));
@@ -273,12 +274,14 @@ MainWindow::MainWindow(Context context, QWidget* parent)
 MainWindow::~MainWindow() {
   m_jobs->cancel();
   m_pipelineJobs->cancel();
+  m_trustJobs->cancel();
   // Every engine loop checks its JobControl often; a job that has not stopped after a few
   // seconds is stuck in a call that cannot be interrupted (a blocking read, a driver call).
   // Closing the window must still end the program: leave without waiting for it. Outputs are
   // written atomically, so nothing is left half-written.
   constexpr int kStopGraceMs = 3000;
-  if (!m_jobs->waitForDone(kStopGraceMs) || !m_pipelineJobs->waitForDone(kStopGraceMs)) {
+  if (!m_jobs->waitForDone(kStopGraceMs) || !m_pipelineJobs->waitForDone(kStopGraceMs) ||
+      !m_trustJobs->waitForDone(kStopGraceMs)) {
     std::fprintf(stderr, "nearscape: a background job did not stop within %d ms; exiting\n",
                  kStopGraceMs);
     std::fflush(nullptr);
@@ -649,6 +652,9 @@ void MainWindow::setMapDimension(int dim) {
     return;
   const bool refined = mapRefined(dim);
   m_map->setPositions(refined ? m_layouts[std::size_t(dim == 3)] : pcaView(dim), dim);
+  refreshColourChoices();          // map trust is offered for refined maps
+  if (colourBy() == trustColumn()) // it belongs to the other map: back to the labels
+    setColourBy(QStringLiteral("label"));
   // Without a graph yet, the exploration's end starts this layout.
   if (!refined && m_explore)
     startLayout(dim);
@@ -680,6 +686,7 @@ void MainWindow::startLayout(int dim) {
         m_layouts[std::size_t(dim == 3)] = std::move(layout);
         if (m_mapDim == dim)
           m_map->movePoints(m_layouts[std::size_t(dim == 3)], !m_map->userMovedCamera());
+        refreshColourChoices(); // map trust, for this map
         emit layoutFinished(dim);
       });
 }
@@ -1263,7 +1270,13 @@ QStringList MainWindow::colourChoices() const {
   choices << QStringLiteral("label") << m_columnChoices;
   if (m_explore)
     choices << tr("distance to the %1th neighbour").arg(m_explore->graphK);
+  if (m_explore && mapRefined(m_mapDim))
+    choices << trustColumn();
   return choices;
+}
+
+QString MainWindow::trustColumn() const {
+  return tr("map trust (exact 10-NN kept)");
 }
 
 bool MainWindow::setShownRange(double from, double to) {
@@ -1317,6 +1330,22 @@ bool MainWindow::setColourBy(const QString& name) {
     m_scheme = std::make_unique<ColourScheme>(labelScheme(ds));
   } else if (const int column = ds.metadata.findColumn(name.toStdString()); column >= 0) {
     m_scheme = std::make_unique<ColourScheme>(columnScheme(ds, column));
+  } else if (name == trustColumn()) {
+    // Map trust needs each item's exact 10-NN (the graph's, when it is exact) and the map's:
+    // computed in the background once per map, then coloured.
+    Trust& trust = m_trust[std::size_t(m_mapDim == 3)];
+    const std::vector<float>& map = m_layouts[std::size_t(m_mapDim == 3)];
+    if (trust.map != map.data() || trust.values.empty()) {
+      m_trustWanted = name;
+      computeTrust();
+      return true;
+    }
+    m_scheme = std::make_unique<ColourScheme>(numericScheme(name, trust.values));
+    statusBar()->showMessage(
+        tr("Map trust: on average %1% of an item's exact 10 nearest neighbours are among its 10 "
+           "nearest on this map")
+            .arg(100 * trust.mean, 0, 'f', 1),
+        10000);
   } else { // the computed column: how far each item's k-th neighbour lies
     const MatrixView<float> d = m_explore->graph.distances.view();
     std::vector<double> values(std::size_t(d.rows));
@@ -1327,6 +1356,39 @@ bool MainWindow::setColourBy(const QString& name) {
   m_colourBox->setCurrentText(name);
   showSchemeKey();
   return true;
+}
+
+void MainWindow::computeTrust() {
+  const int dim = m_mapDim;
+  const std::vector<float>& map = m_layouts[std::size_t(dim == 3)];
+  auto dataset = m_dataset;
+  const KnnResult graph = m_explore->graph; // shares its storage
+  const Metric metric = m_explore->metric;
+  const Context context = m_context;
+  auto positions = std::make_shared<std::vector<float>>(map);
+  const float* mapId = map.data();
+  m_trustJobs->run<LayoutQuality>(
+      tr("Map trust"),
+      [dataset, graph, metric, context, positions, dim](JobControl& job) {
+        constexpr int k = 10;
+        const bool exact = graph.report.method == "exact" && graph.ids.cols() >= k;
+        const KnnResult truth =
+            exact ? graph : knnGraph(dataset->vectors.view(), k, metric, context, job);
+        return layoutQuality(truth.ids.view(), {positions->data(), dataset->size(), dim}, k,
+                             effectiveThreads(context));
+      },
+      [this, dataset, dim, mapId](LayoutQuality& q) {
+        if (m_dataset != dataset || m_layouts[std::size_t(dim == 3)].data() != mapId)
+          return; // computed for a map no longer shown
+        Trust& trust = m_trust[std::size_t(dim == 3)];
+        trust.map = mapId;
+        trust.values.assign(q.perItem.begin(), q.perItem.end());
+        trust.mean = q.overall;
+        if (m_trustWanted == trustColumn() && m_mapDim == dim) {
+          m_trustWanted.clear();
+          setColourBy(trustColumn());
+        }
+      });
 }
 
 void MainWindow::setSearch(const QString& text, bool regex) {

@@ -87,6 +87,9 @@ public:
   /// columns once the graph exists.
   QStringList colourChoices() const;
   QString colourBy() const;
+  /// The computed column "map trust": per item, the share of its exact 10 nearest neighbours
+  /// among its 10 nearest on the map shown (refined maps only).
+  QString trustColumn() const;
   /// Under a numeric colouring, shows only items whose value lies in [from, to] (false when the
   /// colouring is not numeric, or from > to).
   bool setShownRange(double from, double to);
@@ -193,6 +196,7 @@ private:
   void onMapClicked(std::int64_t item, Qt::KeyboardModifiers modifiers);
   void showLoaded(Loaded& loaded);
   void applyVisibility();
+  void computeTrust();
   void showError(const QString& title, const QString& message);
 
   Context m_context;
@@ -208,6 +212,15 @@ private:
   Thumbnailer* m_thumbnailer;
   JobRunner* m_jobs;
   JobRunner* m_pipelineJobs;
+  JobRunner* m_trustJobs; ///< map trust: its exact neighbours, beside the other jobs
+  /// Map trust of the 2D and 3D maps, and the map each was computed for (its positions' buffer).
+  struct Trust {
+    const float* map = nullptr;
+    std::vector<double> values;
+    double mean = 0;
+  };
+  std::array<Trust, 2> m_trust;
+  QString m_trustWanted; ///< the trust column asked for while it is computed
   ItemStrip* m_neighbours;
   ItemStrip* m_pathStrip;
   SweepPanel* m_sweep;

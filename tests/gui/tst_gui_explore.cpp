@@ -23,6 +23,7 @@
 #include <QLineEdit>
 #include <QSignalSpy>
 #include <QSpinBox>
+#include <QStatusBar>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -264,9 +265,22 @@ private slots:
     QCOMPARE(window.legend()->count(), kMaxCategories);
     QVERIFY(window.legend()->item(kMaxCategories - 1)->text().startsWith("other"));
     // The computed column: the distance to each item's k-th neighbour.
-    QVERIFY(window.setColourBy(box->itemText(box->count() - 1)));
+    const QStringList distance = listed.filter(QStringLiteral("neighbour"));
+    QCOMPARE(distance.size(), 1);
+    QVERIFY(window.setColourBy(distance.front()));
     QVERIFY(bar->isVisible() && bar->maximum() > bar->minimum());
     QVERIFY(!window.setColourBy(QStringLiteral("no such column")));
+    // Map trust: computed in the background, then a numeric colouring in [0, 1] whose values
+    // are each item's share of its exact 10-NN among its 10 nearest on the map.
+    QTRY_VERIFY(window.mapRefined(2));
+    QVERIFY(window.colourChoices().contains(window.trustColumn()));
+    QVERIFY(window.setColourBy(window.trustColumn()));
+    QTRY_COMPARE_WITH_TIMEOUT(window.colourBy(), window.trustColumn(), 30000);
+    QTRY_VERIFY(bar->isVisible());
+    QVERIFY(bar->minimum() >= 0.0 && bar->maximum() <= 1.0 && bar->maximum() > 0.0);
+    QVERIFY2(window.statusBar()->currentMessage().contains("Map trust"),
+             qPrintable(window.statusBar()->currentMessage()));
+    QVERIFY(window.grab().save(artifact("explore-map-trust.png")));
   }
 
   void exportsWhatIsShown() {
