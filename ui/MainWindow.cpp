@@ -1272,7 +1272,13 @@ QStringList MainWindow::colourChoices() const {
     choices << tr("distance to the %1th neighbour").arg(m_explore->graphK);
   if (m_explore && mapRefined(m_mapDim))
     choices << trustColumn();
+  if (m_explore)
+    choices << outlierColumn();
   return choices;
+}
+
+QString MainWindow::outlierColumn() const {
+  return tr("outlier score (LOF, exact 10-NN)");
 }
 
 QString MainWindow::trustColumn() const {
@@ -1330,6 +1336,15 @@ bool MainWindow::setColourBy(const QString& name) {
     m_scheme = std::make_unique<ColourScheme>(labelScheme(ds));
   } else if (const int column = ds.metadata.findColumn(name.toStdString()); column >= 0) {
     m_scheme = std::make_unique<ColourScheme>(columnScheme(ds, column));
+  } else if (name == outlierColumn()) {
+    // The local outlier factor needs each item's exact 10-NN (the graph's, when it is exact):
+    // computed in the background once per graph, then coloured.
+    if (m_outliers.explore != m_explore.get() || m_outliers.values.empty()) {
+      m_trustWanted = name;
+      computeOutliers();
+      return true;
+    }
+    m_scheme = std::make_unique<ColourScheme>(numericScheme(name, m_outliers.values));
   } else if (name == trustColumn()) {
     // Map trust needs each item's exact 10-NN (the graph's, when it is exact) and the map's:
     // computed in the background once per map, then coloured.
@@ -1387,6 +1402,33 @@ void MainWindow::computeTrust() {
         if (m_trustWanted == trustColumn() && m_mapDim == dim) {
           m_trustWanted.clear();
           setColourBy(trustColumn());
+        }
+      });
+}
+
+void MainWindow::computeOutliers() {
+  auto dataset = m_dataset;
+  const KnnResult graph = m_explore->graph; // shares its storage
+  const Metric metric = m_explore->metric;
+  const Context context = m_context;
+  const void* explore = m_explore.get();
+  m_trustJobs->run<std::vector<float>>(
+      tr("Outlier scores"),
+      [dataset, graph, metric, context](JobControl& job) {
+        constexpr int k = 10;
+        const bool exact = graph.report.method == "exact" && graph.ids.cols() >= k;
+        const KnnResult truth =
+            exact ? graph : knnGraph(dataset->vectors.view(), k, metric, context, job);
+        return localOutlierFactor(truth.ids.view(), truth.distances.view(), k);
+      },
+      [this, explore](std::vector<float>& lof) {
+        if (m_explore.get() != explore)
+          return; // computed for a graph no longer shown
+        m_outliers.explore = explore;
+        m_outliers.values.assign(lof.begin(), lof.end());
+        if (m_trustWanted == outlierColumn()) {
+          m_trustWanted.clear();
+          setColourBy(outlierColumn());
         }
       });
 }

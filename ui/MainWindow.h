@@ -90,6 +90,8 @@ public:
   /// The computed column "map trust": per item, the share of its exact 10 nearest neighbours
   /// among its 10 nearest on the map shown (refined maps only).
   QString trustColumn() const;
+  /// The computed column "outlier score": each item's local outlier factor over its exact 10-NN.
+  QString outlierColumn() const;
   /// Under a numeric colouring, shows only items whose value lies in [from, to] (false when the
   /// colouring is not numeric, or from > to).
   bool setShownRange(double from, double to);
@@ -197,6 +199,7 @@ private:
   void showLoaded(Loaded& loaded);
   void applyVisibility();
   void computeTrust();
+  void computeOutliers();
   void showError(const QString& title, const QString& message);
 
   Context m_context;
@@ -220,6 +223,11 @@ private:
     double mean = 0;
   };
   std::array<Trust, 2> m_trust;
+  /// Outlier scores, and the exploration (graph, metric) they were computed for.
+  struct Outliers {
+    const void* explore = nullptr;
+    std::vector<double> values;
+  } m_outliers;
   QString m_trustWanted; ///< the trust column asked for while it is computed
   ItemStrip* m_neighbours;
   ItemStrip* m_pathStrip;

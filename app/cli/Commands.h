@@ -27,6 +27,12 @@ void addFindCommand(CLI::App& app, int& exitCode);
 /// `cache [--clear]`: the artefact cache's folder and size, or clears it.
 void addCacheCommand(CLI::App& app, int& exitCode);
 
+/// `outliers PATH --k K [--score lof|kth] [--top N] [--out SCORES.npy]`: outlier scores.
+void addOutliersCommand(CLI::App& app, int& exitCode);
+
+/// `compare A B --k K [--out OVERLAP.npy]`: two embeddings' neighbourhoods, item by item.
+void addCompareCommand(CLI::App& app, int& exitCode);
+
 /// `self-test [--json]`: readers, exact graphs (CPU, GPU) against float64, a path, a map.
 void addSelfTestCommand(CLI::App& app, int& exitCode);
 

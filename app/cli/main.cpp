@@ -17,6 +17,8 @@ int main(int argc, char** argv) {
   nearscape::cli::addSweepCommand(app, exitCode);
   nearscape::cli::addFindCommand(app, exitCode);
   nearscape::cli::addCacheCommand(app, exitCode);
+  nearscape::cli::addOutliersCommand(app, exitCode);
+  nearscape::cli::addCompareCommand(app, exitCode);
   nearscape::cli::addSelfTestCommand(app, exitCode);
   nearscape::cli::installCancelHandlers();
   try {

@@ -281,6 +281,10 @@ private slots:
     QVERIFY2(window.statusBar()->currentMessage().contains("Map trust"),
              qPrintable(window.statusBar()->currentMessage()));
     QVERIFY(window.grab().save(artifact("explore-map-trust.png")));
+    // Outlier scores: the local outlier factor over the exact 10-NN, about 1 in the blobs.
+    QVERIFY(window.setColourBy(window.outlierColumn()));
+    QTRY_COMPARE_WITH_TIMEOUT(window.colourBy(), window.outlierColumn(), 30000);
+    QVERIFY(bar->minimum() > 0.5 && bar->maximum() > 1.0);
   }
 
   void exportsWhatIsShown() {

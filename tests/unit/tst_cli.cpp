@@ -14,6 +14,7 @@
 #include <QJsonObject>
 #include <QProcess>
 #include <QProcessEnvironment>
+#include <QSet>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -134,6 +135,118 @@ private slots:
     QCOMPARE(j["k"].toInt(), k);
     QVERIFY(std::abs(j["mean"].toDouble() - mean) < 1e-6); // the mean of float32 shares
     QVERIFY(mean > 0.3); // blobs keep much of their neighbourhoods
+  }
+
+  /// Exact k nearest other rows of row i (float64 brute force): (distance, id), nearest first.
+  static std::vector<std::pair<double, int>> bruteNeighbours(const std::vector<float>& x, int n,
+                                                             int d, int i, int k) {
+    std::vector<std::pair<double, int>> all;
+    for (int j = 0; j < n; ++j) {
+      if (j == i)
+        continue;
+      double s = 0;
+      for (int c = 0; c < d; ++c) {
+        const double diff = double(x[std::size_t(i * d + c)]) - double(x[std::size_t(j * d + c)]);
+        s += diff * diff;
+      }
+      all.push_back({std::sqrt(s), j});
+    }
+    std::sort(all.begin(), all.end());
+    all.resize(std::size_t(k));
+    return all;
+  }
+
+  void outliersScoreAgainstAReference() {
+    // Blobs plus three planted far items; LOF and the k-th distance against a float64 reference.
+    constexpr int n = 203, d = 4, k = 5;
+    std::vector<float> x = randomFloats(std::size_t(n) * d, 31);
+    for (int i = 0; i < 200; ++i)
+      x[std::size_t(i * d + i % 2)] += 6.0f;
+    for (int i = 200; i < n; ++i)
+      x[std::size_t(i * d + (i - 200))] += 40.0f;
+    const QString file = m_dir.filePath("outliers.npy"), scores = m_dir.filePath("lof.npy");
+    QVERIFY(writeBytes(file, npyBytes("<f4", {n, d}, rawBytes(x))));
+    Run r = cli({"outliers", file, "--k", QString::number(k), "--top", "3", "--out", scores,
+                 "--json", "--backend", "cpu"});
+    QVERIFY2(r.code == 0, r.err.constData());
+    QSet<int> top;
+    for (const QJsonValue v : QJsonDocument::fromJson(r.out).object()["top"].toArray())
+      top.insert(v.toObject()["id"].toInt());
+    QCOMPARE(top, (QSet<int>{200, 201, 202}));
+
+    std::vector<std::vector<std::pair<double, int>>> nn;
+    for (int i = 0; i < n; ++i)
+      nn.push_back(bruteNeighbours(x, n, d, i, k));
+    std::vector<double> lrd(n);
+    for (int p = 0; p < n; ++p) {
+      double reach = 0;
+      for (const auto& [dist, o] : nn[std::size_t(p)])
+        reach += std::max(nn[std::size_t(o)].back().first, dist);
+      lrd[std::size_t(p)] = 1.0 / (reach / k + 1e-10);
+    }
+    const nearscape::Matrix<float> lof = nearscape::readNpyFloat(scores.toStdString());
+    QCOMPARE(lof.rows(), std::int64_t(n));
+    for (int p = 0; p < n; ++p) {
+      double sum = 0;
+      for (const auto& [dist, o] : nn[std::size_t(p)])
+        sum += lrd[std::size_t(o)];
+      const double expected = sum / k / lrd[std::size_t(p)];
+      QVERIFY2(std::abs(lof.data()[p] - expected) <= 1e-4 * expected,
+               qPrintable(QString("item %1: %2 vs %3").arg(p).arg(lof.data()[p]).arg(expected)));
+    }
+    r = cli({"outliers", file, "--k", QString::number(k), "--score", "kth", "--out", scores,
+             "--backend", "cpu"});
+    QVERIFY2(r.code == 0, r.err.constData());
+    const nearscape::Matrix<float> kth = nearscape::readNpyFloat(scores.toStdString());
+    for (int p = 0; p < n; ++p)
+      QVERIFY(std::abs(kth.data()[p] - nn[std::size_t(p)].back().first) <=
+              1e-5 * nn[std::size_t(p)].back().first);
+    QCOMPARE(cli({"outliers", file, "--score", "median"}).code, 2);
+  }
+
+  void compareTwoEmbeddings() {
+    constexpr int n = 150, d = 6, k = 7;
+    const std::vector<float> a = randomFloats(std::size_t(n) * d, 41);
+    std::vector<float> same(a.size()), other = randomFloats(std::size_t(n) * 3, 42);
+    for (int i = 0; i < n; ++i) // coordinates permuted and scaled: the same neighbourhoods
+      for (int c = 0; c < d; ++c)
+        same[std::size_t(i * d + c)] = 3.0f * a[std::size_t(i * d + (c + 2) % d)];
+    const QString fa = m_dir.filePath("emb-a.npy"), fs = m_dir.filePath("emb-same.npy"),
+                  fo = m_dir.filePath("emb-other.npy"), out = m_dir.filePath("overlap.npy");
+    QVERIFY(writeBytes(fa, npyBytes("<f4", {n, d}, rawBytes(a))));
+    QVERIFY(writeBytes(fs, npyBytes("<f4", {n, d}, rawBytes(same))));
+    QVERIFY(writeBytes(fo, npyBytes("<f4", {n, 3}, rawBytes(other))));
+    Run r = cli({"compare", fa, fs, "--k", QString::number(k), "--json", "--backend", "cpu"});
+    QVERIFY2(r.code == 0, r.err.constData());
+    QJsonObject j = QJsonDocument::fromJson(r.out).object();
+    QCOMPARE(j["mean_overlap"].toDouble(), 1.0);
+    QCOMPARE(j["histogram"].toArray()[k].toInt(), n);
+
+    r = cli(
+        {"compare", fa, fo, "--k", QString::number(k), "--out", out, "--json", "--backend", "cpu"});
+    QVERIFY2(r.code == 0, r.err.constData());
+    const nearscape::Matrix<float> got = nearscape::readNpyFloat(out.toStdString());
+    double mean = 0;
+    for (int i = 0; i < n; ++i) {
+      QSet<int> x, y;
+      for (const auto& [dist, id] : bruteNeighbours(a, n, d, i, k))
+        x.insert(id);
+      for (const auto& [dist, id] : bruteNeighbours(other, n, 3, i, k))
+        y.insert(id);
+      const float expected = float(x.intersect(y).size()) / k;
+      QCOMPARE(got.data()[i], expected);
+      mean += expected / n;
+    }
+    j = QJsonDocument::fromJson(r.out).object();
+    QVERIFY(std::abs(j["mean_overlap"].toDouble() - mean) < 1e-6);
+    QVERIFY(j["mean_overlap"].toDouble() < 0.5); // unrelated spaces share little
+    // Different item counts are refused, naming both files.
+    const QString shorter = m_dir.filePath("emb-short.npy");
+    QVERIFY(writeBytes(shorter, npyBytes("<f4", {n - 1, d},
+                                         rawBytes(std::vector<float>(a.begin(), a.end() - d)))));
+    r = cli({"compare", fa, shorter});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("emb-short.npy"), r.err.constData());
   }
 
   void nonFiniteDataIsNamed() {

@@ -1,0 +1,116 @@
+// nearscape-cli compare: two embeddings of the same items, compared by their neighbourhoods —
+// per item, the share of its exact k-NN in A that are also its exact k-NN in B.
+#include "Commands.h"
+#include "CommonOptions.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <iomanip>
+#include <iostream>
+#include <memory>
+#include <numeric>
+
+namespace nearscape::cli {
+namespace {
+
+struct CompareArgs {
+  std::string a, b, metricA, metricB, out;
+  int k = 10;
+  std::int64_t top = 20;
+  CommonOptions common;
+};
+
+int runCompare(const CompareArgs& args) {
+  const Context context = args.common.context();
+  JobControl& job = commandJob();
+  OutputSet outputs;
+  addDataInput(outputs, args.a);
+  addDataInput(outputs, args.b);
+  outputs.addOutput(args.out);
+  NEARSCAPE_EXPECTS(args.top >= 0, "--top must not be negative");
+  OpenOptions options;
+  options.loadThumbnails = false;
+  const Dataset a = openInput(args.a, options, job);
+  const Dataset b = openInput(args.b, options, job);
+  if (a.size() != b.size())
+    throw InvalidArgument(args.a + " has " + std::to_string(a.size()) + " items and " + args.b +
+                          " has " + std::to_string(b.size()) +
+                          ": two embeddings of the same items have as many rows");
+  NEARSCAPE_EXPECTS(args.k >= 1 && args.k < a.size(),
+                    "--k must lie in [1, " + std::to_string(a.size() - 1) + "]");
+  // Each space with its own metric (and dimension): exact neighbourhoods on both sides.
+  const Metric metricA = chooseMetric(args.metricA, a), metricB = chooseMetric(args.metricB, b);
+  JobControl first = job.sub(0.0, 0.5), second = job.sub(0.5, 1.0);
+  const KnnResult ga = knnGraph(a.vectors.view(), args.k, metricA, context, first);
+  const KnnResult gb = knnGraph(b.vectors.view(), args.k, metricB, context, second);
+  const std::vector<float> overlap = neighbourhoodOverlap(ga.ids.view(), gb.ids.view(), args.k);
+  job.check();
+  if (!args.out.empty())
+    writeNpy(args.out, MatrixView<float>{overlap.data(), a.size(), 1});
+  outputs.commit();
+
+  const double mean = std::accumulate(overlap.begin(), overlap.end(), 0.0) / double(a.size());
+  std::vector<std::int64_t> histogram(std::size_t(args.k) + 1, 0); // items by shared neighbours
+  for (const float o : overlap)
+    ++histogram[std::size_t(std::lround(o * float(args.k)))];
+  std::vector<float> change(overlap.size()); // the least overlap first
+  for (std::size_t i = 0; i < overlap.size(); ++i)
+    change[i] = 1.0f - overlap[i];
+  const std::vector<std::int64_t> changed = topItems(change, args.top);
+  if (args.common.json) {
+    nlohmann::ordered_json j;
+    j["rows"] = a.size();
+    j["k"] = args.k;
+    j["metric_a"] = std::string(metricName(metricA));
+    j["metric_b"] = std::string(metricName(metricB));
+    j["mean_overlap"] = mean;
+    j["histogram"] = histogram;
+    nlohmann::json listed = nlohmann::json::array();
+    for (const std::int64_t item : changed)
+      listed.push_back(
+          {{"id", item}, {"overlap", overlap[std::size_t(item)]}, {"label", a.labelOf(item)}});
+    j["most_changed"] = listed;
+    j["out"] = args.out;
+    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+    return kExitOk;
+  }
+  std::cout << a.size() << " items: on average " << std::setprecision(4) << 100 * mean
+            << "% of an item's exact " << args.k << "-NN in A (" << metricName(metricA)
+            << ") are its " << args.k << "-NN in B (" << metricName(metricB) << ")\n";
+  for (int shared = 0; shared <= args.k; ++shared)
+    std::cout << "  " << std::setw(3) << shared << " shared  " << std::setw(10)
+              << histogram[std::size_t(shared)] << " items\n";
+  std::cout << "the " << changed.size() << " items whose neighbourhoods changed most:\n";
+  for (const std::int64_t item : changed)
+    std::cout << "  " << std::setw(10) << item << "  " << std::setw(6) << overlap[std::size_t(item)]
+              << "  " << printableText(a.labelOf(item), 80) << '\n';
+  if (!args.out.empty())
+    std::cout << "wrote " << args.out << '\n';
+  return kExitOk;
+}
+
+} // namespace
+
+void addCompareCommand(CLI::App& app, int& exitCode) {
+  auto args = std::make_shared<CompareArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "compare", "Two embeddings of the same items: per item, the share of its exact k-NN that "
+                 "both spaces agree on; the items whose neighbourhoods changed most");
+  cmd->add_option("a", args->a, "The first embedding (data file or IDX folder)")->required();
+  cmd->add_option("b", args->b, "The second embedding of the same items, row for row")->required();
+  cmd->add_option("--k", args->k, "Neighbours compared")->capture_default_str();
+  cmd->add_option("--metric-a", args->metricA,
+                  "l2, ip or cos for A (default: the file's, else l2)");
+  cmd->add_option("--metric-b", args->metricB,
+                  "l2, ip or cos for B (default: the file's, else l2)");
+  cmd->add_option("--top", args->top, "How many of the most changed items to list")
+      ->capture_default_str();
+  cmd->add_option("--out", args->out, "Write every item's overlap here (.npy, float32, n × 1)");
+  args->common.addTo(*cmd);
+  cmd->callback([args, &exitCode] {
+    exitCode = runGuarded([&] { return runCompare(*args); }, {args->a, args->b});
+  });
+}
+
+} // namespace nearscape::cli
