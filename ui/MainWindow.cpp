@@ -736,6 +736,12 @@ void MainWindow::selectItem(std::int64_t item) {
           ids.push_back(nn.ids.row(0)[c]);
           captions.push_back(tr("distance %1").arg(double(nn.distances.row(0)[c]), 0, 'g', 4));
         }
+        // Where the map lies: true neighbours placed beyond the item's own ids.size()-th
+        // nearest point on the map are marked, and linked to it by faint lines.
+        const std::vector<std::int32_t> far = farInMap(item, ids);
+        for (std::size_t i = 0; i < ids.size(); ++i)
+          if (std::find(far.begin(), far.end(), ids[i]) != far.end())
+            captions[i] += tr(" · far in map");
         m_neighbours->setItems(*m_dataset, ids, captions);
         m_shownNeighboursOf = item;
         m_shownNeighbours = ids;
@@ -745,13 +751,48 @@ void MainWindow::selectItem(std::int64_t item) {
             m_shownDistances.push_back(nn.distances.row(0)[c]);
         if (!m_lastPath.nodes.empty())
           return; // a path is on screen: keep its overlay and message
-        m_map->setOverlay(item, ids, {});
-        statusBar()->showMessage(tr("Item %1: its %2 exact nearest neighbours. Ctrl+click another "
-                                    "item for the smoothest path.")
-                                     .arg(item)
-                                     .arg(ids.size()),
-                                 8000);
+        m_map->setOverlay(item, ids, {}, far);
+        statusBar()->showMessage(
+            tr("Item %1: its %2 exact nearest neighbours%3. Ctrl+click another item for the "
+               "smoothest path.")
+                .arg(item)
+                .arg(ids.size())
+                .arg(far.empty() ? QString()
+                                 : tr(", %1 of them far in the map (faint lines)").arg(far.size())),
+            8000);
       });
+}
+
+std::vector<std::int32_t> MainWindow::farInMap(std::int64_t item,
+                                               const std::vector<std::int32_t>& neighbours) const {
+  const int dim = m_mapDim;
+  if (!mapRefined(dim) || neighbours.empty() || !m_dataset)
+    return {};
+  const std::vector<float>& map = m_layouts[std::size_t(dim == 3)];
+  const std::int64_t n = m_dataset->size();
+  auto mapDistance2 = [&](std::int64_t a, std::int64_t b) {
+    double s = 0;
+    for (int c = 0; c < dim; ++c) {
+      const double diff =
+          double(map[std::size_t(a * dim + c)]) - double(map[std::size_t(b * dim + c)]);
+      s += diff * diff;
+    }
+    return s;
+  };
+  // The item's k-th nearest other point on the map (k = the neighbours listed): one pass.
+  std::vector<double> all;
+  all.reserve(std::size_t(n));
+  for (std::int64_t j = 0; j < n; ++j)
+    if (j != item)
+      all.push_back(mapDistance2(item, j));
+  const std::size_t k = std::min(neighbours.size(), all.size()) - 1;
+  std::nth_element(all.begin(), all.begin() + std::ptrdiff_t(k), all.end());
+  const double radius2 = all[k];
+  std::vector<std::int32_t> far;
+  for (const std::int32_t id : neighbours)
+    if (mapDistance2(item, id) > radius2)
+      far.push_back(id);
+  return far;
 }
 
 void MainWindow::bridgeComponentsAndRetry(std::int64_t retryTo) {

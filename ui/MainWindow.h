@@ -200,6 +200,10 @@ private:
   void applyVisibility();
   void computeTrust();
   void computeOutliers();
+  /// Of `neighbours` (true neighbours of `item`), those the refined map shown places beyond the
+  /// item's own neighbours.size()-th nearest point on the map (none before the map is refined).
+  std::vector<std::int32_t> farInMap(std::int64_t item,
+                                     const std::vector<std::int32_t>& neighbours) const;
   void showError(const QString& title, const QString& message);
 
   Context m_context;

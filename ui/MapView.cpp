@@ -84,6 +84,16 @@ MapView::MapView(QWidget* parent) : QOpenGLWidget(parent) {
   m_pathActor->GetProperty()->SetLineWidth(2.5f);
   m_pathActor->GetProperty()->SetColor(ov.redF(), ov.greenF(), ov.blueF());
   m_overlayRenderer->AddActor(m_pathActor);
+  // Faint lines from the selected item to its true neighbours that the map put far away.
+  m_linkLine = vtkPolyData::New();
+  vtkNew<vtkPolyDataMapper> linkMapper;
+  linkMapper->SetInputData(m_linkLine);
+  m_linkActor = vtkActor::New();
+  m_linkActor->SetMapper(linkMapper);
+  m_linkActor->GetProperty()->SetLineWidth(1.0f);
+  m_linkActor->GetProperty()->SetColor(ov.redF(), ov.greenF(), ov.blueF());
+  m_linkActor->GetProperty()->SetOpacity(0.45);
+  m_overlayRenderer->AddActor(m_linkActor);
 
   // VTK asks its host to make the context current and whether it is; we answer with Qt's.
   vtkNew<vtkCallbackCommand> callback;
@@ -108,6 +118,8 @@ MapView::~MapView() {
   m_overlayPoints->Delete();
   m_pathActor->Delete();
   m_pathLine->Delete();
+  m_linkActor->Delete();
+  m_linkLine->Delete();
   m_overlayRenderer->Delete();
   m_renderer->Delete();
   m_renderWindow->Delete();
@@ -284,10 +296,12 @@ void MapView::movePoints(const std::vector<float>& positions, bool fit) {
 }
 
 void MapView::setOverlay(std::int64_t selected, const std::vector<std::int32_t>& neighbours,
-                         const std::vector<std::int32_t>& path) {
+                         const std::vector<std::int32_t>& path,
+                         const std::vector<std::int32_t>& farLinks) {
   m_selected = selected;
   m_neighbours = neighbours;
   m_path = path;
+  m_farLinks = farLinks;
   rebuildOverlay();
   update();
 }
@@ -327,6 +341,20 @@ void MapView::rebuildOverlay() {
   m_pathLine->SetPoints(linePoints);
   m_pathLine->SetLines(lines);
   m_pathLine->Modified();
+
+  vtkNew<vtkPoints> linkPoints;
+  vtkNew<vtkCellArray> links;
+  if (m_selected >= 0 && m_selected < pointCount())
+    for (auto item : m_farLinks)
+      if (item >= 0 && item < pointCount()) {
+        const vtkIdType ends[2] = {
+            linkPoints->InsertNextPoint(at(m_selected, 0), at(m_selected, 1), at(m_selected, 2)),
+            linkPoints->InsertNextPoint(at(item, 0), at(item, 1), at(item, 2))};
+        links->InsertNextCell(2, ends);
+      }
+  m_linkLine->SetPoints(linkPoints);
+  m_linkLine->SetLines(links);
+  m_linkLine->Modified();
 }
 
 void MapView::setVisibleMask(std::vector<bool> visible) {

@@ -40,9 +40,13 @@ public:
   /// Shows the same points at `positions` (n × dim, dim 2 or 3: a new map of them), keeping
   /// colours, visibility and the overlay; the camera starts afresh.
   void setPositions(const std::vector<float>& positions, int dim);
-  /// Marks `selected` (−1: none) and `neighbours` with larger rings; draws `path` as a polyline.
+  /// Marks `selected` (−1: none) and `neighbours` with larger rings; draws `path` as a polyline
+  /// and a faint line from `selected` to each of `farLinks` (true neighbours placed far away).
   void setOverlay(std::int64_t selected, const std::vector<std::int32_t>& neighbours,
-                  const std::vector<std::int32_t>& path);
+                  const std::vector<std::int32_t>& path,
+                  const std::vector<std::int32_t>& farLinks = {});
+  /// The items linked by faint lines to the selected one.
+  const std::vector<std::int32_t>& farLinks() const { return m_farLinks; }
   /// True once the person has panned or zoomed since the last setPoints.
   bool userMovedCamera() const { return m_userMoved; }
   /// Which points are drawn and pickable (n flags); empty = all.
@@ -132,8 +136,10 @@ private:
   vtkActor* m_overlayPointsActor = nullptr;
   vtkPolyData* m_pathLine = nullptr;
   vtkActor* m_pathActor = nullptr;
+  vtkPolyData* m_linkLine = nullptr;
+  vtkActor* m_linkActor = nullptr;
   std::int64_t m_selected = -1;
-  std::vector<std::int32_t> m_neighbours, m_path;
+  std::vector<std::int32_t> m_neighbours, m_path, m_farLinks;
   bool m_userMoved = false;
   QPointF m_pressPos;
   void rebuildOverlay();

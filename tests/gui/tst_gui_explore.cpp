@@ -21,6 +21,7 @@
 #include <QFileInfo>
 #include <QLabel>
 #include <QLineEdit>
+#include <QLineF>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QStatusBar>
@@ -285,6 +286,42 @@ private slots:
     QVERIFY(window.setColourBy(window.outlierColumn()));
     QTRY_COMPARE_WITH_TIMEOUT(window.colourBy(), window.outlierColumn(), 30000);
     QVERIFY(bar->minimum() > 0.5 && bar->maximum() > 1.0);
+  }
+
+  void farNeighboursAreMarkedAndLinked() {
+    // True neighbours the map places beyond the item's own k-th nearest point on the map are
+    // marked "far in map" and linked by faint lines; checked in screen space (a uniform scale
+    // of the map) against every other point.
+    MainWindow window;
+    openData(window);
+    QTRY_VERIFY(window.mapRefined(2));
+    bool sawFar = false;
+    for (std::int64_t item = 0; item < 40 && !sawFar; ++item) {
+      window.selectItem(item);
+      QTRY_VERIFY(window.neighboursPanel()->count() == 10 &&
+                  window.neighboursPanel()->itemAt(0) != -1 && window.selectedItem() == item);
+      QTRY_VERIFY(window.statusBar()->currentMessage().startsWith(QString("Item %1").arg(item)));
+      const QPointF at = window.mapView()->widgetPosOf(item);
+      std::vector<double> all;
+      for (std::int64_t j = 0; j < kN; ++j)
+        if (j != item)
+          all.push_back(QLineF(at, window.mapView()->widgetPosOf(j)).length());
+      std::nth_element(all.begin(), all.begin() + 9, all.end());
+      const double radius = all[9];
+      const std::vector<std::int32_t>& links = window.mapView()->farLinks();
+      for (int row = 0; row < 10; ++row) {
+        const std::int32_t id = window.neighboursPanel()->itemAt(row);
+        const double d = QLineF(at, window.mapView()->widgetPosOf(id)).length();
+        if (std::abs(d - radius) < 1e-3 * std::max(1.0, radius))
+          continue; // on the boundary: screen rounding may decide either way
+        const bool far = d > radius;
+        QCOMPARE(window.neighboursPanel()->item(row)->text().contains("far in map"), far);
+        QCOMPARE(std::find(links.begin(), links.end(), id) != links.end(), far);
+        sawFar = sawFar || far;
+      }
+    }
+    QVERIFY2(sawFar, "no item of the first 40 has a neighbour the map placed far away");
+    QVERIFY(window.grab().save(artifact("explore-far-in-map.png")));
   }
 
   void exportsWhatIsShown() {
