@@ -115,6 +115,25 @@ ColourScheme numericScheme(const QString& name, const std::vector<double>& value
   return s;
 }
 
+std::vector<std::uint8_t> fadedBy(const std::vector<std::uint8_t>& rgb,
+                                  const std::vector<double>& values, const QColor& background) {
+  constexpr double kFaintest = 0.15;
+  double low = INFINITY, high = -INFINITY;
+  for (const double v : values)
+    if (std::isfinite(v))
+      low = std::min(low, v), high = std::max(high, v);
+  const double span = high > low ? high - low : 1.0;
+  const int bg[3] = {background.red(), background.green(), background.blue()};
+  std::vector<std::uint8_t> out(rgb.size());
+  for (std::size_t i = 0; i < rgb.size(); ++i) {
+    const double v = i / 3 < values.size() ? values[i / 3] : NAN;
+    const double opacity =
+        std::isfinite(v) ? kFaintest + (1.0 - kFaintest) * (v - low) / span : kFaintest;
+    out[i] = std::uint8_t(std::lround(bg[i % 3] + opacity * (rgb[i] - bg[i % 3])));
+  }
+  return out;
+}
+
 std::vector<std::uint8_t> dimmedExcept(const std::vector<std::uint8_t>& rgb,
                                        const std::vector<std::int64_t>& matches,
                                        const QColor& background) {

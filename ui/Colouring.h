@@ -44,6 +44,12 @@ ColourScheme columnScheme(const Dataset& data, int column);
 /// A computed per-item value (NaN: none), coloured as a numeric column named `name`.
 ColourScheme numericScheme(const QString& name, const std::vector<double>& values);
 
+/// `rgb` with each item's opacity following `values` (n; NaN: none): the largest value fully
+/// opaque, the smallest (and items without a value) at 15 %, drawn as a blend toward
+/// `background`.
+std::vector<std::uint8_t> fadedBy(const std::vector<std::uint8_t>& rgb,
+                                  const std::vector<double>& values, const QColor& background);
+
 /// `rgb` with every item not in `matches` (sorted ids) faded toward `background`: the matches
 /// stay bright, the rest stay visible for context.
 std::vector<std::uint8_t> dimmedExcept(const std::vector<std::uint8_t>& rgb,

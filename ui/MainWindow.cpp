@@ -1031,6 +1031,16 @@ void MainWindow::buildExploreBar() {
   bar->addWidget(m_colourBox);
   connect(m_colourBox, &QComboBox::textActivated, this,
           [this](const QString& name) { setColourBy(name); });
+  bar->addWidget(new QLabel(tr(" Opacity "), bar));
+  m_opacityBox = new QComboBox(bar);
+  m_opacityBox->setObjectName(QStringLiteral("opacityBy"));
+  m_opacityBox->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+  m_opacityBox->setToolTip(tr("Fade items by a numeric column: the largest value opaque, the "
+                              "smallest faint"));
+  m_opacityBox->addItem(tr("none"));
+  bar->addWidget(m_opacityBox);
+  connect(m_opacityBox, &QComboBox::textActivated, this,
+          [this](const QString& name) { setOpacityBy(name); });
   bar->addSeparator();
   m_searchField = new QLineEdit(bar);
   m_searchField->setObjectName(QStringLiteral("search"));
@@ -1318,6 +1328,29 @@ QStringList MainWindow::colourChoices() const {
   return choices;
 }
 
+QStringList MainWindow::opacityChoices() const {
+  return m_dataset ? m_numericColumns : QStringList();
+}
+
+bool MainWindow::setOpacityBy(const QString& name) {
+  if (!m_dataset)
+    return false;
+  if (name == tr("none") || name.isEmpty()) {
+    m_opacityColumn.clear();
+    m_opacityValues.clear();
+  } else {
+    if (!opacityChoices().contains(name))
+      return false;
+    const ColumnValues v =
+        readColumn(*m_dataset, m_dataset->metadata.findColumn(name.toStdString()));
+    m_opacityColumn = name;
+    m_opacityValues = v.numbers;
+  }
+  m_opacityBox->setCurrentText(m_opacityColumn.isEmpty() ? tr("none") : m_opacityColumn);
+  recolour();
+  return true;
+}
+
 QString MainWindow::outlierColumn() const {
   return tr("outlier score (LOF, exact 10-NN)");
 }
@@ -1353,6 +1386,7 @@ void MainWindow::refreshColourChoices() {
   // Numbers, and categories that repeat; not identifiers or free text (mostly unique values,
   // whose colours would say nothing). Read once per data set: a column is read whole.
   m_columnChoices.clear();
+  m_numericColumns.clear();
   if (m_dataset)
     for (std::size_t c = 0; c < m_dataset->metadata.columnNames.size(); ++c) {
       const QString name = QString::fromStdString(m_dataset->metadata.columnNames[c]);
@@ -1362,11 +1396,19 @@ void MainWindow::refreshColourChoices() {
       const auto distinct = std::int64_t(v.categories.size());
       if (v.numeric || distinct <= kMaxCategories || distinct <= m_dataset->size() / 2)
         m_columnChoices << name;
+      if (v.numeric)
+        m_numericColumns << name;
     }
   const QString current = colourBy();
   m_colourBox->clear();
   m_colourBox->addItems(colourChoices());
   m_colourBox->setCurrentText(current);
+  const QString opacity = opacityBy();
+  m_opacityBox->clear();
+  m_opacityBox->addItems(QStringList{tr("none")} + opacityChoices());
+  if (!opacityChoices().contains(opacity))
+    setOpacityBy(tr("none"));
+  m_opacityBox->setCurrentText(opacity.isEmpty() ? tr("none") : opacity);
 }
 
 bool MainWindow::setColourBy(const QString& name) {
@@ -1511,10 +1553,12 @@ void MainWindow::recolour() {
     return;
   // Bright: the selection when there is one, else the search's matches; the rest fade.
   const bool selecting = !m_selection.empty();
-  m_map->setColors(selecting ? dimmedExcept(m_scheme->rgb, m_selection, MapView::backgroundColor())
-                   : m_searching
-                       ? dimmedExcept(m_scheme->rgb, m_matches, MapView::backgroundColor())
-                       : m_scheme->rgb);
+  const std::vector<std::uint8_t> rgb =
+      m_opacityValues.empty() ? m_scheme->rgb
+                              : fadedBy(m_scheme->rgb, m_opacityValues, MapView::backgroundColor());
+  m_map->setColors(selecting     ? dimmedExcept(rgb, m_selection, MapView::backgroundColor())
+                   : m_searching ? dimmedExcept(rgb, m_matches, MapView::backgroundColor())
+                                 : rgb);
   applyVisibility();
 }
 

@@ -92,6 +92,13 @@ public:
   QString trustColumn() const;
   /// The computed column "outlier score": each item's local outlier factor over its exact 10-NN.
   QString outlierColumn() const;
+  /// Fades items by a numeric metadata column (largest opaque, smallest faint); "none" or ""
+  /// clears it. False for a column that is not numeric.
+  bool setOpacityBy(const QString& name);
+  /// That column, or "" when none.
+  QString opacityBy() const { return m_opacityColumn; }
+  /// The numeric metadata columns opacity can follow.
+  QStringList opacityChoices() const;
   /// Under a numeric colouring, shows only items whose value lies in [from, to] (false when the
   /// colouring is not numeric, or from > to).
   bool setShownRange(double from, double to);
@@ -232,7 +239,11 @@ private:
     const void* explore = nullptr;
     std::vector<double> values;
   } m_outliers;
-  QString m_trustWanted; ///< the trust column asked for while it is computed
+  QString m_trustWanted;
+  QComboBox* m_opacityBox = nullptr;
+  QString m_opacityColumn;             ///< the column opacity follows ("" for none)
+  std::vector<double> m_opacityValues; ///< its values (n), empty for none ///< the trust column
+                                       ///< asked for while it is computed
   ItemStrip* m_neighbours;
   ItemStrip* m_pathStrip;
   SweepPanel* m_sweep;
@@ -263,6 +274,7 @@ private:
   std::unique_ptr<ColourScheme> m_scheme;
   std::vector<std::int64_t> m_matches;
   std::vector<std::int64_t> m_selection;
+  QStringList m_numericColumns;   ///< of those, the numeric ones (opacity can follow them)
   QStringList m_columnChoices;    ///< metadata columns worth colouring by (refreshColourChoices)
   QString m_dataPath, m_metaPath; ///< what is open (a session names them)
   QString m_sessionPath;

@@ -105,11 +105,14 @@ int runGui(int argc, char** argv) {
                                QStringLiteral("With a numeric --color-by: show only items whose "
                                               "value lies in FROM..TO"),
                                QStringLiteral("from..to"));
+  QCommandLineOption opacityBy(QStringLiteral("opacity-by"),
+                               QStringLiteral("Fade items by this numeric column (largest opaque)"),
+                               QStringLiteral("column"));
   QCommandLineOption session(QStringLiteral("session"),
                              QStringLiteral("Open this session (.nearscape): its data and view"),
                              QStringLiteral("file"));
   parser.addOptions({meta, backend, screenshot, select, pathTo, map3D, metric, colourBy, search,
-                     showRange, session});
+                     showRange, opacityBy, session});
   parser.process(app);
 
   Context context;
@@ -154,6 +157,16 @@ int runGui(int argc, char** argv) {
                    qPrintable(parser.value(showRange)));
       return 2;
     }
+  }
+  if (parser.isSet(opacityBy)) {
+    const QString column = parser.value(opacityBy);
+    QObject::connect(&window, &MainWindow::explorationFinished, &window, [&window, column] {
+      if (!window.setOpacityBy(column)) {
+        std::fprintf(stderr, "nearscape: no numeric column '%s' for opacity (choices: %s)\n",
+                     qPrintable(column), qPrintable(window.opacityChoices().join(", ")));
+        QApplication::exit(2);
+      }
+    });
   }
   if (parser.isSet(colourBy) || parser.isSet(search)) {
     // Applied once the graph exists, so that computed columns can be chosen too.

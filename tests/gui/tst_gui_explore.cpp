@@ -239,6 +239,23 @@ private slots:
     QVERIFY(countColor(mapFrame, viridis(0.0)) > 0 || countColor(mapFrame, viridis(0.05)) > 0);
     QVERIFY(countColor(mapFrame, viridis(1.0)) > 0 || countColor(mapFrame, viridis(0.95)) > 0);
     QVERIFY(countColor(frame, viridis(0.5)) > 20); // the colour bar itself
+    // Opacity by a numeric column, over the labels: low scores fade toward the background.
+    QVERIFY(window.setColourBy(QStringLiteral("label")));
+    QTest::qWait(50);
+    const int brightBefore = countColor(window.mapView()->grabFramebuffer(), labelColor(0));
+    auto* opacity = window.findChild<QComboBox*>(QStringLiteral("opacityBy"));
+    QVERIFY(opacity && window.opacityChoices() == QStringList{"score"});
+    opacity->setCurrentText(QStringLiteral("score"));
+    emit opacity->textActivated(opacity->currentText());
+    QCOMPARE(window.opacityBy(), QString("score"));
+    QTest::qWait(50);
+    const int brightAfter = countColor(window.mapView()->grabFramebuffer(), labelColor(0));
+    QVERIFY2(brightAfter < brightBefore / 4,
+             qPrintable(QString("%1 -> %2").arg(brightBefore).arg(brightAfter)));
+    QVERIFY(window.grab().save(artifact("explore-opacity-by-score.png")));
+    QVERIFY(!window.setOpacityBy(QStringLiteral("group"))); // categories: no opacity
+    QVERIFY(window.setOpacityBy(QStringLiteral("none")));
+    QVERIFY(window.setColourBy(QStringLiteral("score")));
     // Filtered to a range of the column, typed as a person would: the rest disappear.
     auto* from = window.findChild<QDoubleSpinBox*>(QStringLiteral("rangeFrom"));
     auto* to = window.findChild<QDoubleSpinBox*>(QStringLiteral("rangeTo"));
