@@ -58,10 +58,24 @@ std::string takeSessionArgument(int& argc, char** argv) {
   return file;
 }
 
+/// Whether the arguments only ask for --help or --version: answered without a display.
+bool asksHelpOrVersion(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h" || arg == "--help-all" || arg == "--version" || arg == "-v")
+      return true;
+  }
+  return false;
+}
+
 } // namespace
 
 int runGui(int argc, char** argv) {
   const QString sessionFile = QString::fromStdString(takeSessionArgument(argc, argv));
+  // Help and version need no window: without this, a terminal with no display (ssh, a server)
+  // would abort in QApplication before the text is printed.
+  if (asksHelpOrVersion(argc, argv) && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
+    qputenv("QT_QPA_PLATFORM", "offscreen");
   setDefaultSurfaceFormat();
   QApplication app(argc, argv);
   QApplication::setOrganizationName(QStringLiteral("Nearscape")); // QSettings: ~/.config/Nearscape/
