@@ -15,6 +15,7 @@ add_library(nearscape_cuda MODULE
   src/cuda/GraphLayout.cu
   src/cuda/Ivf.cu
   src/cuda/Gnnd.cu
+  src/cuda/RangeSearch.cu
 )
 target_include_directories(nearscape_cuda PRIVATE src)
 # Warnings on in the CUDA sources too: the host compiler's (-Wall -Wextra, through nvcc), the

@@ -30,6 +30,9 @@ void addCacheCommand(CLI::App& app, int& exitCode);
 /// `outliers PATH --k K [--score lof|kth] [--top N] [--out SCORES.npy]`: outlier scores.
 void addOutliersCommand(CLI::App& app, int& exitCode);
 
+/// `duplicates PATH (--threshold T | --quantile Q) [--out GROUPS.tsv]`: near-duplicate groups.
+void addDuplicatesCommand(CLI::App& app, int& exitCode);
+
 /// `compare A B --k K [--out OVERLAP.npy]`: two embeddings' neighbourhoods, item by item.
 void addCompareCommand(CLI::App& app, int& exitCode);
 

@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   nearscape::cli::addCacheCommand(app, exitCode);
   nearscape::cli::addOutliersCommand(app, exitCode);
   nearscape::cli::addCompareCommand(app, exitCode);
+  nearscape::cli::addDuplicatesCommand(app, exitCode);
   nearscape::cli::addSelfTestCommand(app, exitCode);
   nearscape::cli::installCancelHandlers();
   try {

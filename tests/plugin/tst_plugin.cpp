@@ -113,6 +113,8 @@ private slots:
         {"knn", "DATA", "--k", "5", "--method", "nndescent", "--out", "OUT/r.npy"},
         {"layout", "DATA", "--epochs", "30", "--out", "OUT/r.npy"},
         {"path", "DATA", "--from", "0", "--to", "7", "--bridge", "--json"},
+        {"duplicates", "DATA", "--quantile", "0.2", "--out", "OUT/r.tsv"},
+        {"duplicates", "DATA", "--threshold", "1.5", "--metric", "cos", "--out", "OUT/r.tsv"},
         {"sweep", "DATA", "--index", "ivf", "--holdout", "50", "--latency-queries", "0", "--out",
          "OUT/r.csv"},
         // The ef grid is named: by default it spans the device's queue, not the CPU's.

@@ -63,6 +63,10 @@ private slots:
     QTest::newRow("IVF build") << std::function<void(JobControl&)>([=](JobControl& j) {
       buildIndex("ivf", big, Metric::L2, {{"nlist", 1024}, {"iterations", 100}}, cpu(), j);
     });
+    QTest::newRow("duplicates") << std::function<void(JobControl&)>(
+        [=](JobControl& j) { pairsWithin(big, 6.0, Metric::L2, cpu(), j); });
+    QTest::newRow("duplicates by quantile") << std::function<void(JobControl&)>(
+        [=](JobControl& j) { pairsWithinQuantile(big, 0.5, Metric::Cosine, cpu(), j); });
     static const KnnResult g = knnGraph(mid, 10, Metric::L2, cpu());
     static const std::vector<float> start = randomFloats(std::size_t(mid.rows) * 2, 9);
     QTest::newRow("layout") << std::function<void(JobControl&)>([=](JobControl& j) {

@@ -204,6 +204,82 @@ private slots:
     QCOMPARE(cli({"outliers", file, "--score", "median"}).code, 2);
   }
 
+  void duplicatesFindEveryPair() {
+    // Planted copies among random rows: every pair within the threshold (float64 brute force),
+    // the groups' TSV with the metadata, the keep-list, and --quantile's threshold.
+    constexpr int n = 300, d = 5;
+    std::vector<float> x = randomFloats(std::size_t(n) * d, 51);
+    auto copyRow = [&](int from, int to, float jitter) {
+      for (int c = 0; c < d; ++c)
+        x[std::size_t(to * d + c)] = x[std::size_t(from * d + c)] + jitter * float(c % 2);
+    };
+    copyRow(3, 150, 0.0f);
+    copyRow(3, 299, 0.001f);
+    copyRow(20, 21, 0.002f);
+    const QString file = m_dir.filePath("dups.npy"), groups = m_dir.filePath("groups.tsv"),
+                  keep = m_dir.filePath("keep.txt"), pairs = m_dir.filePath("pairs.tsv");
+    QVERIFY(writeBytes(file, npyBytes("<f4", {n, d}, rawBytes(x))));
+    QByteArray meta = "label\tcaption\n";
+    for (int i = 0; i < n; ++i)
+      meta += (i % 2 ? "odd\titem " : "even\titem ") + QByteArray::number(i) + "\n";
+    QVERIFY(writeBytes(m_dir.filePath("dups.meta.tsv"), meta));
+    auto distance = [&](int a, int b) {
+      double s = 0;
+      for (int c = 0; c < d; ++c)
+        s += std::pow(double(x[std::size_t(a * d + c)]) - x[std::size_t(b * d + c)], 2);
+      return std::sqrt(s);
+    };
+    const double t = 0.05;
+    Run r = cli({"duplicates", file, "--threshold", QString::number(t), "--out", groups, "--keep",
+                 keep, "--pairs", pairs, "--json", "--backend", "cpu"});
+    QVERIFY2(r.code == 0, r.err.constData());
+    QSet<QPair<int, int>> want;
+    for (int a = 0; a < n; ++a)
+      for (int b = a + 1; b < n; ++b)
+        if (distance(a, b) <= t)
+          want.insert({a, b});
+    QCOMPARE(want.size(), 4); // 3–150, 3–299, 150–299, 20–21
+    QSet<QPair<int, int>> got;
+    const QList<QByteArray> pairLines = readBytes(pairs).trimmed().split('\n');
+    QCOMPARE(pairLines.front(), QByteArray("a\tb\tdistance"));
+    for (qsizetype l = 1; l < pairLines.size(); ++l) {
+      const QList<QByteArray> f = pairLines[l].split('\t');
+      got.insert({f[0].toInt(), f[1].toInt()});
+      QVERIFY(std::abs(f[2].toDouble() - distance(f[0].toInt(), f[1].toInt())) < 1e-12);
+    }
+    QCOMPARE(got, want);
+    const QJsonObject j = QJsonDocument::fromJson(r.out).object();
+    QCOMPARE(j["pairs"].toInt(), 4);
+    QCOMPARE(j["groups"].toInt(), 2);
+    QCOMPARE(j["items_in_groups"].toInt(), 5);
+    QCOMPARE(QString::fromUtf8(readBytes(groups)),
+             QString("group\tid\tlabel\tcaption\n0\t3\todd\titem 3\n0\t150\teven\titem 150\n"
+                     "0\t299\todd\titem 299\n1\t20\teven\titem 20\n1\t21\todd\titem 21\n"));
+    const QList<QByteArray> kept = readBytes(keep).trimmed().split('\n');
+    QCOMPARE(kept.size(), n - 3);
+    QVERIFY(!kept.contains("150") && !kept.contains("299") && !kept.contains("21"));
+    QVERIFY(kept.contains("3") && kept.contains("20"));
+
+    // --quantile 0: the smallest nearest-other distance, here the exact copy at 0.
+    r = cli({"duplicates", file, "--quantile", "0", "--json", "--backend", "cpu"});
+    QVERIFY2(r.code == 0, r.err.constData());
+    QCOMPARE(QJsonDocument::fromJson(r.out).object()["threshold"].toDouble(), 0.0);
+    QCOMPARE(QJsonDocument::fromJson(r.out).object()["pairs"].toInt(), 1);
+
+    // Bad requests: both or neither threshold, a quantile beyond 1; nothing written.
+    QFile::remove(groups);
+    QCOMPARE(cli({"duplicates", file, "--out", groups}).code, 2);
+    QCOMPARE(
+        cli({"duplicates", file, "--threshold", "1", "--quantile", "0.1", "--out", groups}).code,
+        2);
+    QCOMPARE(cli({"duplicates", file, "--quantile", "1.5", "--out", groups}).code, 2);
+    QCOMPARE(cli({"duplicates", file, "--threshold", "-1", "--out", groups}).code, 2);
+    QVERIFY(!QFile::exists(groups));
+    // The output may not replace the data.
+    QCOMPARE(cli({"duplicates", file, "--threshold", "1", "--out", file}).code, 2);
+    QVERIFY(readBytes(file) == npyBytes("<f4", {n, d}, rawBytes(x)));
+  }
+
   void compareTwoEmbeddings() {
     constexpr int n = 150, d = 6, k = 7;
     const std::vector<float> a = randomFloats(std::size_t(n) * d, 41);

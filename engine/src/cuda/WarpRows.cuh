@@ -29,7 +29,7 @@ __device__ inline double warpExactDistance(const float* q, const float* b, int d
     return sqrt(s);
   if (metric == int(Metric::InnerProduct))
     return -s;
-  return (qq == 0 || bb == 0) ? 1.0 : 1.0 - s / (sqrt(qq) * sqrt(bb));
+  return (qq == 0 || bb == 0) ? 1.0 : 1.0 - s / sqrt(qq * bb); // as exactDistance
 }
 
 /// The 1/‖x‖ factor of cosine's normalisation (1 for other metrics; 0 for a zero vector),

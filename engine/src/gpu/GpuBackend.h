@@ -5,6 +5,7 @@
 // the first call, so a program runs on the CPU wherever the plugin, the driver or cuBLAS is
 // missing.
 
+#include "nearscape/analysis/Duplicates.h"
 #include "nearscape/core/Context.h"
 #include "nearscape/graph/Graph.h"
 #include "nearscape/knn/Knn.h"
@@ -19,6 +20,9 @@
 
 namespace nearscape::layout {
 struct EpochStep;
+}
+namespace nearscape::analysis {
+struct TilePlan;
 }
 
 namespace nearscape::gpu {
@@ -153,6 +157,19 @@ public:
   virtual std::vector<float> gnndCodebook(const MatrixView<float>& sample, Metric metric, int count,
                                           const Context& context) = 0;
 
+  /// Every pair within `threshold` (analysis/Duplicates.h's pairsWithin) over the tile pairs
+  /// that `plan` cannot rule out. Throws InvalidArgument (more than `maxPairs`),
+  /// DeviceOutOfMemory, Error, Cancelled.
+  virtual NearPairs pairsWithin(const MatrixView<float>& data, const analysis::TilePlan& plan,
+                                double threshold, std::int64_t maxPairs, const Context& context,
+                                JobControl& job) = 0;
+
+  /// For each place of `plan`'s order, the place of the nearest other row of its own tile by the
+  /// float32 GEMM (−1 in a tile of one row). Throws DeviceOutOfMemory, Error, Cancelled.
+  virtual std::vector<std::int32_t> tileNearest(const MatrixView<float>& data,
+                                                const analysis::TilePlan& plan,
+                                                const Context& context, JobControl& job) = 0;
+
   /// Borůvka's minimum spanning forest (weights ≥ 0), in Kruskal's order of ties.
   virtual DeviceForest boruvkaForest(const UndirectedGraph& graph, const Context& context,
                                      JobControl& job) = 0;
@@ -201,7 +218,7 @@ const PluginLoad& pluginLoad();
 
 /// The plugin's interface version: bumped whenever GpuBackend or a type it passes changes, so
 /// that a stale plugin is refused instead of crashing.
-constexpr int kPluginAbiVersion = 1;
+constexpr int kPluginAbiVersion = 2;
 /// The plugin's file name and its two C entry points (no C++ name mangling across the dlopen).
 constexpr const char* kPluginFileName = "libnearscape_cuda.so";
 constexpr const char* kPluginAbiSymbol = "nearscape_gpu_plugin_abi";

@@ -31,7 +31,8 @@ double exactDistance(const float* a, const float* b, std::int64_t d, Metric metr
     }
     if (aa == 0 || bb == 0)
       return 1.0; // a zero vector: cos taken as 0
-    return 1.0 - ab / (std::sqrt(aa) * std::sqrt(bb));
+    // √(aa·bb), not √aa·√bb: for a == b it is aa exactly, so a copy lies at 1 − cos = 0.
+    return 1.0 - ab / std::sqrt(aa * bb);
   }
   }
   return 0;

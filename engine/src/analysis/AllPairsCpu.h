@@ -1,0 +1,32 @@
+#pragma once
+// The all-pairs searches on the CPU (internal): float32 GEMM over the tile pairs that the plan's
+// boxes cannot rule out, each proposal within the GEMM's rounding bound re-checked in float64.
+
+#include "analysis/TilePlan.h"
+#include "nearscape/analysis/Duplicates.h"
+
+namespace nearscape::analysis {
+
+/// The rows of `data` in the plan's order, packed (n × d).
+std::vector<float> packInTileOrder(const MatrixView<float>& data, const TilePlan& plan,
+                                   int threads);
+
+/// The pairs among `count` proposals (`positions`: 2 per proposal, places in the plan's order)
+/// whose float64 distance is at most `threshold`, sorted by (a, b). The GPU's re-check.
+std::vector<NearPair> keepWithin(const MatrixView<float>& data, const TilePlan& plan,
+                                 const std::int32_t* positions, std::int64_t count,
+                                 double threshold, int threads);
+
+/// Sorts pairs by (a, b).
+void sortPairs(std::vector<NearPair>& pairs);
+
+/// pairsWithin on the CPU over `plan`.
+NearPairs pairsWithinCpu(const MatrixView<float>& data, const TilePlan& plan, double threshold,
+                         std::int64_t maxPairs, const Context& context, JobControl& job);
+
+/// For each place of the plan's order, the place of the nearest other row of its own tile by the
+/// GEMM's approximate distance (−1 in a tile of one row): the quantile's upper bounds.
+std::vector<std::int32_t> tileNearestCpu(const MatrixView<float>& data, const TilePlan& plan,
+                                         const Context& context, JobControl& job);
+
+} // namespace nearscape::analysis

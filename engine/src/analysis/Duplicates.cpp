@@ -1,0 +1,209 @@
+#include "nearscape/analysis/Duplicates.h"
+
+#include "analysis/AllPairsCpu.h"
+#include "analysis/TilePlan.h"
+#include "gpu/Dispatch.h"
+#include "nearscape/core/Dataset.h"
+#include "nearscape/core/Error.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+namespace nearscape {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+void validate(const MatrixView<float>& data, std::int64_t minRows) {
+  NEARSCAPE_EXPECTS(data.rows >= minRows && data.cols > 0,
+                    "the data needs at least " + std::to_string(minRows) + " items");
+  NEARSCAPE_EXPECTS(data.rows <= std::numeric_limits<std::int32_t>::max(),
+                    "more than 2^31 − 1 items: ids are int32");
+  requireFinite(data, "the data");
+}
+
+/// Tiles of 512 rows (small GEMMs prune finely); beyond two million items about 4,096 tiles, so
+/// that the list of tile pairs stays small.
+std::int64_t tileRowsFor(std::int64_t n) {
+  return std::max<std::int64_t>(512, (n + 4095) / 4096);
+}
+
+std::string tileDetail(std::int64_t computed, std::int64_t all) {
+  return std::to_string(computed) + " of " + std::to_string(all) + " tile pairs computed";
+}
+
+} // namespace
+
+namespace {
+
+void checkThreshold(double threshold, Metric metric) {
+  NEARSCAPE_EXPECTS(std::isfinite(threshold), "the threshold must be a finite number");
+  NEARSCAPE_EXPECTS(metric == Metric::InnerProduct || threshold >= 0,
+                    "a distance threshold cannot be negative under " +
+                        std::string(metricName(metric)));
+}
+
+/// The pairs within `threshold` over `plan`, on the GPU or the CPU.
+NearPairs searchPairs(const MatrixView<float>& data, const analysis::TilePlan& plan,
+                      double threshold, std::int64_t maxPairs, const Context& context,
+                      JobControl& job) {
+  if (maxPairs <= 0)
+    maxPairs = 100'000'000;
+  std::string fallback;
+  NearPairs result = gpu::onGpuOrCpu(
+      context,
+      [&](gpu::GpuBackend& gpu) {
+        return gpu.pairsWithin(data, plan, threshold, maxPairs, context, job);
+      },
+      [&] { return analysis::pairsWithinCpu(data, plan, threshold, maxPairs, context, job); },
+      &fallback);
+  result.report.fallback = fallback;
+  result.report.method = "exact range search";
+  result.report.detail = tileDetail(result.tilePairs, result.tilePairsAll);
+  return result;
+}
+
+} // namespace
+
+NearPairs pairsWithin(const MatrixView<float>& data, double threshold, Metric metric,
+                      const Context& context, JobControl& job, std::int64_t maxPairs) {
+  const auto started = Clock::now();
+  validate(data, 1);
+  checkThreshold(threshold, metric);
+  const analysis::TilePlan plan =
+      analysis::makeTilePlan(data, metric, tileRowsFor(data.rows), context, job);
+  NearPairs result = searchPairs(data, plan, threshold, maxPairs, context, job);
+  result.seconds = since(started);
+  job.progress(1.0, "done");
+  return result;
+}
+
+QuantilePairs pairsWithinQuantile(const MatrixView<float>& data, double q, Metric metric,
+                                  const Context& context, JobControl& job, std::int64_t maxPairs) {
+  const auto started = Clock::now();
+  validate(data, 2);
+  NEARSCAPE_EXPECTS(q >= 0 && q <= 1, "a quantile lies in [0, 1]");
+  const std::int64_t n = data.rows;
+  const analysis::TilePlan plan =
+      analysis::makeTilePlan(data, metric, tileRowsFor(n), context, job);
+  const std::vector<std::int32_t> inTile = gpu::onGpuOrCpu(
+      context, [&](gpu::GpuBackend& gpu) { return gpu.tileNearest(data, plan, context, job); },
+      [&] { return analysis::tileNearestCpu(data, plan, context, job); });
+  // Upper bounds: the exact distance to the nearest of the same tile (an item alone in its tile
+  // takes any other item).
+  std::vector<double> bound(static_cast<std::size_t>(n));
+#pragma omp parallel for num_threads(effectiveThreads(context)) schedule(static)
+  for (std::int64_t m = 0; m < n; ++m) {
+    const std::int32_t other = plan.order[inTile[m] >= 0 ? inTile[m] : (m + 1) % n];
+    bound[plan.order[m]] =
+        exactDistance(data.row(plan.order[m]), data.row(other), data.cols, metric);
+  }
+  job.check();
+  // Order statistic r of the bounds is ≥ that of the true distances, so the r + 1 smallest true
+  // distances lie within it; the quantile needs ranks ⌊q(n − 1)⌋ and the one after.
+  const std::int64_t rank =
+      std::min<std::int64_t>(n - 1, std::int64_t(std::ceil(q * double(n - 1))) + 1);
+  std::nth_element(bound.begin(), bound.begin() + rank, bound.end());
+  QuantilePairs result;
+  result.reach = bound[std::size_t(rank)];
+  result.pairs = searchPairs(data, plan, result.reach, maxPairs, context, job);
+  result.nearest.assign(static_cast<std::size_t>(n), std::numeric_limits<double>::infinity());
+  for (const NearPair& p : result.pairs.pairs) {
+    result.nearest[p.a] = std::min(result.nearest[p.a], p.distance);
+    result.nearest[p.b] = std::min(result.nearest[p.b], p.distance);
+  }
+  const std::optional<double> threshold = knownQuantile(result.nearest, q);
+  if (!threshold) // cannot happen: the reach holds the ranks by construction
+    throw Error("the nearest-neighbour quantile's ranks were not all within reach");
+  result.pairs.threshold = *threshold;
+  result.pairs.seconds = since(started);
+  job.progress(1.0, "done");
+  return result;
+}
+
+std::optional<double> knownQuantile(const std::vector<double>& nearest, double q) {
+  const double value = quantile(nearest, q);
+  if (!std::isfinite(value))
+    return std::nullopt;
+  return value;
+}
+
+double quantile(std::vector<double> values, double q) {
+  NEARSCAPE_EXPECTS(!values.empty(), "a quantile of no values");
+  NEARSCAPE_EXPECTS(q >= 0 && q <= 1, "a quantile lies in [0, 1]");
+  std::sort(values.begin(), values.end());
+  const double position = q * double(values.size() - 1);
+  const std::size_t below = std::size_t(std::floor(position));
+  const std::size_t above = std::min(values.size() - 1, below + 1);
+  const double t = position - double(below);
+  // NumPy's lerp, to the bit: from the nearer end, so that t = 0 and t = 1 give the values.
+  const double a = values[below], b = values[above], diff = b - a;
+  return t >= 0.5 ? b - diff * (1 - t) : a + diff * t;
+}
+
+std::int64_t DuplicateGroups::itemsInGroups() const {
+  std::int64_t items = 0;
+  for (const auto& g : groups)
+    items += std::int64_t(g.size());
+  return items;
+}
+
+std::int64_t DuplicateGroups::redundantItems() const {
+  return itemsInGroups() - std::int64_t(groups.size());
+}
+
+DuplicateGroups groupPairs(std::int64_t items, const std::vector<NearPair>& pairs,
+                           double threshold) {
+  // Union-find with path halving; the root is always the smaller id, so components come out
+  // keyed by their first member.
+  std::vector<std::int32_t> parent(static_cast<std::size_t>(items));
+  std::iota(parent.begin(), parent.end(), 0);
+  auto root = [&](std::int32_t x) {
+    while (parent[x] != x)
+      x = parent[x] = parent[parent[x]];
+    return x;
+  };
+  for (const NearPair& p : pairs) {
+    NEARSCAPE_EXPECTS(p.a >= 0 && p.b >= 0 && p.a < items && p.b < items,
+                      "a pair names an item beyond the data");
+    if (double(p.distance) > threshold)
+      continue;
+    const std::int32_t ra = root(p.a), rb = root(p.b);
+    if (ra != rb)
+      parent[std::max(ra, rb)] = std::min(ra, rb);
+  }
+  std::vector<std::int32_t> size(static_cast<std::size_t>(items), 0);
+  for (std::int32_t i = 0; i < items; ++i)
+    ++size[root(i)];
+  std::vector<std::int32_t> roots;
+  for (std::int32_t i = 0; i < items; ++i)
+    if (parent[i] == i && size[i] >= 2)
+      roots.push_back(i);
+  std::stable_sort(roots.begin(), roots.end(),
+                   [&](std::int32_t a, std::int32_t b) { return size[a] > size[b]; });
+  std::vector<std::int32_t> slot(static_cast<std::size_t>(items), -1);
+  DuplicateGroups out;
+  out.groups.resize(roots.size());
+  for (std::size_t g = 0; g < roots.size(); ++g) {
+    slot[roots[g]] = std::int32_t(g);
+    out.groups[g].reserve(std::size_t(size[roots[g]]));
+  }
+  out.groupOf.assign(static_cast<std::size_t>(items), -1);
+  for (std::int32_t i = 0; i < items; ++i) {
+    const std::int32_t g = slot[root(i)];
+    if (g >= 0) {
+      out.groupOf[i] = g;
+      out.groups[g].push_back(i); // ascending: i runs in order
+    }
+  }
+  return out;
+}
+
+} // namespace nearscape
