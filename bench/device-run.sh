@@ -21,7 +21,7 @@ for s in ${SUITES:-tests fashion}; do
       [ -x $bin/nearscape-cli ] && $bin/nearscape-cli self-test 2>&1 | tee -a "$out/tests.log"
       $bin/tst_gpu_norms 2>&1 | tail -3 | tee -a "$out/tests.log"
       $bin/tst_knn 2>&1 | grep -E "FAIL|Totals|what|Loc" | tee -a "$out/tests.log"
-      for t in tst_nndescent tst_graph tst_layout tst_index; do [ -x $bin/$t ] && $bin/$t 2>&1 | grep -E "FAIL|Totals" | tee -a "$out/tests.log"; done ;;
+      for t in tst_nndescent tst_graph tst_layout tst_index tst_duplicates; do [ -x $bin/$t ] && $bin/$t 2>&1 | grep -E "FAIL|Totals" | tee -a "$out/tests.log"; done ;;
     faults)
       # The GPU fault walk (docs/reliability.md): every allocation, cuBLAS and launch site fails
       # once. Its many files stay here; the table comes back (whole, or as far as it got).
@@ -29,6 +29,20 @@ for s in ${SUITES:-tests fashion}; do
         /tmp/data /tmp/faults > "$out/faults.log" 2>&1
       if [ -f /tmp/faults/fault-walk.md ]; then cp /tmp/faults/fault-walk.md /tmp/faults/fault-walk.tsv "$out/"
       else cat /tmp/faults/*.log >> "$out/faults.log"; cat /tmp/faults/*.tsv > "$out/fault-walk.tsv"; fi ;;
+    duplicates)
+      # The GPU's pairs must be the CPU's, byte for byte; then fashion and 10M × 96 timed.
+      for b in cuda cpu; do
+        $bin/nearscape-cli duplicates "$pack/fashion-mnist" --quantile 0.01 --backend $b \
+          --pairs /tmp/dup-$b.tsv --json > "$out/dup-fashion-$b.json" 2>> "$out/bench.log"
+      done
+      cmp /tmp/dup-cuda.tsv /tmp/dup-cpu.tsv && echo "fashion-mnist pairs: GPU = CPU ($(wc -l < /tmp/dup-cpu.tsv) lines)" | tee -a "$out/bench.log"
+      $bin/nearscape-bench duplicates --data "$pack/fashion-mnist" --label fashion-mnist \
+        --quantile 0.01 --backend cuda --peer none --repeats 3 2>&1 | tee -a "$out/bench.log"
+      [ -f /tmp/data/m10_base.npy ] || python3 "$pack/make-data" manifold /tmp/data/m10 10000000 96 1000
+      for q in 0.001 0.01; do
+        $bin/nearscape-bench duplicates --data /tmp/data/m10_base.npy --label manifold-10M-96 \
+          --quantile $q --backend cuda --peer none --json-out "$out/dup-m10-$q.json" 2>&1 | tee -a "$out/bench.log"
+      done ;;
     fashion)
       $bin/nearscape-bench exact --data "$pack/fashion-mnist" --label fashion-mnist --k 10 \
         --backend cuda --peer torch-fp32 --python python3 --peers-dir bench/peers --repeats 3 \

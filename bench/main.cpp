@@ -1,4 +1,5 @@
 // nearscape-bench: named suites; each prints a table and can write JSON. Engine only, no Qt.
+#include "DuplicatesSuite.h"
 #include "ExactSuite.h"
 #include "IndexSuite.h"
 #include "LayoutSuite.h"
@@ -16,6 +17,7 @@ int main(int argc, char** argv) {
   nearscape::bench::addMstSuite(app, exitCode);
   nearscape::bench::addNnDescentSuite(app, exitCode);
   nearscape::bench::addIndexSuite(app, exitCode);
+  nearscape::bench::addDuplicatesSuite(app, exitCode);
   CLI11_PARSE(app, argc, argv);
   return exitCode;
 }

@@ -93,13 +93,9 @@ public:
   std::vector<float> gnndCodebook(const MatrixView<float>&, Metric, int, const Context&) override {
     fail("GNND codebook");
   }
-  NearPairs pairsWithin(const MatrixView<float>&, const analysis::TilePlan&, double, std::int64_t,
-                        const Context&, JobControl&) override {
-    fail("pairs within");
-  }
-  std::vector<std::int32_t> tileNearest(const MatrixView<float>&, const analysis::TilePlan&,
-                                        const Context&, JobControl&) override {
-    fail("nearest within tiles");
+  std::unique_ptr<gpu::TileSearch>
+  makeTileSearch(const MatrixView<float>&, const analysis::TilePlan&, const Context&) override {
+    fail("tile search");
   }
   gpu::DeviceForest boruvkaForest(const UndirectedGraph&, const Context&, JobControl&) override {
     fail("Boruvka");

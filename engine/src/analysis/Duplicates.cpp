@@ -9,8 +9,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <limits>
+#include <memory>
 #include <numeric>
+#include <type_traits>
 
 namespace nearscape {
 namespace {
@@ -29,19 +32,21 @@ void validate(const MatrixView<float>& data, std::int64_t minRows) {
   requireFinite(data, "the data");
 }
 
-/// Tiles of 512 rows (small GEMMs prune finely); beyond two million items about 4,096 tiles, so
-/// that the list of tile pairs stays small.
-std::int64_t tileRowsFor(std::int64_t n) {
-  return std::max<std::int64_t>(512, (n + 4095) / 4096);
+/// Tiles of 512 rows: small enough that their boxes prune finely, large enough for GEMM.
+constexpr std::int64_t kTileRows = 512;
+
+std::string secondsText(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f s", seconds);
+  return text;
 }
 
-std::string tileDetail(std::int64_t computed, std::int64_t all) {
-  return std::to_string(computed) + " of " + std::to_string(all) + " tile pairs computed";
+/// "N of M tile pairs computed" and what the backend said.
+std::string tileDetail(const NearPairs& pairs) {
+  return std::to_string(pairs.tilePairs) + " of " + std::to_string(pairs.tilePairsAll) +
+         " tile pairs computed" +
+         (pairs.report.detail.empty() ? "" : " (" + pairs.report.detail + ")");
 }
-
-} // namespace
-
-namespace {
 
 void checkThreshold(double threshold, Metric metric) {
   NEARSCAPE_EXPECTS(std::isfinite(threshold), "the threshold must be a finite number");
@@ -50,23 +55,43 @@ void checkThreshold(double threshold, Metric metric) {
                         std::string(metricName(metric)));
 }
 
-/// The pairs within `threshold` over `plan`, on the GPU or the CPU.
-NearPairs searchPairs(const MatrixView<float>& data, const analysis::TilePlan& plan,
-                      double threshold, std::int64_t maxPairs, const Context& context,
-                      JobControl& job) {
+/// The all-pairs searches over a plan: the GPU's TileSearch, or the CPU's twins.
+struct Searches {
+  std::function<std::vector<std::int32_t>()> nearestInTile;
+  std::function<NearPairs(double threshold)> pairsWithin;
+};
+
+/// Runs `work(searches)` on the GPU (one upload for all its searches) or the CPU, falling back
+/// as gpu::onGpuOrCpu does; the fallback's reason lands in the pairs' report.
+template <typename Result, typename Work>
+Result onTiles(const MatrixView<float>& data, const analysis::TilePlan& plan, std::int64_t maxPairs,
+               const Context& context, JobControl& job, Work&& work) {
   if (maxPairs <= 0)
     maxPairs = 100'000'000;
   std::string fallback;
-  NearPairs result = gpu::onGpuOrCpu(
+  Result result = gpu::onGpuOrCpu(
       context,
       [&](gpu::GpuBackend& gpu) {
-        return gpu.pairsWithin(data, plan, threshold, maxPairs, context, job);
+        const std::unique_ptr<gpu::TileSearch> tiles = gpu.makeTileSearch(data, plan, context);
+        return work(Searches{[&] { return tiles->nearestInTile(job); },
+                             [&](double t) { return tiles->pairsWithin(t, maxPairs, job); }});
       },
-      [&] { return analysis::pairsWithinCpu(data, plan, threshold, maxPairs, context, job); },
+      [&] {
+        return work(Searches{[&] { return analysis::tileNearestCpu(data, plan, context, job); },
+                             [&](double t) {
+                               return analysis::pairsWithinCpu(data, plan, t, maxPairs, context,
+                                                               job);
+                             }});
+      },
       &fallback);
-  result.report.fallback = fallback;
-  result.report.method = "exact range search";
-  result.report.detail = tileDetail(result.tilePairs, result.tilePairsAll);
+  NearPairs& pairs = [&]() -> NearPairs& {
+    if constexpr (std::is_same_v<Result, NearPairs>)
+      return result;
+    else
+      return result.pairs;
+  }();
+  pairs.report.fallback = fallback;
+  pairs.report.method = "exact range search";
   return result;
 }
 
@@ -77,9 +102,12 @@ NearPairs pairsWithin(const MatrixView<float>& data, double threshold, Metric me
   const auto started = Clock::now();
   validate(data, 1);
   checkThreshold(threshold, metric);
-  const analysis::TilePlan plan =
-      analysis::makeTilePlan(data, metric, tileRowsFor(data.rows), context, job);
-  NearPairs result = searchPairs(data, plan, threshold, maxPairs, context, job);
+  const analysis::TilePlan plan = analysis::makeTilePlan(data, metric, kTileRows, context, job);
+  const double planned = since(started);
+  NearPairs result = onTiles<NearPairs>(data, plan, maxPairs, context, job, [&](const Searches& s) {
+    return s.pairsWithin(threshold);
+  });
+  result.report.detail = tileDetail(result) + "; tiles planned in " + secondsText(planned);
   result.seconds = since(started);
   job.progress(1.0, "done");
   return result;
@@ -91,29 +119,33 @@ QuantilePairs pairsWithinQuantile(const MatrixView<float>& data, double q, Metri
   validate(data, 2);
   NEARSCAPE_EXPECTS(q >= 0 && q <= 1, "a quantile lies in [0, 1]");
   const std::int64_t n = data.rows;
-  const analysis::TilePlan plan =
-      analysis::makeTilePlan(data, metric, tileRowsFor(n), context, job);
-  const std::vector<std::int32_t> inTile = gpu::onGpuOrCpu(
-      context, [&](gpu::GpuBackend& gpu) { return gpu.tileNearest(data, plan, context, job); },
-      [&] { return analysis::tileNearestCpu(data, plan, context, job); });
-  // Upper bounds: the exact distance to the nearest of the same tile (an item alone in its tile
-  // takes any other item).
-  std::vector<double> bound(static_cast<std::size_t>(n));
+  const analysis::TilePlan plan = analysis::makeTilePlan(data, metric, kTileRows, context, job);
+  const double planned = since(started);
+  double bounded = 0;
+  QuantilePairs result =
+      onTiles<QuantilePairs>(data, plan, maxPairs, context, job, [&](const Searches& s) {
+        const std::vector<std::int32_t> inTile = s.nearestInTile();
+        // Upper bounds: the exact distance to the nearest of the same tile (an item alone in its
+        // tile takes any other item).
+        std::vector<double> bound(static_cast<std::size_t>(n));
 #pragma omp parallel for num_threads(effectiveThreads(context)) schedule(static)
-  for (std::int64_t m = 0; m < n; ++m) {
-    const std::int32_t other = plan.order[inTile[m] >= 0 ? inTile[m] : (m + 1) % n];
-    bound[plan.order[m]] =
-        exactDistance(data.row(plan.order[m]), data.row(other), data.cols, metric);
-  }
-  job.check();
-  // Order statistic r of the bounds is ≥ that of the true distances, so the r + 1 smallest true
-  // distances lie within it; the quantile needs ranks ⌊q(n − 1)⌋ and the one after.
-  const std::int64_t rank =
-      std::min<std::int64_t>(n - 1, std::int64_t(std::ceil(q * double(n - 1))) + 1);
-  std::nth_element(bound.begin(), bound.begin() + rank, bound.end());
-  QuantilePairs result;
-  result.reach = bound[std::size_t(rank)];
-  result.pairs = searchPairs(data, plan, result.reach, maxPairs, context, job);
+        for (std::int64_t m = 0; m < n; ++m) {
+          const std::int32_t other = plan.order[inTile[m] >= 0 ? inTile[m] : (m + 1) % n];
+          bound[plan.order[m]] =
+              exactDistance(data.row(plan.order[m]), data.row(other), data.cols, metric);
+        }
+        job.check();
+        // Order statistic r of the bounds is ≥ that of the true distances, so the r + 1 smallest
+        // true distances lie within it; the quantile needs ranks ⌊q(n − 1)⌋ and the one after.
+        const std::int64_t rank =
+            std::min<std::int64_t>(n - 1, std::int64_t(std::ceil(q * double(n - 1))) + 1);
+        std::nth_element(bound.begin(), bound.begin() + rank, bound.end());
+        QuantilePairs found;
+        found.reach = bound[std::size_t(rank)];
+        bounded = since(started);
+        found.pairs = s.pairsWithin(found.reach);
+        return found;
+      });
   result.nearest.assign(static_cast<std::size_t>(n), std::numeric_limits<double>::infinity());
   for (const NearPair& p : result.pairs.pairs) {
     result.nearest[p.a] = std::min(result.nearest[p.a], p.distance);
@@ -123,6 +155,10 @@ QuantilePairs pairsWithinQuantile(const MatrixView<float>& data, double q, Metri
   if (!threshold) // cannot happen: the reach holds the ranks by construction
     throw Error("the nearest-neighbour quantile's ranks were not all within reach");
   result.pairs.threshold = *threshold;
+  result.pairs.report.detail = tileDetail(result.pairs) + "; tiles planned in " +
+                               secondsText(planned) + ", upper bounds in " +
+                               secondsText(bounded - planned) + ", range search in " +
+                               secondsText(since(started) - bounded);
   result.pairs.seconds = since(started);
   job.progress(1.0, "done");
   return result;

@@ -2,7 +2,6 @@
 
 #include "nearscape/core/Error.h"
 #include "nearscape/layout/Pca.h"
-#include "util/Blas.h"
 
 #include <algorithm>
 #include <cmath>
@@ -33,47 +32,61 @@ std::vector<float> fitAxes(const MatrixView<float>& data, const knn::Packing& pa
   return std::vector<float>(pca.axes.begin(), pca.axes.end());
 }
 
-struct Splitter {
-  const std::vector<float>& proj; // n × dims
-  int dims;
-  std::int64_t tileRows;
-  std::vector<std::int32_t>& order;
-  std::vector<std::int64_t>& start;
-
-  void split(std::int64_t begin, std::int64_t end) {
-    const std::int64_t size = end - begin;
-    if (size <= tileRows) {
-      start.push_back(end);
-      return;
-    }
-    // The widest coordinate, cut at a multiple of tileRows near the median: every tile but the
-    // last is full.
-    int widest = 0;
-    float best = -1;
-    for (int c = 0; c < dims; ++c) {
-      float lo = std::numeric_limits<float>::infinity(), hi = -lo;
-      for (std::int64_t m = begin; m < end; ++m) {
-        const float v = proj[std::size_t(order[m]) * dims + c];
-        lo = std::min(lo, v);
-        hi = std::max(hi, v);
-      }
-      if (hi - lo > best) {
-        best = hi - lo;
-        widest = c;
-      }
-    }
-    const std::int64_t tilesHere = (size + tileRows - 1) / tileRows;
-    const std::int64_t mid = begin + (tilesHere + 1) / 2 * tileRows;
-    std::nth_element(order.begin() + begin, order.begin() + mid, order.begin() + end,
-                     [&](std::int32_t a, std::int32_t b) {
-                       const float va = proj[std::size_t(a) * dims + widest];
-                       const float vb = proj[std::size_t(b) * dims + widest];
-                       return va < vb || (va == vb && a < b);
-                     });
-    split(begin, mid);
-    split(mid, end);
+/// The k-d split's shape: node n covers places [begin, end) of the order; its children split
+/// at `mid`, a multiple of tileRows from `begin` near the middle, so that every tile but the
+/// last is full. Preorder: children after their parent, the left subtree's tiles first.
+void shape(TilePlan& plan, std::int64_t begin, std::int64_t end, std::int64_t tileRows) {
+  const std::int32_t self = std::int32_t(plan.nodes.size());
+  plan.nodes.push_back({begin, end, -1, -1, -1});
+  if (end - begin <= tileRows) {
+    plan.nodes[self].tile = std::int32_t(plan.start.size() - 1);
+    plan.start.push_back(end);
+    return;
   }
-};
+  const std::int64_t tilesHere = (end - begin + tileRows - 1) / tileRows;
+  const std::int64_t mid = begin + (tilesHere + 1) / 2 * tileRows;
+  plan.nodes[self].left = std::int32_t(plan.nodes.size());
+  shape(plan, begin, mid, tileRows);
+  plan.nodes[self].right = std::int32_t(plan.nodes.size());
+  shape(plan, mid, end, tileRows);
+}
+
+/// Orders the places of `node` so that its left child holds those smallest along its widest
+/// projected coordinate; then its children, as tasks.
+void partition(TilePlan& plan, const std::vector<float>& proj, std::int32_t node) {
+  const TilePlan::Node here = plan.nodes[node];
+  if (here.left < 0)
+    return;
+  const int dims = plan.dims;
+  int widest = 0;
+  float best = -1;
+  for (int c = 0; c < dims; ++c) {
+    float lo = std::numeric_limits<float>::infinity(), hi = -lo;
+    for (std::int64_t m = here.begin; m < here.end; ++m) {
+      const float v = proj[std::size_t(plan.order[m]) * dims + c];
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+    }
+    if (hi - lo > best) {
+      best = hi - lo;
+      widest = c;
+    }
+  }
+  const std::int64_t mid = plan.nodes[here.right].begin;
+  std::nth_element(plan.order.begin() + here.begin, plan.order.begin() + mid,
+                   plan.order.begin() + here.end, [&](std::int32_t a, std::int32_t b) {
+                     const float va = proj[std::size_t(a) * dims + widest];
+                     const float vb = proj[std::size_t(b) * dims + widest];
+                     return va < vb || (va == vb && a < b);
+                   });
+  const bool big = here.end - here.begin > 65536; // tasks only where they pay
+  // shared: a task would otherwise take its own copy of a reference's object (firstprivate).
+#pragma omp task if (big) shared(plan, proj)
+  partition(plan, proj, here.left);
+#pragma omp task if (big) shared(plan, proj)
+  partition(plan, proj, here.right);
+#pragma omp taskwait
+}
 
 } // namespace
 
@@ -81,12 +94,12 @@ double approxUnits(Metric metric, double threshold) {
   return metric == Metric::L2 ? threshold * threshold : threshold;
 }
 
-double TilePlan::gap(std::int64_t a, std::int64_t b) const {
+double TilePlan::gap(std::int32_t a, std::int32_t b) const {
   double s = 0;
-  const double* la = lo.data() + a * dims;
-  const double* ha = hi.data() + a * dims;
-  const double* lb = lo.data() + b * dims;
-  const double* hb = hi.data() + b * dims;
+  const double* la = lo.data() + std::int64_t(a) * dims;
+  const double* ha = hi.data() + std::int64_t(a) * dims;
+  const double* lb = lo.data() + std::int64_t(b) * dims;
+  const double* hb = hi.data() + std::int64_t(b) * dims;
   for (int c = 0; c < dims; ++c) {
     const double g = std::max({0.0, lb[c] - ha[c], la[c] - hb[c]});
     s += g * g;
@@ -94,7 +107,7 @@ double TilePlan::gap(std::int64_t a, std::int64_t b) const {
   return std::sqrt(s) / kGapShrink;
 }
 
-double TilePlan::approxLowerBound(std::int64_t a, std::int64_t b) const {
+double TilePlan::approxLowerBound(std::int32_t a, std::int32_t b) const {
   if (dims == 0)
     return -std::numeric_limits<double>::infinity();
   const double g = gap(a, b);
@@ -104,12 +117,37 @@ double TilePlan::approxLowerBound(std::int64_t a, std::int64_t b) const {
 
 std::vector<TilePair> TilePlan::pairsBelow(double limit) const {
   std::vector<TilePair> out;
-  for (std::int64_t a = 0; a < tiles(); ++a)
-    for (std::int64_t b = a; b < tiles(); ++b) {
-      const double bound = approxLowerBound(a, b);
-      if (bound <= limit)
-        out.push_back({bound, std::int32_t(a), std::int32_t(b)});
+  // Dual-tree descent from (root, root): a pair of nodes whose boxes lie beyond `limit` is
+  // dropped with every pair of tiles under it; the larger node of a pair is split first.
+  struct Visit {
+    std::int32_t a, b;
+  };
+  std::vector<Visit> stack{{0, 0}};
+  while (!stack.empty()) {
+    const Visit v = stack.back();
+    stack.pop_back();
+    const double bound = approxLowerBound(v.a, v.b);
+    if (bound > limit)
+      continue;
+    const Node& a = nodes[v.a];
+    const Node& b = nodes[v.b];
+    if (a.tile >= 0 && b.tile >= 0) {
+      out.push_back({bound, std::min(a.tile, b.tile), std::max(a.tile, b.tile)});
+    } else if (v.a == v.b) {
+      stack.push_back({a.left, a.left});
+      stack.push_back({a.left, a.right});
+      stack.push_back({a.right, a.right});
+    } else if (b.tile >= 0 || (a.tile < 0 && a.end - a.begin >= b.end - b.begin)) {
+      stack.push_back({a.left, v.b});
+      stack.push_back({a.right, v.b});
+    } else {
+      stack.push_back({v.a, b.left});
+      stack.push_back({v.a, b.right});
     }
+  }
+  std::sort(out.begin(), out.end(), [](const TilePair& x, const TilePair& y) {
+    return x.a < y.a || (x.a == y.a && x.b < y.b);
+  });
   return out;
 }
 
@@ -132,49 +170,74 @@ TilePlan makeTilePlan(const MatrixView<float>& data, Metric metric, std::int64_t
     plan.order[i] = std::int32_t(i);
   plan.dims = metric == Metric::InnerProduct ? 0 : int(std::min<std::int64_t>(d, kMaxDims));
 
-  // Packed norms; with pruning, the rows' projections onto the axes (float GEMM, each widened by
-  // its rounding bound 2(d + 2)·u·‖x‖).
+  // Packed norms; with pruning, the rows' projections onto the axes (float dot products, each
+  // widened by its rounding bound 2(d + 2)·u·‖x‖ — any summation order).
   std::vector<float> proj(static_cast<std::size_t>(n * plan.dims));
   std::vector<float> errors(plan.dims > 0 ? static_cast<std::size_t>(n) : 0);
   const std::vector<float> axes =
       plan.dims > 0 ? fitAxes(data, plan.packing, plan.dims, context, job) : std::vector<float>();
-  constexpr std::int64_t kChunk = 4096;
-  std::vector<float> packed(static_cast<std::size_t>(std::min(n, kChunk) * d));
-  blas::setThreads(threads);
-  for (std::int64_t s = 0; s < n; s += kChunk) {
-    job.check();
-    const std::int64_t e = std::min(n, s + kChunk);
-    plan.packing.pack(data, s, e, packed.data(), plan.norms.data() + s);
-    if (plan.dims == 0)
-      continue;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(e - s), plan.dims, int(d), 1.0f,
-                packed.data(), int(d), axes.data(), int(d), 0.0f, proj.data() + s * plan.dims,
-                plan.dims);
-    for (std::int64_t i = s; i < e; ++i)
-      errors[i] = float(2.0 * double(d + 2) * knn::kUnitRoundoff * std::sqrt(plan.norms[i]));
+  const int dims = plan.dims;
+#pragma omp parallel num_threads(threads)
+  {
+    std::vector<float> packed(static_cast<std::size_t>(d));
+#pragma omp for schedule(static, 4096)
+    for (std::int64_t i = 0; i < n; ++i) {
+      plan.packing.pack(data, i, i + 1, packed.data(), plan.norms.data() + i);
+      for (int c = 0; c < dims; ++c) {
+        const float* axis = axes.data() + std::int64_t(c) * d;
+        float s = 0;
+#pragma omp simd reduction(+ : s)
+        for (std::int64_t t = 0; t < d; ++t)
+          s += packed[t] * axis[t];
+        proj[std::size_t(i) * dims + c] = s;
+      }
+      if (dims > 0)
+        errors[i] = float(2.0 * double(d + 2) * knn::kUnitRoundoff * std::sqrt(plan.norms[i]));
+    }
   }
+  job.check();
   plan.maxNorm2 = *std::max_element(plan.norms.begin(), plan.norms.end());
 
   plan.start.push_back(0);
-  if (plan.dims > 0) {
-    Splitter{proj, plan.dims, tileRows, plan.order, plan.start}.split(0, n);
-  } else {
-    for (std::int64_t s = tileRows; s < n; s += tileRows)
-      plan.start.push_back(s);
-    plan.start.push_back(n);
-  }
-  const std::int64_t tiles = plan.tiles();
-  plan.lo.assign(static_cast<std::size_t>(tiles * plan.dims), std::numeric_limits<double>::max());
+  shape(plan, 0, n, tileRows);
+  const std::int64_t nodes = std::int64_t(plan.nodes.size());
+  if (dims == 0)
+    return plan;
+#pragma omp parallel num_threads(threads)
+#pragma omp single
+  partition(plan, proj, 0);
+  job.check();
+  // Boxes: each tile's from its members (widened by their rounding), then every node's as the
+  // union of its children's (children follow their parent in preorder).
+  plan.lo.assign(static_cast<std::size_t>(nodes * dims), std::numeric_limits<double>::max());
   plan.hi.assign(plan.lo.size(), std::numeric_limits<double>::lowest());
-  for (std::int64_t t = 0; t < tiles; ++t)
-    for (std::int64_t m = plan.start[t]; m < plan.start[t + 1]; ++m) {
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 16)
+  for (std::int64_t v = 0; v < nodes; ++v) {
+    const TilePlan::Node& node = plan.nodes[v];
+    if (node.tile < 0)
+      continue;
+    double* lo = plan.lo.data() + v * dims;
+    double* hi = plan.hi.data() + v * dims;
+    for (std::int64_t m = node.begin; m < node.end; ++m) {
       const std::int32_t i = plan.order[m];
-      for (int c = 0; c < plan.dims; ++c) {
-        const double v = proj[std::size_t(i) * plan.dims + c];
-        plan.lo[t * plan.dims + c] = std::min(plan.lo[t * plan.dims + c], v - errors[i]);
-        plan.hi[t * plan.dims + c] = std::max(plan.hi[t * plan.dims + c], v + errors[i]);
+      for (std::int64_t c = 0; c < dims; ++c) {
+        const double x = proj[std::size_t(i) * dims + c];
+        lo[c] = std::min(lo[c], x - errors[i]);
+        hi[c] = std::max(hi[c], x + errors[i]);
       }
     }
+  }
+  for (std::int64_t v = nodes - 1; v >= 0; --v) {
+    const TilePlan::Node& node = plan.nodes[v];
+    if (node.tile >= 0)
+      continue;
+    for (std::int64_t c = 0; c < dims; ++c) {
+      plan.lo[v * dims + c] =
+          std::min(plan.lo[node.left * dims + c], plan.lo[node.right * dims + c]);
+      plan.hi[v * dims + c] =
+          std::max(plan.hi[node.left * dims + c], plan.hi[node.right * dims + c]);
+    }
+  }
   return plan;
 }
 

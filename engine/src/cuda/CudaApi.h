@@ -153,17 +153,12 @@ void layoutEpochs(const layout::EpochStep& step, int epochs, float learningRate,
 
 namespace nearscape::cuda {
 
-/// pairsWithin (analysis/Duplicates.h) on device `context.device` over the tile pairs `plan`
-/// cannot rule out: batched float32 GEMMs, proposals within the rounding bound re-checked in
-/// float64 on the host. Throws InvalidArgument (more than `maxPairs`), DeviceOutOfMemory, Error,
-/// Cancelled.
-NearPairs pairsWithin(const MatrixView<float>& data, const analysis::TilePlan& plan,
-                      double threshold, std::int64_t maxPairs, const Context& context,
-                      JobControl& job);
-
-/// gpu::GpuBackend::tileNearest on device `context.device`.
-std::vector<std::int32_t> tileNearest(const MatrixView<float>& data, const analysis::TilePlan& plan,
-                                      const Context& context, JobControl& job);
+/// The near-duplicate searches' rows on device `context.device` (gpu::TileSearch): batched
+/// float32 GEMMs over tile pairs, proposals within the rounding bound re-checked in float64 on
+/// the host. Throws DeviceOutOfMemory, Error.
+std::unique_ptr<gpu::TileSearch> makeTileSearch(const MatrixView<float>& data,
+                                                const analysis::TilePlan& plan,
+                                                const Context& context);
 
 /// nearestCentroids (index/KMeans.h) on device `context.device`: a float32 cuBLAS GEMM per tile
 /// of rows, then a warp argmin (count 1) or a block radix select per row; ties to the smaller

@@ -55,16 +55,10 @@ public:
     return cuda::gnndCodebook(sample, metric, count, context);
   }
 
-  NearPairs pairsWithin(const MatrixView<float>& data, const analysis::TilePlan& plan,
-                        double threshold, std::int64_t maxPairs, const Context& context,
-                        JobControl& job) override {
-    return cuda::pairsWithin(data, plan, threshold, maxPairs, context, job);
-  }
-
-  std::vector<std::int32_t> tileNearest(const MatrixView<float>& data,
-                                        const analysis::TilePlan& plan, const Context& context,
-                                        JobControl& job) override {
-    return cuda::tileNearest(data, plan, context, job);
+  std::unique_ptr<gpu::TileSearch> makeTileSearch(const MatrixView<float>& data,
+                                                  const analysis::TilePlan& plan,
+                                                  const Context& context) override {
+    return cuda::makeTileSearch(data, plan, context);
   }
 
   gpu::DeviceForest boruvkaForest(const UndirectedGraph& graph, const Context& context,

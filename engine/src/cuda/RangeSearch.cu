@@ -11,6 +11,8 @@
 #include <math_constants.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <limits>
 
 namespace nearscape::cuda {
@@ -94,45 +96,149 @@ template <typename T> void upload(DeviceBuffer<T>& device, const T* host, std::s
   NEARSCAPE_CUDA_CHECK(cudaMemcpy(device.get(), host, sizeof(T) * count, cudaMemcpyHostToDevice));
 }
 
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+PairJob jobOf(const analysis::TilePlan& plan, std::int64_t a, std::int64_t b) {
+  return {std::int32_t(plan.start[a]), std::int32_t(plan.rowsOf(a)), std::int32_t(plan.start[b]),
+          std::int32_t(plan.rowsOf(b))};
+}
+
 /// The plan's rows on the device in tile order (a tile of zeros after them, so that every GEMM
 /// of a batch is tile × tile, a short last tile reading into the zeros), their norms, and the
 /// batched GEMM of tile pairs.
-class DeviceTiles {
+class DeviceTiles final : public gpu::TileSearch {
 public:
-  DeviceTiles(const MatrixView<float>& data, const analysis::TilePlan& plan, int threads)
-      : m_d(data.cols), m_tile(int(plan.rowsOf(0))),
+  DeviceTiles(const MatrixView<float>& data, const analysis::TilePlan& plan, const Context& context)
+      : m_data(data), m_plan(plan), m_device(context.device), m_threads(effectiveThreads(context)),
+        m_d(data.cols), m_tile(int(plan.rowsOf(0))),
         m_batch(std::max<std::int64_t>(
-            1, std::min<std::int64_t>(4096, (std::int64_t(256) << 20) /
+            1, std::min<std::int64_t>(4096, (std::int64_t(1) << 30) /
                                                 (std::int64_t(m_tile) * m_tile * 4)))) {
+    NEARSCAPE_CUDA_CHECK(cudaSetDevice(m_device));
     const std::int64_t n = data.rows;
-    norms.assign(static_cast<std::size_t>(n + m_tile), 0.0f);
+    m_norms.assign(static_cast<std::size_t>(n + m_tile), 0.0f);
     for (std::int64_t m = 0; m < n; ++m)
-      norms[m] = plan.norms[plan.order[m]];
-    m_rows = DeviceBuffer<float>{std::size_t(n + m_tile) * std::size_t(m_d)};
-    const std::vector<float> packed = analysis::packInTileOrder(data, plan, threads);
-    upload(m_rows, packed.data(), packed.size());
-    NEARSCAPE_CUDA_CHECK(cudaMemset(m_rows.get() + n * m_d, 0,
+      m_norms[m] = plan.norms[plan.order[m]];
+    m_rowsDevice = DeviceBuffer<float>{std::size_t(n + m_tile) * std::size_t(m_d)};
+    const std::vector<float> packed = analysis::packInTileOrder(data, plan, m_threads);
+    upload(m_rowsDevice, packed.data(), packed.size());
+    NEARSCAPE_CUDA_CHECK(cudaMemset(m_rowsDevice.get() + n * m_d, 0,
                                     sizeof(float) * std::size_t(m_tile) * std::size_t(m_d)));
-    m_norms = DeviceBuffer<float>{norms.size()};
-    upload(m_norms, norms.data(), norms.size());
+    m_normsDevice = DeviceBuffer<float>{m_norms.size()};
+    upload(m_normsDevice, m_norms.data(), m_norms.size());
     m_products = DeviceBuffer<float>{std::size_t(m_batch) * m_tile * m_tile};
     m_pointers = DeviceBuffer<void*>{std::size_t(3 * m_batch)};
     m_jobs = DeviceBuffer<PairJob>{std::size_t(m_batch)};
   }
 
-  int tile() const { return m_tile; }
-  std::int64_t batch() const { return m_batch; }
-  const float* deviceNorms() const { return m_norms.get(); }
-  const float* products() const { return m_products.get(); }
-  const PairJob* jobs() const { return m_jobs.get(); }
+  std::vector<std::int32_t> nearestInTile(JobControl& job) override {
+    NEARSCAPE_CUDA_CHECK(cudaSetDevice(m_device));
+    DeviceBuffer<std::int32_t> nearest{std::size_t(m_data.rows)};
+    std::vector<PairJob> pairs;
+    for (std::int64_t t0 = 0; t0 < m_plan.tiles(); t0 += m_batch) {
+      job.check();
+      pairs.clear();
+      for (std::int64_t t = t0; t < std::min(m_plan.tiles(), t0 + m_batch); ++t)
+        pairs.push_back(jobOf(m_plan, t, t));
+      multiply(pairs);
+      const std::int64_t warps = std::int64_t(pairs.size()) * m_tile;
+      nearestInTileKernel<<<unsigned((warps * 32 + 255) / 256), 256>>>(
+          m_products.get(), m_jobs.get(), m_tile, int(pairs.size()), m_normsDevice.get(),
+          int(m_plan.metric), nearest.get());
+      NEARSCAPE_CUDA_CHECK_LAUNCH();
+    }
+    std::vector<std::int32_t> out(static_cast<std::size_t>(m_data.rows));
+    NEARSCAPE_CUDA_CHECK(cudaMemcpy(out.data(), nearest.get(), sizeof(std::int32_t) * out.size(),
+                                    cudaMemcpyDeviceToHost));
+    return out;
+  }
 
-  /// Products of `count` ≤ batch() tile pairs: row-major rowsA × tile entries each.
-  void multiply(const std::vector<PairJob>& pairs, int count) {
+  NearPairs pairsWithin(double threshold, std::int64_t maxPairs, JobControl& job) override {
+    NEARSCAPE_CUDA_CHECK(cudaSetDevice(m_device));
+    const std::int64_t n = m_data.rows;
+    const Metric metric = m_plan.metric;
+    const double limit = analysis::approxUnits(metric, threshold);
+    const auto started = std::chrono::steady_clock::now();
+    const std::vector<analysis::TilePair> work = m_plan.pairsBelow(limit);
+    const double listed = secondsSince(started);
+    // Row i proposes j when the GEMM's value is within its rounding bound of the threshold.
+    std::vector<float> proposeUpTo(static_cast<std::size_t>(n + m_tile),
+                                   -std::numeric_limits<float>::infinity());
+    for (std::int64_t m = 0; m < n; ++m)
+      proposeUpTo[m] =
+          float(limit + knn::errorBound(metric, m_d, m_norms[m], m_plan.maxNorm2, 0.0));
+    DeviceBuffer<float> proposeDevice{proposeUpTo.size()};
+    upload(proposeDevice, proposeUpTo.data(), proposeUpTo.size());
+    DeviceBuffer<unsigned long long> count{1};
+    std::uint64_t capacity = std::uint64_t(1) << 22;
+    DeviceBuffer<std::int32_t> proposals{2 * capacity};
+
+    std::vector<NearPair> pairs;
+    std::vector<std::int32_t> hostProposals;
+    std::vector<PairJob> batch;
+    std::int64_t proposed = 0;
+    for (std::size_t w0 = 0; w0 < work.size(); w0 += std::size_t(m_batch)) {
+      job.check();
+      batch.clear();
+      for (std::size_t w = w0; w < std::min(work.size(), w0 + std::size_t(m_batch)); ++w)
+        batch.push_back(jobOf(m_plan, work[w].a, work[w].b));
+      multiply(batch);
+      unsigned long long found = 0;
+      for (;;) { // proposals beyond the buffer: grow it and scan the same products again
+        NEARSCAPE_CUDA_CHECK(cudaMemset(count.get(), 0, sizeof(unsigned long long)));
+        const dim3 grid(unsigned((std::int64_t(m_tile) * m_tile + 255) / 256),
+                        unsigned(batch.size()));
+        proposeKernel<<<grid, 256>>>(m_products.get(), m_jobs.get(), m_tile, m_normsDevice.get(),
+                                     proposeDevice.get(), int(metric), proposals.get(), capacity,
+                                     count.get());
+        NEARSCAPE_CUDA_CHECK_LAUNCH();
+        NEARSCAPE_CUDA_CHECK(
+            cudaMemcpy(&found, count.get(), sizeof(unsigned long long), cudaMemcpyDeviceToHost));
+        if (found <= capacity)
+          break;
+        capacity = found + found / 4;
+        proposals = DeviceBuffer<std::int32_t>{2 * capacity};
+      }
+      hostProposals.resize(2 * found);
+      NEARSCAPE_CUDA_CHECK(cudaMemcpy(hostProposals.data(), proposals.get(),
+                                      sizeof(std::int32_t) * 2 * found, cudaMemcpyDeviceToHost));
+      proposed += std::int64_t(found);
+      if (found > 0) {
+        std::vector<NearPair> kept = analysis::keepWithin(
+            m_data, m_plan, hostProposals.data(), std::int64_t(found), threshold, m_threads);
+        pairs.insert(pairs.end(), kept.begin(), kept.end());
+      }
+      if (std::int64_t(pairs.size()) > maxPairs)
+        throw InvalidArgument("more than " + std::to_string(maxPairs) + " pairs lie within " +
+                              std::to_string(threshold) + ": choose a smaller threshold");
+      job.progress(double(w0 + batch.size()) / double(work.size()), "pairs within the threshold");
+    }
+    analysis::sortPairs(pairs);
+    NearPairs result;
+    result.pairs = std::move(pairs);
+    result.threshold = threshold;
+    result.tilePairs = std::int64_t(work.size());
+    result.tilePairsAll = m_plan.tiles() * (m_plan.tiles() + 1) / 2;
+    result.candidates = proposed;
+    result.report.device = queryDevice(m_device).name;
+    char detail[96];
+    std::snprintf(detail, sizeof detail, "listed in %.2f s, %.2f s on the device and re-checked",
+                  listed, secondsSince(started) - listed);
+    result.report.detail = detail;
+    return result;
+  }
+
+private:
+  /// Products of the tile pairs of `pairs` (≤ m_batch): row-major rowsA × tile entries each.
+  void multiply(const std::vector<PairJob>& pairs) {
+    const int count = int(pairs.size());
     std::vector<void*> pointers(static_cast<std::size_t>(3 * m_batch), nullptr);
     for (int p = 0; p < count; ++p) {
       // Column-major C (tile × tile) = B-rowsᵀ · A-rows, i.e. row-major C = A · Bᵀ.
-      pointers[p] = m_rows.get() + std::int64_t(pairs[p].b) * m_d;
-      pointers[m_batch + p] = m_rows.get() + std::int64_t(pairs[p].a) * m_d;
+      pointers[p] = m_rowsDevice.get() + std::int64_t(pairs[p].b) * m_d;
+      pointers[m_batch + p] = m_rowsDevice.get() + std::int64_t(pairs[p].a) * m_d;
       pointers[2 * m_batch + p] = m_products.get() + std::int64_t(p) * m_tile * m_tile;
     }
     upload(m_pointers, pointers.data(), pointers.size());
@@ -145,119 +251,26 @@ public:
         CUBLAS_GEMM_DEFAULT));
   }
 
-  std::vector<float> norms; ///< host copy, tile order (then the zeros)
-
-private:
+  const MatrixView<float> m_data;
+  const analysis::TilePlan& m_plan;
+  int m_device;
+  int m_threads;
   std::int64_t m_d;
   int m_tile;
   std::int64_t m_batch;
-  DeviceBuffer<float> m_rows, m_norms, m_products;
+  std::vector<float> m_norms; ///< tile order, then the zeros
+  DeviceBuffer<float> m_rowsDevice, m_normsDevice, m_products;
   DeviceBuffer<void*> m_pointers;
   DeviceBuffer<PairJob> m_jobs;
   CublasHandle m_cublas;
 };
 
-PairJob jobOf(const analysis::TilePlan& plan, std::int64_t a, std::int64_t b) {
-  return {std::int32_t(plan.start[a]), std::int32_t(plan.rowsOf(a)), std::int32_t(plan.start[b]),
-          std::int32_t(plan.rowsOf(b))};
-}
-
 } // namespace
 
-std::vector<std::int32_t> tileNearest(const MatrixView<float>& data, const analysis::TilePlan& plan,
-                                      const Context& context, JobControl& job) {
-  NEARSCAPE_CUDA_CHECK(cudaSetDevice(context.device));
-  DeviceTiles tiles(data, plan, effectiveThreads(context));
-  DeviceBuffer<std::int32_t> nearest{std::size_t(data.rows) + std::size_t(tiles.tile())};
-  std::vector<PairJob> pairs;
-  for (std::int64_t t0 = 0; t0 < plan.tiles(); t0 += tiles.batch()) {
-    job.check();
-    pairs.clear();
-    for (std::int64_t t = t0; t < std::min(plan.tiles(), t0 + tiles.batch()); ++t)
-      pairs.push_back(jobOf(plan, t, t));
-    tiles.multiply(pairs, int(pairs.size()));
-    const std::int64_t warps = std::int64_t(pairs.size()) * tiles.tile();
-    nearestInTileKernel<<<unsigned((warps * 32 + 255) / 256), 256>>>(
-        tiles.products(), tiles.jobs(), tiles.tile(), int(pairs.size()), tiles.deviceNorms(),
-        int(plan.metric), nearest.get());
-    NEARSCAPE_CUDA_CHECK_LAUNCH();
-  }
-  std::vector<std::int32_t> out(static_cast<std::size_t>(data.rows));
-  NEARSCAPE_CUDA_CHECK(cudaMemcpy(out.data(), nearest.get(), sizeof(std::int32_t) * out.size(),
-                                  cudaMemcpyDeviceToHost));
-  return out;
-}
-
-NearPairs pairsWithin(const MatrixView<float>& data, const analysis::TilePlan& plan,
-                      double threshold, std::int64_t maxPairs, const Context& context,
-                      JobControl& job) {
-  NEARSCAPE_CUDA_CHECK(cudaSetDevice(context.device));
-  const std::int64_t n = data.rows, d = data.cols;
-  const int threads = effectiveThreads(context);
-  const Metric metric = plan.metric;
-  const double limit = analysis::approxUnits(metric, threshold);
-  const std::vector<analysis::TilePair> work = plan.pairsBelow(limit);
-  DeviceTiles tiles(data, plan, threads);
-  const int tile = tiles.tile();
-  // Row i proposes j when the GEMM's value is within its rounding bound of the threshold.
-  std::vector<float> proposeUpTo(static_cast<std::size_t>(n + tile),
-                                 -std::numeric_limits<float>::infinity());
-  for (std::int64_t m = 0; m < n; ++m)
-    proposeUpTo[m] = float(limit + knn::errorBound(metric, d, tiles.norms[m], plan.maxNorm2, 0.0));
-  DeviceBuffer<float> proposeDevice{proposeUpTo.size()};
-  upload(proposeDevice, proposeUpTo.data(), proposeUpTo.size());
-  DeviceBuffer<unsigned long long> count{1};
-  std::uint64_t capacity = std::uint64_t(1) << 22;
-  DeviceBuffer<std::int32_t> proposals{2 * capacity};
-
-  std::vector<NearPair> pairs;
-  std::vector<std::int32_t> hostProposals;
-  std::vector<PairJob> batch;
-  std::int64_t proposed = 0;
-  for (std::size_t w0 = 0; w0 < work.size(); w0 += std::size_t(tiles.batch())) {
-    job.check();
-    batch.clear();
-    for (std::size_t w = w0; w < std::min(work.size(), w0 + std::size_t(tiles.batch())); ++w)
-      batch.push_back(jobOf(plan, work[w].a, work[w].b));
-    const int count0 = int(batch.size());
-    tiles.multiply(batch, count0);
-    unsigned long long found = 0;
-    for (;;) { // proposals beyond the buffer: grow it and scan the same products again
-      NEARSCAPE_CUDA_CHECK(cudaMemset(count.get(), 0, sizeof(unsigned long long)));
-      const dim3 grid(unsigned((std::int64_t(tile) * tile + 255) / 256), unsigned(count0));
-      proposeKernel<<<grid, 256>>>(tiles.products(), tiles.jobs(), tile, tiles.deviceNorms(),
-                                   proposeDevice.get(), int(metric), proposals.get(), capacity,
-                                   count.get());
-      NEARSCAPE_CUDA_CHECK_LAUNCH();
-      NEARSCAPE_CUDA_CHECK(
-          cudaMemcpy(&found, count.get(), sizeof(unsigned long long), cudaMemcpyDeviceToHost));
-      if (found <= capacity)
-        break;
-      capacity = found + found / 4;
-      proposals = DeviceBuffer<std::int32_t>{2 * capacity};
-    }
-    hostProposals.resize(2 * found);
-    NEARSCAPE_CUDA_CHECK(cudaMemcpy(hostProposals.data(), proposals.get(),
-                                    sizeof(std::int32_t) * 2 * found, cudaMemcpyDeviceToHost));
-    proposed += std::int64_t(found);
-    std::vector<NearPair> kept = analysis::keepWithin(data, plan, hostProposals.data(),
-                                                      std::int64_t(found), threshold, threads);
-    pairs.insert(pairs.end(), kept.begin(), kept.end());
-    if (std::int64_t(pairs.size()) > maxPairs)
-      throw InvalidArgument("more than " + std::to_string(maxPairs) + " pairs lie within " +
-                            std::to_string(threshold) + ": choose a smaller threshold");
-    job.progress(double(w0 + std::size_t(count0)) / double(work.size()),
-                 "pairs within the threshold");
-  }
-  analysis::sortPairs(pairs);
-  NearPairs result;
-  result.pairs = std::move(pairs);
-  result.threshold = threshold;
-  result.tilePairs = std::int64_t(work.size());
-  result.tilePairsAll = plan.tiles() * (plan.tiles() + 1) / 2;
-  result.candidates = proposed;
-  result.report.device = queryDevice(context.device).name;
-  return result;
+std::unique_ptr<gpu::TileSearch> makeTileSearch(const MatrixView<float>& data,
+                                                const analysis::TilePlan& plan,
+                                                const Context& context) {
+  return std::make_unique<DeviceTiles>(data, plan, context);
 }
 
 } // namespace nearscape::cuda

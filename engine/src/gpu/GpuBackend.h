@@ -86,6 +86,19 @@ public:
   virtual std::uint64_t bytes() const = 0;
 };
 
+/// A tile plan's rows on the device (analysis/TilePlan.h), for the near-duplicate searches.
+class TileSearch {
+public:
+  virtual ~TileSearch() = default;
+  /// For each place of the plan's order, the place of the nearest other row of its own tile by
+  /// the float32 GEMM (−1 in a tile of one row). Throws DeviceOutOfMemory, Error, Cancelled.
+  virtual std::vector<std::int32_t> nearestInTile(JobControl& job) = 0;
+  /// Every pair within `threshold` (analysis/Duplicates.h's pairsWithin) over the tile pairs the
+  /// plan cannot rule out. Throws InvalidArgument (more than `maxPairs`), DeviceOutOfMemory,
+  /// Error, Cancelled.
+  virtual NearPairs pairsWithin(double threshold, std::int64_t maxPairs, JobControl& job) = 0;
+};
+
 /// A minimum spanning forest computed on the device, with the time the device spent on it
 /// (the graph's upload and the edges' download excluded).
 struct DeviceForest {
@@ -157,18 +170,10 @@ public:
   virtual std::vector<float> gnndCodebook(const MatrixView<float>& sample, Metric metric, int count,
                                           const Context& context) = 0;
 
-  /// Every pair within `threshold` (analysis/Duplicates.h's pairsWithin) over the tile pairs
-  /// that `plan` cannot rule out. Throws InvalidArgument (more than `maxPairs`),
-  /// DeviceOutOfMemory, Error, Cancelled.
-  virtual NearPairs pairsWithin(const MatrixView<float>& data, const analysis::TilePlan& plan,
-                                double threshold, std::int64_t maxPairs, const Context& context,
-                                JobControl& job) = 0;
-
-  /// For each place of `plan`'s order, the place of the nearest other row of its own tile by the
-  /// float32 GEMM (−1 in a tile of one row). Throws DeviceOutOfMemory, Error, Cancelled.
-  virtual std::vector<std::int32_t> tileNearest(const MatrixView<float>& data,
-                                                const analysis::TilePlan& plan,
-                                                const Context& context, JobControl& job) = 0;
+  /// `plan`'s rows uploaded for the all-pairs searches (the caller keeps `data` and `plan`).
+  virtual std::unique_ptr<TileSearch> makeTileSearch(const MatrixView<float>& data,
+                                                     const analysis::TilePlan& plan,
+                                                     const Context& context) = 0;
 
   /// Borůvka's minimum spanning forest (weights ≥ 0), in Kruskal's order of ties.
   virtual DeviceForest boruvkaForest(const UndirectedGraph& graph, const Context& context,
