@@ -40,6 +40,10 @@ bool endsWith(const QString& path, const char* extension) {
 
 } // namespace
 
+void exportText(const QString& path, const Dataset& data, const std::string& text) {
+  writeExport(path, data, text);
+}
+
 void exportMap(const QString& path, const Dataset& data, const std::vector<float>& positions,
                int dim) {
   const std::int64_t n = std::int64_t(positions.size()) / dim;

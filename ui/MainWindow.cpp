@@ -3,6 +3,7 @@
 #include "ColorBar.h"
 #include "Colors.h"
 #include "Colouring.h"
+#include "DuplicatesPanel.h"
 #include "Export.h"
 #include "HoverCard.h"
 #include "ItemStrip.h"
@@ -96,14 +97,16 @@ MainWindow::MainWindow(Context context, QWidget* parent)
       m_thumbnailer(new Thumbnailer(this)), m_jobs(new JobRunner(this)),
       m_pipelineJobs(new JobRunner(this)), m_trustJobs(new JobRunner(this)),
       m_neighbours(new ItemStrip(false, this)), m_pathStrip(new ItemStrip(true, this)),
-      m_sweep(new SweepPanel(context, this)), m_summary(new QLabel(this)),
-      m_progress(new QProgressBar(this)), m_cancel(new QToolButton(this)) {
+      m_sweep(new SweepPanel(context, this)), m_duplicates(new DuplicatesPanel(context, this)),
+      m_summary(new QLabel(this)), m_progress(new QProgressBar(this)),
+      m_cancel(new QToolButton(this)) {
   setWindowTitle(tr("Nearscape"));
   setAcceptDrops(true);
   // Thumbnails decoded from image files arrive later: the strips update themselves; the card
   // when it still shows that item; the status bar counts files that could not be read.
   m_neighbours->setThumbnailer(m_thumbnailer);
   m_pathStrip->setThumbnailer(m_thumbnailer);
+  m_duplicates->setThumbnailer(m_thumbnailer);
   connect(m_thumbnailer, &Thumbnailer::thumbnailReady, this, [this](qint64 item) {
     if (m_hoverCard->isVisible() && m_hoverCard->item() == item)
       m_hoverCard->setThumbnail(m_thumbnailer->thumbnail(item));
@@ -179,6 +182,13 @@ MainWindow::MainWindow(Context context, QWidget* parent)
   tabifyDockWidget(dock, sweepDock);
   dock->raise();
   m_sweepDock = sweepDock;
+  auto* duplicatesDock = new QDockWidget(tr("Duplicates"), this);
+  duplicatesDock->setObjectName(QStringLiteral("duplicatesDock"));
+  duplicatesDock->setWidget(m_duplicates);
+  addDockWidget(Qt::RightDockWidgetArea, duplicatesDock);
+  tabifyDockWidget(sweepDock, duplicatesDock);
+  dock->raise();
+  m_duplicatesDock = duplicatesDock;
   resizeDocks({pathDock}, {130}, Qt::Vertical);
   m_neighbours->setToolTip(
       tr("Click an item in the map; Ctrl+click another for the smoothest path"));
@@ -254,6 +264,9 @@ MainWindow::MainWindow(Context context, QWidget* parent)
   connect(m_pathStrip, &ItemStrip::itemChosen, this,
           [this](std::int32_t item) { selectItem(item); });
   connect(m_sweep, &SweepPanel::missedChosen, this, &MainWindow::showMissed);
+  connect(m_duplicates, &DuplicatesPanel::groupChosen, this,
+          [this](const std::vector<std::int64_t>& items) { setSelection(items); });
+  connect(m_duplicates, &DuplicatesPanel::itemChosen, this, &MainWindow::selectItem);
   m_prefs = Preferences::load();
   m_cache = ArtefactCache(ArtefactCache::defaultFolder(), m_prefs.cacheBytes());
   buildExploreBar();
@@ -420,6 +433,7 @@ void MainWindow::buildMenus() {
   updateMetricMenu();
   view->addSeparator();
   view->addAction(m_sweepDock->toggleViewAction());
+  view->addAction(m_duplicatesDock->toggleViewAction());
   m_map3D->setToolTip(tr("Drag to turn the map, Shift+drag to pan, wheel to zoom"));
 
   QMenu* help = menuBar()->addMenu(tr("&Help"));
@@ -499,6 +513,8 @@ void MainWindow::showLoaded(Loaded& loaded) {
   m_summary->setText(summaryText() + tr(" · PCA map in %1 s").arg(loaded.seconds, 0, 'f', 2));
   m_sweep->setDataset(m_dataset);
   m_sweep->setMetric(m_metric);
+  m_duplicates->setMetric(m_metric);
+  m_duplicates->setDataset(m_dataset);
   m_selected = -1;
   m_lastPath = {};
   m_neighbours->clear();
@@ -891,6 +907,7 @@ void MainWindow::setMetric(Metric metric) {
   m_metricSource = tr("chosen");
   updateMetricMenu();
   m_sweep->setMetric(metric);
+  m_duplicates->setMetric(metric);
   restartExploration();
 }
 
@@ -915,6 +932,7 @@ void MainWindow::setPreferences(const Preferences& preferences) {
   m_prefs.save();
   m_context.backend = m_prefs.backend;
   m_sweep->setContext(m_context);
+  m_duplicates->setContext(m_context);
   m_cache = ArtefactCache(ArtefactCache::defaultFolder(), m_prefs.cacheBytes());
   if (!m_dataset)
     return;

@@ -40,6 +40,7 @@ class JobRunner;
 class LegendPanel;
 class MapView;
 class SweepPanel;
+class DuplicatesPanel;
 class WelcomePage;
 
 class MainWindow : public QMainWindow {
@@ -149,6 +150,7 @@ public:
 
   MapView* mapView() const { return m_map; }
   SweepPanel* sweepPanel() const { return m_sweep; }
+  DuplicatesPanel* duplicatesPanel() const { return m_duplicates; }
   ItemStrip* neighboursPanel() const { return m_neighbours; }
   ItemStrip* pathStrip() const { return m_pathStrip; }
   JobRunner* pipelineJobs() const { return m_pipelineJobs; }
@@ -248,6 +250,8 @@ private:
   ItemStrip* m_pathStrip;
   SweepPanel* m_sweep;
   QDockWidget* m_sweepDock = nullptr;
+  DuplicatesPanel* m_duplicates;
+  QDockWidget* m_duplicatesDock = nullptr;
   std::shared_ptr<const Exploration> m_explore;
   std::int64_t m_selected = -1;
   bool m_selectionWaitsForGraph = false; ///< selected before the graph existed

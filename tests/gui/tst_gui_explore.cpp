@@ -2,9 +2,11 @@
 #include "ColorBar.h"
 #include "Colors.h"
 #include "Colouring.h"
+#include "DuplicatesPanel.h"
 #include "GuiTest.h"
 #include "HoverCard.h"
 #include "ItemStrip.h"
+#include "JobRunner.h"
 #include "LegendPanel.h"
 #include "MainWindow.h"
 #include "MapView.h"
@@ -17,12 +19,14 @@
 #include <QApplication>
 #include <QComboBox>
 #include <QDir>
+#include <QDockWidget>
 #include <QDoubleSpinBox>
 #include <QFileInfo>
 #include <QLabel>
 #include <QLineEdit>
 #include <QLineF>
 #include <QSignalSpy>
+#include <QSlider>
 #include <QSpinBox>
 #include <QStatusBar>
 #include <QTemporaryDir>
@@ -30,7 +34,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <iterator>
+#include <map>
+#include <numeric>
 
 using namespace nearscape;
 using namespace nearscape::ui;
@@ -475,6 +482,94 @@ private slots:
     QVERIFY(window.selection().size() > 1);
     QTest::keyClick(&window, Qt::Key_P);
     QCOMPARE(map->dragTool(), MapView::DragTool::Pan);
+  }
+
+  void duplicatesGroupLiveAndSelect() {
+    // Three blobs with planted copies: 7 = 300 = 450 (exact), 40 ≈ 41 (near). The panel's groups
+    // equal connected components of a float64 all-pairs reference at its threshold, follow the
+    // slider without a new search inside what was searched, and select on the map.
+    constexpr int n = 480, d = 6;
+    std::vector<float> x = test::randomFloats(std::size_t(n) * d, 17);
+    for (int i = 0; i < n; ++i)
+      x[std::size_t(i * d + i % 3)] += 8.0f;
+    auto row = [&](int i) { return x.data() + std::size_t(i) * d; };
+    std::copy(row(7), row(7) + d, row(300));
+    std::copy(row(7), row(7) + d, row(450));
+    for (int c = 0; c < d; ++c)
+      row(41)[c] = row(40)[c] + 1e-3f;
+    const QString file = m_dir.filePath("dups.npy");
+    QVERIFY(test::writeBytes(file, test::npyBytes("<f4", {n, d}, test::rawBytes(x))));
+    auto components = [&](double t) { // groups of ≥ 2 at threshold t, by brute force
+      std::vector<int> parent(n);
+      std::iota(parent.begin(), parent.end(), 0);
+      std::function<int(int)> root = [&](int v) {
+        return parent[v] == v ? v : parent[v] = root(parent[v]);
+      };
+      for (int a = 0; a < n; ++a)
+        for (int b = a + 1; b < n; ++b) {
+          double s = 0;
+          for (int c = 0; c < d; ++c)
+            s += std::pow(double(row(a)[c]) - row(b)[c], 2);
+          if (std::sqrt(s) <= t)
+            parent[root(b)] = root(a);
+        }
+      std::map<int, int> sizes;
+      for (int v = 0; v < n; ++v)
+        ++sizes[root(v)];
+      return int(std::count_if(sizes.begin(), sizes.end(), [](auto& e) { return e.second >= 2; }));
+    };
+
+    MainWindow window;
+    window.resize(1100, 760);
+    window.show();
+    QSignalSpy explored(&window, &MainWindow::explorationFinished);
+    window.openPath(file);
+    QVERIFY2(explored.wait(60000), qPrintable(window.lastError()));
+    auto* dock = window.findChild<QDockWidget*>(QStringLiteral("duplicatesDock"));
+    QVERIFY(dock);
+    dock->raise();
+    DuplicatesPanel* panel = window.duplicatesPanel();
+    QSignalSpy searched(panel, &DuplicatesPanel::searched);
+    // 10% of the items: a search at 15% runs, then the slider moves within it live.
+    panel->slider()->setValue(100);
+    QVERIFY(searched.wait(60000));
+    QVERIFY(panel->threshold().has_value());
+    const double wide = *panel->threshold();
+    QCOMPARE(int(panel->groups().groups.size()), components(wide));
+    QCOMPARE(panel->groupList()->count(), int(panel->groups().groups.size()));
+    panel->slider()->setValue(3); // 0.3%: the exact and near copies only
+    QVERIFY(!panel->jobs()->busy());
+    QCOMPARE(searched.count(), 1);
+    const double narrow = *panel->threshold();
+    QVERIFY(narrow < wide);
+    QCOMPARE(int(panel->groups().groups.size()), components(narrow));
+    QCOMPARE(panel->groups().groups.front(), (std::vector<std::int32_t>{7, 300, 450}));
+    QVERIFY2(
+        panel->summary()->text().contains(QString("%1 group").arg(panel->groups().groups.size())),
+        qPrintable(panel->summary()->text()));
+    // Choosing the first group selects it on the map and lists its three items.
+    panel->groupList()->setCurrentRow(0);
+    QCOMPARE(window.selection(), (std::vector<std::int64_t>{7, 300, 450}));
+    auto* members = panel->findChild<ItemStrip*>(QStringLiteral("duplicateMembers"));
+    QCOMPARE(members->count(), 3);
+    QTest::qWait(50);
+    QVERIFY(window.grab().save(artifact("explore-duplicates.png")));
+    // A distance beyond the search's reach searches again; one inside it does not.
+    panel->distanceBox()->setValue(wide * 3);
+    QVERIFY(searched.wait(60000));
+    QCOMPARE(int(panel->groups().groups.size()), components(wide * 3));
+    // Exports: the CLI's TSV and the keep-list.
+    panel->distanceBox()->setValue(narrow);
+    QVERIFY(panel->exportGroups(m_dir.filePath("groups.tsv")));
+    QVERIFY(panel->exportKeepList(m_dir.filePath("keep.txt")));
+    const QList<QByteArray> lines =
+        test::readBytes(m_dir.filePath("groups.tsv")).trimmed().split('\n');
+    QCOMPARE(lines[0], QByteArray("group\tid"));
+    QCOMPARE(lines[1], QByteArray("0\t7"));
+    const QList<QByteArray> keep =
+        test::readBytes(m_dir.filePath("keep.txt")).trimmed().split('\n');
+    QCOMPARE(keep.size(), n - int(panel->groups().redundantItems()));
+    QVERIFY(keep.contains("7") && !keep.contains("300") && !keep.contains("450"));
   }
 
   void sessionsSaveAndReproduceAView() {

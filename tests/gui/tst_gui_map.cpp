@@ -284,8 +284,11 @@ private slots:
     checkPicking();
 
     // A click selects the item under the mouse, whose exact neighbours are listed.
-    const std::int64_t a = map->itemAt(map->widgetPosOf(400));
-    QTest::mouseClick(map, Qt::LeftButton, Qt::NoModifier, map->widgetPosOf(a).toPoint());
+    // (A click lands on a whole pixel: the item picked there, within a pixel or two of it.)
+    const QPoint click = map->widgetPosOf(400).toPoint();
+    const std::int64_t a = map->itemAt(QPointF(click));
+    QVERIFY((map->widgetPosOf(a) - QPointF(click)).manhattanLength() <= 2.0);
+    QTest::mouseClick(map, Qt::LeftButton, Qt::NoModifier, click);
     QTRY_COMPARE(window.selectedItem(), a);
     QTRY_COMPARE(window.neighboursPanel()->count(), 10);
 
