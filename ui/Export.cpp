@@ -40,6 +40,14 @@ bool endsWith(const QString& path, const char* extension) {
 
 } // namespace
 
+void exportScoresNpy(const QString& path, const Dataset& data, const std::vector<float>& scores) {
+  OutputSet outputs;
+  outputs.addInput(data.path);
+  outputs.addOutput(path.toStdString());
+  writeNpy(path.toStdString(), MatrixView<float>{scores.data(), std::int64_t(scores.size()), 1});
+  outputs.commit();
+}
+
 void exportText(const QString& path, const Dataset& data, const std::string& text) {
   writeExport(path, data, text);
 }

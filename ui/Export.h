@@ -26,6 +26,8 @@ void exportPath(const QString& path, const Dataset& data, const GraphPath& graph
 /// Selected items: TSV (id, label, then every metadata column).
 void exportSelection(const QString& path, const Dataset& data,
                      const std::vector<std::int64_t>& ids);
+/// One float32 value per item (outlier scores) as `.npy` (n × 1).
+void exportScoresNpy(const QString& path, const Dataset& data, const std::vector<float>& scores);
 /// Text made elsewhere (duplicate groups, keep-lists) written as `path`.
 void exportText(const QString& path, const Dataset& data, const std::string& text);
 /// A picture of the map (PNG).

@@ -10,6 +10,7 @@
 #include "JobRunner.h"
 #include "LegendPanel.h"
 #include "MapView.h"
+#include "OutliersPanel.h"
 #include "PreferencesDialog.h"
 #include "SweepPanel.h"
 #include "Thumbnailer.h"
@@ -98,8 +99,8 @@ MainWindow::MainWindow(Context context, QWidget* parent)
       m_pipelineJobs(new JobRunner(this)), m_trustJobs(new JobRunner(this)),
       m_neighbours(new ItemStrip(false, this)), m_pathStrip(new ItemStrip(true, this)),
       m_sweep(new SweepPanel(context, this)), m_duplicates(new DuplicatesPanel(context, this)),
-      m_summary(new QLabel(this)), m_progress(new QProgressBar(this)),
-      m_cancel(new QToolButton(this)) {
+      m_outlierPanel(new OutliersPanel(context, this)), m_summary(new QLabel(this)),
+      m_progress(new QProgressBar(this)), m_cancel(new QToolButton(this)) {
   setWindowTitle(tr("Nearscape"));
   setAcceptDrops(true);
   // Thumbnails decoded from image files arrive later: the strips update themselves; the card
@@ -107,6 +108,7 @@ MainWindow::MainWindow(Context context, QWidget* parent)
   m_neighbours->setThumbnailer(m_thumbnailer);
   m_pathStrip->setThumbnailer(m_thumbnailer);
   m_duplicates->setThumbnailer(m_thumbnailer);
+  m_outlierPanel->setThumbnailer(m_thumbnailer);
   connect(m_thumbnailer, &Thumbnailer::thumbnailReady, this, [this](qint64 item) {
     if (m_hoverCard->isVisible() && m_hoverCard->item() == item)
       m_hoverCard->setThumbnail(m_thumbnailer->thumbnail(item));
@@ -189,6 +191,13 @@ MainWindow::MainWindow(Context context, QWidget* parent)
   tabifyDockWidget(sweepDock, duplicatesDock);
   dock->raise();
   m_duplicatesDock = duplicatesDock;
+  auto* outliersDock = new QDockWidget(tr("Outliers"), this);
+  outliersDock->setObjectName(QStringLiteral("outliersDock"));
+  outliersDock->setWidget(m_outlierPanel);
+  addDockWidget(Qt::RightDockWidgetArea, outliersDock);
+  tabifyDockWidget(duplicatesDock, outliersDock);
+  dock->raise();
+  m_outliersDock = outliersDock;
   resizeDocks({pathDock}, {130}, Qt::Vertical);
   m_neighbours->setToolTip(
       tr("Click an item in the map; Ctrl+click another for the smoothest path"));
@@ -267,6 +276,7 @@ MainWindow::MainWindow(Context context, QWidget* parent)
   connect(m_duplicates, &DuplicatesPanel::groupChosen, this,
           [this](const std::vector<std::int64_t>& items) { setSelection(items); });
   connect(m_duplicates, &DuplicatesPanel::itemChosen, this, &MainWindow::selectItem);
+  connect(m_outlierPanel, &OutliersPanel::itemChosen, this, &MainWindow::selectItem);
   m_prefs = Preferences::load();
   m_cache = ArtefactCache(ArtefactCache::defaultFolder(), m_prefs.cacheBytes());
   buildExploreBar();
@@ -434,6 +444,7 @@ void MainWindow::buildMenus() {
   view->addSeparator();
   view->addAction(m_sweepDock->toggleViewAction());
   view->addAction(m_duplicatesDock->toggleViewAction());
+  view->addAction(m_outliersDock->toggleViewAction());
   m_map3D->setToolTip(tr("Drag to turn the map, Shift+drag to pan, wheel to zoom"));
 
   QMenu* help = menuBar()->addMenu(tr("&Help"));
@@ -497,6 +508,8 @@ void MainWindow::showLoaded(Loaded& loaded) {
   m_layouts = {};
   m_scheme = std::make_unique<ColourScheme>(labelScheme(ds));
   m_map->setPoints(pcaView(m_mapDim), m_mapDim, m_scheme->rgb);
+  m_sizeColumn.clear(); // another data set's column
+  m_sizeClasses.clear();
   setWindowTitle(tr("Nearscape — %1").arg(QFileInfo(QString::fromStdString(ds.path)).fileName()));
   m_explore.reset();
   if (m_metricForced) {
@@ -515,6 +528,8 @@ void MainWindow::showLoaded(Loaded& loaded) {
   m_sweep->setMetric(m_metric);
   m_duplicates->setMetric(m_metric);
   m_duplicates->setDataset(m_dataset);
+  m_outlierPanel->setMetric(m_metric);
+  m_outlierPanel->setDataset(m_dataset);
   m_selected = -1;
   m_lastPath = {};
   m_neighbours->clear();
@@ -908,6 +923,7 @@ void MainWindow::setMetric(Metric metric) {
   updateMetricMenu();
   m_sweep->setMetric(metric);
   m_duplicates->setMetric(metric);
+  m_outlierPanel->setMetric(metric);
   restartExploration();
 }
 
@@ -933,6 +949,7 @@ void MainWindow::setPreferences(const Preferences& preferences) {
   m_context.backend = m_prefs.backend;
   m_sweep->setContext(m_context);
   m_duplicates->setContext(m_context);
+  m_outlierPanel->setContext(m_context);
   m_cache = ArtefactCache(ArtefactCache::defaultFolder(), m_prefs.cacheBytes());
   if (!m_dataset)
     return;
@@ -1059,6 +1076,16 @@ void MainWindow::buildExploreBar() {
   bar->addWidget(m_opacityBox);
   connect(m_opacityBox, &QComboBox::textActivated, this,
           [this](const QString& name) { setOpacityBy(name); });
+  bar->addWidget(new QLabel(tr(" Size "), bar));
+  m_sizeBox = new QComboBox(bar);
+  m_sizeBox->setObjectName(QStringLiteral("sizeBy"));
+  m_sizeBox->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+  m_sizeBox->setToolTip(tr("Draw items larger by a numeric column: four sizes from its smallest "
+                           "value to its largest"));
+  m_sizeBox->addItem(tr("none"));
+  bar->addWidget(m_sizeBox);
+  connect(m_sizeBox, &QComboBox::textActivated, this,
+          [this](const QString& name) { setSizeBy(name); });
   bar->addSeparator();
   m_searchField = new QLineEdit(bar);
   m_searchField->setObjectName(QStringLiteral("search"));
@@ -1369,6 +1396,34 @@ bool MainWindow::setOpacityBy(const QString& name) {
   return true;
 }
 
+bool MainWindow::setSizeBy(const QString& name) {
+  if (!m_dataset)
+    return false;
+  m_sizeClasses.clear();
+  if (name == tr("none") || name.isEmpty()) {
+    m_sizeColumn.clear();
+  } else {
+    if (!opacityChoices().contains(name)) // the same numeric columns
+      return false;
+    const std::vector<double> v =
+        readColumn(*m_dataset, m_dataset->metadata.findColumn(name.toStdString())).numbers;
+    double lo = INFINITY, hi = -INFINITY;
+    for (const double x : v)
+      if (std::isfinite(x)) {
+        lo = std::min(lo, x);
+        hi = std::max(hi, x);
+      }
+    m_sizeColumn = name;
+    m_sizeClasses.assign(v.size(), 1);
+    for (std::size_t i = 0; i < v.size(); ++i)
+      if (std::isfinite(v[i]) && hi > lo)
+        m_sizeClasses[i] = std::uint8_t(std::min(3.0, std::floor(4.0 * (v[i] - lo) / (hi - lo))));
+  }
+  m_sizeBox->setCurrentText(m_sizeColumn.isEmpty() ? tr("none") : m_sizeColumn);
+  m_map->setSizeClasses(m_sizeClasses);
+  return true;
+}
+
 QString MainWindow::outlierColumn() const {
   return tr("outlier score (LOF, exact 10-NN)");
 }
@@ -1427,6 +1482,12 @@ void MainWindow::refreshColourChoices() {
   if (!opacityChoices().contains(opacity))
     setOpacityBy(tr("none"));
   m_opacityBox->setCurrentText(opacity.isEmpty() ? tr("none") : opacity);
+  const QString size = sizeBy();
+  m_sizeBox->clear();
+  m_sizeBox->addItems(QStringList{tr("none")} + opacityChoices());
+  if (!opacityChoices().contains(size))
+    setSizeBy(tr("none"));
+  m_sizeBox->setCurrentText(size.isEmpty() ? tr("none") : size);
 }
 
 bool MainWindow::setColourBy(const QString& name) {

@@ -41,6 +41,7 @@ class LegendPanel;
 class MapView;
 class SweepPanel;
 class DuplicatesPanel;
+class OutliersPanel;
 class WelcomePage;
 
 class MainWindow : public QMainWindow {
@@ -98,6 +99,11 @@ public:
   bool setOpacityBy(const QString& name);
   /// That column, or "" when none.
   QString opacityBy() const { return m_opacityColumn; }
+  /// Draws items larger by a numeric column (four sizes from its smallest to its largest value;
+  /// items without a value at the normal size), or all alike ("none"). False for an unknown
+  /// column.
+  bool setSizeBy(const QString& name);
+  QString sizeBy() const { return m_sizeColumn; }
   /// The numeric metadata columns opacity can follow.
   QStringList opacityChoices() const;
   /// Under a numeric colouring, shows only items whose value lies in [from, to] (false when the
@@ -151,6 +157,7 @@ public:
   MapView* mapView() const { return m_map; }
   SweepPanel* sweepPanel() const { return m_sweep; }
   DuplicatesPanel* duplicatesPanel() const { return m_duplicates; }
+  OutliersPanel* outliersPanel() const { return m_outlierPanel; }
   ItemStrip* neighboursPanel() const { return m_neighbours; }
   ItemStrip* pathStrip() const { return m_pathStrip; }
   JobRunner* pipelineJobs() const { return m_pipelineJobs; }
@@ -243,15 +250,20 @@ private:
   } m_outliers;
   QString m_trustWanted;
   QComboBox* m_opacityBox = nullptr;
-  QString m_opacityColumn;             ///< the column opacity follows ("" for none)
-  std::vector<double> m_opacityValues; ///< its values (n), empty for none ///< the trust column
-                                       ///< asked for while it is computed
+  QComboBox* m_sizeBox = nullptr;
+  QString m_sizeColumn;                    ///< the column point sizes follow ("" for none)
+  std::vector<std::uint8_t> m_sizeClasses; ///< its items' size classes (MapView), empty for none
+  QString m_opacityColumn;                 ///< the column opacity follows ("" for none)
+  std::vector<double> m_opacityValues;     ///< its values (n), empty for none ///< the trust column
+                                           ///< asked for while it is computed
   ItemStrip* m_neighbours;
   ItemStrip* m_pathStrip;
   SweepPanel* m_sweep;
   QDockWidget* m_sweepDock = nullptr;
   DuplicatesPanel* m_duplicates;
   QDockWidget* m_duplicatesDock = nullptr;
+  OutliersPanel* m_outlierPanel;
+  QDockWidget* m_outliersDock = nullptr;
   std::shared_ptr<const Exploration> m_explore;
   std::int64_t m_selected = -1;
   bool m_selectionWaitsForGraph = false; ///< selected before the graph existed

@@ -56,8 +56,19 @@ MapView::MapView(QWidget* parent) : QOpenGLWidget(parent) {
   mapper->SetColorModeToDirectScalars();
   m_actor = vtkActor::New();
   m_actor->SetMapper(mapper);
-  m_actor->GetProperty()->SetPointSize(3.0f);
+  m_actor->GetProperty()->SetPointSize(kSizeClassPixels[1]);
   m_renderer->AddActor(m_actor);
+  for (const int c : {0, 2, 3}) {
+    m_sizedData[c] = vtkPolyData::New();
+    vtkNew<vtkPolyDataMapper> sized;
+    sized->SetInputData(m_sizedData[c]);
+    sized->SetScalarModeToUsePointData();
+    sized->SetColorModeToDirectScalars();
+    m_sizedActors[c] = vtkActor::New();
+    m_sizedActors[c]->SetMapper(sized);
+    m_sizedActors[c]->GetProperty()->SetPointSize(kSizeClassPixels[c]);
+    m_renderer->AddActor(m_sizedActors[c]);
+  }
 
   // Overlays above the points (a second layer sharing the camera, so that in 3D the path is not
   // hidden inside the cloud): selection and neighbours as large dots, the path as a line.
@@ -114,6 +125,10 @@ MapView::~MapView() {
   doneCurrent();
   m_actor->Delete();
   m_polyData->Delete();
+  for (const int c : {0, 2, 3}) {
+    m_sizedActors[c]->Delete();
+    m_sizedData[c]->Delete();
+  }
   m_overlayPointsActor->Delete();
   m_overlayPoints->Delete();
   m_pathActor->Delete();
@@ -225,6 +240,7 @@ void MapView::setPoints(const std::vector<float>& positions, int dim,
   const std::int64_t n = std::int64_t(positions.size()) / m_dim;
   m_positions = positions;
   m_visible.clear();
+  m_sizeClass.clear();
   vtkNew<vtkPoints> points;
   points->SetDataTypeToFloat();
   points->SetNumberOfPoints(n);
@@ -258,6 +274,8 @@ void MapView::setColors(const std::vector<std::uint8_t>& rgb) {
     return;
   std::copy(rgb.begin(), rgb.end(), colors->GetPointer(0));
   colors->Modified();
+  for (const int c : {0, 2, 3})
+    m_sizedData[c]->Modified();
   update();
 }
 
@@ -286,6 +304,8 @@ void MapView::movePoints(const std::vector<float>& positions, bool fit) {
     setPoint(i, &positions[std::size_t(i * m_dim)], points);
   points->Modified();
   m_polyData->Modified();
+  for (const int c : {0, 2, 3})
+    m_sizedData[c]->Modified();
   m_gridStale = true;
   rebuildOverlay();
   if (fit) {
@@ -363,22 +383,38 @@ void MapView::setVisibleMask(std::vector<bool> visible) {
   update();
 }
 
+void MapView::setSizeClasses(std::vector<std::uint8_t> classes) {
+  m_sizeClass = std::move(classes);
+  if (!m_sizeClass.empty() && std::int64_t(m_sizeClass.size()) != pointCount())
+    m_sizeClass.clear();
+  rebuildCells();
+  update();
+}
+
 void MapView::rebuildCells() {
+  // One vertex cell per visible point, in the polydata of its size class.
   const std::int64_t n = pointCount();
-  vtkNew<vtkIdTypeArray> connectivity;
-  connectivity->Allocate(n);
+  vtkNew<vtkIdTypeArray> connectivity[4];
   for (std::int64_t i = 0; i < n; ++i)
     if (m_visible.empty() || m_visible[std::size_t(i)])
-      connectivity->InsertNextValue(i);
-  vtkNew<vtkIdTypeArray> offsets;
-  const vtkIdType count = connectivity->GetNumberOfTuples();
-  offsets->SetNumberOfTuples(count + 1);
-  for (vtkIdType i = 0; i <= count; ++i)
-    offsets->SetValue(i, i);
-  vtkNew<vtkCellArray> verts;
-  verts->SetData(offsets, connectivity);
-  m_polyData->SetVerts(verts);
-  m_polyData->Modified();
+      connectivity[m_sizeClass.empty() ? 1 : std::min<int>(3, m_sizeClass[std::size_t(i)])]
+          ->InsertNextValue(i);
+  for (int c = 0; c < 4; ++c) {
+    vtkPolyData* data = c == 1 ? m_polyData : m_sizedData[c];
+    vtkNew<vtkIdTypeArray> offsets;
+    const vtkIdType count = connectivity[c]->GetNumberOfTuples();
+    offsets->SetNumberOfTuples(count + 1);
+    for (vtkIdType i = 0; i <= count; ++i)
+      offsets->SetValue(i, i);
+    vtkNew<vtkCellArray> verts;
+    verts->SetData(offsets, connectivity[c]);
+    if (c != 1) { // the same points and colours as every other class
+      data->SetPoints(m_polyData->GetPoints());
+      data->GetPointData()->SetScalars(m_polyData->GetPointData()->GetScalars());
+    }
+    data->SetVerts(verts);
+    data->Modified();
+  }
 }
 
 void MapView::resetCamera() {

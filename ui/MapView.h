@@ -51,6 +51,10 @@ public:
   bool userMovedCamera() const { return m_userMoved; }
   /// Which points are drawn and pickable (n flags); empty = all.
   void setVisibleMask(std::vector<bool> visible);
+  /// Point sizes by class (0–3: kSizeClassPixels), one class per item (empty: every item at the
+  /// normal size, class 1). Picking and selection are unaffected.
+  void setSizeClasses(std::vector<std::uint8_t> classes);
+  static constexpr float kSizeClassPixels[4] = {2.0f, 3.0f, 5.0f, 8.0f};
   /// Fits all points in the view.
   void resetCamera();
   /// Where the camera looks from (a session keeps it): focal point, position, view-up, and the
@@ -130,8 +134,12 @@ private:
   vtkGenericOpenGLRenderWindow* m_renderWindow = nullptr;
   vtkRenderer* m_renderer = nullptr;
   vtkRenderer* m_overlayRenderer = nullptr;
-  vtkPolyData* m_polyData = nullptr;
+  vtkPolyData* m_polyData = nullptr; ///< every point (the normal size's cells)
   vtkActor* m_actor = nullptr;
+  /// Other size classes (0, 2, 3): the same points and colours, their own cells and point size.
+  vtkPolyData* m_sizedData[4] = {};
+  vtkActor* m_sizedActors[4] = {};
+  std::vector<std::uint8_t> m_sizeClass;
   vtkPolyData* m_overlayPoints = nullptr;
   vtkActor* m_overlayPointsActor = nullptr;
   vtkPolyData* m_pathLine = nullptr;

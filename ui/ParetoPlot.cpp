@@ -52,18 +52,24 @@ void ParetoPlot::setChosen(int index) {
   update();
 }
 
+double ParetoPlot::nines(double recall) {
+  return -std::log10(std::max(1.0 - recall, std::pow(10.0, -kMaxNines)));
+}
+
 void ParetoPlot::updateRanges() {
-  // Recall from a tenth below the lowest measured (never above 0.9) to 1; QPS over the decades
-  // the rows span.
-  double lowest = 1, qLo = INFINITY, qHi = 0;
+  // Recall on a "nines" axis (0.9, 0.99, 0.999 evenly spaced, as ann-benchmarks plots it) over
+  // the whole nines the rows span; QPS over the decades they span.
+  double lowest = kMaxNines, highest = 0, qLo = INFINITY, qHi = 0;
   for (const auto& r : m_rows) {
-    lowest = std::min(lowest, r.recall);
+    lowest = std::min(lowest, nines(r.recall));
+    highest = std::max(highest, nines(r.recall));
     if (r.qps > 0) {
       qLo = std::min(qLo, r.qps);
       qHi = std::max(qHi, r.qps);
     }
   }
-  m_recallLo = std::max(0.0, std::min(0.9, std::floor(lowest * 10.0) / 10.0));
+  m_ninesLo = m_rows.empty() ? 0 : std::floor(lowest);
+  m_ninesHi = std::min(kMaxNines, std::max(m_ninesLo + 1, std::ceil(highest)));
   if (qHi <= 0) {
     m_logLo = 0;
     m_logHi = 1;
@@ -80,7 +86,7 @@ QRectF ParetoPlot::plotArea() const {
 QPointF ParetoPlot::dotPosition(int index) const {
   const QRectF area = plotArea();
   const SweepRow& r = m_rows[std::size_t(index)];
-  const double fx = (r.recall - m_recallLo) / std::max(1e-9, 1.0 - m_recallLo);
+  const double fx = (nines(r.recall) - m_ninesLo) / (m_ninesHi - m_ninesLo);
   const double fy = (std::log10(std::max(r.qps, 1e-9)) - m_logLo) / (m_logHi - m_logLo);
   return {area.left() + std::clamp(fx, 0.0, 1.0) * area.width(),
           area.bottom() - std::clamp(fy, 0.0, 1.0) * area.height()};
@@ -105,17 +111,25 @@ void ParetoPlot::paintEvent(QPaintEvent*) {
   const QRectF area = plotArea();
   const QColor grid(225, 225, 225), axis(90, 90, 90);
 
-  // Grid and tick labels: recall every 0.1 (0.02 when zoomed in), QPS every decade.
+  // Grid and tick labels: recall at each whole nine (0, 0.9, 0.99 …) with faint lines at the
+  // halves between (0.5, 0.95, 0.995 …); QPS every decade.
   p.setFont(font());
-  const double span = 1.0 - m_recallLo;
-  const double step = span <= 0.2 ? 0.02 : 0.1;
-  for (double r = m_recallLo; r <= 1.0 + 1e-9; r += step) {
-    const double x = area.left() + (r - m_recallLo) / std::max(1e-9, span) * area.width();
-    p.setPen(grid);
-    p.drawLine(QPointF(x, area.top()), QPointF(x, area.bottom()));
-    p.setPen(axis);
-    p.drawText(QRectF(x - 25, area.bottom() + 3, 50, 16), Qt::AlignHCenter | Qt::AlignTop,
-               QString::number(r, 'f', step < 0.1 ? 2 : 1));
+  const double span = m_ninesHi - m_ninesLo;
+  for (double e = m_ninesLo; e <= m_ninesHi + 1e-9; e += 1) {
+    for (const double at : {e, e + std::log10(2.0)}) {
+      if (at > m_ninesHi + 1e-9)
+        continue;
+      const double x = area.left() + (at - m_ninesLo) / span * area.width();
+      p.setPen(at == e ? grid : grid.lighter(106));
+      p.drawLine(QPointF(x, area.top()), QPointF(x, area.bottom()));
+      if (at != e && span > 2)
+        continue; // the halves' labels only where there is room
+      const double recall = 1.0 - std::pow(10.0, -at);
+      const int digits = std::max(1, int(std::lround(std::ceil(at + 1e-9))));
+      p.setPen(axis);
+      p.drawText(QRectF(x - 30, area.bottom() + 3, 60, 16), Qt::AlignHCenter | Qt::AlignTop,
+                 e == 0 && at == e ? QStringLiteral("0") : QString::number(recall, 'f', digits));
+    }
   }
   for (double e = m_logLo; e <= m_logHi + 1e-9; e += 1) {
     const double y = area.bottom() - (e - m_logLo) / (m_logHi - m_logLo) * area.height();

@@ -1,7 +1,8 @@
 #pragma once
-// The recall/QPS plane of an index sweep: each measured setting as a dot (recall across, QPS up
-// on a log scale), the Pareto front joined by a line, filled in live as rows arrive. Clicking a
-// dot chooses that setting; hovering names it.
+// The recall/QPS plane of an index sweep: each measured setting as a dot (recall across on a
+// "nines" axis, −log10(1 − recall), so 0.9, 0.99 and 0.999 lie evenly apart; QPS up on a log
+// scale), the Pareto front joined by a line, filled in live as rows arrive. Clicking a dot chooses
+// that setting; hovering names it.
 
 #include "nearscape/index/Sweep.h"
 
@@ -32,6 +33,9 @@ public:
   /// Colours of dots on and off the front (what a grab shows).
   static QColor frontColor();
   static QColor otherColor();
+  /// The recall axis's coordinate: −log10(1 − recall), recall 1 drawn at kMaxNines.
+  static double nines(double recall);
+  static constexpr double kMaxNines = 4;
 
 signals:
   void rowChosen(int index);
@@ -43,13 +47,13 @@ protected:
 
 private:
   QRectF plotArea() const;
-  /// The axes' ranges: recall [m_recallLo, 1], log10 QPS [m_logLo, m_logHi].
+  /// The axes' ranges: nines [m_ninesLo, m_ninesHi], log10 QPS [m_logLo, m_logHi].
   void updateRanges();
 
   std::vector<SweepRow> m_rows;
   std::vector<bool> m_front;
   int m_chosen = -1;
-  double m_recallLo = 0, m_logLo = 0, m_logHi = 1;
+  double m_ninesLo = 0, m_ninesHi = 1, m_logLo = 0, m_logHi = 1;
 };
 
 } // namespace nearscape::ui

@@ -122,11 +122,14 @@ int runGui(int argc, char** argv) {
   QCommandLineOption opacityBy(QStringLiteral("opacity-by"),
                                QStringLiteral("Fade items by this numeric column (largest opaque)"),
                                QStringLiteral("column"));
+  QCommandLineOption sizeBy(QStringLiteral("size-by"),
+                            QStringLiteral("Draw items larger by this numeric column"),
+                            QStringLiteral("column"));
   QCommandLineOption session(QStringLiteral("session"),
                              QStringLiteral("Open this session (.nearscape): its data and view"),
                              QStringLiteral("file"));
   parser.addOptions({meta, backend, screenshot, select, pathTo, map3D, metric, colourBy, search,
-                     showRange, opacityBy, session});
+                     showRange, opacityBy, sizeBy, session});
   parser.process(app);
 
   Context context;
@@ -177,6 +180,16 @@ int runGui(int argc, char** argv) {
     QObject::connect(&window, &MainWindow::explorationFinished, &window, [&window, column] {
       if (!window.setOpacityBy(column)) {
         std::fprintf(stderr, "nearscape: no numeric column '%s' for opacity (choices: %s)\n",
+                     qPrintable(column), qPrintable(window.opacityChoices().join(", ")));
+        QApplication::exit(2);
+      }
+    });
+  }
+  if (parser.isSet(sizeBy)) {
+    const QString column = parser.value(sizeBy);
+    QObject::connect(&window, &MainWindow::explorationFinished, &window, [&window, column] {
+      if (!window.setSizeBy(column)) {
+        std::fprintf(stderr, "nearscape: no numeric column '%s' for size (choices: %s)\n",
                      qPrintable(column), qPrintable(window.opacityChoices().join(", ")));
         QApplication::exit(2);
       }

@@ -21,6 +21,7 @@ struct SweepArgs {
   std::vector<std::string> build, grid;
   int k = 10;
   std::int64_t holdout = 1000, batch = 0, latencyQueries = 200, missedQuery = 0;
+  int timingRuns = 3;
   CommonOptions common;
 };
 
@@ -110,6 +111,7 @@ int runSweepCommand(const SweepArgs& args) {
   options.sweep.grid = grid;
   options.sweep.batchSize = args.batch;
   options.sweep.latencyQueries = args.latencyQueries;
+  options.sweep.timingRuns = args.timingRuns;
   options.sweep.missedQuery = args.missedQuery;
   OpenOptions open;
   open.loadThumbnails = false;
@@ -229,6 +231,10 @@ void addSweepCommand(CLI::App& app, int& exitCode) {
                   "Search values to sweep, NAME=V1,V2,… (graph: ef, degree, entries; ivf: "
                   "nprobe); repeatable for a product; default: the index's accuracy knob");
   cmd->add_option("--batch", args->batch, "Queries per search call for QPS (0: all at once)")
+      ->capture_default_str();
+  cmd->add_option("--timing-runs", args->timingRuns,
+                  "Timed passes per setting after a warm-up; QPS is the best (ann-benchmarks)")
+      ->check(CLI::Range(1, 100))
       ->capture_default_str();
   cmd->add_option("--latency-queries", args->latencyQueries,
                   "Queries timed one at a time for p50/p99")

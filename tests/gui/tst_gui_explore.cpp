@@ -10,6 +10,7 @@
 #include "LegendPanel.h"
 #include "MainWindow.h"
 #include "MapView.h"
+#include "OutliersPanel.h"
 #include "PreferencesDialog.h"
 #include "TestFiles.h"
 #include "Thumbnailer.h"
@@ -25,6 +26,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QLineF>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QSlider>
 #include <QSpinBox>
@@ -38,6 +40,7 @@
 #include <iterator>
 #include <map>
 #include <numeric>
+#include <set>
 
 using namespace nearscape;
 using namespace nearscape::ui;
@@ -262,6 +265,24 @@ private slots:
     QVERIFY(window.grab().save(artifact("explore-opacity-by-score.png")));
     QVERIFY(!window.setOpacityBy(QStringLiteral("group"))); // categories: no opacity
     QVERIFY(window.setOpacityBy(QStringLiteral("none")));
+    // Size by a numeric column, chosen in the toolbar: the high scores' dots grow, so the map
+    // covers more pixels; the low scores' shrink.
+    QTest::qWait(50);
+    const int coveredBefore = countNonBackground(window.mapView()->grabFramebuffer());
+    auto* size = window.findChild<QComboBox*>(QStringLiteral("sizeBy"));
+    QVERIFY(size);
+    size->setCurrentText(QStringLiteral("score"));
+    emit size->textActivated(size->currentText());
+    QCOMPARE(window.sizeBy(), QString("score"));
+    QTest::qWait(50);
+    const int coveredAfter = countNonBackground(window.mapView()->grabFramebuffer());
+    QVERIFY2(coveredAfter > coveredBefore * 3 / 2,
+             qPrintable(QString("%1 -> %2 pixels").arg(coveredBefore).arg(coveredAfter)));
+    QVERIFY(window.grab().save(artifact("explore-size-by-score.png")));
+    QVERIFY(!window.setSizeBy(QStringLiteral("group")));
+    QVERIFY(window.setSizeBy(QStringLiteral("none")));
+    QTest::qWait(50);
+    QCOMPARE(countNonBackground(window.mapView()->grabFramebuffer()), coveredBefore);
     QVERIFY(window.setColourBy(QStringLiteral("score")));
     // Filtered to a range of the column, typed as a person would: the rest disappear.
     auto* from = window.findChild<QDoubleSpinBox*>(QStringLiteral("rangeFrom"));
@@ -570,6 +591,52 @@ private slots:
         test::readBytes(m_dir.filePath("keep.txt")).trimmed().split('\n');
     QCOMPARE(keep.size(), n - int(panel->groups().redundantItems()));
     QVERIFY(keep.contains("7") && !keep.contains("300") && !keep.contains("450"));
+  }
+
+  void outliersRankedAndChosen() {
+    // Blobs and three planted far items: the panel ranks them first (LOF over the exact 10-NN),
+    // a click on the first selects it, and the scores export as .npy and as a ranked TSV.
+    constexpr int n = 303, d = 4;
+    std::vector<float> x = test::randomFloats(std::size_t(n) * d, 23);
+    for (int i = 0; i < 300; ++i)
+      x[std::size_t(i * d + i % 2)] += 6.0f;
+    for (int i = 300; i < n; ++i)
+      x[std::size_t(i * d + (i - 300))] += 40.0f;
+    const QString file = m_dir.filePath("far.npy");
+    QVERIFY(test::writeBytes(file, test::npyBytes("<f4", {n, d}, test::rawBytes(x))));
+    MainWindow window;
+    window.resize(1100, 760);
+    window.show();
+    QSignalSpy explored(&window, &MainWindow::explorationFinished);
+    window.openPath(file);
+    QVERIFY2(explored.wait(60000), qPrintable(window.lastError()));
+    window.findChild<QDockWidget*>(QStringLiteral("outliersDock"))->raise();
+    OutliersPanel* panel = window.outliersPanel();
+    panel->topBox()->setValue(5);
+    QSignalSpy scored(panel, &OutliersPanel::scored);
+    QTest::mouseClick(panel->scoreButton(), Qt::LeftButton);
+    QVERIFY(scored.wait(60000));
+    QCOMPARE(panel->list()->count(), 5);
+    const std::vector<std::int64_t> top(panel->ranked().begin(), panel->ranked().begin() + 3);
+    QCOMPARE(std::set<std::int64_t>(top.begin(), top.end()),
+             (std::set<std::int64_t>{300, 301, 302}));
+    const KnnResult exact = knnReference({x.data(), n, d}, {x.data(), n, d}, 10, Metric::L2, true);
+    const std::vector<float> lof = localOutlierFactor(exact.ids.view(), exact.distances.view(), 10);
+    for (int i = 0; i < n; ++i)
+      QVERIFY(std::abs(panel->scores()[std::size_t(i)] - lof[std::size_t(i)]) <=
+              1e-4f * lof[std::size_t(i)]);
+    panel->list()->setCurrentRow(0);
+    QCOMPARE(window.selectedItem(), panel->ranked()[0]);
+    QTest::qWait(50);
+    QVERIFY(window.grab().save(artifact("explore-outliers.png")));
+    QVERIFY(panel->exportScores(m_dir.filePath("scores.npy")));
+    QCOMPARE(readNpyFloat(m_dir.filePath("scores.npy").toStdString()).rows(), std::int64_t(n));
+    QVERIFY(panel->exportScores(m_dir.filePath("scores.tsv")));
+    const QList<QByteArray> lines =
+        test::readBytes(m_dir.filePath("scores.tsv")).trimmed().split('\n');
+    QCOMPARE(lines.size(), n + 1);
+    QCOMPARE(lines[0], QByteArray("rank\tid\tscore"));
+    QVERIFY(lines[1].startsWith("1\t" + QByteArray::number(panel->ranked()[0]) + "\t"));
   }
 
   void sessionsSaveAndReproduceAView() {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <set>
 #include <sstream>
 
@@ -84,13 +85,17 @@ std::vector<SweepRow> runSweep(const AnnIndex& index, const MatrixView<float>& q
     index.search({queries.data, std::min<std::int64_t>({queries.rows, batch, 1024}), queries.cols},
                  k, row.params, job);
     std::vector<std::int32_t> ids(std::size_t(queries.rows) * std::size_t(k));
-    const auto t = std::chrono::steady_clock::now();
-    for (std::int64_t b0 = 0; b0 < queries.rows; b0 += batch) {
-      const std::int64_t n = std::min(batch, queries.rows - b0);
-      const KnnResult r = index.search({queries.row(b0), n, queries.cols}, k, row.params, job);
-      std::copy(r.ids.data(), r.ids.data() + n * k, ids.begin() + b0 * k);
+    double best = std::numeric_limits<double>::infinity();
+    for (int run = 0; run < std::max(1, options.timingRuns); ++run) {
+      const auto t = std::chrono::steady_clock::now();
+      for (std::int64_t b0 = 0; b0 < queries.rows; b0 += batch) {
+        const std::int64_t n = std::min(batch, queries.rows - b0);
+        const KnnResult r = index.search({queries.row(b0), n, queries.cols}, k, row.params, job);
+        std::copy(r.ids.data(), r.ids.data() + n * k, ids.begin() + b0 * k);
+      }
+      best = std::min(best, secondsSince(t));
     }
-    row.qps = double(queries.rows) / std::max(secondsSince(t), 1e-9);
+    row.qps = double(queries.rows) / std::max(best, 1e-9);
     const MatrixView<std::int32_t> found{ids.data(), queries.rows, k};
     row.recall = recallAtK(found, truth, k, queries, base, index.metric());
     row.missed = missedNeighbours(found, truth, options.missedQuery, k);
