@@ -125,9 +125,11 @@ void ParetoPlot::paintEvent(QPaintEvent*) {
       if (at != e && span > 2)
         continue; // the halves' labels only where there is room
       const double recall = 1.0 - std::pow(10.0, -at);
-      const int digits = std::max(1, int(std::lround(std::ceil(at + 1e-9))));
+      const int digits = std::max(1, int(std::lround(std::ceil(at - 1e-9))));
       p.setPen(axis);
-      p.drawText(QRectF(x - 30, area.bottom() + 3, 60, 16), Qt::AlignHCenter | Qt::AlignTop,
+      const double left = std::min(x - 30, width() - 61.0); // the last label stays inside
+      p.drawText(QRectF(left, area.bottom() + 3, 60, 16),
+                 (left < x - 30 ? Qt::AlignRight : Qt::AlignHCenter) | Qt::AlignTop,
                  e == 0 && at == e ? QStringLiteral("0") : QString::number(recall, 'f', digits));
     }
   }
