@@ -19,6 +19,7 @@ struct Args {
                            peersDir = NEARSCAPE_PEERS_DIR, metric = "l2", jsonOut;
   std::optional<double> threshold, quantileOf;
   int repeats = 1, threads = 0;
+  DuplicateParams params;
 };
 
 int run(const Args& a) {
@@ -36,12 +37,13 @@ int run(const Args& a) {
   for (int r = 0; r < a.repeats; ++r) {
     const auto started = std::chrono::steady_clock::now();
     if (a.quantileOf) {
-      QuantilePairs q = pairsWithinQuantile(x, *a.quantileOf, metric, context);
+      QuantilePairs q =
+          pairsWithinQuantile(x, *a.quantileOf, metric, context, noJobControl(), a.params);
       reach = q.reach;
       last = std::move(q.pairs);
       std::erase_if(last.pairs, [&](const NearPair& p) { return p.distance > last.threshold; });
     } else {
-      last = pairsWithin(x, *a.threshold, metric, context);
+      last = pairsWithin(x, *a.threshold, metric, context, noJobControl(), a.params);
     }
     times.push_back(secondsSince(started));
   }
@@ -64,6 +66,8 @@ int run(const Args& a) {
   j["ours_run"] = last.report.describe();
   j["tile_pairs_computed"] = last.tilePairs;
   j["tile_pairs"] = last.tilePairsAll;
+  j["tile_rows"] = a.params.tileRows;
+  j["box_dims"] = a.params.boxDims;
   if (a.peer == "faiss") {
     const std::string npy =
         ds.format == "npy" ? ds.path : writeTemporaryNpy(x, "duplicates-base.npy");
@@ -113,6 +117,8 @@ void addDuplicatesSuite(CLI::App& app, int& exitCode) {
   cmd->add_option("--repeats", a->repeats, "Runs of ours (median)")->capture_default_str();
   cmd->add_option("--threads", a->threads, "CPU threads, ours and Faiss's (0: all)");
   cmd->add_option("--json-out", a->jsonOut, "Write the result here");
+  cmd->add_option("--tile-rows", a->params.tileRows, "Items per tile")->capture_default_str();
+  cmd->add_option("--box-dims", a->params.boxDims, "Box directions")->capture_default_str();
   cmd->callback([a, &exitCode] {
     if (!a->threshold && !a->quantileOf)
       throw CLI::ValidationError("give --threshold or --quantile");

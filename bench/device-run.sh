@@ -39,9 +39,12 @@ for s in ${SUITES:-tests fashion}; do
       $bin/nearscape-bench duplicates --data "$pack/fashion-mnist" --label fashion-mnist \
         --quantile 0.01 --backend cuda --peer none --repeats 3 2>&1 | tee -a "$out/bench.log"
       [ -f /tmp/data/m10_base.npy ] || python3 "$pack/make-data" manifold /tmp/data/m10 10000000 96 1000
-      for q in 0.001 0.01; do
-        $bin/nearscape-bench duplicates --data /tmp/data/m10_base.npy --label manifold-10M-96 \
-          --quantile $q --backend cuda --peer none --json-out "$out/dup-m10-$q.json" 2>&1 | tee -a "$out/bench.log"
+      for q in ${DUP_QUANTILES:-0.001 0.01}; do
+        for shape in ${DUP_SHAPES:-512x16}; do
+          $bin/nearscape-bench duplicates --data /tmp/data/m10_base.npy --label manifold-10M-96 \
+            --quantile $q --backend cuda --peer none --tile-rows ${shape%x*} --box-dims ${shape#*x} \
+            --json-out "$out/dup-m10-$q-$shape.json" 2>&1 | tee -a "$out/bench.log"
+        done
       done ;;
     fashion)
       $bin/nearscape-bench exact --data "$pack/fashion-mnist" --label fashion-mnist --k 10 \

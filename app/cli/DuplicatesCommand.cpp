@@ -18,7 +18,7 @@ struct DuplicatesArgs {
   std::string path, metric, out, keep, pairsOut;
   std::optional<double> threshold, quantileOf;
   std::int64_t show = 10;
-  std::int64_t maxPairs = 0;
+  DuplicateParams params;
   CommonOptions common;
 };
 
@@ -61,12 +61,12 @@ int runDuplicates(const DuplicatesArgs& a) {
   double reach = 0;
   if (a.quantileOf) {
     QuantilePairs found =
-        pairsWithinQuantile(ds.vectors.view(), *a.quantileOf, metric, context, job, a.maxPairs);
+        pairsWithinQuantile(ds.vectors.view(), *a.quantileOf, metric, context, job, a.params);
     reach = found.reach;
     pairs = std::move(found.pairs);
     std::erase_if(pairs.pairs, [&](const NearPair& p) { return p.distance > pairs.threshold; });
   } else {
-    pairs = pairsWithin(ds.vectors.view(), *a.threshold, metric, context, job, a.maxPairs);
+    pairs = pairsWithin(ds.vectors.view(), *a.threshold, metric, context, job, a.params);
   }
   const double threshold = pairs.threshold;
   const DuplicateGroups groups = groupPairs(ds.size(), pairs.pairs, threshold);
@@ -159,7 +159,15 @@ void addDuplicatesCommand(CLI::App& app, int& exitCode) {
   cmd->add_option("--pairs", a->pairsOut, "Write every pair found here (TSV: a, b, distance)");
   cmd->add_option("--show", a->show, "How many of the largest groups to list")
       ->capture_default_str();
-  cmd->add_option("--max-pairs", a->maxPairs,
+  cmd->add_option("--tile-rows", a->params.tileRows,
+                  "Items per tile (speed only: smaller tiles prune finer, larger run faster)")
+      ->check(CLI::Range(std::int64_t(1), std::int64_t(1) << 20))
+      ->capture_default_str();
+  cmd->add_option("--box-dims", a->params.boxDims,
+                  "Principal directions of the tiles' boxes (speed only)")
+      ->check(CLI::Range(1, 4096))
+      ->capture_default_str();
+  cmd->add_option("--max-pairs", a->params.maxPairs,
                   "Refuse thresholds that join more pairs than this (0: 100 million)");
   a->common.addTo(*cmd);
   cmd->callback([a, &exitCode] {

@@ -159,6 +159,9 @@ private slots:
       QVERIFY2(why.isEmpty(), qPrintable(QString("threshold %1: ").arg(t) + why));
       QCOMPARE(got.threshold, t);
       QVERIFY(got.tilePairs <= got.tilePairsAll);
+      // Other tiles and boxes change the work, never the pairs.
+      const NearPairs other = pairsWithin(data, t, metric, on(backend), noJobControl(), {200, 3, 0});
+      QVERIFY2(samePairs(other, D, t).isEmpty(), qPrintable(samePairs(other, D, t)));
     }
     // The planted exact copies are found at threshold 0 under every metric but inner product.
     if (metric != Metric::InnerProduct) {
@@ -302,8 +305,8 @@ private slots:
                              pairsWithin(data, -1.0, Metric::L2, on(Backend::Cpu)));
     QVERIFY_THROWS_EXCEPTION(InvalidArgument,
                              pairsWithin(data, std::nan(""), Metric::L2, on(Backend::Cpu)));
-    QVERIFY_THROWS_EXCEPTION(
-        InvalidArgument, pairsWithin(data, 1e9, Metric::L2, on(Backend::Cpu), noJobControl(), 100));
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, pairsWithin(data, 1e9, Metric::L2, on(Backend::Cpu),
+                                                          noJobControl(), {512, 16, 100}));
     QVERIFY_THROWS_EXCEPTION(
         InvalidArgument, pairsWithinQuantile({x.data(), 1, 4}, 0.5, Metric::L2, on(Backend::Cpu)));
     QVERIFY_THROWS_EXCEPTION(InvalidArgument,

@@ -32,9 +32,6 @@ void validate(const MatrixView<float>& data, std::int64_t minRows) {
   requireFinite(data, "the data");
 }
 
-/// Tiles of 512 rows: small enough that their boxes prune finely, large enough for GEMM.
-constexpr std::int64_t kTileRows = 512;
-
 std::string secondsText(double seconds) {
   char text[32];
   std::snprintf(text, sizeof text, "%.2f s", seconds);
@@ -98,15 +95,15 @@ Result onTiles(const MatrixView<float>& data, const analysis::TilePlan& plan, st
 } // namespace
 
 NearPairs pairsWithin(const MatrixView<float>& data, double threshold, Metric metric,
-                      const Context& context, JobControl& job, std::int64_t maxPairs) {
+                      const Context& context, JobControl& job, const DuplicateParams& params) {
   const auto started = Clock::now();
   validate(data, 1);
   checkThreshold(threshold, metric);
-  const analysis::TilePlan plan = analysis::makeTilePlan(data, metric, kTileRows, context, job);
+  const analysis::TilePlan plan = analysis::makeTilePlan(data, metric, params, context, job);
   const double planned = since(started);
-  NearPairs result = onTiles<NearPairs>(data, plan, maxPairs, context, job, [&](const Searches& s) {
-    return s.pairsWithin(threshold);
-  });
+  NearPairs result =
+      onTiles<NearPairs>(data, plan, params.maxPairs, context, job,
+                         [&](const Searches& s) { return s.pairsWithin(threshold); });
   result.report.detail = tileDetail(result) + "; tiles planned in " + secondsText(planned);
   result.seconds = since(started);
   job.progress(1.0, "done");
@@ -114,16 +111,17 @@ NearPairs pairsWithin(const MatrixView<float>& data, double threshold, Metric me
 }
 
 QuantilePairs pairsWithinQuantile(const MatrixView<float>& data, double q, Metric metric,
-                                  const Context& context, JobControl& job, std::int64_t maxPairs) {
+                                  const Context& context, JobControl& job,
+                                  const DuplicateParams& params) {
   const auto started = Clock::now();
   validate(data, 2);
   NEARSCAPE_EXPECTS(q >= 0 && q <= 1, "a quantile lies in [0, 1]");
   const std::int64_t n = data.rows;
-  const analysis::TilePlan plan = analysis::makeTilePlan(data, metric, kTileRows, context, job);
+  const analysis::TilePlan plan = analysis::makeTilePlan(data, metric, params, context, job);
   const double planned = since(started);
   double bounded = 0;
   QuantilePairs result =
-      onTiles<QuantilePairs>(data, plan, maxPairs, context, job, [&](const Searches& s) {
+      onTiles<QuantilePairs>(data, plan, params.maxPairs, context, job, [&](const Searches& s) {
         const std::vector<std::int32_t> inTile = s.nearestInTile();
         // Upper bounds: the exact distance to the nearest of the same tile (an item alone in its
         // tile takes any other item).

@@ -10,7 +10,6 @@
 namespace nearscape::analysis {
 namespace {
 
-constexpr int kMaxDims = 16;               // box coordinates: more tighten little, cost n·d each
 constexpr std::int64_t kPcaSample = 20000; // rows the axes are fitted on
 /// The projection's own distortion: float axes are orthonormal to within about √m·u.
 constexpr double kGapShrink = 1.0 + 1e-5;
@@ -157,8 +156,11 @@ void TilePlan::packTile(const MatrixView<float>& data, std::int64_t tile, float*
     packing.pack(data, order[m], order[m] + 1, out + (m - start[tile]) * data.cols, &norm);
 }
 
-TilePlan makeTilePlan(const MatrixView<float>& data, Metric metric, std::int64_t tileRows,
+TilePlan makeTilePlan(const MatrixView<float>& data, Metric metric, const DuplicateParams& params,
                       const Context& context, JobControl& job) {
+  NEARSCAPE_EXPECTS(params.tileRows >= 1, "tiles need at least one row");
+  NEARSCAPE_EXPECTS(params.boxDims >= 1, "boxes need at least one direction");
+  const std::int64_t tileRows = params.tileRows;
   const std::int64_t n = data.rows, d = data.cols;
   const int threads = effectiveThreads(context);
   TilePlan plan;
@@ -168,7 +170,7 @@ TilePlan makeTilePlan(const MatrixView<float>& data, Metric metric, std::int64_t
   plan.order.resize(static_cast<std::size_t>(n));
   for (std::int64_t i = 0; i < n; ++i)
     plan.order[i] = std::int32_t(i);
-  plan.dims = metric == Metric::InnerProduct ? 0 : int(std::min<std::int64_t>(d, kMaxDims));
+  plan.dims = metric == Metric::InnerProduct ? 0 : int(std::min<std::int64_t>(d, params.boxDims));
 
   // Packed norms; with pruning, the rows' projections onto the axes (float dot products, each
   // widened by its rounding bound 2(d + 2)·u·‖x‖ — any summation order).

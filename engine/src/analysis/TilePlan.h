@@ -12,6 +12,7 @@
 // rows (‖x̂ − ŷ‖² = 2(1 − cos)); inner product has no triangle inequality and prunes nothing.
 
 #include "knn/ExactCommon.h"
+#include "nearscape/analysis/Duplicates.h"
 #include "nearscape/core/Context.h"
 #include "nearscape/core/JobControl.h"
 #include "nearscape/core/Metric.h"
@@ -59,8 +60,9 @@ struct TilePlan {
   void packTile(const MatrixView<float>& data, std::int64_t tile, float* out) const;
 };
 
-/// Tiles of at most `tileRows` items over `data`. Throws Cancelled.
-TilePlan makeTilePlan(const MatrixView<float>& data, Metric metric, std::int64_t tileRows,
+/// Tiles of at most `params.tileRows` items over `data`, boxes in `params.boxDims` directions.
+/// Throws InvalidArgument (no rows per tile, no box directions), Cancelled.
+TilePlan makeTilePlan(const MatrixView<float>& data, Metric metric, const DuplicateParams& params,
                       const Context& context, JobControl& job);
 
 /// The threshold in the GEMM's units for a distance `threshold` in the metric's reported units

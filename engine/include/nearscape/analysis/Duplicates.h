@@ -39,14 +39,22 @@ struct NearPairs {
   double seconds = 0;
 };
 
+/// How the all-pairs searches cut the work (the results never depend on it).
+struct DuplicateParams {
+  std::int64_t tileRows =
+      512;                   ///< items per tile: smaller tiles prune finer, larger GEMMs run faster
+  int boxDims = 16;          ///< principal directions the tiles' boxes span (≤ d)
+  std::int64_t maxPairs = 0; ///< refuse thresholds joining more pairs (0: 100 million)
+};
+
 /// Every pair of distinct items whose exact (float64) distance is at most `threshold`: no pair is
-/// missed and none is added, whatever the rounding of the GEMM that proposes them. `maxPairs`
-/// (0: 100 million) guards memory: more pairs than that throw InvalidArgument asking for a
+/// missed and none is added, whatever the rounding of the GEMM that proposes them.
+/// `params.maxPairs` guards memory: more pairs than that throw InvalidArgument asking for a
 /// smaller threshold. Throws InvalidArgument (empty data, NaN/Inf, a negative L2 or cosine
 /// threshold), Cancelled.
 NearPairs pairsWithin(const MatrixView<float>& data, double threshold, Metric metric,
                       const Context& context, JobControl& job = noJobControl(),
-                      std::int64_t maxPairs = 0);
+                      const DuplicateParams& params = {});
 
 /// Pairs for a threshold given as the q-quantile of every item's exact distance to its nearest
 /// other item — without computing all of those. Each item's nearest within its own tile bounds
@@ -62,7 +70,7 @@ struct QuantilePairs {
 };
 QuantilePairs pairsWithinQuantile(const MatrixView<float>& data, double q, Metric metric,
                                   const Context& context, JobControl& job = noJobControl(),
-                                  std::int64_t maxPairs = 0);
+                                  const DuplicateParams& params = {});
 
 /// The q-quantile of the nearest-other distances of which `nearest` knows the smallest (the
 /// rest +∞); nothing when the order statistics it needs are not known.
