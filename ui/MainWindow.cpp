@@ -279,6 +279,7 @@ MainWindow::MainWindow(Context context, QWidget* parent)
   connect(m_outlierPanel, &OutliersPanel::itemChosen, this, &MainWindow::selectItem);
   m_prefs = Preferences::load();
   m_cache = ArtefactCache(ArtefactCache::defaultFolder(), m_prefs.cacheBytes());
+  m_thumbnailer->setDiskCache(std::make_shared<const ArtefactCache>(m_cache));
   buildExploreBar();
   buildSelectionDock();
   buildMenus();
@@ -951,6 +952,7 @@ void MainWindow::setPreferences(const Preferences& preferences) {
   m_duplicates->setContext(m_context);
   m_outlierPanel->setContext(m_context);
   m_cache = ArtefactCache(ArtefactCache::defaultFolder(), m_prefs.cacheBytes());
+  m_thumbnailer->setDiskCache(std::make_shared<const ArtefactCache>(m_cache));
   if (!m_dataset)
     return;
   if (old.graphK != m_prefs.graphK || old.graphMethod != m_prefs.graphMethod ||

@@ -1,5 +1,7 @@
 #include "Thumbnailer.h"
 
+#include <QBuffer>
+#include <QDateTime>
 #include <QFileInfo>
 #include <QIcon>
 #include <QImageReader>
@@ -34,6 +36,40 @@ QImage decodeThumbnail(const QString& path) {
   return image.isNull() ? QImage() : image.convertToFormat(QImage::Format_ARGB32_Premultiplied);
 }
 
+/// What names a file's thumbnail in the disk cache: the file as it is now.
+std::string diskKey(const QFileInfo& info) {
+  return "thumbnail\n" + info.absoluteFilePath().toStdString() + "\n" +
+         std::to_string(info.size()) + "\n" +
+         std::to_string(info.lastModified().toMSecsSinceEpoch()) + "\n" +
+         std::to_string(Thumbnailer::kSize);
+}
+
+/// The thumbnail of `file`: from the disk cache when it holds it, else decoded (and stored).
+QImage loadThumbnail(const QString& file, const ArtefactCache* disk, bool& fromDisk) {
+  fromDisk = false;
+  const QFileInfo info(file);
+  if (!disk || !info.isFile())
+    return decodeThumbnail(file);
+  const std::string key = diskKey(info);
+  if (const std::optional<std::string> bytes = disk->loadBlob(key)) {
+    QImage image;
+    if (image.loadFromData(reinterpret_cast<const uchar*>(bytes->data()), int(bytes->size()),
+                           "PNG")) {
+      fromDisk = true;
+      return image.convertToFormat(QImage::Format_ARGB32_Premultiplied);
+    }
+  }
+  const QImage image = decodeThumbnail(file);
+  if (!image.isNull()) {
+    QByteArray png;
+    QBuffer buffer(&png);
+    buffer.open(QIODevice::WriteOnly);
+    if (image.save(&buffer, "PNG"))
+      disk->storeBlob(key, png.toStdString());
+  }
+  return image;
+}
+
 /// An IDX thumbnail held in the file, as an image (a copy: the data may go away).
 QImage heldThumbnail(const Thumbnails& t, std::int64_t item) {
   const QImage image(t.image(item), t.width, t.height, t.width * t.channels,
@@ -58,7 +94,7 @@ void Thumbnailer::setDataset(std::shared_ptr<const Dataset> dataset) {
   m_pool.clear(); // queued decodes of the previous data; running ones are dropped on delivery
   m_cache.clear();
   m_pending.clear();
-  m_loaded = m_failed = 0;
+  m_loaded = m_failed = m_fromDisk = 0;
   m_dataset = std::move(dataset);
   emit countsChanged(0, 0);
 }
@@ -85,13 +121,15 @@ QImage Thumbnailer::thumbnail(std::int64_t item) {
     const quint64 generation = m_generation;
     QPointer<Thumbnailer> self(this);
     const QString file = QString::fromStdString(path);
-    m_pool.start([self, generation, item, file] {
-      const QImage image = decodeThumbnail(file);
+    std::shared_ptr<const ArtefactCache> disk = m_disk;
+    m_pool.start([self, generation, item, file, disk] {
+      bool fromDisk = false;
+      const QImage image = loadThumbnail(file, disk.get(), fromDisk);
       QMetaObject::invokeMethod(
           self.data(),
-          [self, generation, item, image] {
+          [self, generation, item, image, fromDisk] {
             if (self)
-              self->deliver(generation, item, image, !image.isNull());
+              self->deliver(generation, item, image, !image.isNull(), fromDisk);
           },
           Qt::QueuedConnection);
     });
@@ -99,13 +137,15 @@ QImage Thumbnailer::thumbnail(std::int64_t item) {
   return {};
 }
 
-void Thumbnailer::deliver(quint64 generation, qint64 item, const QImage& image, bool ok) {
+void Thumbnailer::deliver(quint64 generation, qint64 item, const QImage& image, bool ok,
+                          bool fromDisk) {
   if (generation != m_generation)
     return; // decoded for data no longer shown
   m_pending.remove(item);
   const QImage& shown = ok ? image : placeholder();
   m_cache.insert(item, new QImage(shown), std::max<qsizetype>(1, shown.sizeInBytes() / 1024));
   ++(ok ? m_loaded : m_failed);
+  m_fromDisk += ok && fromDisk;
   emit countsChanged(m_loaded, m_failed);
   emit thumbnailReady(item);
 }

@@ -19,9 +19,11 @@
 
 #include <QApplication>
 #include <QComboBox>
+#include <QDateTime>
 #include <QDir>
 #include <QDockWidget>
 #include <QDoubleSpinBox>
+#include <QFile>
 #include <QFileInfo>
 #include <QLabel>
 #include <QLineEdit>
@@ -154,6 +156,28 @@ private slots:
     QTRY_COMPARE_WITH_TIMEOUT(window.thumbnailer()->loaded() + window.thumbnailer()->failed(), n,
                               30000);
     QCOMPARE(window.thumbnailer()->failed(), 8);
+
+    // The next start reads them back from the disk cache, not from the files; a file changed
+    // since is decoded again and shows its new picture.
+    QImage changed(40, 30, QImage::Format_RGB32);
+    changed.fill(Qt::black);
+    QFile::remove(dir.filePath("photos/7.png"));
+    QVERIFY(changed.save(dir.filePath("photos/7.png")));
+    QFile(dir.filePath("photos/7.png"))
+        .setFileTime(QDateTime::currentDateTime().addSecs(60), QFileDevice::FileModificationTime);
+    Thumbnailer again;
+    again.setDiskCache(std::make_shared<const ArtefactCache>(ArtefactCache::defaultFolder(),
+                                                             ArtefactCache::kDefaultMaxBytes));
+    again.setDataset(std::make_shared<const Dataset>(*window.dataset())); // copies share storage
+    for (int i = 0; i < n; ++i)
+      again.thumbnail(i);
+    QTRY_COMPARE_WITH_TIMEOUT(again.loaded() + again.failed(), n, 30000);
+    QCOMPARE(again.failed(), 8);
+    QCOMPARE(again.fromDiskCache(), n - 8 - 1); // all but the broken ones and the changed one
+    const QImage seven = again.thumbnail(7);
+    QCOMPARE(seven.pixelColor(seven.width() / 2, seven.height() / 2).rgb(),
+             QColor(Qt::black).rgb());
+    QCOMPARE(again.thumbnail(30).pixelColor(10, 10).rgb(), colourOf(30).rgb());
   }
 
   void welcomePageUntilDataIsOpen() {

@@ -160,7 +160,8 @@ private slots:
       QCOMPARE(got.threshold, t);
       QVERIFY(got.tilePairs <= got.tilePairsAll);
       // Other tiles and boxes change the work, never the pairs.
-      const NearPairs other = pairsWithin(data, t, metric, on(backend), noJobControl(), {200, 3, 0});
+      const NearPairs other =
+          pairsWithin(data, t, metric, on(backend), noJobControl(), {200, 3, 0});
       QVERIFY2(samePairs(other, D, t).isEmpty(), qPrintable(samePairs(other, D, t)));
     }
     // The planted exact copies are found at threshold 0 under every metric but inner product.

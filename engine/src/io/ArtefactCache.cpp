@@ -8,6 +8,7 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -22,6 +23,9 @@ constexpr io::Magic kMatrixMagic = {'N', 'S', 'M', 'A', 'T', 'R', 'X', 0};
 constexpr std::uint32_t kMatrixVersion = 1;
 constexpr const char* kGraphExtension = ".nsgraph";
 constexpr const char* kMatrixExtension = ".nsmatrix";
+constexpr const char* kBlobExtension = ".nsblob";
+constexpr io::Magic kBlobMagic = {'N', 'S', 'B', 'L', 'O', 'B', 0, 0};
+constexpr std::uint32_t kBlobVersion = 1;
 
 /// 16 hex digits of the parameters: file names stay short whatever the parameters hold.
 std::string digest(const std::string& text) {
@@ -44,7 +48,7 @@ void removeQuietly(const fs::path& path) {
 
 bool isEntry(const fs::path& path) {
   const std::string ext = path.extension().string();
-  return ext == kGraphExtension || ext == kMatrixExtension;
+  return ext == kGraphExtension || ext == kMatrixExtension || ext == kBlobExtension;
 }
 
 } // namespace
@@ -153,6 +157,39 @@ void ArtefactCache::storeMatrix(const Dataset& data, const std::string& what,
     io::writeChecksummedFile(entryPath(data, what, params, kMatrixExtension), kMatrixMagic,
                              kMatrixVersion, header, {{m.data, m.size() * sizeof(float)}});
     evict();
+  } catch (const Error&) {
+  }
+}
+
+std::optional<std::string> ArtefactCache::loadBlob(const std::string& key) const {
+  const fs::path path = m_folder / ("blob-" + digest(key) + kBlobExtension);
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec))
+    return std::nullopt;
+  try {
+    const io::ChecksummedFile file =
+        io::readChecksummedFile(path, kBlobMagic, kBlobVersion, "cache entry");
+    if (file.header.value("key", std::string()) != key) // another key with the same digest
+      return std::nullopt;
+    touch(path);
+    return std::string(reinterpret_cast<const char*>(file.body), file.bodySize);
+  } catch (const std::exception&) { // corrupt or truncated: drop it
+    removeQuietly(path);
+    return std::nullopt;
+  }
+}
+
+void ArtefactCache::storeBlob(const std::string& key, const std::string& bytes) const {
+  // Eviction lists the whole folder: every few hundred stores, not every one (thumbnails come
+  // by the thousand).
+  static std::atomic<unsigned> stores{0};
+  try {
+    std::error_code ec;
+    fs::create_directories(m_folder, ec);
+    io::writeChecksummedFile(m_folder / ("blob-" + digest(key) + kBlobExtension), kBlobMagic,
+                             kBlobVersion, {{"key", key}}, {{bytes.data(), bytes.size()}});
+    if (++stores % 256 == 0)
+      evict();
   } catch (const Error&) {
   }
 }

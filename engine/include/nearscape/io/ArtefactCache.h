@@ -41,6 +41,12 @@ public:
   void storeMatrix(const Dataset& data, const std::string& what, const std::string& params,
                    const MatrixView<float>& m) const;
 
+  /// Small bytes of any kind (a thumbnail) stored under `key` — any text that changes whenever
+  /// what it names changes (a file's path, size and time) — when present and intact.
+  std::optional<std::string> loadBlob(const std::string& key) const;
+  /// Stores them; failures are ignored, as for the other entries. Thread-safe (many decoding
+  /// threads store at once); the folder's bound is enforced every few hundred stores.
+  void storeBlob(const std::string& key, const std::string& bytes) const;
   /// Bytes and entries held now.
   std::uint64_t bytes() const;
   std::int64_t entries() const;
