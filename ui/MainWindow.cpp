@@ -3,6 +3,7 @@
 #include "ColorBar.h"
 #include "Colors.h"
 #include "Colouring.h"
+#include "ComparePanel.h"
 #include "DuplicatesPanel.h"
 #include "Export.h"
 #include "HoverCard.h"
@@ -99,8 +100,9 @@ MainWindow::MainWindow(Context context, QWidget* parent)
       m_pipelineJobs(new JobRunner(this)), m_trustJobs(new JobRunner(this)),
       m_neighbours(new ItemStrip(false, this)), m_pathStrip(new ItemStrip(true, this)),
       m_sweep(new SweepPanel(context, this)), m_duplicates(new DuplicatesPanel(context, this)),
-      m_outlierPanel(new OutliersPanel(context, this)), m_summary(new QLabel(this)),
-      m_progress(new QProgressBar(this)), m_cancel(new QToolButton(this)) {
+      m_outlierPanel(new OutliersPanel(context, this)), m_compare(new ComparePanel(context, this)),
+      m_summary(new QLabel(this)), m_progress(new QProgressBar(this)),
+      m_cancel(new QToolButton(this)) {
   setWindowTitle(tr("Nearscape"));
   setAcceptDrops(true);
   // Thumbnails decoded from image files arrive later: the strips update themselves; the card
@@ -109,6 +111,7 @@ MainWindow::MainWindow(Context context, QWidget* parent)
   m_pathStrip->setThumbnailer(m_thumbnailer);
   m_duplicates->setThumbnailer(m_thumbnailer);
   m_outlierPanel->setThumbnailer(m_thumbnailer);
+  m_compare->setThumbnailer(m_thumbnailer);
   connect(m_thumbnailer, &Thumbnailer::thumbnailReady, this, [this](qint64 item) {
     if (m_hoverCard->isVisible() && m_hoverCard->item() == item)
       m_hoverCard->setThumbnail(m_thumbnailer->thumbnail(item));
@@ -198,6 +201,13 @@ MainWindow::MainWindow(Context context, QWidget* parent)
   tabifyDockWidget(duplicatesDock, outliersDock);
   dock->raise();
   m_outliersDock = outliersDock;
+  auto* compareDock = new QDockWidget(tr("Compare"), this);
+  compareDock->setObjectName(QStringLiteral("compareDock"));
+  compareDock->setWidget(m_compare);
+  addDockWidget(Qt::RightDockWidgetArea, compareDock);
+  tabifyDockWidget(outliersDock, compareDock);
+  dock->raise();
+  m_compareDock = compareDock;
   resizeDocks({pathDock}, {130}, Qt::Vertical);
   m_neighbours->setToolTip(
       tr("Click an item in the map; Ctrl+click another for the smoothest path"));
@@ -277,6 +287,15 @@ MainWindow::MainWindow(Context context, QWidget* parent)
           [this](const std::vector<std::int64_t>& items) { setSelection(items); });
   connect(m_duplicates, &DuplicatesPanel::itemChosen, this, &MainWindow::selectItem);
   connect(m_outlierPanel, &OutliersPanel::itemChosen, this, &MainWindow::selectItem);
+  connect(m_compare, &ComparePanel::itemChosen, this, &MainWindow::selectItem);
+  connect(m_compare, &ComparePanel::failed, this,
+          [this](const QString& message) { showError(tr("Compare"), message); });
+  connect(m_compare, &ComparePanel::compared, this,
+          [this](const QString& column, const std::vector<double>& values) {
+            m_panelColumns[column] = values;
+            refreshColourChoices();
+            setColourBy(column);
+          });
   m_prefs = Preferences::load();
   m_cache = ArtefactCache(ArtefactCache::defaultFolder(), m_prefs.cacheBytes());
   m_thumbnailer->setDiskCache(std::make_shared<const ArtefactCache>(m_cache));
@@ -351,6 +370,17 @@ void MainWindow::buildMenus() {
                                                       tr("Metadata (*.tsv);;All files (*)"));
     if (!path.isEmpty())
       attachMetadataFile(path);
+  });
+  file->addAction(tr("Compare &With…"), this, [this] {
+    if (!m_dataset)
+      return;
+    const QString path = QFileDialog::getOpenFileName(
+        this, tr("A second embedding of the same items"), QString(),
+        tr("Embeddings (*.npy *.fvecs *.bvecs *.h5 *.hdf5 *.tsv);;All files (*)"));
+    if (path.isEmpty())
+      return;
+    m_compareDock->raise();
+    m_compare->compareWith(path);
   });
   file->addAction(tr("Open &Session…"), this, [this] {
     const QString path = QFileDialog::getOpenFileName(
@@ -446,6 +476,7 @@ void MainWindow::buildMenus() {
   view->addAction(m_sweepDock->toggleViewAction());
   view->addAction(m_duplicatesDock->toggleViewAction());
   view->addAction(m_outliersDock->toggleViewAction());
+  view->addAction(m_compareDock->toggleViewAction());
   m_map3D->setToolTip(tr("Drag to turn the map, Shift+drag to pan, wheel to zoom"));
 
   QMenu* help = menuBar()->addMenu(tr("&Help"));
@@ -531,6 +562,8 @@ void MainWindow::showLoaded(Loaded& loaded) {
   m_duplicates->setDataset(m_dataset);
   m_outlierPanel->setMetric(m_metric);
   m_outlierPanel->setDataset(m_dataset);
+  m_compare->setDataset(m_dataset, m_metric);
+  m_panelColumns.clear();
   m_selected = -1;
   m_lastPath = {};
   m_neighbours->clear();
@@ -925,6 +958,8 @@ void MainWindow::setMetric(Metric metric) {
   m_sweep->setMetric(metric);
   m_duplicates->setMetric(metric);
   m_outlierPanel->setMetric(metric);
+  m_compare->setDataset(m_dataset, metric);
+  m_panelColumns.clear();
   restartExploration();
 }
 
@@ -951,6 +986,7 @@ void MainWindow::setPreferences(const Preferences& preferences) {
   m_sweep->setContext(m_context);
   m_duplicates->setContext(m_context);
   m_outlierPanel->setContext(m_context);
+  m_compare->setContext(m_context);
   m_cache = ArtefactCache(ArtefactCache::defaultFolder(), m_prefs.cacheBytes());
   m_thumbnailer->setDiskCache(std::make_shared<const ArtefactCache>(m_cache));
   if (!m_dataset)
@@ -1372,6 +1408,8 @@ QStringList MainWindow::colourChoices() const {
     choices << trustColumn();
   if (m_explore)
     choices << outlierColumn();
+  for (const auto& [name, values] : m_panelColumns)
+    choices << name;
   return choices;
 }
 
@@ -1500,6 +1538,8 @@ bool MainWindow::setColourBy(const QString& name) {
     m_scheme = std::make_unique<ColourScheme>(labelScheme(ds));
   } else if (const int column = ds.metadata.findColumn(name.toStdString()); column >= 0) {
     m_scheme = std::make_unique<ColourScheme>(columnScheme(ds, column));
+  } else if (const auto panel = m_panelColumns.find(name); panel != m_panelColumns.end()) {
+    m_scheme = std::make_unique<ColourScheme>(numericScheme(name, panel->second));
   } else if (name == outlierColumn()) {
     // The local outlier factor needs each item's exact 10-NN (the graph's, when it is exact):
     // computed in the background once per graph, then coloured.

@@ -42,6 +42,7 @@ class MapView;
 class SweepPanel;
 class DuplicatesPanel;
 class OutliersPanel;
+class ComparePanel;
 class WelcomePage;
 
 class MainWindow : public QMainWindow {
@@ -158,6 +159,7 @@ public:
   SweepPanel* sweepPanel() const { return m_sweep; }
   DuplicatesPanel* duplicatesPanel() const { return m_duplicates; }
   OutliersPanel* outliersPanel() const { return m_outlierPanel; }
+  ComparePanel* comparePanel() const { return m_compare; }
   ItemStrip* neighboursPanel() const { return m_neighbours; }
   ItemStrip* pathStrip() const { return m_pathStrip; }
   JobRunner* pipelineJobs() const { return m_pipelineJobs; }
@@ -264,6 +266,10 @@ private:
   QDockWidget* m_duplicatesDock = nullptr;
   OutliersPanel* m_outlierPanel;
   QDockWidget* m_outliersDock = nullptr;
+  ComparePanel* m_compare;
+  QDockWidget* m_compareDock = nullptr;
+  /// Computed colour-by columns from panels (a comparison's overlap), by name; per data set.
+  std::map<QString, std::vector<double>> m_panelColumns;
   std::shared_ptr<const Exploration> m_explore;
   std::int64_t m_selected = -1;
   bool m_selectionWaitsForGraph = false; ///< selected before the graph existed

@@ -2,6 +2,7 @@
 #include "ColorBar.h"
 #include "Colors.h"
 #include "Colouring.h"
+#include "ComparePanel.h"
 #include "DuplicatesPanel.h"
 #include "GuiTest.h"
 #include "HoverCard.h"
@@ -212,6 +213,8 @@ private slots:
              qPrintable(QString("%1 %2").arg(catsBefore).arg(dogsBefore)));
 
     // Ctrl+F, then type: the dogs stay bright, the cats and birds fade but stay drawn.
+    window.activateWindow(); // the shortcut needs the active window
+    QVERIFY(QTest::qWaitForWindowActive(&window));
     QTest::keyClick(&window, Qt::Key_F, Qt::ControlModifier);
     auto* field = window.findChild<QLineEdit*>(QStringLiteral("search"));
     QVERIFY(field);
@@ -661,6 +664,76 @@ private slots:
     QCOMPARE(lines.size(), n + 1);
     QCOMPARE(lines[0], QByteArray("rank\tid\tscore"));
     QVERIFY(lines[1].startsWith("1\t" + QByteArray::number(panel->ranked()[0]) + "\t"));
+  }
+
+  void compareWithASecondEmbedding() {
+    // B is A scaled (the same neighbourhoods) except items 0–9, moved at random: the overlaps
+    // equal a brute-force reference, items 0–9 lead the most changed, and the overlap becomes
+    // the colouring; a file with other rows is refused with a clear message.
+    constexpr int n = 200, d = 5, k = 10;
+    const std::vector<float> a = test::randomFloats(std::size_t(n) * d, 61);
+    std::vector<float> b(a.size());
+    for (std::size_t i = 0; i < a.size(); ++i)
+      b[i] = 3.0f * a[i];
+    const std::vector<float> moved = test::randomFloats(std::size_t(10) * d, 62);
+    for (std::size_t i = 0; i < moved.size(); ++i)
+      b[i] = 30.0f * moved[i];
+    const QString fa = m_dir.filePath("emb-a.npy"), fb = m_dir.filePath("emb-b.npy"),
+                  fc = m_dir.filePath("emb-short.npy");
+    QVERIFY(test::writeBytes(fa, test::npyBytes("<f4", {n, d}, test::rawBytes(a))));
+    QVERIFY(test::writeBytes(fb, test::npyBytes("<f4", {n, d}, test::rawBytes(b))));
+    QVERIFY(test::writeBytes(
+        fc, test::npyBytes("<f4", {n - 1, d},
+                           test::rawBytes(std::vector<float>(a.begin(), a.end() - d)))));
+    auto neighbours = [&](const std::vector<float>& x, int i) {
+      std::vector<std::pair<double, int>> all;
+      for (int j = 0; j < n; ++j)
+        if (j != i) {
+          double s = 0;
+          for (int c = 0; c < d; ++c)
+            s += std::pow(double(x[std::size_t(i * d + c)]) - x[std::size_t(j * d + c)], 2);
+          all.push_back({s, j});
+        }
+      std::sort(all.begin(), all.end());
+      std::set<int> ids;
+      for (int r = 0; r < k; ++r)
+        ids.insert(all[std::size_t(r)].second);
+      return ids;
+    };
+    MainWindow window;
+    window.resize(1100, 760);
+    window.show();
+    QSignalSpy explored(&window, &MainWindow::explorationFinished);
+    window.openPath(fa);
+    QVERIFY2(explored.wait(60000), qPrintable(window.lastError()));
+    window.findChild<QDockWidget*>(QStringLiteral("compareDock"))->raise();
+    ComparePanel* panel = window.comparePanel();
+    QSignalSpy compared(panel, &ComparePanel::compared);
+    panel->compareWith(fb);
+    QVERIFY(compared.wait(60000));
+    QCOMPARE(panel->overlap().size(), std::size_t(n));
+    for (int i = 0; i < n; ++i) {
+      const std::set<int> na = neighbours(a, i), nb = neighbours(b, i);
+      std::vector<int> both;
+      std::set_intersection(na.begin(), na.end(), nb.begin(), nb.end(), std::back_inserter(both));
+      QCOMPARE(panel->overlap()[std::size_t(i)], float(both.size()) / k);
+    }
+    const std::set<std::int64_t> first(panel->mostChanged().begin(),
+                                       panel->mostChanged().begin() + 10);
+    QCOMPARE(first, (std::set<std::int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}));
+    const QString column = compared.front().at(0).toString();
+    QCOMPARE(window.colourBy(), column);
+    QVERIFY(window.colourChoices().contains(column));
+    panel->list()->setCurrentRow(0);
+    QCOMPARE(window.selectedItem(), panel->mostChanged()[0]);
+    QTest::qWait(50);
+    QVERIFY(window.grab().save(artifact("explore-compare.png")));
+    // Another row count: refused, nothing replaced.
+    QSignalSpy failed(panel, &ComparePanel::failed);
+    panel->compareWith(fc);
+    QVERIFY(failed.wait(60000));
+    QVERIFY2(failed.front().at(0).toString().contains("same items"),
+             qPrintable(failed.front().at(0).toString()));
   }
 
   void sessionsSaveAndReproduceAView() {
