@@ -141,6 +141,26 @@ private slots:
     QVERIFY_THROWS_EXCEPTION(Cancelled, computePca({x.data(), 2, 2}, params, Context{}, job));
   }
 
+  void labelsInNaturalOrder() {
+    QVERIFY(naturalLess("item2", "item10"));
+    QVERIFY(!naturalLess("item10", "item2"));
+    QVERIFY(naturalLess("a", "b"));
+    QVERIFY(naturalLess("v1", "v1a"));
+    QVERIFY(naturalLess("x9y", "x10"));
+    QVERIFY(naturalLess("v01", "v1") != naturalLess("v1", "v01")); // a total order
+    QVERIFY(!naturalLess("same", "same"));
+    Dataset ds;
+    ds.vectors = Matrix<float>(std::vector<float>(5 * 2, 0.0f), 5, 2);
+    ds.metadata.columnNames = {"label"};
+    ds.metadata.columns = {{"class10", "class2", "class1", "class2", "Class3"}};
+    attachMetadata(ds, ds.metadata, "test");
+    QCOMPARE(ds.labelNames, (std::vector<std::string>{"Class3", "class1", "class2", "class10"}));
+    QCOMPARE(ds.labelOf(0), std::string("class10"));
+    // A column's categories: most frequent first, ties in natural order.
+    const ColumnValues v = readColumn(ds, 0);
+    QCOMPARE(v.categories, (std::vector<std::string>{"class2", "Class3", "class1", "class10"}));
+  }
+
   void findItemsByIdAndText() {
     Dataset ds;
     ds.vectors = Matrix<float>(std::vector<float>(5 * 2, 0.0f), 5, 2);

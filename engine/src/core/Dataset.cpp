@@ -135,6 +135,40 @@ std::string contentHash(const MatrixView<float>& m) {
   return text;
 }
 
+bool naturalLess(std::string_view a, std::string_view b) {
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  std::size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    if (digit(a[i]) && digit(b[j])) {
+      // Whole runs of digits: fewer significant digits is smaller, then digit by digit.
+      std::size_t ei = i, ej = j;
+      while (ei < a.size() && digit(a[ei]))
+        ++ei;
+      while (ej < b.size() && digit(b[ej]))
+        ++ej;
+      std::size_t si = i, sj = j;
+      while (si + 1 < ei && a[si] == '0')
+        ++si;
+      while (sj + 1 < ej && b[sj] == '0')
+        ++sj;
+      if (ei - si != ej - sj)
+        return ei - si < ej - sj;
+      if (const int c = a.substr(si, ei - si).compare(b.substr(sj, ej - sj)); c != 0)
+        return c < 0;
+      i = ei;
+      j = ej;
+      continue;
+    }
+    if (a[i] != b[j])
+      return static_cast<unsigned char>(a[i]) < static_cast<unsigned char>(b[j]);
+    ++i;
+    ++j;
+  }
+  if (a.size() - i != b.size() - j)
+    return a.size() - i < b.size() - j;
+  return a < b; // equal under the natural order ("v01" and "v1"): bytes decide, for a total order
+}
+
 void attachMetadata(Dataset& dataset, Metadata metadata, const std::string& source) {
   if (metadata.rows() != dataset.size())
     throw FormatError(source + ": metadata has " + std::to_string(metadata.rows()) +
@@ -147,7 +181,7 @@ void attachMetadata(Dataset& dataset, Metadata metadata, const std::string& sour
 
   if (labelColumn >= 0) {
     const auto& values = metadata.columns[static_cast<std::size_t>(labelColumn)];
-    // Distinct values, ordered numerically when all are integers, else lexicographically.
+    // Distinct values, ordered numerically when all are integers, else in natural order.
     std::vector<std::string> distinct(values.begin(), values.end());
     std::sort(distinct.begin(), distinct.end());
     distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
@@ -159,6 +193,10 @@ void attachMetadata(Dataset& dataset, Metadata metadata, const std::string& sour
       std::sort(distinct.begin(), distinct.end(), [](const std::string& a, const std::string& b) {
         return std::stoll(a) < std::stoll(b);
       });
+    else
+      std::stable_sort(
+          distinct.begin(), distinct.end(),
+          [](const std::string& a, const std::string& b) { return naturalLess(a, b); });
     // Too many distinct values is an id-like column, not a label.
     if (distinct.size() <= 1000 || metadata.columns.size() == 1) {
       std::map<std::string, std::int32_t> index;

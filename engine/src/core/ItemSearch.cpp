@@ -110,7 +110,9 @@ ColumnValues readColumn(const Dataset& data, int column) {
   for (const std::string& v : values)
     ++tally[v];
   std::vector<std::pair<std::string, std::int64_t>> ranked(tally.begin(), tally.end());
-  std::stable_sort(ranked.begin(), ranked.end(),
+  std::sort(ranked.begin(), ranked.end(),
+            [](const auto& a, const auto& b) { return naturalLess(a.first, b.first); });
+  std::stable_sort(ranked.begin(), ranked.end(), // most frequent first, ties in natural order
                    [](const auto& a, const auto& b) { return a.second > b.second; });
   std::map<std::string, std::int32_t> index;
   for (const auto& [name, count] : ranked) {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace nearscape {
@@ -98,6 +99,10 @@ constexpr double kMinLargestValue = 0x1p-50;
 /// column, counted from 1) or values outside the range above: exact distances could not be
 /// guaranteed. `what` names the data in the message (its file, where known).
 void requireFinite(const MatrixView<float>& m, const std::string& what);
+
+/// Natural order, as a person sorts names: runs of digits compare as numbers ("item2" before
+/// "item10", "v01" beside "v1"), everything else byte by byte.
+bool naturalLess(std::string_view a, std::string_view b);
 
 /// XXH3-128 of the shape and the bytes of `m`, as 32 hex digits.
 std::string contentHash(const MatrixView<float>& m);
