@@ -266,6 +266,19 @@ private slots:
     QVERIFY_THROWS_EXCEPTION(InvalidArgument, quantile(v, 1.5));
   }
 
+  void cosineQuantileOfParallelRows() {
+    // Rows and their multiples: float64 can put a pair at 1 − cos slightly below 0, so the
+    // quantile's reach may be negative; the search must still find those pairs.
+    std::vector<float> x = plantedData(400, 7, 9);
+    for (int i = 0; i < 400; i += 2)
+      for (int c = 0; c < 7; ++c)
+        x[std::size_t((i + 1) * 7 + c)] = 3.0f * x[std::size_t(i * 7 + c)] + 0.0f;
+    const QuantilePairs got =
+        pairsWithinQuantile({x.data(), 400, 7}, 0.0, Metric::Cosine, on(Backend::Cpu));
+    QVERIFY(std::abs(got.pairs.threshold) < 1e-12);
+    QVERIFY(!got.pairs.pairs.empty());
+  }
+
   void groupsAreConnectedComponents() {
     // 0–3–7 chained, 2–5, 9 alone with a pair beyond the threshold, 4–8 equal to it.
     const std::vector<NearPair> pairs{

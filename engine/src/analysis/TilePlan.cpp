@@ -126,7 +126,9 @@ std::vector<TilePair> TilePlan::pairsBelow(double limit) const {
     const Visit v = stack.back();
     stack.pop_back();
     const double bound = approxLowerBound(v.a, v.b);
-    if (bound > limit)
+    // Pruned against at least 0: under cosine, float64 rounding can put parallel rows at
+    // 1 − cos ≈ −2e−16, a negative limit (a quantile's reach) that no box bound (≥ 0) would meet.
+    if (bound > std::max(limit, 0.0))
       continue;
     const Node& a = nodes[v.a];
     const Node& b = nodes[v.b];
@@ -234,10 +236,10 @@ TilePlan makeTilePlan(const MatrixView<float>& data, Metric metric, const Duplic
     if (node.tile >= 0)
       continue;
     for (std::int64_t c = 0; c < dims; ++c) {
-      plan.lo[v * dims + c] =
-          std::min(plan.lo[node.left * dims + c], plan.lo[node.right * dims + c]);
-      plan.hi[v * dims + c] =
-          std::max(plan.hi[node.left * dims + c], plan.hi[node.right * dims + c]);
+      plan.lo[v * dims + c] = std::min(plan.lo[std::int64_t(node.left) * dims + c],
+                                       plan.lo[std::int64_t(node.right) * dims + c]);
+      plan.hi[v * dims + c] = std::max(plan.hi[std::int64_t(node.left) * dims + c],
+                                       plan.hi[std::int64_t(node.right) * dims + c]);
     }
   }
   return plan;
