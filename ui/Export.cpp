@@ -14,14 +14,6 @@
 namespace nearscape::ui {
 namespace {
 
-/// Metadata text in a TSV cell: tabs and line breaks would break the table's shape.
-std::string cell(std::string text) {
-  for (char& c : text)
-    if (c == '\t' || c == '\n' || c == '\r')
-      c = ' ';
-  return text;
-}
-
 /// Writes `bytes` to `path` atomically, never over the data's own file or its metadata.
 void writeExport(const QString& path, const Dataset& data, const std::string& bytes) {
   OutputSet outputs;
@@ -69,7 +61,7 @@ void exportMap(const QString& path, const Dataset& data, const std::vector<float
     tsv << i;
     for (int c = 0; c < dim; ++c)
       tsv << '\t' << positions[std::size_t(i * dim + c)];
-    tsv << '\t' << cell(data.labelOf(i)) << '\n';
+    tsv << '\t' << tsvCell(data.labelOf(i)) << '\n';
   }
   writeExport(path, data, tsv.str());
 }
@@ -80,7 +72,7 @@ void exportNeighbours(const QString& path, const Dataset& data, std::int64_t ite
   tsv << "# neighbours of item " << item << "\nrank\tid\tdistance\tlabel\ttext\n";
   for (std::size_t r = 0; r < ids.size(); ++r)
     tsv << r + 1 << '\t' << ids[r] << '\t' << (r < distances.size() ? distances[r] : 0.0f) << '\t'
-        << cell(data.labelOf(ids[r])) << '\t' << cell(data.textOf(ids[r])) << '\n';
+        << tsvCell(data.labelOf(ids[r])) << '\t' << tsvCell(data.textOf(ids[r])) << '\n';
   writeExport(path, data, tsv.str());
 }
 
@@ -104,7 +96,7 @@ void exportPath(const QString& path, const Dataset& data, const GraphPath& graph
   tsv << "step\tid\tdistance\tlabel\n";
   for (std::size_t s = 0; s < graphPath.nodes.size(); ++s)
     tsv << s << '\t' << graphPath.nodes[s] << '\t' << (s == 0 ? 0.0f : graphPath.steps[s - 1])
-        << '\t' << cell(data.labelOf(graphPath.nodes[s])) << '\n';
+        << '\t' << tsvCell(data.labelOf(graphPath.nodes[s])) << '\n';
   writeExport(path, data, tsv.str());
 }
 
@@ -113,12 +105,12 @@ void exportSelection(const QString& path, const Dataset& data,
   std::ostringstream tsv;
   tsv << "id\tlabel";
   for (const std::string& name : data.metadata.columnNames)
-    tsv << '\t' << cell(name);
+    tsv << '\t' << tsvCell(name);
   tsv << '\n';
   for (const std::int64_t id : ids) {
-    tsv << id << '\t' << cell(data.labelOf(id));
+    tsv << id << '\t' << tsvCell(data.labelOf(id));
     for (const auto& column : data.metadata.columns)
-      tsv << '\t' << cell(column[std::size_t(id)]);
+      tsv << '\t' << tsvCell(column[std::size_t(id)]);
     tsv << '\n';
   }
   writeExport(path, data, tsv.str());

@@ -26,12 +26,6 @@ struct Scored {
   double seconds = 0;
 };
 
-std::string cell(std::string text) {
-  std::replace_if(
-      text.begin(), text.end(), [](char c) { return c == '\t' || c == '\n' || c == '\r'; }, ' ');
-  return text;
-}
-
 } // namespace
 
 OutliersPanel::OutliersPanel(Context context, QWidget* parent)
@@ -204,7 +198,7 @@ bool OutliersPanel::exportScores(const QString& path, QString* error) const {
     std::string text = "rank\tid\tscore";
     for (const std::string& name : ds.metadata.columnNames) {
       text += '\t';
-      text += cell(name);
+      text += tsvCell(name);
     }
     text += '\n';
     const std::vector<std::int64_t> all = topItems(m_scores, ds.size());
@@ -214,7 +208,7 @@ bool OutliersPanel::exportScores(const QString& path, QString* error) const {
               std::to_string(m_scores[std::size_t(item)]);
       for (const auto& column : ds.metadata.columns) {
         text += '\t';
-        text += cell(column[std::size_t(item)]);
+        text += tsvCell(column[std::size_t(item)]);
       }
       text += '\n';
     }

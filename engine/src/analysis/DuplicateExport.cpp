@@ -2,20 +2,8 @@
 #include "nearscape/analysis/Duplicates.h"
 #include "nearscape/core/Dataset.h"
 
-#include <algorithm>
 
 namespace nearscape {
-namespace {
-
-/// A value safe inside a TSV cell.
-std::string cell(std::string text) {
-  std::replace_if(
-      text.begin(), text.end(), [](char c) { return c == '\t' || c == '\n' || c == '\r'; }, ' ');
-  return text;
-}
-
-} // namespace
-
 std::string duplicateGroupsTsv(const DuplicateGroups& groups, const Dataset& dataset) {
   std::string out = "group\tid";
   // Labels from a metadata file are one of its columns already; others (IDX) get their own.
@@ -24,17 +12,17 @@ std::string duplicateGroupsTsv(const DuplicateGroups& groups, const Dataset& dat
     out += "\tlabel";
   for (const std::string& name : dataset.metadata.columnNames) {
     out += '\t'; // (one append at a time: GCC 12 warns falsely on "\t" + string)
-    out += cell(name);
+    out += tsvCell(name);
   }
   out += '\n';
   for (std::size_t g = 0; g < groups.groups.size(); ++g)
     for (const std::int32_t item : groups.groups[g]) {
       out += std::to_string(g) + '\t' + std::to_string(item);
       if (labelColumn)
-        out += '\t' + cell(dataset.labelOf(item));
+        out += '\t' + tsvCell(dataset.labelOf(item));
       for (const auto& column : dataset.metadata.columns) {
         out += '\t';
-        out += cell(std::size_t(item) < column.size() ? column[std::size_t(item)] : "");
+        out += tsvCell(std::size_t(item) < column.size() ? column[std::size_t(item)] : "");
       }
       out += '\n';
     }

@@ -135,6 +135,13 @@ std::string contentHash(const MatrixView<float>& m) {
   return text;
 }
 
+std::string tsvCell(std::string text) {
+  for (char& c : text)
+    if (c == '\t' || c == '\n' || c == '\r')
+      c = ' ';
+  return text;
+}
+
 bool naturalLess(std::string_view a, std::string_view b) {
   auto digit = [](char c) { return c >= '0' && c <= '9'; };
   std::size_t i = 0, j = 0;

@@ -100,6 +100,10 @@ constexpr double kMinLargestValue = 0x1p-50;
 /// guaranteed. `what` names the data in the message (its file, where known).
 void requireFinite(const MatrixView<float>& m, const std::string& what);
 
+/// `text` safe inside a TSV cell: tabs and line breaks become spaces (they would break the
+/// table's shape).
+std::string tsvCell(std::string text);
+
 /// Natural order, as a person sorts names: runs of digits compare as numbers ("item2" before
 /// "item10", "v01" beside "v1"), everything else byte by byte.
 bool naturalLess(std::string_view a, std::string_view b);
