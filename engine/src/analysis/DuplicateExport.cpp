@@ -2,7 +2,6 @@
 #include "nearscape/analysis/Duplicates.h"
 #include "nearscape/core/Dataset.h"
 
-
 namespace nearscape {
 std::string duplicateGroupsTsv(const DuplicateGroups& groups, const Dataset& dataset) {
   std::string out = "group\tid";
