@@ -5,6 +5,10 @@ add_library(nearscape_cuda MODULE
   src/cuda/CudaBackend.cpp
   src/cuda/DeviceQuery.cu
   src/cuda/RowNorms.cu
+  src/cuda/Resources.cu
+  src/cuda/Primitives.cu
+  src/cuda/ExactRows.cu
+  src/cuda/ExactPass.cu
   src/cuda/ExactKnn.cu
   src/cuda/StepKnn.cu
   src/cuda/DeviceKMeans.cu

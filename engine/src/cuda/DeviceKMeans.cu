@@ -2,6 +2,7 @@
 
 #include "cuda/CudaCheck.cuh"
 #include "cuda/NearestCentroid.cuh"
+#include "cuda/Primitives.cuh"
 
 #include <cub/device/device_radix_sort.cuh>
 
@@ -20,12 +21,6 @@ __global__ void gatherKernel(const float* __restrict__ in, const std::int32_t* _
   const float* src = in + std::int64_t(ids[i]) * d;
   for (int t = threadIdx.x % 32; t < d; t += 32)
     out[i * d + t] = src[t];
-}
-
-__global__ void iotaKernel(std::int64_t n, std::int32_t* out) {
-  const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < n)
-    out[i] = std::int32_t(i);
 }
 
 /// k-means' update: each row's coordinates added to its cluster's sums (a warp per row).
@@ -74,7 +69,7 @@ void gatherRows(const float* in, const std::int32_t* ids, std::int64_t n, int d,
   NEARSCAPE_CUDA_CHECK_LAUNCH();
 }
 
-void Clustering::assign(const CublasHandle& cublas, const float* rows, std::int64_t n, int d,
+void Clustering::assign(cublasHandle_t cublas, const float* rows, std::int64_t n, int d,
                         std::int32_t* labels) const {
   const std::int64_t tile =
       std::max<std::int64_t>(1, std::min<std::int64_t>(n, (std::int64_t(256) << 20) / (4 * count)));
@@ -82,9 +77,9 @@ void Clustering::assign(const CublasHandle& cublas, const float* rows, std::int6
   const float one = 1.0f, zero = 0.0f;
   for (std::int64_t r0 = 0; r0 < n; r0 += tile) {
     const std::int64_t m = std::min(tile, n - r0);
-    NEARSCAPE_CUBLAS_CHECK(cublasSgemm(cublas.get(), CUBLAS_OP_T, CUBLAS_OP_N, count, int(m), d,
-                                       &one, centroids.get(), d, rows + r0 * d, d, &zero,
-                                       dots.get(), count));
+    NEARSCAPE_CUBLAS_CHECK(cublasSgemm(cublas, CUBLAS_OP_T, CUBLAS_OP_N, count, int(m), d, &one,
+                                       centroids.get(), d, rows + r0 * d, d, &zero, dots.get(),
+                                       count));
     argminKernel<<<unsigned((m * 32 + 255) / 256), 256>>>(dots.get(), norms.get(), true, m, count,
                                                           labels + r0);
     NEARSCAPE_CUDA_CHECK_LAUNCH();
@@ -97,8 +92,8 @@ void Clustering::refreshNorms(int d) {
   NEARSCAPE_CUDA_CHECK_LAUNCH();
 }
 
-Clustering cluster(const CublasHandle& cublas, const float* rows, std::int64_t n, int d,
-                   int clusters, std::uint64_t seed) {
+Clustering cluster(cublasHandle_t cublas, const float* rows, std::int64_t n, int d, int clusters,
+                   std::uint64_t seed) {
   // A strided sample of about 64 rows a cluster, with a seeded offset; first centroids: rows of
   // it at a stride.
   const std::int64_t m = std::min<std::int64_t>(n, std::int64_t(clusters) * 64);
@@ -149,8 +144,7 @@ ClusterOrder orderByCluster(const float* rows, const std::int32_t* labels, std::
   out.ids = DeviceBuffer<std::int32_t>(std::size_t(n));
   out.labels = DeviceBuffer<std::int32_t>(std::size_t(n));
   DeviceBuffer<std::int32_t> iota{std::size_t(n)};
-  iotaKernel<<<unsigned((n + 255) / 256), 256>>>(n, iota.get());
-  NEARSCAPE_CUDA_CHECK_LAUNCH();
+  fillIota(iota.get(), n);
   int bits = 1;
   while ((1 << bits) < clusters)
     ++bits;

@@ -19,7 +19,7 @@ struct Clustering {
   DeviceBuffer<float> norms;     ///< count
 
   /// labels[i] = the nearest centroid of rows[i] (n × d rows on the device).
-  void assign(const CublasHandle& cublas, const float* rows, std::int64_t n, int d,
+  void assign(cublasHandle_t cublas, const float* rows, std::int64_t n, int d,
               std::int32_t* labels) const;
   /// norms = the centroids' squared norms (after the centroids changed).
   void refreshNorms(int d);
@@ -27,8 +27,8 @@ struct Clustering {
 
 /// Seeded k-means of the n × d device rows into `clusters` clusters (a sample of about 64 rows a
 /// cluster, 6 iterations). Throws DeviceOutOfMemory, Error.
-Clustering cluster(const CublasHandle& cublas, const float* rows, std::int64_t n, int d,
-                   int clusters, std::uint64_t seed);
+Clustering cluster(cublasHandle_t cublas, const float* rows, std::int64_t n, int d, int clusters,
+                   std::uint64_t seed);
 
 /// Rows on the device in the order of their cluster: the rows, their original ids, and where
 /// each cluster begins.

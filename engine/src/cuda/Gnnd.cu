@@ -19,6 +19,8 @@
 #include "cuda/DeviceBuffer.cuh"
 #include "cuda/DeviceKMeans.cuh"
 #include "cuda/PhaseClock.cuh"
+#include "cuda/Rerank.cuh"
+#include "cuda/Resources.cuh"
 #include "cuda/Upload.cuh"
 #include "cuda/WarpRows.cuh"
 #include "util/Hash.h"
@@ -487,27 +489,15 @@ __global__ void finishKernel(const float* __restrict__ raw, std::int64_t n, int 
   const double reach = metric == int(Metric::L2) && isfinite(kth)
                            ? double(kth) * (1 + gamma) / (1 - gamma) * (1 + 1e-7) + 1e-30
                            : INFINITY;
-  for (int c = 0; c < slots; ++c) {
-    const std::int32_t e = c < K ? listIds[u * K + c] : kNone;
-    const std::int32_t v = e == kNone ? kNone : std::int32_t(std::uint32_t(e) & ~kNew);
-    const double exact =
-        v == kNone || double(listDist[u * K + c]) > reach
-            ? INFINITY
-            : warpExactDistance(raw + u * d, raw + std::int64_t(v) * d, d, metric, lane);
-    if (lane == 0) {
-      D[c] = exact;
-      I[c] = v;
-    }
-  }
-  __syncwarp();
-  bitonicSort(
-      slots, lane, 32,
-      [&](int a, int b) {
-        return D[a] < D[b] || (D[a] == D[b] && std::uint32_t(I[a]) < std::uint32_t(I[b]));
-      },
-      [&](int a, int b) {
-        swapAt(D, a, b);
-        swapAt(I, a, b);
+  scoreAndSort(
+      slots, 0, 1, lane, 32, D, I,
+      [&](int c) {
+        const std::int32_t e = c < K ? listIds[u * K + c] : kNone;
+        const std::int32_t v = e == kNone ? kNone : std::int32_t(std::uint32_t(e) & ~kNew);
+        if (v == kNone || double(listDist[u * K + c]) > reach)
+          return Scored{INFINITY, v};
+        return Scored{warpExactDistance(raw + u * d, raw + std::int64_t(v) * d, d, metric, lane),
+                      v};
       },
       [] { __syncwarp(); });
   // The first k distinct ids (a list never holds one twice; checked here once, as the result's
@@ -567,7 +557,7 @@ unsigned warpsToBlocks(std::int64_t warps, int warpsPerBlock) {
 std::vector<float> gnndCodebook(const MatrixView<float>& sample, Metric metric, int count,
                                 const Context& context) {
   NEARSCAPE_EXPECTS(count >= 1 && count <= sample.rows, "more clusters than sample rows");
-  NEARSCAPE_CUDA_CHECK(cudaSetDevice(context.device));
+  const ResourceLease resources = leaseResources(context);
   const std::int64_t m = sample.rows;
   const int d = int(sample.cols);
   DeviceBuffer<float> rows = uploaded(sample.data, std::size_t(sample.size()));
@@ -577,8 +567,8 @@ std::vector<float> gnndCodebook(const MatrixView<float>& sample, Metric metric, 
     NEARSCAPE_CUDA_CHECK_LAUNCH();
     rows = std::move(normalised);
   }
-  const CublasHandle cublas;
-  NEARSCAPE_CUBLAS_CHECK(cublasSetMathMode(cublas.get(), CUBLAS_TF32_TENSOR_OP_MATH));
+  const cublasHandle_t cublas = resources->cublas();
+  NEARSCAPE_CUBLAS_CHECK(cublasSetMathMode(cublas, CUBLAS_TF32_TENSOR_OP_MATH));
   const Clustering km = cluster(cublas, rows.get(), m, d, count, context.seed);
   std::vector<float> centroids(std::size_t(count) * std::size_t(d));
   copyToHost(centroids.data(), km.centroids.get(), sizeof(float) * centroids.size());
@@ -604,7 +594,7 @@ KnnResult gnndGraph(const MatrixView<float>& data, int k, Metric metric, const C
   NEARSCAPE_GPU_LIMIT(joinBytes(16) <= 200 * 1024, "the GPU NN-Descent takes d ≤ 800");
   const int S = K >= 32 && joinBytes(32) <= 200 * 1024 ? 32 : 16;
   const std::size_t joinShared = joinBytes(S);
-  NEARSCAPE_CUDA_CHECK(cudaSetDevice(context.device));
+  const ResourceLease resources = leaseResources(context);
 
   DeviceBuffer<float> raw{std::size_t(n) * std::size_t(d)};
   copyToDevice(raw.get(), data.data, sizeof(float) * std::size_t(data.rows * d));
@@ -652,8 +642,8 @@ KnnResult gnndGraph(const MatrixView<float>& data, int k, Metric metric, const C
         copyToDevice(clusterOf.get() + data.rows, clusters.secondLabels,
                      sizeof(std::int32_t) * std::size_t(warm.second->rows));
     } else {
-      const CublasHandle cublas;
-      NEARSCAPE_CUBLAS_CHECK(cublasSetMathMode(cublas.get(), CUBLAS_TF32_TENSOR_OP_MATH));
+      const cublasHandle_t cublas = resources->cublas();
+      NEARSCAPE_CUBLAS_CHECK(cublasSetMathMode(cublas, CUBLAS_TF32_TENSOR_OP_MATH));
       Clustering km;
       if (clusters.centroids) {
         km.count = count;
@@ -776,8 +766,7 @@ KnnResult gnndGraph(const MatrixView<float>& data, int k, Metric metric, const C
   result.ids = Matrix<std::int32_t>(ids.get(), n, k, ids);
   result.distances = Matrix<float>(dists.get(), n, k, dists);
   result.backend = Backend::Cuda;
-  const DeviceInfo info = queryDevice(context.device);
-  result.report.device = info.name;
+  result.report.device = resources->properties().name;
   result.report.method = warm.initial ? "GGM merge" : "GNND";
   result.report.iterations = iteration;
   result.seconds =

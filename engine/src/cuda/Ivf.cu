@@ -13,6 +13,8 @@
 #include "cuda/CudaCheck.cuh"
 #include "cuda/DeviceBuffer.cuh"
 #include "cuda/NearestCentroid.cuh"
+#include "cuda/Primitives.cuh"
+#include "cuda/Resources.cuh"
 
 #include <cub/device/device_radix_sort.cuh>
 
@@ -40,40 +42,15 @@ constexpr std::size_t kTileBytes = std::size_t(256) << 20; ///< the score tile's
 /// no particular order.
 __global__ void selectKernel(const float* __restrict__ dots, const float* __restrict__ norms,
                              bool l2, int k, int count, std::int32_t* __restrict__ out) {
-  __shared__ unsigned histogram[256];
-  __shared__ std::uint64_t prefix, mask;
-  __shared__ unsigned wanted, written;
+  __shared__ unsigned written;
   const float* d = dots + std::int64_t(blockIdx.x) * k;
-  if (threadIdx.x == 0) {
-    prefix = 0;
-    mask = 0;
-    wanted = unsigned(count);
+  if (threadIdx.x == 0)
     written = 0;
-  }
-  for (int shift = 56; shift >= 0; shift -= 8) {
-    for (int b = threadIdx.x; b < 256; b += blockDim.x)
-      histogram[b] = 0;
-    __syncthreads();
-    for (int j = threadIdx.x; j < k; j += blockDim.x) {
-      const std::uint64_t key = centroidKey(d, norms, l2, j);
-      if ((key & mask) == prefix)
-        atomicAdd(&histogram[(key >> shift) & 255], 1u);
-    }
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      unsigned below = 0;
-      int digit = 0;
-      while (below + histogram[digit] < wanted)
-        below += histogram[digit++];
-      wanted -= below;
-      prefix |= std::uint64_t(digit) << shift;
-      mask |= std::uint64_t(255) << shift;
-    }
-    __syncthreads();
-  }
-  // `prefix` is now the count-th smallest key; keys are distinct, so exactly count are ≤ it.
+  const std::uint64_t kth = blockRadixSelect<std::uint64_t>(
+      k, count, [&](int j) { return centroidKey(d, norms, l2, j); });
+  // Keys are distinct (the centroid is in the low bits), so exactly count are ≤ the kth.
   for (int j = threadIdx.x; j < k; j += blockDim.x)
-    if (centroidKey(d, norms, l2, j) <= prefix)
+    if (centroidKey(d, norms, l2, j) <= kth)
       out[std::int64_t(blockIdx.x) * count + atomicAdd(&written, 1u)] = j;
 }
 
@@ -212,12 +189,6 @@ template <typename T> void copyIn(DeviceBuffer<T>& device, const T* host, std::s
     NEARSCAPE_CUDA_CHECK(cudaMemcpy(device.get(), host, sizeof(T) * count, cudaMemcpyHostToDevice));
 }
 
-__global__ void iotaKernel(std::int64_t n, std::int32_t* out) {
-  const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < n)
-    out[i] = std::int32_t(i);
-}
-
 /// Centroids on the device with their squared norms, and the GEMM that scores rows against them.
 struct Centroids {
   DeviceBuffer<float> rows, norms;
@@ -238,10 +209,10 @@ struct Centroids {
   }
 
   /// dots (rows × count, row-major) = x (rows × d, device, row-major) · centroidsᵀ.
-  void score(const CublasHandle& cublas, const float* x, std::int64_t n, float* dots) const {
+  void score(cublasHandle_t cublas, const float* x, std::int64_t n, float* dots) const {
     const float one = 1.0f, zero = 0.0f;
-    NEARSCAPE_CUBLAS_CHECK(cublasSgemm(cublas.get(), CUBLAS_OP_T, CUBLAS_OP_N, count, int(n), d,
-                                       &one, rows.get(), d, x, d, &zero, dots, count));
+    NEARSCAPE_CUBLAS_CHECK(cublasSgemm(cublas, CUBLAS_OP_T, CUBLAS_OP_N, count, int(n), d, &one,
+                                       rows.get(), d, x, d, &zero, dots, count));
   }
 
   /// The `wanted` nearest centroids of each of n rows (device, n × wanted).
@@ -259,9 +230,8 @@ struct Centroids {
 std::vector<std::int32_t> nearestCentroids(const MatrixView<float>& data,
                                            const MatrixView<float>& centroids, int count,
                                            Metric metric, const Context& context) {
-  NEARSCAPE_CUDA_CHECK(cudaSetDevice(context.device));
-  const CublasHandle cublas;
-  NEARSCAPE_CUBLAS_CHECK(cublasSetMathMode(cublas.get(), CUBLAS_DEFAULT_MATH)); // float32 ranks
+  const ResourceLease resources = leaseResources(context);
+  const cublasHandle_t cublas = resources->cublas(); // default math: float32 ranks
   const Centroids c(centroids, metric == Metric::L2);
   const std::int64_t tile = c.tileRows(), d = data.cols;
   DeviceBuffer<float> rows{std::size_t(std::min(tile, data.rows) * d)};
@@ -301,8 +271,7 @@ struct Workspace {
       cub::DeviceRadixSort::SortPairs(nullptr, sortBytes, nearest.get(), nearestSorted.get(),
                                       iota.get(), order.get(), int(n));
       sortScratch = DeviceBuffer<unsigned char>(std::max<std::size_t>(sortBytes, 1));
-      iotaKernel<<<unsigned((n + 255) / 256), 256>>>(n, iota.get());
-      NEARSCAPE_CUDA_CHECK_LAUNCH();
+      fillIota(iota.get(), n);
       rows = n;
     }
     if (probes.size() < std::size_t(rows) * std::size_t(nprobe))
@@ -325,7 +294,7 @@ struct DeviceIvfFlat::State {
   DeviceBuffer<std::int64_t> offsets;
   DeviceBuffer<std::int32_t> ids;
   DeviceBuffer<float> vectors;
-  CublasHandle cublas;
+  ResourceLease resources; ///< its cuBLAS handle, for the object's life
   std::int64_t n = 0;
   int d = 0;
   std::mutex mutex; ///< one search at a time uses the workspace
@@ -336,17 +305,16 @@ DeviceIvfFlat::DeviceIvfFlat(const MatrixView<float>& centroids, const std::int6
                              const std::int32_t* ids, const MatrixView<float>& vectors,
                              Metric metric, const Context& context)
     : m_device(context.device) {
-  NEARSCAPE_CUDA_CHECK(cudaSetDevice(context.device));
+  ResourceLease resources = leaseResources(context);
   m_state.reset(new State{Centroids(centroids, metric == Metric::L2),
                           DeviceBuffer<std::int64_t>(std::size_t(centroids.rows) + 1),
                           DeviceBuffer<std::int32_t>(std::size_t(vectors.rows)),
                           DeviceBuffer<float>(std::size_t(vectors.rows * vectors.cols)),
-                          CublasHandle(),
+                          std::move(resources),
                           vectors.rows,
                           int(vectors.cols),
                           {},
                           {}});
-  NEARSCAPE_CUBLAS_CHECK(cublasSetMathMode(m_state->cublas.get(), CUBLAS_DEFAULT_MATH));
   NEARSCAPE_CUDA_CHECK(cudaFuncSetAttribute(scanKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                             int(scanSharedBytes(int(vectors.cols)))));
   copyIn(m_state->offsets, offsets, std::size_t(centroids.rows) + 1);
@@ -379,7 +347,7 @@ void DeviceIvfFlat::search(const MatrixView<float>& queries, int k, int nprobe, 
     job.check();
     const std::int64_t n = std::min(tile, queries.rows - q0);
     copyIn(w.queries, queries.row(q0), std::size_t(n * d));
-    s.centroids.score(s.cublas, w.queries.get(), n, w.dots.get());
+    s.centroids.score(s.resources->cublas(), w.queries.get(), n, w.dots.get());
     s.centroids.nearest(w.dots.get(), n, nprobe, w.probes.get());
     // A batch large enough to share lists is scanned in the order of each query's nearest list.
     const bool reorder = n >= kReorderFrom;

@@ -2,6 +2,8 @@
 // Ranking rows against centroids on the device (IVF's coarse step, k-means' assignments, STEP's
 // clusters): float bits that order like the values, a centroid's ranking key, a warp argmin.
 
+#include "cuda/Select.cuh"
+
 #include <cstdint>
 
 namespace nearscape::cuda {
@@ -9,15 +11,6 @@ namespace {
 
 constexpr unsigned kFullMask = 0xffffffffu;
 constexpr std::uint64_t kNoKey = ~std::uint64_t(0);
-
-/// Float bits that order like the values (for finite floats).
-__device__ __forceinline__ std::uint32_t orderedBits(float f) {
-  const std::uint32_t u = __float_as_uint(f);
-  return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
-}
-__device__ __forceinline__ float fromOrderedBits(std::uint32_t u) {
-  return __uint_as_float((u & 0x80000000u) ? (u & 0x7fffffffu) : ~u);
-}
 
 /// The ranking score of centroid j: squared L2 up to the query's norm, or −dot.
 __device__ __forceinline__ std::uint64_t centroidKey(const float* dots, const float* norms, bool l2,

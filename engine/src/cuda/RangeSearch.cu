@@ -7,6 +7,7 @@
 #include "cuda/Cublas.cuh"
 #include "cuda/CudaApi.h"
 #include "cuda/DeviceBuffer.cuh"
+#include "cuda/Resources.cuh"
 
 #include <math_constants.h>
 
@@ -115,8 +116,8 @@ public:
         m_d(data.cols), m_tile(int(plan.rowsOf(0))),
         m_batch(std::max<std::int64_t>(
             1, std::min<std::int64_t>(4096, (std::int64_t(1) << 30) /
-                                                (std::int64_t(m_tile) * m_tile * 4)))) {
-    NEARSCAPE_CUDA_CHECK(cudaSetDevice(m_device));
+                                                (std::int64_t(m_tile) * m_tile * 4)))),
+        m_resources(leaseResources(context)) {
     const std::int64_t n = data.rows;
     m_norms.assign(static_cast<std::size_t>(n + m_tile), 0.0f);
     for (std::int64_t m = 0; m < n; ++m)
@@ -222,7 +223,7 @@ public:
     result.tilePairs = std::int64_t(work.size());
     result.tilePairsAll = m_plan.tiles() * (m_plan.tiles() + 1) / 2;
     result.candidates = proposed;
-    result.report.device = queryDevice(m_device).name;
+    result.report.device = m_resources->properties().name;
     char detail[96];
     std::snprintf(detail, sizeof detail, "listed in %.2f s, %.2f s on the device and re-checked",
                   listed, secondsSince(started) - listed);
@@ -245,10 +246,10 @@ private:
     upload(m_jobs, pairs.data(), std::size_t(count));
     const float one = 1.0f, zero = 0.0f;
     NEARSCAPE_CUBLAS_CHECK(cublasGemmBatchedEx(
-        m_cublas.get(), CUBLAS_OP_T, CUBLAS_OP_N, m_tile, m_tile, int(m_d), &one, m_pointers.get(),
-        CUDA_R_32F, int(m_d), m_pointers.get() + m_batch, CUDA_R_32F, int(m_d), &zero,
-        m_pointers.get() + 2 * m_batch, CUDA_R_32F, m_tile, count, CUBLAS_COMPUTE_32F_PEDANTIC,
-        CUBLAS_GEMM_DEFAULT));
+        m_resources->cublas(), CUBLAS_OP_T, CUBLAS_OP_N, m_tile, m_tile, int(m_d), &one,
+        m_pointers.get(), CUDA_R_32F, int(m_d), m_pointers.get() + m_batch, CUDA_R_32F, int(m_d),
+        &zero, m_pointers.get() + 2 * m_batch, CUDA_R_32F, m_tile, count,
+        CUBLAS_COMPUTE_32F_PEDANTIC, CUBLAS_GEMM_DEFAULT));
   }
 
   const MatrixView<float> m_data;
@@ -262,7 +263,7 @@ private:
   DeviceBuffer<float> m_rowsDevice, m_normsDevice, m_products;
   DeviceBuffer<void*> m_pointers;
   DeviceBuffer<PairJob> m_jobs;
-  CublasHandle m_cublas;
+  ResourceLease m_resources; ///< its cuBLAS handle, for the object's life
 };
 
 } // namespace

@@ -15,6 +15,7 @@
 #include "cuda/DeviceBuffer.cuh"
 #include "cuda/DeviceKMeans.cuh"
 #include "cuda/NearestCentroid.cuh"
+#include "cuda/Resources.cuh"
 #include "cuda/Upload.cuh"
 #include "knn/ExactCommon.h"
 
@@ -24,6 +25,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 
 namespace nearscape::cuda {
@@ -397,7 +399,8 @@ struct DeviceClusters::State {
   MatrixView<float> base; ///< host, for the rows that fall back
   Context context;
   int clusters = 0, d = 0;
-  CublasHandle cublas;
+  std::optional<ResourceLease> resources; ///< its cuBLAS handle, for the object's life
+  cublasHandle_t cublas = nullptr;        ///< resources' handle
   Clustering km;
   ClusterOrder sorted;
   DeviceBuffer<float> keys;         ///< clusters × clusters, sorted per row
@@ -416,8 +419,9 @@ DeviceClusters::DeviceClusters(const MatrixView<float>& base, const Context& con
   const int d = s.d;
   if (n >= std::numeric_limits<std::int32_t>::max() / 2)
     throw Unsupported("the GPU's cluster search takes fewer than 2^30 rows");
-  NEARSCAPE_CUDA_CHECK(cudaSetDevice(context.device));
-  NEARSCAPE_CUBLAS_CHECK(cublasSetMathMode(s.cublas.get(), CUBLAS_TF32_TENSOR_OP_MATH));
+  s.resources.emplace(leaseResources(context));
+  s.cublas = (*s.resources)->cublas();
+  NEARSCAPE_CUBLAS_CHECK(cublasSetMathMode(s.cublas, CUBLAS_TF32_TENSOR_OP_MATH));
   s.clusters = int(std::clamp<std::int64_t>(n / kMembersPerCluster, 1, kMaxClusters));
   const int clusters = s.clusters;
   {
@@ -596,13 +600,11 @@ std::optional<KnnResult> DeviceClusters::search(const MatrixView<float>& queries
   }
   job.check();
 
-  cudaDeviceProp prop{};
-  cudaGetDeviceProperties(&prop, s.context.device);
   KnnResult result;
   result.ids = Matrix<std::int32_t>(std::move(ids), nq, k);
   result.distances = Matrix<float>(std::move(dists), nq, k);
   result.backend = Backend::Cuda;
-  result.report.device = prop.name;
+  result.report.device = (*s.resources)->properties().name;
   result.report.method = "STEP";
   result.report.detail =
       std::to_string(clusters) + " clusters, " +

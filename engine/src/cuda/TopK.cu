@@ -8,6 +8,11 @@
 #include "cuda/CudaApi.h"
 #include "cuda/CudaCheck.cuh"
 #include "cuda/DeviceBuffer.cuh"
+#include "cuda/ExactRows.cuh"
+#include "cuda/Primitives.cuh"
+#include "cuda/Rerank.cuh"
+#include "cuda/Resources.cuh"
+#include "cuda/Select.cuh"
 #include "cuda/Upload.cuh"
 #include "cuda/WarpRows.cuh"
 #include "knn/ExactCommon.h"
@@ -21,38 +26,13 @@
 #include <cmath>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <string>
 
 namespace nearscape::cuda {
 namespace {
 
 constexpr int kThreads = 256;
-
-__device__ inline unsigned orderedBits(float f) {
-  const unsigned u = __float_as_uint(f);
-  return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
-}
-
-/// Packs rows (centre for L2, normalise for cosine) and their squared norms: one warp per row.
-__global__ void packRowsKernel(const float* __restrict__ raw, std::int64_t n, int d,
-                               const float* __restrict__ mean, int metric,
-                               float* __restrict__ packed, float* __restrict__ norms) {
-  const std::int64_t row = std::int64_t(blockIdx.x) * (kThreads / 32) + threadIdx.x / 32;
-  const int lane = threadIdx.x % 32;
-  if (row >= n)
-    return;
-  const float* x = raw + row * d;
-  const double scale = warpCosineScale(x, d, metric, lane);
-  double s = 0;
-  for (int j = lane; j < d; j += 32) {
-    const float v = packedValue(x, j, mean, metric, scale);
-    packed[row * d + j] = v;
-    s += double(v) * v;
-  }
-  s = warpSum(s);
-  if (lane == 0)
-    norms[row] = float(s);
-}
 
 /// Selection state on the device: the digits fixed so far and the rank still wanted.
 struct RadixState {
@@ -160,26 +140,15 @@ __global__ void rerankSmallKernel(const float* __restrict__ query, const float* 
     }
     return;
   }
-  int size = 1;
-  while (size < count)
-    size *= 2;
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  for (int c = warp; c < size; c += kSmallThreads / 32) {
-    const double v = c < count
-                         ? warpExactDistance(query, raw + std::int64_t(ids[c]) * d, d, metric, lane)
-                         : INFINITY;
-    if (lane == 0) {
-      dist[c] = v;
-      id[c] = c < count ? ids[c] : 0x7fffffff;
-    }
-  }
-  __syncthreads();
-  bitonicSort(
-      size, threadIdx.x, blockDim.x,
-      [&](int a, int b) { return dist[a] < dist[b] || (dist[a] == dist[b] && id[a] < id[b]); },
-      [&](int a, int b) {
-        swapAt(dist, a, b);
-        swapAt(id, a, b);
+  const int lane = threadIdx.x % 32;
+  scoreAndSort(
+      nextPowerOfTwo(count), threadIdx.x / 32, kSmallThreads / 32, threadIdx.x, blockDim.x, dist,
+      id,
+      [&](int c) {
+        if (c >= count)
+          return Scored{INFINITY, kPadId};
+        return Scored{warpExactDistance(query, raw + std::int64_t(ids[c]) * d, d, metric, lane),
+                      ids[c]};
       },
       [] { __syncthreads(); });
   for (int c = threadIdx.x; c < k; c += blockDim.x) {
@@ -190,12 +159,6 @@ __global__ void rerankSmallKernel(const float* __restrict__ query, const float* 
     out[0] = 0;
     out[1] = count;
   }
-}
-
-__global__ void iotaKernel(std::int32_t* out, std::int64_t n) {
-  for (std::int64_t j = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; j < n;
-       j += std::int64_t(gridDim.x) * blockDim.x)
-    out[j] = std::int32_t(j);
 }
 
 } // namespace
@@ -209,7 +172,9 @@ struct ResidentBase::State {
   std::vector<float> mean;
   DeviceBuffer<float> raw, packed, norms, meanDevice;
   DeviceBuffer<std::int32_t> iota;
-  cublasHandle_t cublas = nullptr;
+  std::optional<ResourceLease> resources; ///< its stream and cuBLAS handle, for the object's life
+  cublasHandle_t cublas = nullptr;        ///< resources' handle
+  cudaStream_t stream = nullptr;          ///< resources' stream: every step of a search
   std::string name;
   // Working buffers of a search, allocated once: a click must not pay for allocations.
   DeviceBuffer<float> query, rawQuery, dots, approx;
@@ -222,8 +187,7 @@ struct ResidentBase::State {
   DeviceBuffer<int> small;      ///< rerankSmallKernel's output
   float* pinnedQuery = nullptr; ///< packed, then raw query: uploaded without a host wait
   RadixState* pinnedRadix = nullptr;
-  int* pinnedSmall = nullptr;    ///< rerankSmallKernel's output, copied back
-  cudaStream_t stream = nullptr; ///< every step of a search (blocking: orders with stream 0)
+  int* pinnedSmall = nullptr; ///< rerankSmallKernel's output, copied back
   // The whole search for one k (kSmallSort at most) as a CUDA graph: one launch a query.
   cudaGraphExec_t graph = nullptr;
   int graphK = 0;
@@ -237,7 +201,10 @@ ResidentBase::ResidentBase(const MatrixView<float>& base, Metric metric, const C
   s.metric = metric;
   s.n = base.rows;
   s.d = int(base.cols);
-  NEARSCAPE_CUDA_CHECK(cudaSetDevice(s.device));
+  s.resources.emplace(leaseResources(s.device));
+  s.stream = (*s.resources)->stream();
+  s.cublas = (*s.resources)->cublas();
+  s.name = (*s.resources)->properties().name;
   const knn::Packing packing = knn::makePacking(base, metric, effectiveThreads(context));
   s.mean = packing.mean;
   s.raw = DeviceBuffer<float>(std::size_t(s.n) * s.d);
@@ -249,11 +216,9 @@ ResidentBase::ResidentBase(const MatrixView<float>& base, Metric metric, const C
   if (metric == Metric::L2)
     NEARSCAPE_CUDA_CHECK(
         cudaMemcpy(s.meanDevice.get(), s.mean.data(), sizeof(float) * s.d, cudaMemcpyHostToDevice));
-  packRowsKernel<<<unsigned((s.n + kThreads / 32 - 1) / (kThreads / 32)), kThreads>>>(
-      s.raw.get(), s.n, s.d, s.meanDevice.get(), int(metric), s.packed.get(), s.norms.get());
-  NEARSCAPE_CUDA_CHECK_LAUNCH();
-  iotaKernel<<<1024, kThreads>>>(s.iota.get(), s.n);
-  NEARSCAPE_CUDA_CHECK_LAUNCH();
+  packRowsFloat(s.raw.get(), s.n, s.d, s.meanDevice.get(), metric, s.packed.get(), s.norms.get(),
+                nullptr);
+  fillIota(s.iota.get(), s.n);
   std::vector<float> norms(static_cast<std::size_t>(s.n));
   NEARSCAPE_CUDA_CHECK(
       cudaMemcpy(norms.data(), s.norms.get(), sizeof(float) * s.n, cudaMemcpyDeviceToHost));
@@ -283,30 +248,20 @@ ResidentBase::ResidentBase(const MatrixView<float>& base, Metric metric, const C
   NEARSCAPE_CUDA_ALLOC(cudaHostAlloc(reinterpret_cast<void**>(&s.pinnedSmall),
                                      sizeof(int) * (2 + 2 * std::size_t(kSmallSort)),
                                      cudaHostAllocDefault));
-  NEARSCAPE_CUDA_CHECK(cudaStreamCreate(&s.stream));
-  NEARSCAPE_CUBLAS_CHECK(cublasCreate(&s.cublas));
-  NEARSCAPE_CUBLAS_CHECK(cublasSetStream(s.cublas, s.stream));
   // float32 GEMV: the bound stays tight
   NEARSCAPE_CUBLAS_CHECK(cublasSetMathMode(s.cublas, CUBLAS_DEFAULT_MATH));
-  cudaDeviceProp prop{};
-  cudaGetDeviceProperties(&prop, s.device);
-  s.name = prop.name;
 }
 
 ResidentBase::~ResidentBase() {
   if (!m_state)
     return;
   State& s = *m_state;
-  if (s.cublas)
-    cublasDestroy(s.cublas);
   for (void* pinned : {static_cast<void*>(s.pinnedQuery), static_cast<void*>(s.pinnedRadix),
                        static_cast<void*>(s.pinnedSmall)})
     if (pinned)
       cudaFreeHost(pinned);
   if (s.graph)
     cudaGraphExecDestroy(s.graph);
-  if (s.stream)
-    cudaStreamDestroy(s.stream);
 }
 
 KnnResult ResidentBase::search(const MatrixView<float>& queries, int k, JobControl& job) const {

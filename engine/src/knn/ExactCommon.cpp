@@ -105,28 +105,12 @@ void Packing::pack(const MatrixView<float>& m, std::int64_t begin, std::int64_t 
 
 double errorBound(Metric metric, std::int64_t d, double queryNorm2, double maxBaseNorm2,
                   double inputRounding) {
-  // GEMM of float32 inputs: |fl(x·y) − x·y| ≤ γ_d Σ|x_j y_j| ≤ d·u‖x‖‖y‖ (any summation order);
-  // inputs rounded to TF32 first add 2·r‖x‖‖y‖. Centring (L2) and normalising (cosine) perturb
-  // each element by ≤ u relative, and the few float operations of the norm expansion add a few u
-  // of the squared norms. All of it is doubled for safety: an over-estimate only costs candidates.
-  const double u = kUnitRoundoff;
-  const double dotRel = double(d) * u + 2.0 * inputRounding;
-  const double qn = std::sqrt(queryNorm2), bn = std::sqrt(maxBaseNorm2);
-  switch (metric) {
-  case Metric::L2: {
-    const double s = (qn + bn) * (qn + bn);
-    return 2.0 * (dotRel * qn * bn * 2.0 + 8.0 * u * s);
-  }
-  case Metric::InnerProduct:
-    return 2.0 * (dotRel * qn * bn + 4.0 * u * qn * bn);
-  case Metric::Cosine:
-    return 2.0 * (dotRel * 1.0 + 16.0 * u);
-  }
-  return 0;
-}
-
-std::size_t candidateCap(int k) {
-  return std::max<std::size_t>(std::size_t(4) * k, 256);
+  // GEMM of float32 inputs: d·u relative per dot product; inputs rounded to TF32 first add
+  // 2·r (gemmBoundTerms says why the rest).
+  const double dotRel = double(d) * kUnitRoundoff + 2.0 * inputRounding;
+  const double baseNorm = std::sqrt(maxBaseNorm2);
+  const BoundTerms t = gemmBoundTerms(metric, dotRel, std::sqrt(queryNorm2), baseNorm);
+  return t.perBaseNorm * baseNorm + t.constant;
 }
 
 namespace {

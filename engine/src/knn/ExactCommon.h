@@ -2,6 +2,7 @@
 // Pieces shared by the CPU and CUDA exact searches (internal): the metric's packing of rows for
 // GEMM, the rounding-error bounds, and the exact re-check.
 
+#include "knn/GemmBound.h"
 #include "nearscape/core/Matrix.h"
 #include "nearscape/core/Metric.h"
 #include "nearscape/knn/Knn.h"
@@ -10,8 +11,6 @@
 #include <vector>
 
 namespace nearscape::knn {
-
-constexpr double kUnitRoundoff = 1.0 / (1 << 24); ///< float32's u
 
 /// How rows are transformed before the GEMM, and what approximate distance a dot product of
 /// transformed rows gives: L2 centres rows on the base mean (distances are translation-invariant
@@ -36,22 +35,6 @@ Packing makePacking(const MatrixView<float>& base, Metric metric, int threads);
 /// for TF32).
 double errorBound(Metric metric, std::int64_t d, double queryNorm2, double maxBaseNorm2,
                   double inputRounding);
-
-/// The approximate distance from a dot product of packed rows.
-inline float approxDistance(Metric metric, float queryNorm2, float baseNorm2, float dot) {
-  switch (metric) {
-  case Metric::L2:
-    return queryNorm2 + baseNorm2 - 2.0f * dot;
-  case Metric::InnerProduct:
-    return -dot;
-  case Metric::Cosine:
-    return 1.0f - dot;
-  }
-  return 0;
-}
-
-/// How many candidates a row may keep before it is recomputed directly.
-std::size_t candidateCap(int k);
 
 /// Exact re-check of one row: distances of `ids` recomputed in float64, the k best by
 /// (distance, id) written to outIds/outDist.

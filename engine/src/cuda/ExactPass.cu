@@ -1,0 +1,357 @@
+// One pass of the exact GEMM path (ExactPass.cuh): GEMM tiles, the filter, the prune and the
+// float64 re-check with its sort.
+#include "cuda/ExactPass.cuh"
+#include "cuda/Rerank.cuh"
+#include "cuda/Select.cuh"
+#include "cuda/WarpRows.cuh"
+#include "knn/GemmBound.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace nearscape::cuda {
+namespace {
+
+constexpr int kPruneThreads = 256;
+constexpr int kRerankThreads = 256;
+
+struct Candidate {
+  float lower; // approximate distance minus its rounding bound: the true one is not below it
+  std::int32_t id;
+};
+
+/// Per query row. A candidate j's approximate distance a_j lies within
+/// m_j = coefA·‖b_j‖ + coefB of the true one (its own base norm, not the largest: fashion-
+/// mnist's largest centred norm is 1.8× the median), so j is kept while a_j − m_j ≤ threshold,
+/// and a threshold is the k-th smallest a_c + m_c of k distinct candidates.
+struct RowState {
+  float threshold; // candidates whose lower estimate lies above it are dropped
+  float coefA;
+  float coefB;
+  int count;    // candidates held
+  int overflow; // 1: too many candidates within their bounds; recomputed on the CPU
+};
+
+__device__ inline float candidateMargin(const RowState& st, float baseNorm2) {
+  return st.coefA * sqrtf(baseNorm2) + st.coefB;
+}
+
+/// The k-th smallest (k ≤ 32) of the warp's 32 values, ties by lane; every lane returns it.
+__device__ inline float warpKth(float v, int k) {
+  const int lane = threadIdx.x % 32;
+  int rank = 0;
+  for (int o = 0; o < 32; ++o) {
+    const float w = __shfl_sync(0xffffffffu, v, o);
+    rank += (w < v || (w == v && o < lane)) ? 1 : 0;
+  }
+  const unsigned at = __ballot_sync(0xffffffffu, rank == k - 1);
+  return __shfl_sync(0xffffffffu, v, __ffs(at) - 1);
+}
+
+/// A row of a C tile is read by kFilterWarpsPerRow warps (128 columns each, interleaved): one
+/// warp per row kept too few loads in flight to reach the memory's bandwidth.
+constexpr int kFilterWarpsPerRow = 4;
+constexpr int kFilterRowsPerBlock = 2;
+
+/// Query rows of a C tile (bq × bb dots, rows ldc apart, ldc a multiple of 4): appends every
+/// candidate whose lower estimate is at or below the row's threshold, and queues rows holding
+/// more than `pruneAbove` for pruning. A row's first tile (no threshold yet, k ≤ 32) starts from
+/// the k-th smallest of 32 lanes' best upper estimates — k distinct items, so an upper bound of
+/// the true k-th (Dr. Top-k's delegates: one per lane) — instead of keeping the whole tile.
+__global__ void filterKernel(const float* __restrict__ C, int bq, int bb, int ldc,
+                             const float* __restrict__ qNorms, const float* __restrict__ bNorms,
+                             const std::int64_t* __restrict__ selfIds, std::int64_t bStart,
+                             int metric, int k, RowState* __restrict__ states,
+                             Candidate* __restrict__ lists, int capG, int pruneAbove,
+                             int* __restrict__ pruneList, int* __restrict__ pruneCount) {
+  __shared__ float firstBound[kFilterRowsPerBlock][kFilterWarpsPerRow];
+  __shared__ int rowCount[kFilterRowsPerBlock];
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int local = warp / kFilterWarpsPerRow, part = warp % kFilterWarpsPerRow;
+  const int row = blockIdx.x * kFilterRowsPerBlock + local;
+  const bool active = row < bq && !states[row].overflow;
+  RowState st = active ? states[row] : RowState{};
+  const float qn = active ? qNorms[row] : 0.0f;
+  const float* c = C + std::int64_t(row) * ldc;
+  Candidate* list = lists + std::int64_t(row) * capG;
+  const std::int64_t self = active && selfIds ? selfIds[row] : -1;
+  if (part == 0 && lane == 0)
+    rowCount[local] = st.count;
+  const bool first = active && st.threshold == INFINITY && k <= 32;
+  if (first) {
+    float best = INFINITY;
+    for (int j = part * 32 + lane; j < bb; j += 32 * kFilterWarpsPerRow)
+      if (bStart + j != self) {
+        const float bn = __ldg(bNorms + j);
+        best = fminf(best, knn::approxDistance(Metric(metric), qn, bn, c[j]) + candidateMargin(st, bn));
+      }
+    const float bound = warpKth(best, k);
+    if (lane == 0)
+      firstBound[local][part] = bound;
+  }
+  __syncthreads();
+  if (first)
+    for (int p = 0; p < kFilterWarpsPerRow; ++p)
+      st.threshold = fminf(st.threshold, firstBound[local][p]);
+  const float t = st.threshold;
+  if (active) {
+    for (int j0 = part * 128; j0 < bb; j0 += 128 * kFilterWarpsPerRow) {
+      const int j = j0 + 4 * lane;
+      float v[4];
+      if (j + 3 < bb) {
+        const float4 q4 = *reinterpret_cast<const float4*>(c + j);
+        v[0] = q4.x, v[1] = q4.y, v[2] = q4.z, v[3] = q4.w;
+      } else {
+        for (int e = 0; e < 4; ++e)
+          v[e] = j + e < bb ? c[j + e] : 0.0f;
+      }
+      for (int e = 0; e < 4; ++e) {
+        bool pass = false;
+        float lower = 0;
+        if (j + e < bb) {
+          const float bn = __ldg(bNorms + j + e);
+          lower = knn::approxDistance(Metric(metric), qn, bn, v[e]) - candidateMargin(st, bn);
+          pass = lower <= t && bStart + j + e != self;
+        }
+        const unsigned mask = __ballot_sync(0xffffffffu, pass);
+        if (mask == 0)
+          continue;
+        int at = 0;
+        if (lane == 0)
+          at = atomicAdd(&rowCount[local], __popc(mask));
+        at = __shfl_sync(0xffffffffu, at, 0);
+        const int pos = at + __popc(mask & ((1u << lane) - 1));
+        if (pass && pos < capG)
+          list[pos] = {lower, std::int32_t(bStart + j + e)};
+      }
+    }
+  }
+  __syncthreads();
+  if (active && part == 0 && lane == 0) {
+    const int count = rowCount[local];
+    states[row].threshold = t;
+    if (count > capG) { // cannot happen while bb + cap ≤ capG; kept as a guard
+      states[row].overflow = 1;
+      states[row].count = 0;
+      return;
+    }
+    states[row].count = count;
+    if (count > pruneAbove)
+      pruneList[atomicAdd(pruneCount, 1)] = row;
+  }
+}
+
+/// One block per queued row: finds the k-th smallest upper estimate lower_c + 2·m_c (radix
+/// select on the float's ordered bits), lowers the threshold to it and compacts the survivors.
+__global__ void pruneKernel(RowState* __restrict__ states, Candidate* __restrict__ lists, int capG,
+                            const float* __restrict__ baseNorms, const int* __restrict__ pruneList,
+                            const int* __restrict__ pruneCount, int k, int cap) {
+  __shared__ int written;
+  const int queued = *pruneCount;
+  for (int e = blockIdx.x; e < queued; e += gridDim.x) {
+    const int row = pruneList[e];
+    Candidate* list = lists + std::int64_t(row) * capG;
+    const RowState st = states[row];
+    const int count = st.count;
+    // The k-th smallest upper estimate lower_c + 2·m_c, found on the float's ordered bits.
+    const float kth = fromOrderedBits(blockRadixSelect<std::uint32_t>(count, k, [&](int i) {
+      const Candidate& c = list[i];
+      return orderedBits(c.lower + 2.0f * candidateMargin(st, baseNorms[c.id]));
+    }));
+    const float threshold = fminf(st.threshold, kth);
+    if (threadIdx.x == 0)
+      written = 0;
+    __syncthreads();
+    // In-place compaction, one block-sized chunk at a time: every item of a chunk is read before
+    // any is written, and survivors land at positions already read.
+    for (int base = 0; base < count; base += blockDim.x) {
+      const int i = base + threadIdx.x;
+      Candidate cnd{};
+      const bool keep = i < count && (cnd = list[i]).lower <= threshold;
+      __syncthreads();
+      if (keep)
+        list[atomicAdd(&written, 1)] = cnd;
+      __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+      states[row].threshold = threshold;
+      if (written > cap) {
+        states[row].overflow = 1;
+        states[row].count = 0;
+      } else {
+        states[row].count = written;
+      }
+    }
+    __syncthreads();
+  }
+}
+
+/// One block per row: exact float64 distances of the candidates (a warp per candidate), a
+/// bitonic sort by (distance, id) in shared memory, the first k written out.
+__global__ void rerankKernel(const float* __restrict__ queries, const float* __restrict__ base,
+                             int d, int metric, const RowState* __restrict__ states,
+                             const Candidate* __restrict__ lists, int capG, int k, int sortSize,
+                             std::int32_t* __restrict__ outIds, float* __restrict__ outDist) {
+  extern __shared__ unsigned char shared[];
+  double* dist = reinterpret_cast<double*>(shared);
+  std::int32_t* ids = reinterpret_cast<std::int32_t*>(dist + sortSize);
+  const int row = blockIdx.x;
+  const RowState st = states[row];
+  const int count = st.overflow ? 0 : st.count;
+  const Candidate* list = lists + std::int64_t(row) * capG;
+  const float* q = queries + std::int64_t(row) * d;
+  const int lane = threadIdx.x % 32;
+  scoreAndSort(
+      sortSize, threadIdx.x / 32, blockDim.x / 32, threadIdx.x, blockDim.x, dist, ids,
+      [&](int c) {
+        if (c >= count)
+          return Scored{INFINITY, kPadId};
+        const std::int32_t id = list[c].id;
+        return Scored{warpExactDistance(q, base + std::int64_t(id) * d, d, metric, lane), id};
+      },
+      [] { __syncthreads(); });
+  for (int c = threadIdx.x; c < k; c += blockDim.x) {
+    outIds[std::int64_t(row) * k + c] = ids[c];
+    outDist[std::int64_t(row) * k + c] = float(dist[c]);
+  }
+}
+
+__global__ void initStatesKernel(RowState* states, const float* qNorms, int bq, int metric,
+                                 float maxBaseNorm2, double dotRel, int d, double underflowQ,
+                                 double underflowB) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= bq)
+    return;
+  // knn::gemmBoundTerms, with the GEMM's own dot error and each candidate's own base norm.
+  // fp16 adds an absolute term: elements that underflow to subnormals are off by up to
+  // `underflow` each, ≤ δ√d‖y‖ over a dot product.
+  const double qn = sqrt(double(qNorms[i])), bnMax = sqrt(double(maxBaseNorm2));
+  const double absolute =
+      4.0 * (underflowQ * sqrt(double(d)) * bnMax + underflowB * sqrt(double(d)) * qn +
+             double(d) * underflowQ * underflowB);
+  const knn::BoundTerms t = knn::gemmBoundTerms(Metric(metric), dotRel, qn, bnMax);
+  const double a = t.perBaseNorm, b = t.constant;
+  states[i] = {INFINITY, float(a * (1 + 1e-6)), float((b + absolute) * (1 + 1e-6)), 0, 0};
+}
+
+} // namespace
+
+/// Exact search of the `nq` query rows in `q` against `base`; writes row i's result to
+/// outIds/outDist row targets[i] (host). `selfIds` (device, may be null): the base id each query
+/// may not return.
+PassResult searchPass(const DeviceRows& q, std::int64_t nq, const std::int64_t* selfIds,
+                      const DeviceRows& base, std::int64_t nb, int d, float maxBaseNorm2,
+                      Metric metric, Precision precision, int k, Tiles tiles,
+                      Resources& resources, const std::vector<std::int64_t>& targets,
+                      std::int64_t targetOffset, std::int32_t* outIds, float* outDist,
+                      JobControl& job, double progressFrom, double progressSpan,
+                      PhaseClock& clock) {
+  const int cap = int(knn::candidateCap(k));
+  const int bq = int(std::min<std::int64_t>(tiles.bq, nq));
+  const int bb = int(std::min<std::int64_t>(tiles.bb, nb));
+  const int capG = bb + cap;
+  const int width = base.width;
+  const int ldc = (bb + 3) / 4 * 4; // rows of C 16-byte aligned for the filter's vector loads
+  DeviceBuffer<float> C{std::size_t(bq) * ldc};
+  DeviceBuffer<RowState> states{std::size_t(bq)};
+  DeviceBuffer<Candidate> lists{std::size_t(bq) * capG};
+  DeviceBuffer<int> pruneList{std::size_t(bq)}, pruneCount{1};
+  DeviceBuffer<std::int32_t> tileIds{std::size_t(bq) * k};
+  DeviceBuffer<float> tileDist{std::size_t(bq) * k};
+  const cudaStream_t stream = resources.stream();
+  const cublasHandle_t cublas = resources.cublas();
+  NEARSCAPE_CUBLAS_CHECK(cublasSetMathMode(cublas, precision == Precision::SplitTf32
+                                                             ? CUBLAS_TF32_TENSOR_OP_MATH
+                                                             : CUBLAS_DEFAULT_MATH));
+  const cublasComputeType_t compute =
+      precision == Precision::SplitTf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  const bool half = precision == Precision::Fp16;
+  const cudaDataType_t inType = half ? CUDA_R_16F : CUDA_R_32F;
+  const void* basePacked = half ? static_cast<const void*>(base.half) : base.packed;
+  const void* queryPacked = half ? static_cast<const void*>(q.half) : q.packed;
+  const std::size_t elementBytes = half ? sizeof(__half) : sizeof(float);
+  const float alpha = 1.0f / (q.scale * base.scale); // powers of two: exact
+  const int sortSize = nextPowerOfTwo(cap);
+  const std::size_t rerankShared = std::size_t(sortSize) * (sizeof(double) + sizeof(std::int32_t));
+  if (rerankShared > 48 * 1024)
+    NEARSCAPE_CUDA_CHECK(cudaFuncSetAttribute(
+        rerankKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(rerankShared)));
+
+  const float zero = 0.0f;
+  PassResult result;
+  std::vector<RowState> hostStates(static_cast<std::size_t>(bq));
+  std::vector<std::int32_t> hostIds(static_cast<std::size_t>(bq) * k);
+  std::vector<float> hostDist(static_cast<std::size_t>(bq) * k);
+  for (std::int64_t i0 = 0; i0 < nq; i0 += bq) {
+    const int rows = int(std::min<std::int64_t>(bq, nq - i0));
+    initStatesKernel<<<(rows + 255) / 256, 256, 0, stream>>>(states.get(), q.norms + i0, rows, int(metric),
+                                                  maxBaseNorm2, dotError(precision, d), d,
+                                                  q.underflow, base.underflow);
+    NEARSCAPE_CUDA_CHECK_LAUNCH();
+    for (std::int64_t j0 = 0; j0 < nb; j0 += bb) {
+      job.check();
+      const int cols = int(std::min<std::int64_t>(bb, nb - j0));
+      // Row-major C (rows × cols) = Q · Bᵀ, i.e. column-major C (cols × rows) = B · Qᵀ.
+      NEARSCAPE_CUBLAS_CHECK(cublasGemmEx(
+          cublas, CUBLAS_OP_T, CUBLAS_OP_N, cols, rows, width, &alpha,
+          static_cast<const char*>(basePacked) + j0 * width * elementBytes, inType, width,
+          static_cast<const char*>(queryPacked) + i0 * width * elementBytes, inType, width, &zero,
+          C.get(), CUDA_R_32F, ldc, compute, CUBLAS_GEMM_DEFAULT));
+      clock.mark("gemm");
+      NEARSCAPE_CUDA_CHECK(cudaMemsetAsync(pruneCount.get(), 0, sizeof(int), stream));
+      // After the last tile every row with more than k is pruned: the re-check reads each
+      // candidate's row (3 KB at d = 784), so it pays to hand it only those within the bound.
+      const bool lastTile = j0 + bb >= nb;
+      filterKernel<<<(rows + kFilterRowsPerBlock - 1) / kFilterRowsPerBlock,
+                     kFilterRowsPerBlock * kFilterWarpsPerRow * 32, 0, stream>>>(
+          C.get(), rows, cols, ldc, q.norms + i0, base.norms + j0, selfIds ? selfIds + i0 : nullptr,
+          j0, int(metric), k, states.get(), lists.get(), capG, lastTile ? k : cap, pruneList.get(),
+          pruneCount.get());
+      NEARSCAPE_CUDA_CHECK_LAUNCH();
+      clock.mark("filter");
+      pruneKernel<<<std::min(rows, 4096), kPruneThreads, 0, stream>>>(
+          states.get(), lists.get(), capG, base.norms, pruneList.get(), pruneCount.get(), k, cap);
+      NEARSCAPE_CUDA_CHECK_LAUNCH();
+      clock.mark("prune");
+      job.progress(progressFrom + progressSpan *
+                                      (double(i0) + double(rows) * double(j0 + cols) / double(nb)) /
+                                      double(nq),
+                   "exact kNN (GPU)");
+    }
+    rerankKernel<<<rows, kRerankThreads, rerankShared, stream>>>(q.raw + i0 * d, base.raw, d, int(metric),
+                                                         states.get(), lists.get(), capG, k,
+                                                         sortSize, tileIds.get(), tileDist.get());
+    NEARSCAPE_CUDA_CHECK_LAUNCH();
+    clock.mark("rerank");
+    NEARSCAPE_CUDA_CHECK(cudaMemcpy(hostStates.data(), states.get(), sizeof(RowState) * rows,
+                                    cudaMemcpyDeviceToHost));
+    NEARSCAPE_CUDA_CHECK(cudaMemcpy(hostIds.data(), tileIds.get(), sizeof(std::int32_t) * rows * k,
+                                    cudaMemcpyDeviceToHost));
+    NEARSCAPE_CUDA_CHECK(cudaMemcpy(hostDist.data(), tileDist.get(), sizeof(float) * rows * k,
+                                    cudaMemcpyDeviceToHost));
+    for (int r = 0; r < rows; ++r) {
+      if (hostStates[r].overflow) {
+        result.overflow.push_back(i0 + r);
+        continue;
+      }
+      result.candidates += hostStates[r].count;
+      const std::int64_t target =
+          targets.empty() ? targetOffset + i0 + r : targets[std::size_t(i0 + r)];
+      std::memcpy(outIds + target * k, hostIds.data() + std::size_t(r) * k,
+                  sizeof(std::int32_t) * k);
+      std::memcpy(outDist + target * k, hostDist.data() + std::size_t(r) * k, sizeof(float) * k);
+    }
+    clock.mark("copy back");
+  }
+  return result;
+}
+
+/// Device bytes of a search's tile buffers (C, candidate lists, results).
+std::uint64_t tileBytes(Tiles t, int k) {
+  const std::uint64_t bq = std::uint64_t(t.bq), bb = std::uint64_t(t.bb);
+  return bq * ((bb + 3) / 4 * 4) * sizeof(float) +
+         bq * (bb + knn::candidateCap(k)) * sizeof(Candidate) + bq * std::uint64_t(k) * 8 +
+         bq * (sizeof(RowState) + 16);
+}
+
+} // namespace nearscape::cuda

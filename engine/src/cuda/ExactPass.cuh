@@ -1,0 +1,48 @@
+#pragma once
+// One pass of the exact GEMM path over a set of query rows (internal to the exact search):
+// GEMM tiles of candidates, each row keeping every candidate within its proven rounding bound
+// of its k-th (knn::gemmBoundTerms; threshold filtering in the spirit of Dr. Top-k's delegate
+// filtering, §4.2), pruned by a radix select, re-checked in float64 and sorted on the device.
+
+#include "cuda/ExactRows.cuh"
+#include "cuda/PhaseClock.cuh"
+#include "cuda/Resources.cuh"
+#include "nearscape/core/JobControl.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace nearscape::cuda {
+
+/// Candidates a row may hold after a prune: the pass takes k ≤ kMaxCap / 4.
+constexpr int kMaxCap = 8192;
+
+/// Query and base rows of one GEMM tile.
+struct Tiles {
+  int bq;
+  int bb;
+};
+
+/// What one pass over a set of query rows produced.
+struct PassResult {
+  std::vector<std::int64_t> overflow; ///< local query rows whose margin kept too many candidates
+  std::int64_t candidates = 0;        ///< candidates re-checked, summed over the other rows
+};
+
+/// Exact search of the `nq` query rows in `q` against `base` (both packed for `precision`);
+/// writes row i's result to outIds/outDist row targets[i] (host; targetOffset + i when
+/// `targets` is empty). `selfIds` (device, may be null): the base id each query may not return.
+/// Rows whose bound keeps too many candidates are returned in `overflow`, unwritten.
+/// Throws DeviceOutOfMemory, DeviceError, Cancelled.
+PassResult searchPass(const DeviceRows& q, std::int64_t nq, const std::int64_t* selfIds,
+                      const DeviceRows& base, std::int64_t nb, int d, float maxBaseNorm2,
+                      Metric metric, Precision precision, int k, Tiles tiles,
+                      Resources& resources, const std::vector<std::int64_t>& targets,
+                      std::int64_t targetOffset, std::int32_t* outIds, float* outDist,
+                      JobControl& job, double progressFrom, double progressSpan,
+                      PhaseClock& clock);
+
+/// Device bytes of a pass's tile buffers (C, candidate lists, results).
+std::uint64_t tileBytes(Tiles tiles, int k);
+
+} // namespace nearscape::cuda

@@ -1,0 +1,25 @@
+// Small device operations (Primitives.cuh).
+#include "cuda/CudaCheck.cuh"
+#include "cuda/Primitives.cuh"
+
+namespace nearscape::cuda {
+namespace {
+
+__global__ void iotaKernel(std::int32_t* out, std::int64_t n) {
+  for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += std::int64_t(gridDim.x) * blockDim.x)
+    out[i] = std::int32_t(i);
+}
+
+} // namespace
+
+void fillIota(std::int32_t* out, std::int64_t n, cudaStream_t stream) {
+  if (n <= 0)
+    return;
+  constexpr int kThreads = 256;
+  const std::int64_t blocks = (n + kThreads - 1) / kThreads;
+  iotaKernel<<<unsigned(blocks < 4096 ? blocks : 4096), kThreads, 0, stream>>>(out, n);
+  NEARSCAPE_CUDA_CHECK_LAUNCH();
+}
+
+} // namespace nearscape::cuda

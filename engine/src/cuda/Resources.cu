@@ -1,0 +1,103 @@
+// The per-device pool of Resources (Resources.cuh).
+#include "cuda/Resources.cuh"
+
+#include <map>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+namespace nearscape::cuda {
+namespace {
+
+/// Scratch memory an idle pool entry may keep.
+constexpr std::size_t kIdleScratchBytes = std::size_t(64) << 20;
+
+struct Pool {
+  std::mutex mutex;
+  std::map<int, std::vector<std::unique_ptr<Resources>>> idle; // by device
+};
+
+Pool& pool() {
+  static Pool* p = new Pool; // never destroyed: leases may end during the program's exit
+  return *p;
+}
+
+} // namespace
+
+Resources::Resources(int device) : m_device(device) {
+  NEARSCAPE_CUDA_CHECK(cudaSetDevice(device));
+  NEARSCAPE_CUDA_CHECK(cudaGetDeviceProperties(&m_properties, device));
+  NEARSCAPE_CUDA_CHECK(cudaStreamCreate(&m_stream));
+  try {
+    m_cublas = std::make_unique<CublasHandle>();
+    NEARSCAPE_CUBLAS_CHECK(cublasSetStream(m_cublas->get(), m_stream));
+  } catch (...) {
+    m_cublas.reset();
+    cudaStreamDestroy(m_stream);
+    throw;
+  }
+}
+
+Resources::~Resources() {
+  cudaSetDevice(m_device);
+  m_scratch = DeviceBuffer<unsigned char>();
+  m_cublas.reset();
+  cudaStreamDestroy(m_stream);
+}
+
+void* Resources::scratch(std::size_t bytes) {
+  if (m_scratch.size() < bytes) {
+    m_scratch = DeviceBuffer<unsigned char>(); // the old block goes first: room for the new one
+    m_scratch = DeviceBuffer<unsigned char>(bytes);
+  }
+  return m_scratch.get();
+}
+
+void Resources::trimScratch(std::size_t keepBytes) {
+  if (m_scratch.size() > keepBytes)
+    m_scratch = DeviceBuffer<unsigned char>();
+}
+
+void Resources::makeCurrent() const {
+  NEARSCAPE_CUDA_CHECK(cudaSetDevice(m_device));
+}
+
+ResourceLease::ResourceLease(std::unique_ptr<Resources> resources)
+    : m_resources(std::move(resources)) {}
+
+ResourceLease::ResourceLease(ResourceLease&& other) noexcept = default;
+
+ResourceLease::~ResourceLease() {
+  if (!m_resources)
+    return;
+  // A call that failed may have left work queued: it ends here, not in the next lease.
+  if (cudaStreamSynchronize(m_resources->stream()) != cudaSuccess) {
+    cudaGetLastError();
+    return; // the entry is dropped (its destructor frees what it can)
+  }
+  m_resources->trimScratch(kIdleScratchBytes);
+  cublasSetMathMode(m_resources->cublas(), CUBLAS_DEFAULT_MATH);
+  Pool& p = pool();
+  const std::lock_guard lock(p.mutex);
+  p.idle[m_resources->device()].push_back(std::move(m_resources));
+}
+
+ResourceLease leaseResources(int device) {
+  std::unique_ptr<Resources> resources;
+  {
+    Pool& p = pool();
+    const std::lock_guard lock(p.mutex);
+    auto& idle = p.idle[device];
+    if (!idle.empty()) {
+      resources = std::move(idle.back());
+      idle.pop_back();
+    }
+  }
+  if (resources)
+    resources->makeCurrent();
+  else
+    resources = std::make_unique<Resources>(device);
+  return ResourceLease(std::move(resources));
+}
+
+} // namespace nearscape::cuda

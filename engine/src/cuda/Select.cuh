@@ -1,0 +1,63 @@
+#pragma once
+// Selection primitives shared by the kernels: float bits that order like the values, and a
+// block-wide radix select (Dr. Top-k §2.2: the k-th smallest found digit by digit, 8 bits a
+// digit, most significant first, by counting each digit's values in a shared histogram).
+// Tested against a CPU oracle in tests/gpu/tst_gpu_primitives.
+
+#include <cstdint>
+
+namespace nearscape::cuda {
+
+/// Float bits that order like the values: for finite floats and ±infinity, a < b exactly when
+/// orderedBits(a) < orderedBits(b) as unsigned integers (−0 sorts just below +0).
+__device__ __forceinline__ std::uint32_t orderedBits(float f) {
+  const std::uint32_t u = __float_as_uint(f);
+  return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+}
+
+/// The float whose orderedBits are `u`.
+__device__ __forceinline__ float fromOrderedBits(std::uint32_t u) {
+  return __uint_as_float((u & 0x80000000u) ? (u & 0x7fffffffu) : ~u);
+}
+
+/// The `rank`-th smallest (1-based, counting repeated keys once each) of the keys keyOf(i),
+/// i in [0, count), 1 ≤ rank ≤ count. Key is std::uint32_t or std::uint64_t. Every thread of
+/// the block must call it (it synchronises the block) and every thread gets the key. Shared
+/// memory: a 256-bin histogram and three words, reused by every call of the same Key type.
+template <typename Key, typename KeyOf>
+__device__ Key blockRadixSelect(int count, int rank, KeyOf keyOf) {
+  __shared__ unsigned histogram[256];
+  __shared__ Key prefix, mask;
+  __shared__ int remaining; // the wanted key's rank among the keys that match `prefix`
+  if (threadIdx.x == 0) {
+    prefix = 0;
+    mask = 0;
+    remaining = rank;
+  }
+  for (int shift = int(8 * sizeof(Key)) - 8; shift >= 0; shift -= 8) {
+    for (int b = threadIdx.x; b < 256; b += blockDim.x)
+      histogram[b] = 0;
+    __syncthreads();
+    for (int i = threadIdx.x; i < count; i += blockDim.x) {
+      const Key key = keyOf(i);
+      if ((key & mask) == prefix)
+        atomicAdd(&histogram[unsigned(key >> shift) & 0xffu], 1u);
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      int r = remaining;
+      unsigned digit = 0;
+      while (digit < 255 && int(histogram[digit]) < r)
+        r -= int(histogram[digit++]);
+      remaining = r;
+      prefix |= Key(digit) << shift;
+      mask |= Key(0xffu) << shift;
+    }
+    __syncthreads();
+  }
+  const Key kth = prefix;
+  __syncthreads(); // the next call may reset the shared words only once every thread read them
+  return kth;
+}
+
+} // namespace nearscape::cuda
