@@ -19,7 +19,7 @@ for s in ${SUITES:-tests fashion}; do
       # The CUDA plugin lies in .gpu/lib beside libnearscape_engine.so, where the loader looks.
       [ -f /tmp/.gpu/lib/libnearscape_cuda.so ] || echo "no libnearscape_cuda.so in the pack: the GPU tests will skip" | tee -a "$out/tests.log"
       [ -x $bin/nearscape-cli ] && $bin/nearscape-cli self-test 2>&1 | tee -a "$out/tests.log"
-      $bin/tst_gpu_norms 2>&1 | tail -3 | tee -a "$out/tests.log"
+      for t in tst_gpu_norms tst_gpu_primitives; do $bin/$t 2>&1 | tail -3 | tee -a "$out/tests.log"; done
       $bin/tst_knn 2>&1 | grep -E "FAIL|Totals|what|Loc" | tee -a "$out/tests.log"
       for t in tst_nndescent tst_graph tst_layout tst_index tst_duplicates; do [ -x $bin/$t ] && $bin/$t 2>&1 | grep -E "FAIL|Totals" | tee -a "$out/tests.log"; done ;;
     faults)

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 
@@ -19,6 +20,11 @@ void CommonOptions::addTo(CLI::App& command) {
   command.add_option("--seed", seed, "Seed for randomized steps")->capture_default_str();
   command.add_option("--memory-budget", memoryBudget,
                      "Working-memory budget, e.g. 2G (forces tiles and shards beyond it)");
+  command
+      .add_option("--log-level", logLevel,
+                  "What the engine tells on stderr: quiet, error, warning, info (GPU fallbacks) "
+                  "or debug (phase timings); default $NEARSCAPE_LOG, else warning")
+      ->check(CLI::IsMember({"quiet", "error", "warning", "info", "debug"}));
 }
 
 Context CommonOptions::context() const {
@@ -28,6 +34,16 @@ Context CommonOptions::context() const {
   c.seed = seed;
   if (!memoryBudget.empty())
     c.memoryBudget = parseByteSize(memoryBudget);
+  std::string level = logLevel;
+  if (const char* fromEnvironment = std::getenv("NEARSCAPE_LOG"); level.empty() && fromEnvironment)
+    level = fromEnvironment;
+  if (!level.empty()) {
+    const auto parsed = parseLogLevel(level);
+    if (!parsed)
+      throw InvalidArgument("unknown log level '" + level +
+                            "' (quiet, error, warning, info, debug)");
+    c.logLevel = *parsed;
+  }
   return c;
 }
 

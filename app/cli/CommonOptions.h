@@ -22,6 +22,7 @@ struct CommonOptions {
   int threads = 0;
   std::uint64_t seed = 0;
   std::string memoryBudget;
+  std::string logLevel; ///< --log-level; empty: $NEARSCAPE_LOG, else warning
 
   /// Adds --json, --backend, --threads, --seed and --memory-budget to `command`.
   void addTo(CLI::App& command);

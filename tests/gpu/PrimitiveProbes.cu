@@ -62,8 +62,8 @@ __global__ void scoreAndSortKernel(const float* query, const float* base, int d,
     const std::int32_t id = c < count ? candidates[c] : cuda::kPadId;
     if (c >= count || id < 0)
       return cuda::Scored{INFINITY, id};
-    return cuda::Scored{cuda::warpExactDistance(query, base + std::int64_t(id) * d, d, metric, lane),
-                        id};
+    return cuda::Scored{
+        cuda::warpExactDistance(query, base + std::int64_t(id) * d, d, metric, lane), id};
   };
   if (singleWarp) {
     if (threadIdx.x >= 32)

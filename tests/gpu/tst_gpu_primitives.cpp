@@ -21,7 +21,7 @@ namespace {
   do {                                                                                             \
     std::string why;                                                                               \
     if (!probes::deviceAvailable(&why))                                                            \
-      QSKIP(qPrintable(QString("no CUDA device: ") + QString::fromStdString(why)));               \
+      QSKIP(qPrintable(QString("no CUDA device: ") + QString::fromStdString(why)));                \
   } while (false)
 
 /// The exact distance by its definition, in long double (docs/design.md, "Metrics").
@@ -84,8 +84,8 @@ private slots:
     SKIP_WITHOUT_CUDA();
     const float inf = std::numeric_limits<float>::infinity();
     const float tiny = std::numeric_limits<float>::denorm_min();
-    std::vector<float> values = {-inf, -3e38f, -1.5f, -1.0f, -tiny, -0.0f, 0.0f, tiny,
-                                 1e-38f, 1.0f, 1.0000001f, 3e38f, inf};
+    std::vector<float> values = {-inf, -3e38f, -1.5f, -1.0f,      -tiny, -0.0f, 0.0f,
+                                 tiny, 1e-38f, 1.0f,  1.0000001f, 3e38f, inf};
     std::mt19937 rng(7);
     std::normal_distribution<float> normal(0.0f, 1e3f);
     for (int i = 0; i < 2000; ++i)
@@ -93,9 +93,9 @@ private slots:
     const auto bits = probes::orderedBitsOf(values);
     for (std::size_t i = 0; i < values.size(); ++i)
       for (std::size_t j : {std::size_t(0), i / 2, values.size() - 1}) {
-        const bool less = values[i] < values[j] ||
-                          (values[i] == values[j] && std::signbit(values[i]) &&
-                           !std::signbit(values[j])); // −0 just below +0
+        const bool less =
+            values[i] < values[j] || (values[i] == values[j] && std::signbit(values[i]) &&
+                                      !std::signbit(values[j])); // −0 just below +0
         QCOMPARE(bits[i] < bits[j], less);
       }
     const auto back = probes::fromOrderedBitsOf(bits);
@@ -150,10 +150,10 @@ private slots:
     };
     std::vector<Entry> expected;
     for (const std::int32_t c : candidates)
-      expected.push_back({c < 0 ? std::numeric_limits<long double>::infinity()
-                                : referenceDistance(query.data(), base.data() + std::size_t(c) * d,
-                                                    d, metric),
-                          std::uint32_t(c)});
+      expected.push_back(
+          {c < 0 ? std::numeric_limits<long double>::infinity()
+                 : referenceDistance(query.data(), base.data() + std::size_t(c) * d, d, metric),
+           std::uint32_t(c)});
     while (expected.size() < ids.size())
       expected.push_back({std::numeric_limits<long double>::infinity(), 0x7fffffffu});
     std::sort(expected.begin(), expected.end(), [](const Entry& a, const Entry& b) {

@@ -9,6 +9,7 @@
 #include "nearscape/core/Error.h"
 #include "nearscape/core/ItemSearch.h"
 #include "nearscape/core/JobControl.h"
+#include "nearscape/core/Log.h"
 #include "nearscape/core/Matrix.h"
 #include "nearscape/core/Metric.h"
 #include "nearscape/core/Norms.h"

@@ -44,7 +44,7 @@ KnnResult runOnDevice(const MatrixView<float>& queries, const MatrixView<float>&
                       Metric metric, const RunOptions& options, const Context& context,
                       JobControl& job, const ExactKnnParams& params, Tiles tiles) {
   const auto started = std::chrono::steady_clock::now();
-  PhaseClock clock{"exact"};
+  PhaseClock clock{"exact", context};
   const ResourceLease resources = leaseResources(context);
   clock.mark("set device");
   const std::int64_t nq = queries.rows, nb = base.rows;

@@ -83,7 +83,8 @@ __global__ void filterKernel(const float* __restrict__ C, int bq, int bb, int ld
     for (int j = part * 32 + lane; j < bb; j += 32 * kFilterWarpsPerRow)
       if (bStart + j != self) {
         const float bn = __ldg(bNorms + j);
-        best = fminf(best, knn::approxDistance(Metric(metric), qn, bn, c[j]) + candidateMargin(st, bn));
+        best = fminf(best,
+                     knn::approxDistance(Metric(metric), qn, bn, c[j]) + candidateMargin(st, bn));
       }
     const float bound = warpKth(best, k);
     if (lane == 0)
@@ -241,11 +242,10 @@ __global__ void initStatesKernel(RowState* states, const float* qNorms, int bq, 
 /// may not return.
 PassResult searchPass(const DeviceRows& q, std::int64_t nq, const std::int64_t* selfIds,
                       const DeviceRows& base, std::int64_t nb, int d, float maxBaseNorm2,
-                      Metric metric, Precision precision, int k, Tiles tiles,
-                      Resources& resources, const std::vector<std::int64_t>& targets,
-                      std::int64_t targetOffset, std::int32_t* outIds, float* outDist,
-                      JobControl& job, double progressFrom, double progressSpan,
-                      PhaseClock& clock) {
+                      Metric metric, Precision precision, int k, Tiles tiles, Resources& resources,
+                      const std::vector<std::int64_t>& targets, std::int64_t targetOffset,
+                      std::int32_t* outIds, float* outDist, JobControl& job, double progressFrom,
+                      double progressSpan, PhaseClock& clock) {
   const int cap = int(knn::candidateCap(k));
   const int bq = int(std::min<std::int64_t>(tiles.bq, nq));
   const int bb = int(std::min<std::int64_t>(tiles.bb, nb));
@@ -261,8 +261,8 @@ PassResult searchPass(const DeviceRows& q, std::int64_t nq, const std::int64_t* 
   const cudaStream_t stream = resources.stream();
   const cublasHandle_t cublas = resources.cublas();
   NEARSCAPE_CUBLAS_CHECK(cublasSetMathMode(cublas, precision == Precision::SplitTf32
-                                                             ? CUBLAS_TF32_TENSOR_OP_MATH
-                                                             : CUBLAS_DEFAULT_MATH));
+                                                       ? CUBLAS_TF32_TENSOR_OP_MATH
+                                                       : CUBLAS_DEFAULT_MATH));
   const cublasComputeType_t compute =
       precision == Precision::SplitTf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
   const bool half = precision == Precision::Fp16;
@@ -284,9 +284,9 @@ PassResult searchPass(const DeviceRows& q, std::int64_t nq, const std::int64_t* 
   std::vector<float> hostDist(static_cast<std::size_t>(bq) * k);
   for (std::int64_t i0 = 0; i0 < nq; i0 += bq) {
     const int rows = int(std::min<std::int64_t>(bq, nq - i0));
-    initStatesKernel<<<(rows + 255) / 256, 256, 0, stream>>>(states.get(), q.norms + i0, rows, int(metric),
-                                                  maxBaseNorm2, dotError(precision, d), d,
-                                                  q.underflow, base.underflow);
+    initStatesKernel<<<(rows + 255) / 256, 256, 0, stream>>>(
+        states.get(), q.norms + i0, rows, int(metric), maxBaseNorm2, dotError(precision, d), d,
+        q.underflow, base.underflow);
     NEARSCAPE_CUDA_CHECK_LAUNCH();
     for (std::int64_t j0 = 0; j0 < nb; j0 += bb) {
       job.check();
@@ -318,9 +318,9 @@ PassResult searchPass(const DeviceRows& q, std::int64_t nq, const std::int64_t* 
                                       double(nq),
                    "exact kNN (GPU)");
     }
-    rerankKernel<<<rows, kRerankThreads, rerankShared, stream>>>(q.raw + i0 * d, base.raw, d, int(metric),
-                                                         states.get(), lists.get(), capG, k,
-                                                         sortSize, tileIds.get(), tileDist.get());
+    rerankKernel<<<rows, kRerankThreads, rerankShared, stream>>>(
+        q.raw + i0 * d, base.raw, d, int(metric), states.get(), lists.get(), capG, k, sortSize,
+        tileIds.get(), tileDist.get());
     NEARSCAPE_CUDA_CHECK_LAUNCH();
     clock.mark("rerank");
     NEARSCAPE_CUDA_CHECK(cudaMemcpy(hostStates.data(), states.get(), sizeof(RowState) * rows,

@@ -36,11 +36,10 @@ struct PassResult {
 /// Throws DeviceOutOfMemory, DeviceError, Cancelled.
 PassResult searchPass(const DeviceRows& q, std::int64_t nq, const std::int64_t* selfIds,
                       const DeviceRows& base, std::int64_t nb, int d, float maxBaseNorm2,
-                      Metric metric, Precision precision, int k, Tiles tiles,
-                      Resources& resources, const std::vector<std::int64_t>& targets,
-                      std::int64_t targetOffset, std::int32_t* outIds, float* outDist,
-                      JobControl& job, double progressFrom, double progressSpan,
-                      PhaseClock& clock);
+                      Metric metric, Precision precision, int k, Tiles tiles, Resources& resources,
+                      const std::vector<std::int64_t>& targets, std::int64_t targetOffset,
+                      std::int32_t* outIds, float* outDist, JobControl& job, double progressFrom,
+                      double progressSpan, PhaseClock& clock);
 
 /// Device bytes of a pass's tile buffers (C, candidate lists, results).
 std::uint64_t tileBytes(Tiles tiles, int k);

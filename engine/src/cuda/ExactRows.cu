@@ -176,12 +176,11 @@ void packRows(DeviceRows& rows, std::int64_t n, int d, const float* deviceMean, 
   NEARSCAPE_CUDA_CHECK_LAUNCH();
 }
 
-void packRowsFloat(const float* raw, std::int64_t n, int d, const float* deviceMean,
-                   Metric metric, float* packed, float* norms, cudaStream_t stream) {
+void packRowsFloat(const float* raw, std::int64_t n, int d, const float* deviceMean, Metric metric,
+                   float* packed, float* norms, cudaStream_t stream) {
   const unsigned blocks = unsigned((n + kWarpsPerBlock - 1) / kWarpsPerBlock);
-  packKernel<<<blocks, kWarpsPerBlock * 32, 0, stream>>>(raw, n, d, deviceMean, int(metric),
-                                                         kPackFloat, 0, 1.0f, packed, nullptr,
-                                                         norms);
+  packKernel<<<blocks, kWarpsPerBlock * 32, 0, stream>>>(
+      raw, n, d, deviceMean, int(metric), kPackFloat, 0, 1.0f, packed, nullptr, norms);
   NEARSCAPE_CUDA_CHECK_LAUNCH();
 }
 

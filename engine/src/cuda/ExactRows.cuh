@@ -72,8 +72,8 @@ void packRows(DeviceRows& rows, std::int64_t n, int d, const float* deviceMean, 
               Precision precision, bool queryRole);
 
 /// float32 packing alone, into caller-owned buffers (`packed` n × d, `norms` n), on `stream`.
-void packRowsFloat(const float* raw, std::int64_t n, int d, const float* deviceMean,
-                   Metric metric, float* packed, float* norms, cudaStream_t stream);
+void packRowsFloat(const float* raw, std::int64_t n, int d, const float* deviceMean, Metric metric,
+                   float* packed, float* norms, cudaStream_t stream);
 
 /// `mean` (d, device) = the float64 column means of the n raw rows, rounded to float.
 /// Throws DeviceOutOfMemory, DeviceError.

@@ -23,6 +23,7 @@
 #include "cuda/Resources.cuh"
 #include "cuda/Upload.cuh"
 #include "cuda/WarpRows.cuh"
+#include "knn/NnDescentLoop.h"
 #include "util/Hash.h"
 
 #include <algorithm>
@@ -580,7 +581,7 @@ KnnResult gnndGraph(const MatrixView<float>& data, int k, Metric metric, const C
                     const NnDescentProgress& progress, bool headStart, const GnndWarmStart& warm,
                     const GnndClusters& clusters) {
   const auto started = std::chrono::steady_clock::now();
-  PhaseClock clock{"GNND"};
+  PhaseClock clock{"GNND", context};
   NEARSCAPE_EXPECTS(!warm.second || (warm.split == data.rows && warm.second->cols == data.cols),
                     "the second part must follow the first");
   const std::int64_t n = data.rows + (warm.second ? warm.second->rows : 0);
@@ -689,13 +690,11 @@ KnnResult gnndGraph(const MatrixView<float>& data, int k, Metric metric, const C
     ownPartOldKernel<<<unsigned((n * K + 255) / 256), 256>>>(n, K, warm.split, listIds.get());
     NEARSCAPE_CUDA_CHECK_LAUNCH();
   }
-  int iteration = 0;
   // A merge starts from finished lists and a head start into the other part: a few iterations
   // (NnDescentParams::mergeIterations) suffice.
   const int maxIterations =
       warm.initial ? std::min(params.maxIterations, params.mergeIterations) : params.maxIterations;
-  for (; iteration < maxIterations; ++iteration) {
-    job.check();
+  const auto iterate = [&](int) -> std::int64_t {
     NEARSCAPE_CUDA_CHECK(cudaMemset(reverseCount.get(), 0, sizeof(int) * std::size_t(n) * 2));
     NEARSCAPE_CUDA_CHECK(cudaMemset(changes.get(), 0, sizeof(unsigned long long)));
     clock.mark("merge");
@@ -712,16 +711,10 @@ KnnResult gnndGraph(const MatrixView<float>& data, int k, Metric metric, const C
     unsigned long long changed = 0;
     NEARSCAPE_CUDA_CHECK(
         cudaMemcpy(&changed, changes.get(), sizeof(changed), cudaMemcpyDeviceToHost));
-    const double rate = double(changed) / double(n * K);
-    if (progress)
-      progress(iteration + 1, rate);
-    job.progress(double(iteration + 1) / params.maxIterations,
-                 "GNND: iteration " + std::to_string(iteration + 1));
-    if (rate < params.delta) {
-      ++iteration;
-      break;
-    }
-  }
+    return std::int64_t(changed);
+  };
+  const int iteration =
+      knn::runNnDescentLoop(maxIterations, n * K, params, job, progress, "GNND", iterate);
   clock.mark("merge");
   DeviceBuffer<std::int32_t> outIds{std::size_t(n) * std::size_t(k)};
   DeviceBuffer<float> outDist{std::size_t(n) * std::size_t(k)};

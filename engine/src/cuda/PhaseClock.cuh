@@ -1,13 +1,15 @@
-// With NEARSCAPE_PROFILE set, the device time of each phase of one call, summed over its repeats
-// and printed to stderr when the clock goes out of scope. Each mark synchronises the device, so
-// it is a profiling aid only; unset, a mark costs one branch.
 #pragma once
+// With the context's log at debug level (nearscape-cli --log-level debug), the device time of
+// each phase of one call, summed over its repeats and logged when the clock goes out of scope.
+// Each mark synchronises the device, so it is a profiling aid only; otherwise a mark costs one
+// branch.
+
+#include "nearscape/core/Log.h"
 
 #include <cuda_runtime.h>
 
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <map>
 #include <string>
 
@@ -15,7 +17,8 @@ namespace nearscape::cuda {
 
 class PhaseClock {
 public:
-  explicit PhaseClock(const char* label) : m_label(label) {}
+  PhaseClock(const char* label, const Context& context)
+      : m_label(label), m_context(context), m_on(logs(context, LogLevel::Debug)) {}
   PhaseClock(const PhaseClock&) = delete;
   PhaseClock& operator=(const PhaseClock&) = delete;
 
@@ -31,14 +34,19 @@ public:
   }
 
   ~PhaseClock() {
-    if (m_on)
-      for (const auto& [phase, seconds] : m_seconds)
-        std::fprintf(stderr, "%s %-12s %8.2f ms\n", m_label, phase.c_str(), seconds * 1e3);
+    if (!m_on)
+      return;
+    for (const auto& [phase, seconds] : m_seconds) {
+      char line[160];
+      std::snprintf(line, sizeof line, "%s %-12s %8.2f ms", m_label, phase.c_str(), seconds * 1e3);
+      logMessage(m_context, LogLevel::Debug, line);
+    }
   }
 
 private:
   const char* m_label;
-  bool m_on = std::getenv("NEARSCAPE_PROFILE") != nullptr;
+  const Context& m_context;
+  bool m_on;
   std::chrono::steady_clock::time_point m_last = std::chrono::steady_clock::now();
   std::map<std::string, double> m_seconds;
 };

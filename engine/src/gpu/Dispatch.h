@@ -3,6 +3,7 @@
 
 #include "gpu/GpuBackend.h"
 #include "nearscape/core/Error.h"
+#include "nearscape/core/Log.h"
 
 #include <string>
 #include <utility>
@@ -35,6 +36,7 @@ auto onGpuOrCpu(const Context& context, OnGpu&& onGpu, OnCpu&& onCpu,
         throw;
       why = std::string("GPU error: ") + e.what();
     }
+    logMessage(context, LogLevel::Info, "running on the CPU: " + why);
     if (fallback)
       *fallback = why;
   }

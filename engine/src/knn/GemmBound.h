@@ -19,8 +19,8 @@ namespace nearscape::knn {
 constexpr double kUnitRoundoff = 1.0 / (1 << 24); ///< float32's u
 
 /// The approximate distance from a dot product of packed rows (squared L2, −dot, 1 − cos).
-NEARSCAPE_HOST_DEVICE inline float approxDistance(Metric metric, float queryNorm2,
-                                                  float baseNorm2, float dot) {
+NEARSCAPE_HOST_DEVICE inline float approxDistance(Metric metric, float queryNorm2, float baseNorm2,
+                                                  float dot) {
   return metric == Metric::L2             ? queryNorm2 + baseNorm2 - 2.0f * dot
          : metric == Metric::InnerProduct ? -dot
                                           : 1.0f - dot;

@@ -7,8 +7,10 @@
 #include "nearscape/knn/NnDescent.h"
 
 #include "gpu/Dispatch.h"
+#include "knn/NnDescentLoop.h"
 #include "nearscape/core/Dataset.h"
 #include "nearscape/core/Error.h"
+#include "nearscape/core/Log.h"
 #include "util/Hash.h"
 #include "util/VectorDistance.h"
 
@@ -165,9 +167,7 @@ KnnResult run(const MatrixView<float>& data, int k, Metric metric, const Context
   // Small enough that a chunk's joins and the sort of its updates stay well under the 200 ms
   // a cancellation may take (40,000 × 96, k = 20 on 2 cores: 4,096 took up to 230 ms).
   const std::int64_t chunk = 1024;
-  int iteration = 0;
-  for (; iteration < params.maxIterations; ++iteration) {
-    job.check();
+  const auto iterate = [&](int iteration) -> std::int64_t {
     const std::uint64_t iterSeed = mixBits(seed ^ (std::uint64_t(iteration + 1) << 32));
     // 1. Sample up to s NEW (marking them OLD) and s OLD neighbours per node.
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 256)
@@ -285,16 +285,10 @@ KnnResult run(const MatrixView<float>& data, int k, Metric metric, const Context
         for (std::size_t u = starts[g]; u < starts[g + 1]; ++u)
           changed += graph.insert(updates[u].target, updates[u].dist, updates[u].id) ? 1 : 0;
     }
-    const double rate = double(changed) / double(n * k);
-    if (progress)
-      progress(iteration + 1, rate);
-    job.progress(double(iteration + 1) / params.maxIterations,
-                 "NN-Descent: iteration " + std::to_string(iteration + 1));
-    if (rate < params.delta) {
-      ++iteration;
-      break;
-    }
-  }
+    return changed;
+  };
+  const int iteration = knn::runNnDescentLoop(params.maxIterations, n * k, params, job, progress,
+                                              "NN-Descent", iterate);
 
   // Exact float64 distances of the final lists, nearest first, ties by id.
   std::vector<std::int32_t> ids(static_cast<std::size_t>(n * k));
@@ -455,13 +449,15 @@ KnnResult shardedGraph(const MatrixView<float>& data, int k, Metric metric, cons
   partial.exactFinish = true;
   const double steps = double(shards + shards * (shards - 1) / 2);
   int step = 0;
-  // NEARSCAPE_PROFILE: where the host's time goes, printed to stderr.
-  const bool profile = std::getenv("NEARSCAPE_PROFILE") != nullptr;
-  auto lap = [profile, last = std::chrono::steady_clock::now()](const char* what) mutable {
+  // Where the host's time goes, at the log's debug level.
+  auto lap = [&context, last = std::chrono::steady_clock::now()](const char* what) mutable {
     const auto now = std::chrono::steady_clock::now();
-    if (profile)
-      std::fprintf(stderr, "sharded %-10s %8.1f ms\n", what,
-                   std::chrono::duration<double, std::milli>(now - last).count());
+    if (logs(context, LogLevel::Debug)) {
+      char line[96];
+      std::snprintf(line, sizeof line, "sharded %-10s %8.1f ms", what,
+                    std::chrono::duration<double, std::milli>(now - last).count());
+      logMessage(context, LogLevel::Debug, line);
+    }
     last = now;
   };
   // Each shard and merge is a stage of the job: its own iterations' progress stays inside it.

@@ -3,6 +3,7 @@
 /// The explicit execution context passed to engine calls: backend, threads, memory budget, seed.
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -15,13 +16,21 @@ std::string_view backendName(Backend backend);
 /// "auto", "cpu" or "cuda"; nullopt otherwise.
 std::optional<Backend> parseBackend(std::string_view text);
 
+/// How much the engine tells about its work (core/Log.h): each level includes those before it.
+enum class LogLevel { Quiet, Error, Warning, Info, Debug };
+
+/// Where log lines go: the level and the message (no trailing newline).
+using LogSink = std::function<void(LogLevel level, std::string_view message)>;
+
 /// What the engine may use. No globals: every long call takes one of these.
 struct Context {
-  Backend backend = Backend::Auto; ///< Auto takes CUDA when a usable device exists
-  int threads = 0;                 ///< CPU threads; 0 = all hardware threads
-  std::uint64_t memoryBudget = 0;  ///< bytes for working buffers; 0 = decide from the machine
-  std::uint64_t seed = 0;          ///< seed for every randomized step
-  int device = 0;                  ///< CUDA device ordinal
+  Backend backend = Backend::Auto;       ///< Auto takes CUDA when a usable device exists
+  int threads = 0;                       ///< CPU threads; 0 = all hardware threads
+  std::uint64_t memoryBudget = 0;        ///< bytes for working buffers; 0 = decide from the machine
+  std::uint64_t seed = 0;                ///< seed for every randomized step
+  int device = 0;                        ///< CUDA device ordinal
+  LogLevel logLevel = LogLevel::Warning; ///< messages up to this level are written
+  LogSink logSink;                       ///< empty: "nearscape: LEVEL: message" lines on stderr
 };
 
 /// Parses sizes such as "512M", "2G", "1.5G", "4096" (bytes). Throws InvalidArgument.

@@ -1,0 +1,28 @@
+#pragma once
+/// @file Log.h
+/// The engine's levelled log: what it tells about its work (fallbacks, phase timings) goes to
+/// the context's sink when the context's level asks for it, never through globals or getenv.
+/// The CLI sets the level with --log-level (or NEARSCAPE_LOG); the GUI keeps the default.
+
+#include "nearscape/core/Context.h"
+
+#include <optional>
+#include <string_view>
+
+namespace nearscape {
+
+/// "quiet", "error", "warning", "info" or "debug".
+std::string_view logLevelName(LogLevel level);
+/// The level named by `text` (as logLevelName writes it); nullopt otherwise.
+std::optional<LogLevel> parseLogLevel(std::string_view text);
+
+/// Whether `context` wants messages of `level`.
+inline bool logs(const Context& context, LogLevel level) {
+  return level != LogLevel::Quiet && level <= context.logLevel;
+}
+
+/// Writes `message` at `level` to the context's sink (stderr when it has none), when
+/// logs(context, level). Never throws.
+void logMessage(const Context& context, LogLevel level, std::string_view message);
+
+} // namespace nearscape
