@@ -234,6 +234,40 @@ private slots:
     QVERIFY_THROWS_EXCEPTION(InvalidArgument, summarizeColumn(ds, 2, 5));
   }
 
+  void oneColumnHeaderHints() {
+    auto hint = [](std::vector<std::string> values) {
+      Metadata m;
+      m.columnNames = {"label"};
+      m.columns = {std::move(values)};
+      return oneColumnHeaderHint(m, "m.tsv");
+    };
+    // A column name at the top, found nowhere below it; any case.
+    for (const char* name :
+         {"label", "CLASS", "Text", "title", "name", "description", "image", "path", "filepath"})
+      QVERIFY2(!hint({name, "a", "b", "a"}).empty(), name);
+    const std::string text = hint({"class", "a", "b"});
+    QVERIFY2(text.starts_with("m.tsv: ") && text.find("'class'") != std::string::npos &&
+                 text.find("item 0's value") != std::string::npos &&
+                 text.find("second column") != std::string::npos,
+             text.c_str());
+    QVERIFY(hint({"label", "a", "label"}).empty()); // a category that happens to be "label"
+    QVERIFY(hint({"cat", "a", "b"}).empty());
+    QVERIFY(hint({"label"}).empty()); // one row: nothing to compare
+    // A word above numbers (empty values allowed); a number at the top is a value.
+    QVERIFY(!hint({"score", "1", " 2.5", "", "-3e2", "+4"}).empty());
+    QVERIFY(hint({"7", "1", "2"}).empty());
+    QVERIFY(hint({"score", "1", "two", "3"}).empty());
+    QVERIFY(hint({"score", "", ""}).empty());
+    QVERIFY(hint({"", "1", "2"}).empty());
+    // Several columns have a header row already.
+    Metadata two;
+    two.columnNames = {"label", "text"};
+    two.columns = {{"label", "a"}, {"x", "y"}};
+    QVERIFY(oneColumnHeaderHint(two, "m.tsv").empty());
+    // Control characters from the file are shown escaped.
+    QVERIFY(hint({"\x1b[31mscore", "1", "2"}).find("\x1b") == std::string::npos);
+  }
+
   void columnsReadAsNumbersOrCategories() {
     Dataset ds;
     ds.vectors = Matrix<float>(std::vector<float>(6, 0.0f), 6, 1);
