@@ -85,15 +85,48 @@ ColourScheme labelScheme(const Dataset& data) {
   return s;
 }
 
-ColourScheme columnScheme(const Dataset& data, int column) {
-  const ColumnValues v = readColumn(data, column);
+ColourScheme columnScheme(const Dataset& data, int column, JobControl& job) {
+  const ColumnValues v = readColumn(data, column, job);
   const QString name = QString::fromStdString(data.metadata.columnNames[std::size_t(column)]);
+  job.check();
   if (v.numeric)
     return numericScheme(name, v.numbers);
   ColourScheme s;
   s.name = name;
   fillGroups(s, v.category, v.categories, v.counts);
   return s;
+}
+
+ColumnChoices columnChoices(const Dataset& data, JobControl& job) {
+  ColumnChoices out;
+  const std::size_t columns = data.metadata.columnNames.size();
+  for (std::size_t c = 0; c < columns; ++c) {
+    const QString name = QString::fromStdString(data.metadata.columnNames[c]);
+    if (name == QStringLiteral("label") || out.colourable.contains(name))
+      continue;
+    JobControl stage = job.sub(double(c) / double(columns), double(c + 1) / double(columns));
+    const std::int64_t limit = std::max<std::int64_t>(kMaxCategories, data.size() / 2);
+    const ColumnSummary v = summarizeColumn(data, int(c), limit, stage);
+    if (v.numeric || v.distinct <= limit)
+      out.colourable << name;
+    if (v.numeric)
+      out.numeric << name;
+  }
+  return out;
+}
+
+std::vector<std::uint8_t> sizeClasses(const std::vector<double>& values) {
+  double lo = INFINITY, hi = -INFINITY;
+  for (const double x : values)
+    if (std::isfinite(x)) {
+      lo = std::min(lo, x);
+      hi = std::max(hi, x);
+    }
+  std::vector<std::uint8_t> classes(values.size(), 1);
+  for (std::size_t i = 0; i < values.size(); ++i)
+    if (std::isfinite(values[i]) && hi > lo)
+      classes[i] = std::uint8_t(std::min(3.0, std::floor(4.0 * (values[i] - lo) / (hi - lo))));
+  return classes;
 }
 
 ColourScheme numericScheme(const QString& name, const std::vector<double>& values) {

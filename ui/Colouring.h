@@ -4,9 +4,11 @@
 // dimming of items that do not match.
 
 #include "nearscape/core/Dataset.h"
+#include "nearscape/core/JobControl.h"
 
 #include <QColor>
 #include <QString>
+#include <QStringList>
 
 #include <cstdint>
 #include <vector>
@@ -39,8 +41,24 @@ QColor missingColor();
 
 /// The data's own labels (every item one colour, no groups, when it has none).
 ColourScheme labelScheme(const Dataset& data);
-/// Metadata column `column`, read as numbers or categories (readColumn).
-ColourScheme columnScheme(const Dataset& data, int column);
+/// Metadata column `column`, read as numbers or categories (readColumn). Reads the column
+/// whole: the explorer calls it off the GUI thread. Throws Cancelled.
+ColourScheme columnScheme(const Dataset& data, int column, JobControl& job = noJobControl());
+
+/// The metadata columns worth colouring by — numbers, and categories that repeat; not
+/// identifiers or free text (mostly unique values, whose colours would say nothing) — and which
+/// of them are numeric (opacity and size can follow those). "label" is left out (always
+/// offered). Reads every column whole: run when data or metadata is opened, off the GUI thread.
+/// Throws Cancelled.
+struct ColumnChoices {
+  QStringList colourable;
+  QStringList numeric;
+};
+ColumnChoices columnChoices(const Dataset& data, JobControl& job = noJobControl());
+
+/// Each item's size class (0 … 3: four sizes from the smallest value to the largest; 1 for items
+/// without a value) from a numeric column's values.
+std::vector<std::uint8_t> sizeClasses(const std::vector<double>& values);
 /// A computed per-item value (NaN: none), coloured as a numeric column named `name`.
 ColourScheme numericScheme(const QString& name, const std::vector<double>& values);
 

@@ -42,6 +42,7 @@
 #include <QSignalBlocker>
 #include <QStackedWidget>
 #include <QStatusBar>
+#include <QStyle>
 #include <QTimer>
 #include <QToolBar>
 #include <QToolButton>
@@ -90,6 +91,7 @@ std::string mapKey(const std::string& graphKey, Metric metric, int dim) {
 struct MainWindow::Loaded {
   std::shared_ptr<Dataset> dataset;
   std::vector<float> pca; ///< n × 3 PCA coordinates (zeros past the data's dimension)
+  ColumnChoices columns;  ///< its metadata columns worth colouring by
   double seconds = 0;
 };
 
@@ -98,11 +100,13 @@ MainWindow::MainWindow(Context context, QWidget* parent)
       m_legend(new LegendPanel(this)), m_hoverCard(new HoverCard(this)),
       m_thumbnailer(new Thumbnailer(this)), m_jobs(new JobRunner(this)),
       m_pipelineJobs(new JobRunner(this)), m_trustJobs(new JobRunner(this)),
+      m_searchJobs(new JobRunner(this)), m_colourJobs(new JobRunner(this)),
+      m_opacityJobs(new JobRunner(this)), m_sizeJobs(new JobRunner(this)),
       m_neighbours(new ItemStrip(false, this)), m_pathStrip(new ItemStrip(true, this)),
       m_sweep(new SweepPanel(context, this)), m_duplicates(new DuplicatesPanel(context, this)),
       m_outlierPanel(new OutliersPanel(context, this)), m_compare(new ComparePanel(context, this)),
       m_summary(new QLabel(this)), m_progress(new QProgressBar(this)),
-      m_cancel(new QToolButton(this)) {
+      m_cancel(new QToolButton(this)), m_warningButton(new QToolButton(this)) {
   setWindowTitle(tr("Nearscape"));
   setAcceptDrops(true);
   // Thumbnails decoded from image files arrive later: the strips update themselves; the card
@@ -231,6 +235,23 @@ MainWindow::MainWindow(Context context, QWidget* parent)
   m_cancel->hide();
   statusBar()->addPermanentWidget(m_progress);
   statusBar()->addPermanentWidget(m_cancel);
+  m_warningButton->setObjectName(QStringLiteral("warnings"));
+  m_warningButton->setAutoRaise(true);
+  // Its icon and text set now, at their final height: a permanent widget growing taller
+  // re-lays the bar, which shows the summary again under a message.
+  m_warningButton->setIcon(style()->standardIcon(QStyle::SP_MessageBoxWarning));
+  m_warningButton->setIconSize(QSize(16, 16));
+  m_warningButton->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+  m_warningButton->setText(tr("warning"));
+  m_warningButton->hide();
+  statusBar()->addPermanentWidget(m_warningButton);
+  connect(m_warningButton, &QToolButton::clicked, this, [this] {
+    auto* box = new QMessageBox(QMessageBox::Warning, tr("Reading the data"), m_warningText,
+                                QMessageBox::Ok, this);
+    box->setTextFormat(Qt::PlainText); // it quotes the files
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->open();
+  });
   connect(m_cancel, &QToolButton::clicked, m_jobs, &JobRunner::cancel);
 
   // A progress bar only for work that lasts: it appears after ~150 ms.
@@ -315,16 +336,17 @@ MainWindow::MainWindow(Context context, QWidget* parent)
 }
 
 MainWindow::~MainWindow() {
-  m_jobs->cancel();
-  m_pipelineJobs->cancel();
-  m_trustJobs->cancel();
+  const std::array<JobRunner*, 7> runners = {
+      m_jobs, m_pipelineJobs, m_trustJobs, m_searchJobs, m_colourJobs, m_opacityJobs, m_sizeJobs};
+  for (JobRunner* runner : runners)
+    runner->cancel();
   // Every engine loop checks its JobControl often; a job that has not stopped after a few
   // seconds is stuck in a call that cannot be interrupted (a blocking read, a driver call).
   // Closing the window must still end the program: leave without waiting for it. Outputs are
   // written atomically, so nothing is left half-written.
   constexpr int kStopGraceMs = 3000;
-  if (!m_jobs->waitForDone(kStopGraceMs) || !m_pipelineJobs->waitForDone(kStopGraceMs) ||
-      !m_trustJobs->waitForDone(kStopGraceMs)) {
+  if (!std::all_of(runners.begin(), runners.end(),
+                   [](JobRunner* runner) { return runner->waitForDone(kStopGraceMs); })) {
     std::fprintf(stderr, "nearscape: a background job did not stop within %d ms; exiting\n",
                  kStopGraceMs);
     std::fflush(nullptr);
@@ -499,6 +521,7 @@ void MainWindow::buildMenus() {
 
 void MainWindow::openPath(const QString& path, const QString& metaPath) {
   m_lastError.clear();
+  m_warningButton->hide();
   m_dataPath = path;
   m_metaPath = metaPath;
   m_pipelineJobs->cancel();
@@ -515,6 +538,7 @@ void MainWindow::openPath(const QString& path, const QString& metaPath) {
         loaded.dataset = std::make_shared<Dataset>(openDataset(file, options, job));
         job.check();
         requireFinite(loaded.dataset->vectors.view(), file + ": the data");
+        loaded.columns = columnChoices(*loaded.dataset, job); // read whole: not on the GUI thread
         PcaParams pca;
         pca.components = std::min<int>(3, int(loaded.dataset->dim()));
         pca.maxSampleRows = 25000; // a seeded sample fits the axes; every item is projected
@@ -540,8 +564,21 @@ void MainWindow::showLoaded(Loaded& loaded) {
   m_layouts = {};
   m_scheme = std::make_unique<ColourScheme>(labelScheme(ds));
   m_map->setPoints(pcaView(m_mapDim), m_mapDim, m_scheme->rgb);
-  m_sizeColumn.clear(); // another data set's column
+  // Another data set's columns, and work on them still under way.
+  for (JobRunner* runner : {m_searchJobs, m_colourJobs, m_opacityJobs, m_sizeJobs})
+    runner->cancel();
+  m_colourPending.clear();
+  m_rangePending.reset();
+  m_hiddenPending.clear();
+  m_searchPending = m_goToFirstMatch = false;
+  m_sizeColumn.clear();
   m_sizeClasses.clear();
+  m_sizePending = false;
+  m_opacityColumn.clear();
+  m_opacityValues.clear();
+  m_opacityPending = false;
+  m_columnChoices = loaded.columns.colourable;
+  m_numericColumns = loaded.columns.numeric;
   setWindowTitle(tr("Nearscape — %1").arg(QFileInfo(QString::fromStdString(ds.path)).fileName()));
   m_explore.reset();
   if (m_metricForced) {
@@ -570,6 +607,7 @@ void MainWindow::showLoaded(Loaded& loaded) {
   m_pathStrip->clear();
   refreshColourChoices();
   m_matches.clear();
+  m_searching = false;
   m_selection.clear();
   refreshSelectionPanel();
   if (!m_searchField->text().isEmpty())
@@ -577,8 +615,8 @@ void MainWindow::showLoaded(Loaded& loaded) {
   showSchemeKey();
   if (m_pendingSession && !applySessionToData())
     return;
-  if (!ds.warnings.empty()) // e.g. a sidecar of other data, skipped
-    statusBar()->showMessage(QString::fromStdString(ds.warnings.front()), 15000);
+  if (!ds.warnings.empty()) // a sidecar of other data, skipped; a one-column file's header
+    showWarnings(ds.warnings);
   emit mapShown();
   startExploration();
 }
@@ -1030,19 +1068,45 @@ void MainWindow::attachMetadataFile(const QString& metaPath) {
   m_metaPath = metaPath;
   auto current = m_dataset;
   const std::string meta = metaPath.toStdString();
-  m_jobs->run<std::shared_ptr<Dataset>>(
+  struct Attached {
+    std::shared_ptr<Dataset> dataset;
+    ColumnChoices columns;
+  };
+  m_jobs->run<Attached>(
       tr("Reading metadata"),
-      [current, meta](JobControl&) {
-        auto updated = std::make_shared<Dataset>(*current);
-        attachMetadata(*updated, readMetadataTsv(meta, current->size()), meta);
-        return updated;
+      [current, meta](JobControl& job) {
+        Attached attached;
+        attached.dataset = std::make_shared<Dataset>(*current);
+        attached.dataset->warnings.clear(); // about the metadata replaced (a skipped sidecar)
+        nearscape::attachMetadataFile(*attached.dataset, meta);
+        attached.columns = columnChoices(*attached.dataset, job);
+        return attached;
       },
-      [this](std::shared_ptr<Dataset>& updated) {
-        m_dataset = updated;
+      [this](Attached& attached) {
+        m_warningButton->hide();
+        m_dataset = attached.dataset;
         m_thumbnailer->setDataset(m_dataset);
+        // The old metadata's columns, and work on them still under way.
+        for (JobRunner* runner : {m_colourJobs, m_opacityJobs, m_sizeJobs})
+          runner->cancel();
+        m_colourPending.clear();
+        m_rangePending.reset();
+        m_hiddenPending.clear();
+        m_opacityColumn.clear();
+        m_opacityValues.clear();
+        m_sizeColumn.clear();
+        m_sizeClasses.clear();
+        m_opacityPending = m_sizePending = false;
+        m_map->setSizeClasses(m_sizeClasses);
+        m_columnChoices = attached.columns.colourable;
+        m_numericColumns = attached.columns.numeric;
         m_scheme = std::make_unique<ColourScheme>(labelScheme(*m_dataset));
         refreshColourChoices();
         showSchemeKey();
+        if (!m_searchText.isEmpty()) // the search now looks at the new columns
+          setSearch(m_searchText, m_searchRegex);
+        if (!m_dataset->warnings.empty())
+          showWarnings(m_dataset->warnings);
       });
 }
 
@@ -1132,6 +1196,7 @@ void MainWindow::buildExploreBar() {
   m_searchField->setMinimumWidth(240);
   bar->addWidget(m_searchField);
   m_regexBox = new QCheckBox(tr("regex"), bar);
+  m_regexBox->setObjectName(QStringLiteral("regex"));
   m_regexBox->setToolTip(tr("Match a regular expression instead of a plain substring"));
   bar->addWidget(m_regexBox);
   m_matchLabel = new QLabel(bar);
@@ -1152,8 +1217,21 @@ void MainWindow::buildExploreBar() {
           [this](bool on) { setSearch(m_searchField->text(), on); });
   connect(m_searchField, &QLineEdit::returnPressed, this, [this, typing] {
     typing->stop();
-    setSearch(m_searchField->text(), m_regexBox->isChecked());
+    // A search already asked for (or done) is not run again.
+    if (m_searchField->text() != m_searchText || m_regexBox->isChecked() != m_searchRegex ||
+        (!m_searchPending && !m_searching && !m_searchText.isEmpty()))
+      setSearch(m_searchField->text(), m_regexBox->isChecked());
     goToFirstMatch();
+  });
+  // A long search says how far it got.
+  connect(m_searchJobs, &JobRunner::progress, this, [this](double fraction, const QString&) {
+    if (m_searchPending)
+      m_matchLabel->setText(tr("searching… %1%").arg(int(100 * fraction)));
+  });
+  connect(m_searchJobs, &JobRunner::failed, this, [this](const QString&, const QString& message) {
+    m_searchPending = false;
+    m_matchLabel->setText(tr("search failed"));
+    showError(tr("Find"), message);
   });
 }
 
@@ -1310,10 +1388,12 @@ Session MainWindow::currentSession() const {
   if (m_dataset)
     s.contentHash = m_dataset->contentHash;
   s.metric = std::string(metricName(m_metric));
-  s.colourBy = colourBy();
+  s.colourBy = m_colourPending.isEmpty() ? colourBy() : m_colourPending;
   s.searchText = m_searchField->text();
   s.searchRegex = m_regexBox->isChecked();
-  if (m_scheme && !m_scheme->numeric) {
+  if (!m_colourPending.isEmpty()) {
+    s.hidden = m_hiddenPending;
+  } else if (m_scheme && !m_scheme->numeric) {
     const std::vector<bool> shown = m_legend->visibleLabels();
     for (std::size_t g = 0; g < shown.size() && g < m_scheme->groupNames.size(); ++g)
       if (!shown[g])
@@ -1367,7 +1447,11 @@ bool MainWindow::applySessionToData() {
   m_metricForced = false; // later files get their own metric again
   if (!s.colourBy.isEmpty() && colourChoices().contains(s.colourBy))
     setColourBy(s.colourBy);
-  for (int g = 0; m_scheme && !m_scheme->numeric && g < int(m_scheme->groupNames.size()); ++g)
+  if (!m_colourPending.isEmpty()) // a column read in the background: its groups, once read
+    m_hiddenPending = s.hidden;
+  for (int g = 0; m_colourPending.isEmpty() && m_scheme && !m_scheme->numeric &&
+                  g < int(m_scheme->groupNames.size());
+       ++g)
     if (s.hidden.contains(QString::fromStdString(m_scheme->groupNames[std::size_t(g)])))
       m_legend->setLabelVisible(g, false);
   if (s.shownRange)
@@ -1421,46 +1505,65 @@ bool MainWindow::setOpacityBy(const QString& name) {
   if (!m_dataset)
     return false;
   if (name == tr("none") || name.isEmpty()) {
+    m_opacityJobs->cancel();
+    m_opacityPending = false;
     m_opacityColumn.clear();
     m_opacityValues.clear();
+    recolour();
   } else {
     if (!opacityChoices().contains(name))
       return false;
-    const ColumnValues v =
-        readColumn(*m_dataset, m_dataset->metadata.findColumn(name.toStdString()));
+    // The column is read in the background; the old fading stays until it arrives.
     m_opacityColumn = name;
-    m_opacityValues = v.numbers;
+    m_opacityPending = true;
+    auto dataset = m_dataset;
+    const int column = dataset->metadata.findColumn(name.toStdString());
+    m_opacityJobs->run<std::vector<double>>(
+        tr("Opacity by %1").arg(name),
+        [dataset, column](JobControl& job) { return readColumn(*dataset, column, job).numbers; },
+        [this, dataset, name](std::vector<double>& values) {
+          if (m_dataset != dataset || m_opacityColumn != name)
+            return; // asked for other data, or another column since
+          m_opacityPending = false;
+          m_opacityValues = std::move(values);
+          recolour();
+        });
   }
   m_opacityBox->setCurrentText(m_opacityColumn.isEmpty() ? tr("none") : m_opacityColumn);
-  recolour();
   return true;
 }
 
 bool MainWindow::setSizeBy(const QString& name) {
   if (!m_dataset)
     return false;
-  m_sizeClasses.clear();
   if (name == tr("none") || name.isEmpty()) {
+    m_sizeJobs->cancel();
+    m_sizePending = false;
     m_sizeColumn.clear();
+    m_sizeClasses.clear();
+    m_map->setSizeClasses(m_sizeClasses);
   } else {
     if (!opacityChoices().contains(name)) // the same numeric columns
       return false;
-    const std::vector<double> v =
-        readColumn(*m_dataset, m_dataset->metadata.findColumn(name.toStdString())).numbers;
-    double lo = INFINITY, hi = -INFINITY;
-    for (const double x : v)
-      if (std::isfinite(x)) {
-        lo = std::min(lo, x);
-        hi = std::max(hi, x);
-      }
+    // The column is read in the background; the old sizes stay until it arrives.
     m_sizeColumn = name;
-    m_sizeClasses.assign(v.size(), 1);
-    for (std::size_t i = 0; i < v.size(); ++i)
-      if (std::isfinite(v[i]) && hi > lo)
-        m_sizeClasses[i] = std::uint8_t(std::min(3.0, std::floor(4.0 * (v[i] - lo) / (hi - lo))));
+    m_sizePending = true;
+    auto dataset = m_dataset;
+    const int column = dataset->metadata.findColumn(name.toStdString());
+    m_sizeJobs->run<std::vector<std::uint8_t>>(
+        tr("Size by %1").arg(name),
+        [dataset, column](JobControl& job) {
+          return sizeClasses(readColumn(*dataset, column, job).numbers);
+        },
+        [this, dataset, name](std::vector<std::uint8_t>& classes) {
+          if (m_dataset != dataset || m_sizeColumn != name)
+            return; // asked for other data, or another column since
+          m_sizePending = false;
+          m_sizeClasses = std::move(classes);
+          m_map->setSizeClasses(m_sizeClasses);
+        });
   }
   m_sizeBox->setCurrentText(m_sizeColumn.isEmpty() ? tr("none") : m_sizeColumn);
-  m_map->setSizeClasses(m_sizeClasses);
   return true;
 }
 
@@ -1473,7 +1576,19 @@ QString MainWindow::trustColumn() const {
 }
 
 bool MainWindow::setShownRange(double from, double to) {
-  if (!m_scheme || !m_scheme->numeric || !(from <= to))
+  if (!(from <= to))
+    return false;
+  if (!m_colourPending.isEmpty()) {
+    // Waits for the colouring under way: computed columns are numbers; a metadata column is
+    // when its every value is.
+    const bool metadataColumn =
+        m_dataset && m_dataset->metadata.findColumn(m_colourPending.toStdString()) >= 0;
+    if (metadataColumn && !m_numericColumns.contains(m_colourPending))
+      return false;
+    m_rangePending = std::pair{from, to};
+    return true;
+  }
+  if (!m_scheme || !m_scheme->numeric)
     return false;
   const QSignalBlocker blockFrom(m_rangeFrom), blockTo(m_rangeTo);
   m_rangeFrom->setMinimum(std::min(m_rangeFrom->minimum(), from));
@@ -1485,6 +1600,8 @@ bool MainWindow::setShownRange(double from, double to) {
 }
 
 std::optional<std::pair<double, double>> MainWindow::shownRange() const {
+  if (!m_colourPending.isEmpty())
+    return m_rangePending;
   if (!m_scheme || !m_scheme->numeric ||
       (m_rangeFrom->value() <= m_scheme->minimum && m_rangeTo->value() >= m_scheme->maximum))
     return std::nullopt;
@@ -1496,23 +1613,9 @@ QString MainWindow::colourBy() const {
 }
 
 void MainWindow::refreshColourChoices() {
-  // Numbers, and categories that repeat; not identifiers or free text (mostly unique values,
-  // whose colours would say nothing). Read once per data set: a column is read whole.
-  m_columnChoices.clear();
-  m_numericColumns.clear();
-  if (m_dataset)
-    for (std::size_t c = 0; c < m_dataset->metadata.columnNames.size(); ++c) {
-      const QString name = QString::fromStdString(m_dataset->metadata.columnNames[c]);
-      if (name == QStringLiteral("label") || m_columnChoices.contains(name))
-        continue;
-      const ColumnValues v = readColumn(*m_dataset, int(c));
-      const auto distinct = std::int64_t(v.categories.size());
-      if (v.numeric || distinct <= kMaxCategories || distinct <= m_dataset->size() / 2)
-        m_columnChoices << name;
-      if (v.numeric)
-        m_numericColumns << name;
-    }
-  const QString current = colourBy();
+  // m_columnChoices and m_numericColumns were found when the data or metadata was read (a
+  // column is read whole: not here, on the GUI thread).
+  const QString current = m_colourPending.isEmpty() ? colourBy() : m_colourPending;
   m_colourBox->clear();
   m_colourBox->addItems(colourChoices());
   m_colourBox->setCurrentText(current);
@@ -1533,33 +1636,55 @@ void MainWindow::refreshColourChoices() {
 bool MainWindow::setColourBy(const QString& name) {
   if (!m_dataset || !colourChoices().contains(name))
     return false;
+  // A colouring asked for before and still under way is not wanted any more, nor what waited
+  // for it; the same one asked again (its result arriving) keeps them.
+  if (name != m_colourPending) {
+    m_rangePending.reset();
+    m_hiddenPending.clear();
+  }
+  m_colourPending.clear();
+  m_colourJobs->cancel();
+  m_colourBox->setCurrentText(name);
   const Dataset& ds = *m_dataset;
   if (name == QStringLiteral("label")) {
-    m_scheme = std::make_unique<ColourScheme>(labelScheme(ds));
+    showScheme(std::make_unique<ColourScheme>(labelScheme(ds)));
   } else if (const int column = ds.metadata.findColumn(name.toStdString()); column >= 0) {
-    m_scheme = std::make_unique<ColourScheme>(columnScheme(ds, column));
+    // A column is read whole (millions of items take seconds): in the background.
+    m_colourPending = name;
+    auto dataset = m_dataset;
+    m_colourJobs->run<std::shared_ptr<ColourScheme>>(
+        tr("Colouring by %1").arg(name),
+        [dataset, column](JobControl& job) {
+          return std::make_shared<ColourScheme>(columnScheme(*dataset, column, job));
+        },
+        [this, dataset, name](std::shared_ptr<ColourScheme>& scheme) {
+          if (m_dataset != dataset || m_colourPending != name)
+            return; // asked for other data, or another colouring since
+          m_colourPending.clear();
+          showScheme(std::make_unique<ColourScheme>(std::move(*scheme)));
+        });
   } else if (const auto panel = m_panelColumns.find(name); panel != m_panelColumns.end()) {
-    m_scheme = std::make_unique<ColourScheme>(numericScheme(name, panel->second));
+    showScheme(std::make_unique<ColourScheme>(numericScheme(name, panel->second)));
   } else if (name == outlierColumn()) {
     // The local outlier factor needs each item's exact 10-NN (the graph's, when it is exact):
     // computed in the background once per graph, then coloured.
     if (m_outliers.explore != m_explore.get() || m_outliers.values.empty()) {
-      m_trustWanted = name;
+      m_colourPending = name;
       computeOutliers();
       return true;
     }
-    m_scheme = std::make_unique<ColourScheme>(numericScheme(name, m_outliers.values));
+    showScheme(std::make_unique<ColourScheme>(numericScheme(name, m_outliers.values)));
   } else if (name == trustColumn()) {
     // Map trust needs each item's exact 10-NN (the graph's, when it is exact) and the map's:
     // computed in the background once per map, then coloured.
     Trust& trust = m_trust[std::size_t(m_mapDim == 3)];
     const std::vector<float>& map = m_layouts[std::size_t(m_mapDim == 3)];
     if (trust.map != map.data() || trust.values.empty()) {
-      m_trustWanted = name;
+      m_colourPending = name;
       computeTrust();
       return true;
     }
-    m_scheme = std::make_unique<ColourScheme>(numericScheme(name, trust.values));
+    showScheme(std::make_unique<ColourScheme>(numericScheme(name, trust.values)));
     statusBar()->showMessage(
         tr("Map trust: on average %1% of an item's exact 10 nearest neighbours are among its 10 "
            "nearest on this map")
@@ -1570,11 +1695,22 @@ bool MainWindow::setColourBy(const QString& name) {
     std::vector<double> values(std::size_t(d.rows));
     for (std::int64_t i = 0; i < d.rows; ++i)
       values[std::size_t(i)] = d.row(i)[d.cols - 1];
-    m_scheme = std::make_unique<ColourScheme>(numericScheme(name, values));
+    showScheme(std::make_unique<ColourScheme>(numericScheme(name, values)));
   }
-  m_colourBox->setCurrentText(name);
-  showSchemeKey();
   return true;
+}
+
+void MainWindow::showScheme(std::unique_ptr<ColourScheme> scheme) {
+  m_scheme = std::move(scheme);
+  m_colourBox->setCurrentText(m_scheme->name);
+  showSchemeKey();
+  // What waited for this colouring (a session's hidden groups and range).
+  for (int g = 0; !m_scheme->numeric && g < int(m_scheme->groupNames.size()); ++g)
+    if (m_hiddenPending.contains(QString::fromStdString(m_scheme->groupNames[std::size_t(g)])))
+      m_legend->setLabelVisible(g, false);
+  m_hiddenPending.clear();
+  if (const auto range = std::exchange(m_rangePending, std::nullopt))
+    setShownRange(range->first, range->second);
 }
 
 void MainWindow::computeTrust() {
@@ -1603,10 +1739,8 @@ void MainWindow::computeTrust() {
         trust.map = mapId;
         trust.values.assign(q.perItem.begin(), q.perItem.end());
         trust.mean = q.overall;
-        if (m_trustWanted == trustColumn() && m_mapDim == dim) {
-          m_trustWanted.clear();
+        if (m_colourPending == trustColumn() && m_mapDim == dim)
           setColourBy(trustColumn());
-        }
       });
 }
 
@@ -1630,10 +1764,8 @@ void MainWindow::computeOutliers() {
           return; // computed for a graph no longer shown
         m_outliers.explore = explore;
         m_outliers.values.assign(lof.begin(), lof.end());
-        if (m_trustWanted == outlierColumn()) {
-          m_trustWanted.clear();
+        if (m_colourPending == outlierColumn())
           setColourBy(outlierColumn());
-        }
       });
 }
 
@@ -1644,29 +1776,92 @@ void MainWindow::setSearch(const QString& text, bool regex) {
     const QSignalBlocker block(m_regexBox);
     m_regexBox->setChecked(regex);
   }
-  m_matches.clear();
-  m_searching = !text.isEmpty() && m_dataset;
-  if (m_searching) {
-    try {
-      m_matches = findItems(*m_dataset, text.toStdString(),
-                            regex ? MatchMode::Regex : MatchMode::Substring);
-      m_matchLabel->setText(m_matches.size() == 1 ? tr("1 match")
-                                                  : tr("%L1 matches").arg(m_matches.size()));
-    } catch (const InvalidArgument& e) {
-      m_matchLabel->setText(tr("invalid expression"));
-      statusBar()->showMessage(QString::fromStdString(e.what()), 8000);
-    }
-  } else {
+  m_searchText = text;
+  m_searchRegex = regex;
+  m_goToFirstMatch = false;
+  if (text.isEmpty() || !m_dataset) {
+    m_searchJobs->cancel();
+    m_searchPending = false;
+    m_matches.clear();
+    m_searching = false;
     m_matchLabel->clear();
+    recolour();
+    emit searchFinished();
+    return;
   }
-  recolour();
+  // Every item's every column is looked at: in the background, so that typing and the map stay
+  // responsive with millions of items. Starting a search stops the one running and drops its
+  // result; the last matches stay shown until the new ones arrive.
+  struct Found {
+    std::vector<std::int64_t> matches;
+    QString error; ///< an invalid regular expression
+  };
+  m_searchPending = true;
+  m_matchLabel->setText(tr("searching…"));
+  auto dataset = m_dataset;
+  const std::string needle = text.toStdString();
+  const MatchMode mode = regex ? MatchMode::Regex : MatchMode::Substring;
+  m_searchJobs->run<Found>(
+      tr("Searching"),
+      [dataset, needle, mode](JobControl& job) {
+        Found found;
+        try {
+          found.matches = findItems(*dataset, needle, mode, job);
+        } catch (const InvalidArgument& e) {
+          found.error = QString::fromStdString(e.what());
+        }
+        return found;
+      },
+      [this, dataset](Found& found) {
+        if (m_dataset != dataset)
+          return; // searched other data
+        m_searchPending = false;
+        m_searching = true;
+        m_matches = std::move(found.matches);
+        if (found.error.isEmpty()) {
+          m_matchLabel->setText(m_matches.size() == 1 ? tr("1 match")
+                                                      : tr("%L1 matches").arg(m_matches.size()));
+        } else {
+          m_matchLabel->setText(tr("invalid expression"));
+          statusBar()->showMessage(found.error, 8000);
+        }
+        recolour();
+        if (std::exchange(m_goToFirstMatch, false))
+          goToFirstMatch();
+        emit searchFinished();
+      });
 }
 
 void MainWindow::goToFirstMatch() {
+  if (m_searchPending) {
+    m_goToFirstMatch = true; // once the search ends
+    return;
+  }
   if (m_matches.empty())
     return;
   selectItem(m_matches.front());
   m_map->centreOn(m_matches.front());
+}
+
+bool MainWindow::viewPending() const {
+  return m_searchPending || !m_colourPending.isEmpty() || m_opacityPending || m_sizePending;
+}
+
+void MainWindow::showWarnings(const std::vector<std::string>& warnings) {
+  QStringList lines;
+  for (const std::string& warning : warnings)
+    lines << QString::fromStdString(warning);
+  const QString text = lines.join(QStringLiteral("\n"));
+  // In the status bar for a while, and behind its warning sign until other data or metadata
+  // is opened: a long message does not fit the bar.
+  m_warningText = text;
+  // Rich text, escaped: the warnings quote the files, whose text could look like markup.
+  m_warningButton->setToolTip(
+      QStringLiteral("<p style='white-space:pre-wrap'>%1</p>").arg(text.toHtmlEscaped()));
+  m_warningButton->setText(warnings.size() == 1 ? tr("warning")
+                                                : tr("%1 warnings").arg(warnings.size()));
+  m_warningButton->show();
+  statusBar()->showMessage(lines.join(QStringLiteral(" · ")), 30000);
 }
 
 void MainWindow::recolour() {

@@ -84,42 +84,51 @@ public:
 
   /// Colours the map by `name`: "label", a metadata column, or a computed column (see
   /// colourChoices()). Categories fill the legend (which hides groups); numbers show a colour
-  /// bar. Returns false (and changes nothing) for an unknown name.
+  /// bar. Returns false (and changes nothing) for an unknown name. A metadata column is read in
+  /// the background (as map trust and outlier scores are computed): the colours change when it
+  /// arrives, unless another colouring was chosen meanwhile; viewPending() says it is under way.
   bool setColourBy(const QString& name);
   /// What the map can be coloured by now: "label", the metadata columns, and the computed
   /// columns once the graph exists.
   QStringList colourChoices() const;
+  /// The colouring shown (not one still being read or computed).
   QString colourBy() const;
   /// The computed column "map trust": per item, the share of its exact 10 nearest neighbours
   /// among its 10 nearest on the map shown (refined maps only).
   QString trustColumn() const;
   /// The computed column "outlier score": each item's local outlier factor over its exact 10-NN.
   QString outlierColumn() const;
-  /// Fades items by a numeric metadata column (largest opaque, smallest faint); "none" or ""
-  /// clears it. False for a column that is not numeric.
+  /// Fades items by a numeric metadata column (largest opaque, smallest faint), read in the
+  /// background; "none" or "" clears it. False for a column that is not numeric.
   bool setOpacityBy(const QString& name);
   /// That column, or "" when none.
   QString opacityBy() const { return m_opacityColumn; }
   /// Draws items larger by a numeric column (four sizes from its smallest to its largest value;
-  /// items without a value at the normal size), or all alike ("none"). False for an unknown
-  /// column.
+  /// items without a value at the normal size; read in the background), or all alike ("none").
+  /// False for an unknown column.
   bool setSizeBy(const QString& name);
   QString sizeBy() const { return m_sizeColumn; }
   /// The numeric metadata columns opacity can follow.
   QStringList opacityChoices() const;
   /// Under a numeric colouring, shows only items whose value lies in [from, to] (false when the
-  /// colouring is not numeric, or from > to).
+  /// colouring is not numeric, or from > to). While a colouring is read or computed, the range
+  /// waits for it.
   bool setShownRange(double from, double to);
   /// That range; none when every item is shown or the colouring is not numeric.
   std::optional<std::pair<double, double>> shownRange() const;
   /// Finds items whose id or metadata matches `text` (a regular expression when `regex`): they
-  /// stay bright, the rest are dimmed. An empty text clears the search. An invalid expression
-  /// is reported in the status bar and matches nothing.
+  /// stay bright, the rest are dimmed. An empty text clears the search at once; any other runs
+  /// in the background (a new search stops the one running, whose result is dropped), and the
+  /// matches change when it ends (searchFinished). An invalid expression is reported in the
+  /// status bar and matches nothing.
   void setSearch(const QString& text, bool regex = false);
-  /// The items the search matches (sorted ids).
+  /// The items the last finished search matches (sorted ids).
   const std::vector<std::int64_t>& searchMatches() const { return m_matches; }
-  /// Selects the first match and centres the map on it (Enter in the search field).
+  /// Selects the first match and centres the map on it (Enter in the search field); while a
+  /// search runs, once it has ended.
   void goToFirstMatch();
+  /// True while a search, or a colouring, opacity or size column, is read in the background.
+  bool viewPending() const;
 
   /// The selection (lasso, rectangle, or set here): sorted item ids. It stays bright on the map,
   /// the rest fade; the selection panel counts it by label and lists it.
@@ -191,6 +200,8 @@ signals:
   void layoutFinished(int dim);
   /// A path was asked for between two components; the offer to join them is on screen.
   void componentsDisconnected(std::int64_t from, std::int64_t to, int components);
+  /// A search's matches are on the map (searchMatches()).
+  void searchFinished();
 
 protected:
   void closeEvent(QCloseEvent* event) override;
@@ -238,6 +249,12 @@ private:
   JobRunner* m_jobs;
   JobRunner* m_pipelineJobs;
   JobRunner* m_trustJobs; ///< map trust: its exact neighbours, beside the other jobs
+  // Work on whole metadata columns, off the GUI thread (millions of items take seconds); each
+  // its own runner, so that a new request stops only the one it replaces.
+  JobRunner* m_searchJobs;
+  JobRunner* m_colourJobs;
+  JobRunner* m_opacityJobs;
+  JobRunner* m_sizeJobs;
   /// Map trust of the 2D and 3D maps, and the map each was computed for (its positions' buffer).
   struct Trust {
     const float* map = nullptr;
@@ -250,14 +267,21 @@ private:
     const void* explore = nullptr;
     std::vector<double> values;
   } m_outliers;
-  QString m_trustWanted;
+  /// A colouring being read or computed in the background (a metadata column, map trust,
+  /// outlier scores), shown when it arrives unless another was chosen meanwhile; and what waits
+  /// for it: a range to show, legend groups to hide (a session's).
+  QString m_colourPending;
+  std::optional<std::pair<double, double>> m_rangePending;
+  QStringList m_hiddenPending;
+  /// Shows `scheme` (its legend or colour bar), then what waited for it.
+  void showScheme(std::unique_ptr<ColourScheme> scheme);
+  bool m_opacityPending = false, m_sizePending = false;
   QComboBox* m_opacityBox = nullptr;
   QComboBox* m_sizeBox = nullptr;
   QString m_sizeColumn;                    ///< the column point sizes follow ("" for none)
   std::vector<std::uint8_t> m_sizeClasses; ///< its items' size classes (MapView), empty for none
   QString m_opacityColumn;                 ///< the column opacity follows ("" for none)
-  std::vector<double> m_opacityValues;     ///< its values (n), empty for none ///< the trust column
-                                           ///< asked for while it is computed
+  std::vector<double> m_opacityValues;     ///< its values (n), empty for none
   ItemStrip* m_neighbours;
   ItemStrip* m_pathStrip;
   SweepPanel* m_sweep;
@@ -277,6 +301,10 @@ private:
   QLabel* m_summary;
   QProgressBar* m_progress;
   QToolButton* m_cancel;
+  QToolButton* m_warningButton; ///< shown while the data read has warnings; a click lists them
+  QString m_warningText;        ///< those warnings, one a line
+  /// Shows what opening noticed (Dataset::warnings) in the status bar and behind its sign.
+  void showWarnings(const std::vector<std::string>& warnings);
   QMenu* m_examples = nullptr;
   std::shared_ptr<const Dataset> m_dataset;
   std::vector<float> m_pca; ///< n × 3 PCA coordinates
@@ -312,7 +340,11 @@ private:
   void buildSelectionDock();
   void onSelectionDrawn(const QPolygonF& polygon, Qt::KeyboardModifiers modifiers);
   void refreshSelectionPanel();
-  bool m_searching = false;
+  bool m_searching = false;      ///< m_matches are a search's (false: no search)
+  bool m_searchPending = false;  ///< a search runs in the background
+  bool m_goToFirstMatch = false; ///< Enter was pressed while it runs
+  QString m_searchText;          ///< the search asked for last, and whether it is a regex
+  bool m_searchRegex = false;
   /// The neighbours listed now (for export).
   std::int64_t m_shownNeighboursOf = -1;
   std::vector<std::int32_t> m_shownNeighbours;

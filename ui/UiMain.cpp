@@ -237,14 +237,21 @@ int runGui(int argc, char** argv) {
     });
   }
   if (!shot.isEmpty()) {
-    // The screenshot waits for the refined map (or the PCA map when there is nothing to refine).
+    // The screenshot waits for the refined map (or the PCA map when there is nothing to refine),
+    // then for a search or a column still read in the background.
     QObject::connect(&window, &MainWindow::explorationFinished, &window, [&window, shot] {
-      QTimer::singleShot(300, &window, [&window, shot] {
+      auto* settled = new QTimer(&window);
+      settled->setInterval(300);
+      QObject::connect(settled, &QTimer::timeout, &window, [&window, shot, settled] {
+        if (window.viewPending())
+          return;
+        settled->stop();
         const bool ok = window.grab().save(shot);
         std::fprintf(stderr, "nearscape: %s %s\n", ok ? "saved" : "could not save",
                      qPrintable(shot));
         QApplication::exit(ok ? 0 : 1);
       });
+      settled->start();
     });
     QObject::connect(&window, &MainWindow::loadFailed, &window, [](const QString& message) {
       std::fprintf(stderr, "nearscape: %s\n", qPrintable(message)); // no dialog to read

@@ -23,7 +23,8 @@ int runFind(const FindArgs& args) {
   options.loadThumbnails = false;
   const Dataset ds = openInput(args.path, options, commandJob());
   const std::vector<std::int64_t> found =
-      findItems(ds, args.text, args.regex ? MatchMode::Regex : MatchMode::Substring);
+      findItems(ds, args.text, args.regex ? MatchMode::Regex : MatchMode::Substring,
+                commandJob()); // Ctrl-C stops a long search
   const std::size_t shown =
       args.limit < 0 ? found.size() : std::min(found.size(), std::size_t(args.limit));
   if (args.common.json) {

@@ -151,6 +151,7 @@ int runInfo(const InfoArgs& args) {
                                             : nlohmann::json({side.truthRows, side.truthCols});
     j["backend"] = describeBackend(context);
     j["timings"] = {{"open_s", openSeconds}, {"scan_s", scanSeconds}};
+    j["warnings"] = ds.warnings; // also on stderr, as for every command
     std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
     return kExitOk;
   }

@@ -19,11 +19,13 @@
 #include "WelcomePage.h"
 
 #include <QApplication>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDateTime>
 #include <QDir>
 #include <QDockWidget>
 #include <QDoubleSpinBox>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
 #include <QLabel>
@@ -36,6 +38,7 @@
 #include <QStatusBar>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QTimer>
 
 #include <algorithm>
 #include <cmath>
@@ -238,14 +241,130 @@ private slots:
             std::abs(centre.y() - map->height() / 2.0) < 3);
 
     // A regular expression; an invalid one matches nothing and says so.
+    // The search runs in the background: the matches change when it ends.
     window.setSearch(QStringLiteral("^(cat|bird)$"), true);
-    QCOMPARE(window.searchMatches().size(), std::size_t(2 * kN / 3));
+    QTRY_COMPARE(window.searchMatches().size(), std::size_t(2 * kN / 3));
+    QSignalSpy searched(&window, &MainWindow::searchFinished);
     window.setSearch(QStringLiteral("("), true);
+    QVERIFY(searched.wait(10000));
     QVERIFY(window.searchMatches().empty());
+    QCOMPARE(window.findChild<QLineEdit*>(QStringLiteral("search"))->text(), QString("("));
     window.setSearch({});
     map->resetCamera(); // the search had centred the view on a dog
     QTest::qWait(50);
     QVERIFY(countColor(map->grabFramebuffer(), cat) > catsBefore / 2);
+  }
+
+  void searchLeavesTheWindowResponsive() {
+    // 1.5 million items with a text column: the search looks at every one off the GUI thread,
+    // whose event loop keeps turning (a timer's longest gap stays short) while it runs; typing
+    // on stops the search under way, whose result never shows; the count is right in the end.
+    QTemporaryDir dir;
+    constexpr int n = 1500000;
+    {
+      std::vector<float> x(std::size_t(n) * 2);
+      for (int i = 0; i < n; ++i) {
+        x[2 * std::size_t(i)] = float(i % 1000);
+        x[2 * std::size_t(i) + 1] = float(i / 1000);
+      }
+      QVERIFY(test::writeBytes(dir.filePath("many.npy"),
+                               test::npyBytes("<f4", {n, 2}, test::rawBytes(x))));
+      QByteArray meta("text\tscore\n");
+      meta.reserve(n * 24);
+      for (int i = 0; i < n; ++i) {
+        // "needle" in every 1000th text, "needlx" in others: "needl" finds both.
+        meta += "t" + QByteArray::number(i);
+        meta += i % 1000 == 0 ? " needle\t" : i % 1000 == 500 ? " needlx\t" : "\t";
+        meta += QByteArray::number(i % 7) + "\n";
+      }
+      QVERIFY(test::writeBytes(dir.filePath("many.meta.tsv"), meta));
+    }
+    MainWindow window;
+    window.resize(1000, 700);
+    window.show();
+    window.activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(&window));
+    QSignalSpy shown(&window, &MainWindow::mapShown);
+    window.openPath(dir.filePath("many.npy"));
+    QVERIFY2(shown.wait(120000), qPrintable(window.lastError()));
+    window.pipelineJobs()->cancel(); // the graph of 1.5 M items is not what is measured here
+    QVERIFY(window.pipelineJobs()->waitForDone(10000));
+    QCOMPARE(window.dataset()->size(), n);
+    // A regular expression (a substring search is some 30 times faster); the search as the
+    // old code ran it, on the GUI thread, timed for the report.
+    auto* regex = window.findChild<QCheckBox*>(QStringLiteral("regex"));
+    QVERIFY(regex);
+    regex->setChecked(true);
+    QElapsedTimer clock;
+    clock.start();
+    const std::vector<std::int64_t> expected =
+        findItems(*window.dataset(), "needle", MatchMode::Regex);
+    const qint64 blockingMs = clock.elapsed();
+    QCOMPARE(expected.size(), std::size_t(n / 1000));
+
+    // The event loop's heartbeat, from the first key until the result arrives.
+    qint64 longestGap = 0, last = -1, ticks = 0;
+    QTimer heartbeat;
+    heartbeat.setInterval(5);
+    connect(&heartbeat, &QTimer::timeout, this, [&] {
+      const qint64 now = clock.elapsed();
+      if (last >= 0 && window.viewPending()) // the gap that applies the result is not the search's
+        longestGap = std::max(longestGap, now - last);
+      last = now;
+      ++ticks;
+    });
+    QSignalSpy searched(&window, &MainWindow::searchFinished);
+    std::vector<std::size_t> applied; // every result shown, in order
+    connect(&window, &MainWindow::searchFinished, this,
+            [&] { applied.push_back(window.searchMatches().size()); });
+    auto* field = window.findChild<QLineEdit*>(QStringLiteral("search"));
+    QVERIFY(field);
+    field->setFocus();
+    clock.restart();
+    heartbeat.start();
+    QTest::keyClicks(field, "needl");
+    window.setSearch(field->text(), true); // as the pause in typing does, without waiting
+    QVERIFY(window.viewPending());
+    const qint64 started = clock.elapsed();
+    QTest::keyClick(field, Qt::Key_E); // typing on: that search stops, a new one starts
+    QTRY_VERIFY_WITH_TIMEOUT(!window.viewPending(), 60000);
+    const qint64 searchMs = clock.elapsed() - started;
+    QTest::qWait(300); // nothing stale arrives later
+    heartbeat.stop();
+    qInfo("regex search of %d items: %lld ms on the GUI thread before; in the background, "
+          "%lld ms until shown, the event loop's longest gap %lld ms (%lld ticks)",
+          n, blockingMs, searchMs, longestGap, ticks);
+    QCOMPARE(window.searchMatches(), expected);
+    QVERIFY(!applied.empty());
+    QCOMPARE(applied.back(), expected.size());
+    QVERIFY2(std::count(applied.begin(), applied.end(), std::size_t(2 * n / 1000)) <= 1,
+             "a stopped search's result was shown after the one that replaced it");
+    QCOMPARE(window.findChild<QLineEdit*>(QStringLiteral("search"))->text(), QString("needle"));
+    QVERIFY2(longestGap < 100, qPrintable(QString("the event loop stalled %1 ms").arg(longestGap)));
+
+    // Colouring by a column of 1.5 M values, and finding the columns worth colouring by when
+    // the data opens: read in the background too (timed here as the old code ran them).
+    clock.restart();
+    const ColourScheme scheme = columnScheme(*window.dataset(), 1);
+    const qint64 schemeMs = clock.elapsed();
+    clock.restart();
+    const ColumnChoices choices = columnChoices(*window.dataset());
+    const qint64 choicesMs = clock.elapsed();
+    QCOMPARE(choices.numeric, QStringList{"score"});
+    QCOMPARE(choices.colourable, QStringList{"score"}); // the text: every value its own
+    longestGap = 0;
+    last = -1;
+    heartbeat.start();
+    QVERIFY(window.setColourBy(QStringLiteral("score")));
+    QVERIFY(window.viewPending());
+    QTRY_COMPARE_WITH_TIMEOUT(window.colourBy(), QString("score"), 60000);
+    heartbeat.stop();
+    qInfo("colouring by a column of %d values: %lld ms on the GUI thread before (and %lld ms "
+          "for the columns worth colouring by); in the background, the longest gap %lld ms",
+          n, schemeMs, choicesMs, longestGap);
+    QCOMPARE(scheme.maximum, 6.0);
+    QVERIFY2(longestGap < 100, qPrintable(QString("the event loop stalled %1 ms").arg(longestGap)));
+    QCOMPARE(window.findChild<ColorBar*>()->maximum(), 6.0);
   }
 
   void colourByAnyColumn() {
@@ -262,8 +381,8 @@ private slots:
     QVERIFY(!listed.contains("title")); // every value unique: free text says nothing as colour
     // A numeric column: a colour bar with its range; the map in viridis from end to end.
     box->setCurrentText(QStringLiteral("score"));
-    emit box->textActivated(box->currentText()); // as a person choosing it
-    QCOMPARE(window.colourBy(), QString("score"));
+    emit box->textActivated(box->currentText());       // as a person choosing it
+    QTRY_COMPARE(window.colourBy(), QString("score")); // the column is read in the background
     auto* bar = window.findChild<ColorBar*>();
     QTRY_VERIFY(bar->isVisible());
     QCOMPARE(bar->minimum(), 0.0);
@@ -285,6 +404,7 @@ private slots:
     opacity->setCurrentText(QStringLiteral("score"));
     emit opacity->textActivated(opacity->currentText());
     QCOMPARE(window.opacityBy(), QString("score"));
+    QTRY_VERIFY(!window.viewPending());
     QTest::qWait(50);
     const int brightAfter = countColor(window.mapView()->grabFramebuffer(), labelColor(0));
     QVERIFY2(brightAfter < brightBefore / 4,
@@ -301,6 +421,7 @@ private slots:
     size->setCurrentText(QStringLiteral("score"));
     emit size->textActivated(size->currentText());
     QCOMPARE(window.sizeBy(), QString("score"));
+    QTRY_VERIFY(!window.viewPending());
     QTest::qWait(50);
     const int coveredAfter = countNonBackground(window.mapView()->grabFramebuffer());
     QVERIFY2(coveredAfter > coveredBefore * 3 / 2,
@@ -311,6 +432,7 @@ private slots:
     QTest::qWait(50);
     QCOMPARE(countNonBackground(window.mapView()->grabFramebuffer()), coveredBefore);
     QVERIFY(window.setColourBy(QStringLiteral("score")));
+    QTRY_COMPARE(window.colourBy(), QString("score"));
     // Filtered to a range of the column, typed as a person would: the rest disappear.
     auto* from = window.findChild<QDoubleSpinBox*>(QStringLiteral("rangeFrom"));
     auto* to = window.findChild<QDoubleSpinBox*>(QStringLiteral("rangeTo"));
@@ -334,7 +456,8 @@ private slots:
     // A column with more categories than colours: the most frequent ones and "other".
     QVERIFY(!window.setColourBy(QStringLiteral("title")));
     QVERIFY(window.setColourBy(QStringLiteral("group")));
-    QTRY_VERIFY(window.legend()->isVisible());
+    QTRY_COMPARE(window.colourBy(), QString("group"));
+    QVERIFY(window.legend()->isVisible());
     QCOMPARE(window.legend()->count(), kMaxCategories);
     QVERIFY(window.legend()->item(kMaxCategories - 1)->text().startsWith("other"));
     // The computed column: the distance to each item's k-th neighbour.
@@ -759,7 +882,7 @@ private slots:
     again.openSession(session);
     QVERIFY2(explored.wait(60000), qPrintable(again.lastError()));
     QCOMPARE(again.dataset()->size(), kN);
-    QCOMPARE(again.searchMatches().size(), std::size_t(kN / 3));
+    QTRY_COMPARE(again.searchMatches().size(), std::size_t(kN / 3));
     QCOMPARE(again.selection(), (std::vector<std::int64_t>{1, 2, 3}));
     QCOMPARE(again.legend()->visibleLabels()[0], false);
     QCOMPARE(again.selectedItem(), std::int64_t(4));

@@ -18,7 +18,9 @@
 #include <QLabel>
 #include <QMessageBox>
 #include <QSignalSpy>
+#include <QStatusBar>
 #include <QTemporaryDir>
+#include <QToolButton>
 
 #include <QTest>
 #include <cmath>
@@ -154,6 +156,36 @@ private slots:
     QVERIFY(failed.wait(30000));
     QVERIFY(window.lastError().contains("2 rows"));
     QCOMPARE(window.legend()->count(), 2);
+
+    // One column whose first line looks like a header: item 0's value all the same (one column
+    // has no header row, as in TensorBoard; the rows match), and the status bar says so, its
+    // warning sign keeping the whole message.
+    QFile one(dir.path() + "/classes.tsv");
+    QVERIFY(one.open(QIODevice::WriteOnly));
+    one.write("Class\n");
+    for (int i = 1; i < 400; ++i)
+      one.write(i % 2 ? "odd\n" : "even\n");
+    one.close();
+    auto* sign = window.findChild<QToolButton*>(QStringLiteral("warnings"));
+    QVERIFY(sign && !sign->isVisible());
+    QSignalSpy attached(window.jobs(), &JobRunner::finished);
+    window.attachMetadataFile(one.fileName());
+    QVERIFY(attached.wait(30000));
+    QCOMPARE(window.dataset()->labelOf(0), std::string("Class"));
+    QCOMPARE(window.legend()->count(), 3);
+    const QString message = window.statusBar()->currentMessage();
+    QVERIFY2(message.contains("'Class'") && message.contains("item 0's value"),
+             qPrintable(message));
+    QVERIFY(sign->isVisible());
+    QVERIFY2(sign->toolTip().contains("second column"), qPrintable(sign->toolTip()));
+    QTest::qWait(50);
+    for (const QLabel* label : window.statusBar()->findChildren<QLabel*>()) // under the message
+      QVERIFY2(!label->isVisible(), qPrintable(label->text()));
+    QVERIFY(window.grab().save(artifact("one-column-header-hint.png")));
+    // Metadata with a header row: no warning.
+    window.attachMetadataFile(meta.fileName());
+    QVERIFY(attached.wait(30000));
+    QVERIFY(!sign->isVisible());
   }
 
   void exploreNeighboursAndSmoothestPath() {

@@ -33,6 +33,21 @@ const std::vector<float>& data(std::int64_t n, std::int64_t d) {
   return x;
 }
 
+/// A million items with a text column each (the explorer's search looks at every one).
+const Dataset& texts() {
+  static const Dataset made = [] {
+    Dataset ds;
+    constexpr std::int64_t n = 1000000;
+    ds.vectors = Matrix<float>(std::vector<float>(std::size_t(n), 0.0f), n, 1);
+    ds.metadata.columnNames = {"text"};
+    ds.metadata.columns.resize(1);
+    for (std::int64_t i = 0; i < n; ++i)
+      ds.metadata.columns[0].push_back("item number " + std::to_string(i));
+    return ds;
+  }();
+  return made;
+}
+
 Context cpu() {
   Context c;
   c.backend = Backend::Cpu;
@@ -67,6 +82,9 @@ private slots:
         [=](JobControl& j) { pairsWithin(big, 6.0, Metric::L2, cpu(), j); });
     QTest::newRow("duplicates by quantile") << std::function<void(JobControl&)>(
         [=](JobControl& j) { pairsWithinQuantile(big, 0.5, Metric::Cosine, cpu(), j); });
+    const Dataset& text = texts();
+    QTest::newRow("search") << std::function<void(JobControl&)>(
+        [&text](JobControl& j) { findItems(text, "number.*[a-z]$", MatchMode::Regex, j); });
     static const KnnResult g = knnGraph(mid, 10, Metric::L2, cpu());
     static const std::vector<float> start = randomFloats(std::size_t(mid.rows) * 2, 9);
     QTest::newRow("layout") << std::function<void(JobControl&)>([=](JobControl& j) {

@@ -400,6 +400,56 @@ private slots:
     QCOMPARE(cli({"info", file, "--meta", m_dir.filePath("stray.meta.tsv")}).code, 2); // asked for
   }
 
+  void oneColumnHeaderIsHinted() {
+    // One column means no header row (TensorBoard's rule), so a first line "Label" is item 0's
+    // value, and the rows still match the items: the rule stands, a warning says so.
+    const QString file = m_dir.filePath("one.npy");
+    QVERIFY(writeBytes(file, npyBytes("<f4", {6, 2}, rawBytes(randomFloats(12, 5)))));
+    const QString meta = m_dir.filePath("one-labels.tsv");
+    QVERIFY(writeBytes(meta, "Label\ncat\ndog\ncat\ndog\ncat\n"));
+    Run r = cli({"info", file, "--meta", meta, "--json", "--backend", "cpu"});
+    QCOMPARE(r.code, 0);
+    const QJsonObject j = QJsonDocument::fromJson(r.out).object();
+    QCOMPARE(j["rows"].toInt(), 6);
+    QCOMPARE(j["label_counts"].toObject()["Label"].toInt(), 1); // the rule, unchanged
+    const QJsonArray warnings = j["warnings"].toArray();
+    QCOMPARE(warnings.size(), 1);
+    const QString warning = warnings[0].toString();
+    QVERIFY2(warning.contains("'Label'") && warning.contains("item 0") &&
+                 warning.contains("one column") && warning.contains("second column") &&
+                 warning.contains("remove the line") && warning.startsWith(meta),
+             qPrintable(warning));
+    QVERIFY2(r.err.contains("warning") && r.err.contains("'Label'"), r.err.constData());
+    r = cli({"info", file, "--meta", meta, "--backend", "cpu"}); // text: on stderr
+    QCOMPARE(r.code, 0);
+    QVERIFY2(r.err.contains("nearscape-cli: warning:") && r.err.contains("item 0's value"),
+             r.err.constData());
+    // A word above numbers reads as a header too; plain labels and a second column do not.
+    QVERIFY(writeBytes(meta, "score\n1\n2.5\n\n-3\n4\n"));
+    r = cli({"info", file, "--meta", meta, "--json", "--backend", "cpu"});
+    QCOMPARE(r.code, 0);
+    QCOMPARE(QJsonDocument::fromJson(r.out).object()["warnings"].toArray().size(), 1);
+    for (const QByteArray& fine :
+         {QByteArray("cat\ndog\ncat\ndog\ncat\ndog\n"),
+          QByteArray("label\ncat\nlabel\ndog\ncat\ndog\n"), QByteArray("1\n2\n3\n4\n5\n6\n"),
+          QByteArray("label\tscore\ncat\t1\ndog\t2\ncat\t3\n"
+                     "dog\t4\ncat\t5\ndog\t6\n")}) {
+      QVERIFY(writeBytes(meta, fine));
+      r = cli({"info", file, "--meta", meta, "--json", "--backend", "cpu"});
+      QCOMPARE(r.code, 0);
+      QVERIFY2(QJsonDocument::fromJson(r.out).object()["warnings"].toArray().isEmpty(),
+               fine.constData());
+      QVERIFY2(!r.err.contains("warning"), r.err.constData());
+    }
+    // A header above one value per item: one row too many, and the error says why.
+    QVERIFY(writeBytes(meta, "label\ncat\ndog\ncat\ndog\ncat\ndog\n"));
+    r = cli({"info", file, "--meta", meta, "--backend", "cpu"});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("7 rows") && r.err.contains("no header row") &&
+                 r.err.contains("'label'") && r.err.contains("remove it"),
+             r.err.constData());
+  }
+
   void infoText() {
     const QString file = m_dir.filePath("t.tsv");
     QVERIFY(writeBytes(file, "1\t2\n3\t4\n"));

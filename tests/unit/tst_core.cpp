@@ -3,6 +3,7 @@
 
 #include <QTest>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -177,6 +178,94 @@ private slots:
     QCOMPARE(find(""), std::vector<std::int64_t>{});
     QCOMPARE(find("^(dog|bird)$", MatchMode::Regex), (std::vector<std::int64_t>{1, 3, 4}));
     QVERIFY_THROWS_EXCEPTION(InvalidArgument, find("(", MatchMode::Regex));
+  }
+
+  void searchAndColumnsStopWhenAsked() {
+    // The explorer runs them in the background and stops one when a new one starts.
+    Dataset ds;
+    const std::size_t n = 50000;
+    ds.vectors = Matrix<float>(std::vector<float>(n, 0.0f), std::int64_t(n), 1);
+    ds.metadata.columnNames = {"text", "score"};
+    ds.metadata.columns.resize(2);
+    for (std::size_t i = 0; i < n; ++i) {
+      ds.metadata.columns[0].push_back("item " + std::to_string(i % 977));
+      ds.metadata.columns[1].push_back(std::to_string(i % 13));
+    }
+    JobControl stopped;
+    stopped.requestStop();
+    QVERIFY_THROWS_EXCEPTION(Cancelled, findItems(ds, "item 5", MatchMode::Substring, stopped));
+    QVERIFY_THROWS_EXCEPTION(Cancelled, findItems(ds, "item.5", MatchMode::Regex, stopped));
+    QVERIFY_THROWS_EXCEPTION(Cancelled, readColumn(ds, 0, stopped));
+    QVERIFY_THROWS_EXCEPTION(Cancelled, readColumn(ds, 1, stopped));
+    // Progress as it goes; the same result as without a job.
+    double last = 0;
+    int reports = 0;
+    JobControl watched(
+        [&](double f, const std::string&) {
+          QVERIFY(f >= last);
+          last = f;
+          ++reports;
+        },
+        std::chrono::milliseconds(0));
+    const auto found = findItems(ds, "ITEM 97", MatchMode::Substring, watched);
+    QCOMPARE(found, findItems(ds, "item 97", MatchMode::Substring));
+    const auto expected =
+        std::count_if(ds.metadata.columns[0].begin(), ds.metadata.columns[0].end(),
+                      [](const std::string& v) { return v.find("item 97") != std::string::npos; });
+    QCOMPARE(std::int64_t(found.size()), std::int64_t(expected)); // item 97, 970 … 976
+    QVERIFY(reports > 5);
+    // Categories by hashing: most frequent first, ties in natural order, as before.
+    const ColumnValues text = readColumn(ds, 0);
+    QCOMPARE(text.categories.size(), std::size_t(977));
+    QCOMPARE(text.categories.front(), std::string("item 0")); // 52 each for 0 … 172, then 51
+    QCOMPARE(text.categories[1], std::string("item 1"));
+    QCOMPARE(text.categories[2], std::string("item 2"));
+    QCOMPARE(text.counts.front(), std::int64_t(52));
+    QCOMPARE(text.counts.back(), std::int64_t(51));
+    QCOMPARE(text.categories.back(), std::string("item 976"));
+    for (std::size_t i = 0; i < n; i += 101)
+      QCOMPARE(text.categories[std::size_t(text.category[i])], ds.metadata.columns[0][i]);
+    // The summary agrees with the whole read, and stops counting past its limit.
+    QVERIFY(summarizeColumn(ds, 1, 5).numeric);
+    QCOMPARE(summarizeColumn(ds, 0, 5000).distinct, std::int64_t(977));
+    QCOMPARE(summarizeColumn(ds, 0, 100).distinct, std::int64_t(101));
+    QVERIFY(!summarizeColumn(ds, 0, 100).numeric);
+    QVERIFY_THROWS_EXCEPTION(Cancelled, summarizeColumn(ds, 1, 5, stopped));
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, summarizeColumn(ds, 2, 5));
+  }
+
+  void oneColumnHeaderHints() {
+    auto hint = [](std::vector<std::string> values) {
+      Metadata m;
+      m.columnNames = {"label"};
+      m.columns = {std::move(values)};
+      return oneColumnHeaderHint(m, "m.tsv");
+    };
+    // A column name at the top, found nowhere below it; any case.
+    for (const char* name :
+         {"label", "CLASS", "Text", "title", "name", "description", "image", "path", "filepath"})
+      QVERIFY2(!hint({name, "a", "b", "a"}).empty(), name);
+    const std::string text = hint({"class", "a", "b"});
+    QVERIFY2(text.starts_with("m.tsv: ") && text.find("'class'") != std::string::npos &&
+                 text.find("item 0's value") != std::string::npos &&
+                 text.find("second column") != std::string::npos,
+             text.c_str());
+    QVERIFY(hint({"label", "a", "label"}).empty()); // a category that happens to be "label"
+    QVERIFY(hint({"cat", "a", "b"}).empty());
+    QVERIFY(hint({"label"}).empty()); // one row: nothing to compare
+    // A word above numbers (empty values allowed); a number at the top is a value.
+    QVERIFY(!hint({"score", "1", " 2.5", "", "-3e2", "+4"}).empty());
+    QVERIFY(hint({"7", "1", "2"}).empty());
+    QVERIFY(hint({"score", "1", "two", "3"}).empty());
+    QVERIFY(hint({"score", "", ""}).empty());
+    QVERIFY(hint({"", "1", "2"}).empty());
+    // Several columns have a header row already.
+    Metadata two;
+    two.columnNames = {"label", "text"};
+    two.columns = {{"label", "a"}, {"x", "y"}};
+    QVERIFY(oneColumnHeaderHint(two, "m.tsv").empty());
+    // Control characters from the file are shown escaped.
+    QVERIFY(hint({"\x1b[31mscore", "1", "2"}).find("\x1b") == std::string::npos);
   }
 
   void columnsReadAsNumbersOrCategories() {

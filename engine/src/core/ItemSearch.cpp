@@ -6,8 +6,10 @@
 #include <charconv>
 #include <cmath>
 #include <functional>
-#include <map>
 #include <regex>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
 
 namespace nearscape {
 namespace {
@@ -45,8 +47,10 @@ bool parseNumber(const std::string& text, double& out) {
 
 } // namespace
 
-std::vector<std::int64_t> findItems(const Dataset& data, const std::string& text, MatchMode mode) {
+std::vector<std::int64_t> findItems(const Dataset& data, const std::string& text, MatchMode mode,
+                                    JobControl& job) {
   std::vector<std::int64_t> found;
+  job.check(); // a search stopped before it began (typing on) ends here
   if (text.empty())
     return found;
   const std::int64_t n = data.size();
@@ -74,7 +78,14 @@ std::vector<std::int64_t> findItems(const Dataset& data, const std::string& text
     };
   }
   const std::int64_t id = mode == MatchMode::Substring ? idNamed(text, n) : -1;
+  // A few thousand items take well under a millisecond (a regular expression: a few): a stop is
+  // seen at once, and the clock is read rarely.
+  constexpr std::int64_t kChunk = 4096;
   for (std::int64_t item = 0; item < n; ++item) {
+    if (item % kChunk == 0 && item > 0) {
+      job.check();
+      job.progress(double(item) / double(n), "searching");
+    }
     bool hit = item == id || matches(labelText(item));
     for (std::size_t c = 0; !hit && c < columns.size(); ++c)
       hit = matches((*columns[c])[std::size_t(item)]);
@@ -84,14 +95,17 @@ std::vector<std::int64_t> findItems(const Dataset& data, const std::string& text
   return found;
 }
 
-ColumnValues readColumn(const Dataset& data, int column) {
+ColumnValues readColumn(const Dataset& data, int column, JobControl& job) {
   if (column < 0 || column >= int(data.metadata.columns.size()))
     throw InvalidArgument("no metadata column " + std::to_string(column));
   const std::vector<std::string>& values = data.metadata.columns[std::size_t(column)];
   ColumnValues out;
   out.numbers.assign(values.size(), std::nan(""));
   bool allNumbers = true, any = false;
+  constexpr std::size_t kChunk = 16384;
   for (std::size_t i = 0; i < values.size() && allNumbers; ++i) {
+    if (i % kChunk == 0)
+      job.check();
     if (values[i].find_first_not_of(" \t") == std::string::npos)
       continue; // empty: no value
     allNumbers = parseNumber(values[i], out.numbers[i]);
@@ -106,23 +120,71 @@ ColumnValues readColumn(const Dataset& data, int column) {
     return out;
   }
   out.numbers.clear();
-  std::map<std::string, std::int64_t> tally;
-  for (const std::string& v : values)
-    ++tally[v];
-  std::vector<std::pair<std::string, std::int64_t>> ranked(tally.begin(), tally.end());
-  std::sort(ranked.begin(), ranked.end(),
-            [](const auto& a, const auto& b) { return naturalLess(a.first, b.first); });
-  std::stable_sort(ranked.begin(), ranked.end(), // most frequent first, ties in natural order
-                   [](const auto& a, const auto& b) { return a.second > b.second; });
-  std::map<std::string, std::int32_t> index;
+  // Hashed (a column of a million distinct texts is counted in a fraction of a second), each
+  // distinct value's first item remembered; then ranked.
+  struct Tally {
+    std::int64_t count = 0;
+    std::int32_t category = 0;
+  };
+  std::unordered_map<std::string_view, Tally> tally;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i % kChunk == 0)
+      job.check();
+    ++tally[values[i]].count;
+  }
+  std::vector<std::pair<std::string_view, std::int64_t>> ranked;
+  ranked.reserve(tally.size());
+  for (const auto& [name, t] : tally)
+    ranked.emplace_back(name, t.count);
+  job.check();
+  std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
+    // most frequent first, ties in natural order
+    return a.second != b.second ? a.second > b.second : naturalLess(a.first, b.first);
+  });
+  job.check();
+  out.categories.reserve(ranked.size());
+  out.counts.reserve(ranked.size());
   for (const auto& [name, count] : ranked) {
-    index[name] = std::int32_t(out.categories.size());
-    out.categories.push_back(name);
+    tally[name].category = std::int32_t(out.categories.size());
+    out.categories.emplace_back(name);
     out.counts.push_back(count);
   }
   out.category.reserve(values.size());
-  for (const std::string& v : values)
-    out.category.push_back(index[v]);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i % kChunk == 0)
+      job.check();
+    out.category.push_back(tally.find(values[i])->second.category);
+  }
+  return out;
+}
+
+ColumnSummary summarizeColumn(const Dataset& data, int column, std::int64_t distinctLimit,
+                              JobControl& job) {
+  if (column < 0 || column >= int(data.metadata.columns.size()))
+    throw InvalidArgument("no metadata column " + std::to_string(column));
+  const std::vector<std::string>& values = data.metadata.columns[std::size_t(column)];
+  constexpr std::size_t kChunk = 16384;
+  ColumnSummary out;
+  bool allNumbers = true, any = false;
+  for (std::size_t i = 0; i < values.size() && allNumbers; ++i) {
+    if (i % kChunk == 0)
+      job.check();
+    if (values[i].find_first_not_of(" \t") == std::string::npos)
+      continue;
+    double scratch = 0;
+    allNumbers = parseNumber(values[i], scratch);
+    any = any || allNumbers;
+  }
+  out.numeric = allNumbers && any;
+  if (out.numeric)
+    return out;
+  std::unordered_set<std::string_view> seen;
+  for (std::size_t i = 0; i < values.size() && std::int64_t(seen.size()) <= distinctLimit; ++i) {
+    if (i % kChunk == 0)
+      job.check();
+    seen.insert(values[i]);
+  }
+  out.distinct = std::int64_t(seen.size());
   return out;
 }
 

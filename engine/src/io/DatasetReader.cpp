@@ -136,13 +136,13 @@ Dataset openDataset(const fs::path& path, const OpenOptions& options, JobControl
   Dataset ds = readAny(path, options, job);
   job.check();
   if (!options.metaPath.empty()) { // asked for: any problem is an error
-    attachMetadata(ds, readMetadataTsv(options.metaPath, ds.size()), options.metaPath.string());
+    attachMetadataFile(ds, options.metaPath);
   } else if (std::error_code ec; fs::exists(sidecarFor(path), ec)) {
     const fs::path sidecar = sidecarFor(path);
     // Found beside the data, not asked for: one that does not fit (another data set's, a stale
     // one) must not stop the data from opening. It is skipped, and the warning says why.
     try {
-      attachMetadata(ds, readMetadataTsv(sidecar, ds.size()), sidecar.string());
+      attachMetadataFile(ds, sidecar);
     } catch (const Error& e) {
       ds.warnings.push_back("the metadata found beside the data was skipped: " +
                             std::string(e.what()));

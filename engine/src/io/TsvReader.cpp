@@ -6,10 +6,12 @@
 #include "nearscape/io/MappedFile.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 
 namespace nearscape::io {
 namespace {
@@ -301,10 +303,14 @@ Metadata readMetadataTsv(const std::filesystem::path& path, std::int64_t expecte
   const std::size_t rows = lines.count() + (header ? 0 : 1);
   // Compared before any cell is stored: a wrong file costs nothing.
   if (expectedRows >= 0 && std::int64_t(rows) != expectedRows)
-    throw FormatError(
-        name + ": metadata has " + std::to_string(rows) + " rows but the data has " +
-        std::to_string(expectedRows) + " items" +
-        (header ? " (the first line is a header because there are several columns)" : ""));
+    throw FormatError(name + ": metadata has " + std::to_string(rows) + " rows but the data has " +
+                      std::to_string(expectedRows) + " items" +
+                      (header ? " (the first line is a header because there are several columns)"
+                       : std::int64_t(rows) == expectedRows + 1
+                           ? " (a file of one column has no header row, so its first line, '" +
+                                 printableText(io::trimSpaces(first[0]), 40) +
+                                 "', is an item's value; if it is a header, remove it)"
+                           : ""));
   if (header)
     meta.columnNames.assign(first.begin(), first.end());
   else
@@ -329,6 +335,82 @@ Metadata readMetadataTsv(const std::filesystem::path& path, std::int64_t expecte
       meta.columns[c].emplace_back(fields[c]);
   }
   return meta;
+}
+
+} // namespace nearscape
+
+namespace nearscape {
+namespace {
+
+std::string_view trimmedBlanks(std::string_view text) {
+  const std::size_t a = text.find_first_not_of(" \t");
+  if (a == std::string_view::npos)
+    return {};
+  return text.substr(a, text.find_last_not_of(" \t") - a + 1);
+}
+
+/// As colouring reads a number (ItemSearch's readColumn): an optional '+', then a finite value.
+bool isNumberText(std::string_view text) {
+  if (!text.empty() && text.front() == '+')
+    text.remove_prefix(1);
+  double value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  return ec == std::errc() && end == text.data() + text.size() && std::isfinite(value);
+}
+
+bool equalsIgnoreCase(std::string_view a, std::string_view b) {
+  return a.size() == b.size() &&
+         std::equal(a.begin(), a.end(), b.begin(), [](unsigned char x, unsigned char y) {
+           return std::tolower(x) == std::tolower(y);
+         });
+}
+
+} // namespace
+
+std::string oneColumnHeaderHint(const Metadata& metadata, const std::string& source) {
+  if (metadata.columns.size() != 1 || metadata.rows() < 2)
+    return {};
+  const std::vector<std::string>& values = metadata.columns[0];
+  const std::string_view first = trimmedBlanks(values[0]);
+  if (first.empty())
+    return {};
+  // The names the explorer gives a meaning (label, text, images) and a few common others.
+  static constexpr std::string_view kColumnNames[] = {
+      "label", "labels",      "class",   "category", "text",       "title",    "name",
+      "names", "description", "caption", "image",    "image_path", "filepath", "file",
+      "path",  "filename",    "id",      "tag",      "word",       "token",    "target"};
+  bool looksLikeHeader = false;
+  if (std::any_of(std::begin(kColumnNames), std::end(kColumnNames),
+                  [&](std::string_view name) { return equalsIgnoreCase(first, name); })) {
+    // A word that is also another item's value is a category, not a header.
+    looksLikeHeader = std::find(values.begin() + 1, values.end(), values[0]) == values.end();
+  } else if (!isNumberText(first)) {
+    // A word above numbers: every other non-empty value is one.
+    bool anyNumber = false, allNumbers = true;
+    for (std::size_t i = 1; i < values.size() && allNumbers; ++i) {
+      const std::string_view v = trimmedBlanks(values[i]);
+      if (v.empty())
+        continue;
+      allNumbers = isNumberText(v);
+      anyNumber = true;
+    }
+    looksLikeHeader = anyNumber && allNumbers;
+  }
+  if (!looksLikeHeader)
+    return {};
+  return source + ": the first line, '" + printableText(first, 40) +
+         "', looks like a header but was read as item 0's value (a metadata file of one column "
+         "has no header row, as in TensorBoard). To make it a header, add a second column (with "
+         "several columns the first line is the header); else remove the line. Either way the "
+         "file must hold one value per item.";
+}
+
+void attachMetadataFile(Dataset& dataset, const std::filesystem::path& path) {
+  Metadata metadata = readMetadataTsv(path, dataset.size());
+  std::string hint = oneColumnHeaderHint(metadata, path.string());
+  attachMetadata(dataset, std::move(metadata), path.string());
+  if (!hint.empty())
+    dataset.warnings.push_back(std::move(hint));
 }
 
 } // namespace nearscape

@@ -60,9 +60,8 @@ struct Dataset {
   Matrix<std::int32_t> truthIds; ///< ann-benchmarks "neighbors"; may be empty
   Matrix<float> truthDistances;  ///< ann-benchmarks "distances"; may be empty
 
-  std::string contentHash; ///< 32 hex digits: XXH3-128 of shape + vector bytes
-  std::vector<std::string>
-      warnings; ///< what was skipped while opening (a sidecar that did not fit)
+  std::string contentHash;           ///< 32 hex digits: XXH3-128 of shape + vector bytes
+  std::vector<std::string> warnings; ///< what opening noticed: a sidecar skipped, a likely header
 
   std::int64_t size() const { return vectors.rows(); }
   std::int64_t dim() const { return vectors.cols(); }

@@ -4,6 +4,7 @@
 /// or categories — what the explorer's search field and "colour by" use, and `nearscape-cli find`.
 
 #include "nearscape/core/Dataset.h"
+#include "nearscape/core/JobControl.h"
 
 #include <cstdint>
 #include <string>
@@ -18,9 +19,11 @@ enum class MatchMode {
 };
 
 /// Items, in id order, whose id is `text` or whose metadata value in any column (labels
-/// included) matches `text`. An empty text matches nothing. Throws InvalidArgument (a malformed
-/// regular expression).
-std::vector<std::int64_t> findItems(const Dataset& data, const std::string& text, MatchMode mode);
+/// included) matches `text`. An empty text matches nothing. Checks `job` every few thousand
+/// items (a new search in the explorer stops the last one). Throws InvalidArgument (a malformed
+/// regular expression), Cancelled.
+std::vector<std::int64_t> findItems(const Dataset& data, const std::string& text, MatchMode mode,
+                                    JobControl& job = noJobControl());
 
 /// A metadata column read for colouring: numbers where every non-empty value parses as a finite
 /// number (and at least one does), else categories.
@@ -34,7 +37,18 @@ struct ColumnValues {
 };
 
 /// Column `column` of `data.metadata` read as numbers or categories. Throws InvalidArgument
-/// (no such column).
-ColumnValues readColumn(const Dataset& data, int column);
+/// (no such column), Cancelled.
+ColumnValues readColumn(const Dataset& data, int column, JobControl& job = noJobControl());
+
+/// How a metadata column reads, at less cost than readColumn: numbers or not (as readColumn
+/// decides), and for categories how many distinct values, counted up to `distinctLimit`
+/// (beyond it, distinctLimit + 1): a column of a million distinct texts stops early.
+struct ColumnSummary {
+  bool numeric = false;
+  std::int64_t distinct = 0; ///< categorical: distinct values, at most distinctLimit + 1
+};
+/// Throws InvalidArgument (no such column), Cancelled.
+ColumnSummary summarizeColumn(const Dataset& data, int column, std::int64_t distinctLimit,
+                              JobControl& job = noJobControl());
 
 } // namespace nearscape

@@ -48,6 +48,19 @@ constexpr std::size_t kMaxMetadataFieldBytes = std::size_t(4) << 20;
 
 Metadata readMetadataTsv(const std::filesystem::path& path, std::int64_t expectedRows = -1);
 
+/// For metadata of one column (read without a header row, TensorBoard's rule), a warning when
+/// its first value looks like a header all the same: a column name ("label", "class", "text",
+/// "name", "path", …, in any case) found nowhere else in the column, or a word above values that
+/// are all numbers. The rule stands (the value stays item 0's, row counts keep matching); the
+/// warning says so and how to make the line a header or drop it. Empty when nothing looks
+/// wrong. `source` names the file in the message.
+std::string oneColumnHeaderHint(const Metadata& metadata, const std::string& source);
+
+/// Reads the metadata file `path` for `dataset` (readMetadataTsv, its row count checked) and
+/// attaches it (attachMetadata), adding oneColumnHeaderHint's warning, if any, to
+/// `dataset.warnings`. Throws as those do.
+void attachMetadataFile(Dataset& dataset, const std::filesystem::path& path);
+
 /// `text` (from a file: a label, a header, a value) made safe to print on a terminal or in a
 /// message: control characters, escape sequences and invisible code points (BOM, zero-width and
 /// bidi marks) become visible escapes such as \x1b or \u{feff}, invalid UTF-8 bytes become
