@@ -14,7 +14,8 @@ using namespace nearscape;
 
 namespace {
 
-/// `clusters` Gaussian blobs of `n` items in d dimensions, seeded; far apart when `spread` is large.
+/// `clusters` Gaussian blobs of `n` items in d dimensions, seeded; far apart when `spread` is
+/// large.
 std::vector<float> blobs(int n, int d, int clusters, float spread, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::normal_distribution<float> normal;
@@ -172,8 +173,8 @@ private slots:
     std::vector<ExploreStage> order;
     ExploreStages stages;
     stages.onStage = [&](ExploreStage stage, const Exploration&) { order.push_back(stage); };
-    const Exploration e = explore({x.data(), n, d}, params, contextFor(Backend::Cpu),
-                                  noJobControl(), stages);
+    const Exploration e =
+        explore({x.data(), n, d}, params, contextFor(Backend::Cpu), noJobControl(), stages);
     QCOMPARE(order, std::vector<ExploreStage>{ExploreStage::Graph});
     QCOMPARE(e.graph.ids.rows(), std::int64_t(n));
     QVERIFY(!e.neighbours && e.map.empty() && e.start.empty() && !e.forest);
@@ -214,9 +215,8 @@ private slots:
     QVERIFY(seen.size() > 20);
     QCOMPARE(seen.front(), 0.0);
     for (std::size_t i = 1; i < seen.size(); ++i)
-      QVERIFY2(seen[i] >= seen[i - 1], qPrintable(QString("progress %1 after %2")
-                                                      .arg(seen[i])
-                                                      .arg(seen[i - 1])));
+      QVERIFY2(seen[i] >= seen[i - 1],
+               qPrintable(QString("progress %1 after %2").arg(seen[i]).arg(seen[i - 1])));
     QCOMPARE(seen.back(), 1.0);
 
     // With a supplied graph and stages turned off: still 0 → 1, forward only.
@@ -265,8 +265,7 @@ private slots:
     if (stopAt == 0)
       QCOMPARE(order, std::vector<ExploreStage>{ExploreStage::Graph});
     if (stopAt == 1)
-      QCOMPARE(order,
-               (std::vector<ExploreStage>{ExploreStage::Graph, ExploreStage::Neighbours}));
+      QCOMPARE(order, (std::vector<ExploreStage>{ExploreStage::Graph, ExploreStage::Neighbours}));
     if (stopAt == 2)
       QVERIFY(order.empty());
   }

@@ -61,8 +61,8 @@ Exploration explore(const MatrixView<float>& data, const ExploreParams& params,
                     const Context& context, JobControl& job, const ExploreStages& stages) {
   const std::int64_t n = data.rows;
   const int dim = params.layout.dim;
-  NEARSCAPE_EXPECTS(n >= 2, "exploring needs at least 2 items (the data has " +
-                                std::to_string(n) + ")");
+  NEARSCAPE_EXPECTS(n >= 2,
+                    "exploring needs at least 2 items (the data has " + std::to_string(n) + ")");
   NEARSCAPE_EXPECTS(!params.map || dim == 2 || dim == 3, "the map's dimension must be 2 or 3");
   auto finished = [&](ExploreStage stage, const Exploration& e) {
     if (stages.onStage)

@@ -46,7 +46,7 @@ struct Exploration {
   /// How the graph was built: params.method resolved (resolveGraphMethod); as given when the
   /// graph was supplied.
   GraphMethod method = GraphMethod::Auto;
-  KnnResult graph;                         ///< n × k ids and distances, nearest first
+  KnnResult graph;                           ///< n × k ids and distances, nearest first
   std::shared_ptr<ExactKnnIndex> neighbours; ///< exact search over the data (kept by reference)
   Matrix<float> start;                       ///< n × dim: where the layout started (PCA)
   Matrix<float> map;                         ///< n × dim: the map
