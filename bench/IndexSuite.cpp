@@ -66,14 +66,15 @@ int runIndex(const IndexArgs& a) {
     givenQueries = qds.vectors.view();
   }
   HeldOutSweepOptions pipeline;
-  pipeline.kind = a.kind;
   pipeline.metric = metric;
   pipeline.holdout = a.holdout;
   pipeline.holdoutSeed = 99;
+  ParameterValues build;
   for (const std::string& b : a.build) {
     const auto eq = b.find('=');
-    pipeline.build[b.substr(0, eq)] = std::stod(b.substr(eq + 1));
+    build[b.substr(0, eq)] = std::stod(b.substr(eq + 1));
   }
+  pipeline.build = parseIndexBuildParams(a.kind, build);
   pipeline.sweep.k = a.k;
   pipeline.sweep.latencyQueries = 500;
   const std::string knob = a.kind == "graph" ? "ef" : "nprobe";
@@ -111,8 +112,8 @@ int runIndex(const IndexArgs& a) {
     std::ostringstream cmd;
     const auto threads = effectiveThreads(context);
     const int nlist = std::stoi(a.nlistPeer) > 0 ? std::stoi(a.nlistPeer)
-                      : a.kind == "ivf"          ? int(index->buildValues().at("nlist"))
-                                                 : 1024;
+                      : a.kind == "ivf" ? *std::get<IvfFlatParams>(index->buildParams()).nlist
+                                        : 1024;
     cmd << a.python << " " << a.peersDir << "/ann_sweep.py " << a.peer << " " << baseFile << " "
         << queryFile << " " << dir << " --k " << a.k << " --values " << a.peerValues
         << " --threads " << threads << " --nlist " << nlist << " --metric " << metricName(metric);

@@ -50,21 +50,21 @@ int runLayout(const LayoutArgs& a) {
   std::vector<double> ours, oursGraph, oursMap, theirs, oursKept, theirsKept;
   std::string graphDevice;
   for (int r = 0; r < a.repeats; ++r) {
+    // The graph, then the map from its PCA view: the pipeline `nearscape-cli layout` runs.
+    ExploreParams params;
+    params.k = a.k;
+    params.method = method;
+    params.neighbours = false;
+    params.forest = false;
+    params.layout.dim = a.dim;
     const auto t = std::chrono::steady_clock::now();
-    const KnnResult g = buildKnnGraph(x, a.k, Metric::L2, method, context);
-    graphDevice = g.report.describe();
-    oursGraph.push_back(secondsSince(t));
-    const auto t1 = std::chrono::steady_clock::now();
-    PcaParams pp;
-    pp.components = a.dim;
-    pp.maxSampleRows = 25000;
-    const PcaResult pca = computePca(x, pp, context);
-    LayoutParams lp;
-    lp.dim = a.dim;
-    const Matrix<float> xy =
-        layoutGraph(g.ids.view(), g.distances.view(), pca.coordinates.view(), lp, context);
-    oursMap.push_back(secondsSince(t1));
+    const Exploration explored = explore(x, params, context);
     ours.push_back(secondsSince(t));
+    const KnnResult& g = explored.graph;
+    const Matrix<float>& xy = explored.map;
+    graphDevice = g.report.describe();
+    oursGraph.push_back(explored.seconds.graph);
+    oursMap.push_back(explored.seconds.start + explored.seconds.map);
     if (truth.ids.empty())
       truth = g; // exact, k ≥ 10: its first 10 columns are the true 10-NN
     oursKept.push_back(layoutQuality(truth.ids.view(), xy.view(), 10).overall);

@@ -63,6 +63,7 @@ struct MainWindow::Exploration {
   int graphK = 0;                                 ///< the preferred k, or n − 1 for smaller data
   std::string graphKey;                           ///< how the graph was built (the cache's key)
   bool graphCached = false, layoutCached = false; ///< read back from the artefact cache
+  GraphMethod method = GraphMethod::Exact;        ///< the preferred method, resolved
   std::string graphMethod;                        ///< how the graph was built
   std::shared_ptr<ExactKnnIndex> index;           ///< exact neighbours of a clicked item
   UndirectedGraph undirected;
@@ -84,6 +85,22 @@ std::string graphKey(GraphMethod method, int k, std::uint64_t seed) {
 std::string mapKey(const std::string& graphKey, Metric metric, int dim) {
   return graphKey + ",metric=" + std::string(metricName(metric)) + ",dim=" + std::to_string(dim) +
          ",layout=default";
+}
+
+/// The explore pipeline as the GUI runs it: the preferred graph, a map that refines visibly.
+ExploreParams guiExploreParams(int graphK, GraphMethod method, Metric metric, int dim) {
+  ExploreParams params;
+  params.metric = metric;
+  params.k = graphK;
+  params.method = method;
+  params.layout.dim = dim;
+  params.layout.reportEvery = 5;
+  return params;
+}
+
+/// A stage hook that supplies `result` (already at hand: the graph of an earlier exploration).
+template <typename T> auto supply(const T& result) {
+  return [result](const nearscape::Exploration&) { return std::optional<T>(result); };
 }
 
 } // namespace
@@ -645,43 +662,40 @@ void MainWindow::startExploration() {
         e->dataset = dataset;
         e->graphK = graphK;
         e->metric = metric;
-        const auto t0 = std::chrono::steady_clock::now();
+        e->layoutDim = dim;
         // The map and the paths need a kNN graph: exact where that is the cheaper way (small data
         // sets), NN-Descent beyond (GNND on a GPU). Clicked items always get exact neighbours.
         // What was computed for this data before comes back from the cache, verified.
-        const GraphMethod method =
+        e->method =
             resolveGraphMethod(askedMethod, dataset->size(), dataset->dim(), graphK, context);
-        e->graphKey = graphKey(method, graphK, context.seed);
-        if (auto cached = cache.loadGraph(*dataset, metric, e->graphKey)) {
-          e->graph = std::move(*cached);
-          e->graphCached = true;
-        } else {
-          e->graph = buildKnnGraph(dataset->vectors.view(), graphK, metric, method, context, job);
-          cache.storeGraph(*dataset, metric, e->graphKey, e->graph);
-        }
-        e->graphMethod = method == GraphMethod::Exact               ? "exact"
+        e->graphKey = graphKey(e->method, graphK, context.seed);
+        e->graphMethod = e->method == GraphMethod::Exact            ? "exact"
                          : resolveBackend(context) == Backend::Cuda ? "GNND"
                                                                     : "NN-Descent";
-        e->index = std::make_shared<ExactKnnIndex>(dataset->vectors.view(), metric, context);
-        const auto t1 = std::chrono::steady_clock::now();
-        e->graphSeconds = std::chrono::duration<double>(t1 - t0).count();
-        job.check();
-        const std::string what = "map" + std::to_string(dim) + "d";
-        if (auto cached = cache.loadMatrix(*dataset, what, mapKey(e->graphKey, metric, dim), dim)) {
-          e->layout.assign(cached->data(), cached->data() + cached->view().size());
-          e->layoutCached = true;
-        } else {
-          e->layout = refineMap(self, dataset, e->graph, start, dim, context, job);
-          cache.storeMatrix(*dataset, what, mapKey(e->graphKey, metric, dim),
-                            {e->layout.data(), dataset->size(), dim});
-        }
-        e->layoutDim = dim;
-        const auto t2 = std::chrono::steady_clock::now();
-        e->layoutSeconds = std::chrono::duration<double>(t2 - t1).count();
-        e->undirected = symmetrizeKnnGraph(e->graph.ids.view(), e->graph.distances.view(), metric);
-        e->forest = std::make_shared<SpanningForest>(e->undirected, context, job);
-        e->mstSeconds =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - t2).count();
+        ExploreStages stages;
+        addMapStages(stages, self, dataset, cache, mapKey(e->graphKey, metric, dim), dim, start);
+        stages.graph = [&](const nearscape::Exploration&) {
+          return cache.loadGraph(*dataset, metric, e->graphKey);
+        };
+        stages.onStage = [&, storeMap = stages.onStage](ExploreStage stage,
+                                                        const nearscape::Exploration& so) {
+          if (stage == ExploreStage::Graph && !so.graphSupplied)
+            cache.storeGraph(*dataset, metric, e->graphKey, so.graph);
+          storeMap(stage, so);
+        };
+        nearscape::Exploration done = nearscape::explore(
+            dataset->vectors.view(), guiExploreParams(graphK, e->method, metric, dim), context, job,
+            stages);
+        e->graph = std::move(done.graph);
+        e->graphCached = done.graphSupplied;
+        e->index = std::move(done.neighbours);
+        e->layout.assign(done.map.data(), done.map.data() + done.map.view().size());
+        e->layoutCached = done.mapSupplied;
+        e->undirected = std::move(done.undirected);
+        e->forest = std::move(done.forest);
+        e->graphSeconds = done.seconds.graph + done.seconds.neighbours;
+        e->layoutSeconds = done.seconds.start + done.seconds.map;
+        e->mstSeconds = done.seconds.forest;
         return e;
       },
       [this](std::shared_ptr<Exploration>& e) {
@@ -712,27 +726,32 @@ void MainWindow::startExploration() {
       });
 }
 
-std::vector<float> MainWindow::refineMap(const QPointer<MainWindow>& self,
-                                         const std::shared_ptr<const Dataset>& dataset,
-                                         const KnnResult& graph, const std::vector<float>& start,
-                                         int dim, const Context& context, JobControl& job) {
-  LayoutParams params;
-  params.dim = dim;
-  params.reportEvery = 5;
-  const Matrix<float> layout = layoutGraph(
-      graph.ids.view(), graph.distances.view(),
-      MatrixView<float>{start.data(), dataset->size(), dim}, params, context, job,
-      [self, dataset, dim](const MatrixView<float>& positions, double) {
-        std::vector<float> copy(positions.data, positions.data + positions.rows * positions.cols);
-        QMetaObject::invokeMethod(
-            self.data(),
-            [self, dataset, dim, copy = std::move(copy)] {
-              if (self && self->m_dataset == dataset && self->m_mapDim == dim)
-                self->m_map->movePoints(copy, !self->m_map->userMovedCamera());
-            },
-            Qt::QueuedConnection);
-      });
-  return {layout.data(), layout.data() + layout.rows() * layout.cols()};
+void MainWindow::addMapStages(ExploreStages& stages, const QPointer<MainWindow>& self,
+                              const std::shared_ptr<const Dataset>& dataset,
+                              const ArtefactCache& cache, const std::string& mapKey, int dim,
+                              const std::vector<float>& start) {
+  const std::string what = "map" + std::to_string(dim) + "d";
+  stages.map = [dataset, cache, what, mapKey, dim](const nearscape::Exploration&) {
+    return cache.loadMatrix(*dataset, what, mapKey, dim);
+  };
+  stages.start = [dataset, start, dim](const nearscape::Exploration&) {
+    return std::optional(Matrix<float>(start, dataset->size(), dim));
+  };
+  stages.onLayout = [self, dataset, dim](const MatrixView<float>& positions, double) {
+    std::vector<float> copy(positions.data, positions.data + positions.rows * positions.cols);
+    QMetaObject::invokeMethod(
+        self.data(),
+        [self, dataset, dim, copy = std::move(copy)] {
+          if (self && self->m_dataset == dataset && self->m_mapDim == dim)
+            self->m_map->movePoints(copy, !self->m_map->userMovedCamera());
+        },
+        Qt::QueuedConnection);
+  };
+  stages.onStage = [dataset, cache, what, mapKey](ExploreStage stage,
+                                                  const nearscape::Exploration& e) {
+    if (stage == ExploreStage::Map && !e.mapSupplied)
+      cache.storeMatrix(*dataset, what, mapKey, e.map.view());
+  };
 }
 
 std::vector<float> MainWindow::pcaView(int dim) const {
@@ -773,15 +792,19 @@ void MainWindow::startLayout(int dim) {
   QPointer<MainWindow> self(this);
   m_pipelineJobs->run<std::vector<float>>(
       tr("Mapping in %1D").arg(dim),
-      [explore, dataset, context, start, dim, self, cache = m_cache](JobControl& job) {
-        const std::string what = "map" + std::to_string(dim) + "d";
-        const std::string key = mapKey(explore->graphKey, explore->metric, dim);
-        if (auto cached = cache.loadMatrix(*dataset, what, key, dim))
-          return std::vector<float>(cached->data(), cached->data() + cached->view().size());
-        std::vector<float> layout =
-            refineMap(self, dataset, explore->graph, start, dim, context, job);
-        cache.storeMatrix(*dataset, what, key, {layout.data(), dataset->size(), dim});
-        return layout;
+      [current = explore, dataset, context, start, dim, self, cache = m_cache](JobControl& job) {
+        // The map alone, from the exploration's graph.
+        ExploreParams params =
+            guiExploreParams(current->graphK, current->method, current->metric, dim);
+        params.neighbours = false;
+        params.forest = false;
+        ExploreStages stages;
+        addMapStages(stages, self, dataset, cache, mapKey(current->graphKey, current->metric, dim),
+                     dim, start);
+        stages.graph = supply(current->graph);
+        const Matrix<float> map =
+            nearscape::explore(dataset->vectors.view(), params, context, job, stages).map;
+        return std::vector<float>(map.data(), map.data() + map.view().size());
       },
       [this, dataset, dim](std::vector<float>& layout) {
         if (m_dataset != dataset)
@@ -904,12 +927,19 @@ void MainWindow::bridgeComponentsAndRetry(std::int64_t retryTo) {
   auto explore = m_explore;
   m_pipelineJobs->run<std::shared_ptr<Exploration>>(
       tr("Joining components"),
-      [explore, context = m_context](JobControl& job) {
-        auto e = std::make_shared<Exploration>(*explore);
-        const auto bridges =
-            bridgeComponents(e->undirected, e->dataset->vectors.view(), e->metric, job);
-        e->undirected = withEdges(e->undirected, bridges);
-        e->forest = std::make_shared<SpanningForest>(e->undirected, context, job);
+      [current = explore, context = m_context](JobControl& job) {
+        auto e = std::make_shared<Exploration>(*current);
+        // The forest again, of the graph with its components joined.
+        ExploreParams params = guiExploreParams(e->graphK, e->method, e->metric, e->layoutDim);
+        params.neighbours = false;
+        params.map = false;
+        params.bridge = true;
+        ExploreStages stages;
+        stages.graph = supply(e->graph);
+        nearscape::Exploration joined =
+            nearscape::explore(e->dataset->vectors.view(), params, context, job, stages);
+        e->undirected = std::move(joined.undirected);
+        e->forest = std::move(joined.forest);
         return e;
       },
       [this, retryTo](std::shared_ptr<Exploration>& e) {

@@ -219,11 +219,13 @@ private:
   void startLayout(int dim);
   /// The PCA view in `dim` dimensions (n × dim).
   std::vector<float> pcaView(int dim) const;
-  /// The layout itself, on a job's thread: streams positions to the map while it shows `dim`.
-  static std::vector<float> refineMap(const QPointer<MainWindow>& self,
-                                      const std::shared_ptr<const Dataset>& dataset,
-                                      const KnnResult& graph, const std::vector<float>& start,
-                                      int dim, const Context& context, JobControl& job);
+  /// The explore pipeline's hooks for the map of `dim` dimensions (run on a job's thread): read
+  /// back from the artefact cache under `mapKey` or stored there once computed, started from the
+  /// PCA view `start`, its positions streamed to the map while it shows `dim`.
+  static void addMapStages(ExploreStages& stages, const QPointer<MainWindow>& self,
+                           const std::shared_ptr<const Dataset>& dataset,
+                           const ArtefactCache& cache, const std::string& mapKey, int dim,
+                           const std::vector<float>& start);
   void onMapClicked(std::int64_t item, Qt::KeyboardModifiers modifiers);
   void showLoaded(Loaded& loaded);
   void applyVisibility();

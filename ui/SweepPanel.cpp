@@ -178,8 +178,7 @@ void SweepPanel::startSweep() {
       tr("Index sweep"),
       [=](JobControl& job) {
         HeldOutSweepOptions options;
-        options.kind = kind;
-        options.build = build;
+        options.build = parseIndexBuildParams(kind, build); // the controls' values, by name
         options.metric = metric;
         options.holdout = queries;
         options.listMissesOf = selected;

@@ -39,24 +39,24 @@ int runLayout(const LayoutArgs& a) {
   const Metric metric = chooseMetric(a.metric, ds);
   const auto started = std::chrono::steady_clock::now();
   auto t = started;
-  KnnResult knn;
-  if (a.graph.empty()) {
-    knn = autoKnnGraph(ds.vectors.view(), a.k, metric, context, job);
-  } else {
-    knn = readKnnGraph(a.graph, ds, metric);
-  }
-  const double graphSeconds = since(t);
-  t = std::chrono::steady_clock::now();
-  PcaParams pcaParams;
-  pcaParams.components = a.dim;
-  pcaParams.maxSampleRows = 25000;
-  const PcaResult pca = computePca(ds.vectors.view(), pcaParams, context, job);
-  LayoutParams params;
-  params.dim = a.dim;
-  params.epochs = a.epochs;
-  const Matrix<float> xy = layoutGraph(knn.ids.view(), knn.distances.view(), pca.coordinates.view(),
-                                       params, context, job);
-  const double layoutSeconds = since(t);
+  // The graph (built, or read from --graph), then the map from its PCA view.
+  ExploreParams params;
+  params.metric = metric;
+  params.k = a.k;
+  params.neighbours = false;
+  params.forest = false;
+  params.layout.dim = a.dim;
+  params.layout.epochs = a.epochs;
+  ExploreStages stages;
+  if (!a.graph.empty())
+    stages.graph = [&](const Exploration&) {
+      return std::optional<KnnResult>(readKnnGraph(a.graph, ds, metric));
+    };
+  const Exploration explored = explore(ds.vectors.view(), params, context, job, stages);
+  const KnnResult& knn = explored.graph;
+  const Matrix<float>& xy = explored.map;
+  const double graphSeconds = explored.seconds.graph;
+  const double layoutSeconds = explored.seconds.start + explored.seconds.map;
   const double totalSeconds = since(started);
   job.check();
 
@@ -86,7 +86,7 @@ int runLayout(const LayoutArgs& a) {
   std::optional<double> kept, pcaKept;
   if (knn.ids.cols() >= qk && a.graph.empty()) {
     kept = layoutQuality(knn.ids.view(), xy.view(), qk).overall;
-    pcaKept = layoutQuality(knn.ids.view(), pca.coordinates.view(), qk).overall;
+    pcaKept = layoutQuality(knn.ids.view(), explored.start.view(), qk).overall;
   }
   if (a.common.json) {
     nlohmann::ordered_json j;

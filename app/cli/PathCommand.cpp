@@ -56,19 +56,25 @@ int runPath(const PathArgs& a) {
                             std::to_string(ds.size()) + ")");
   const Metric metric = chooseMetric(a.metric, ds);
 
-  t = std::chrono::steady_clock::now();
-  const KnnResult knn = a.graph.empty() ? autoKnnGraph(ds.vectors.view(), a.k, metric, context, job)
-                                        : readKnnGraph(a.graph, ds, metric);
-  const double graphSeconds = since(t);
-  t = std::chrono::steady_clock::now();
-  UndirectedGraph graph = symmetrizeKnnGraph(knn.ids.view(), knn.distances.view(), metric);
-  std::vector<WeightedEdge> bridges;
-  if (a.bridge) {
-    bridges = bridgeComponents(graph, ds.vectors.view(), metric, job);
-    graph = withEdges(graph, bridges);
-  }
-  const SpanningForest forest(graph, context, job);
-  const double mstSeconds = since(t);
+  // The graph (built, or read from --graph), then its spanning forest.
+  ExploreParams params;
+  params.metric = metric;
+  params.k = a.k;
+  params.neighbours = false;
+  params.map = false;
+  params.bridge = a.bridge;
+  ExploreStages stages;
+  if (!a.graph.empty())
+    stages.graph = [&](const Exploration&) {
+      return std::optional<KnnResult>(readKnnGraph(a.graph, ds, metric));
+    };
+  const Exploration explored = explore(ds.vectors.view(), params, context, job, stages);
+  const KnnResult& knn = explored.graph;
+  const UndirectedGraph& graph = explored.undirected;
+  const std::vector<WeightedEdge>& bridges = explored.bridges;
+  const SpanningForest& forest = *explored.forest;
+  const double graphSeconds = explored.seconds.graph;
+  const double mstSeconds = explored.seconds.forest;
   t = std::chrono::steady_clock::now();
   const GraphPath minimax = minimaxPath(forest, std::int32_t(a.from), std::int32_t(a.to));
   const double pathSeconds = since(t);

@@ -104,10 +104,15 @@ Outcome graphAgainstReference(const Matrix<float>& data, const KnnResult& refere
 /// shortest path's (which is a path too); the forest the same on the CPU and the default backend.
 Outcome pathCheck(const Matrix<float>& data, const KnnResult& graphResult, std::int32_t from,
                   std::int32_t to) {
-  UndirectedGraph graph =
-      symmetrizeKnnGraph(graphResult.ids.view(), graphResult.distances.view(), Metric::L2);
-  graph = withEdges(graph, bridgeComponents(graph, data.view(), Metric::L2, commandJob()));
-  const SpanningForest forest(graph, Context{}, commandJob());
+  ExploreParams params; // the forest as `path --bridge` builds it
+  params.neighbours = false;
+  params.map = false;
+  params.bridge = true;
+  ExploreStages stages;
+  stages.graph = [&](const Exploration&) { return std::optional<KnnResult>(graphResult); };
+  const Exploration explored = explore(data.view(), params, Context{}, commandJob(), stages);
+  const UndirectedGraph& graph = explored.undirected;
+  const SpanningForest& forest = *explored.forest;
   Context cpu;
   cpu.backend = Backend::Cpu;
   const SpanningForest cpuForest(graph, cpu, commandJob());
@@ -134,10 +139,13 @@ Outcome pathCheck(const Matrix<float>& data, const KnnResult& graphResult, std::
 /// The map keeps the clusters apart: nearly every item's nearest map neighbours share its
 /// cluster (well-separated clusters; a broken layout scatters them).
 Outcome mapCheck(const Matrix<float>& data, const KnnResult& graph, const SelfTestSet& set) {
-  const PcaResult pca = computePca(data.view(), PcaParams{}, Context{}, commandJob());
-  LayoutParams params;
-  const Matrix<float> map = layoutGraph(graph.ids.view(), graph.distances.view(),
-                                        pca.coordinates.view(), params, Context{}, commandJob());
+  ExploreParams params; // the map as `layout` draws it, its PCA fitted on every item
+  params.neighbours = false;
+  params.forest = false;
+  params.pca = PcaParams{};
+  ExploreStages stages;
+  stages.graph = [&](const Exploration&) { return std::optional<KnnResult>(graph); };
+  const Matrix<float> map = explore(data.view(), params, Context{}, commandJob(), stages).map;
   for (std::int64_t i = 0; i < map.rows() * map.cols(); ++i)
     if (!std::isfinite(map.data()[i]))
       return {false, "a position is not finite"};

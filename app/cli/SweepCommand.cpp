@@ -98,14 +98,18 @@ int runSweepCommand(const SweepArgs& args) {
   outputs.addInput(args.loadIndex);
   outputs.addOutput(args.out);
   outputs.addOutput(args.saveIndex);
-  const std::vector<ParameterValues> grid = gridOf(args.grid); // bad values fail before any work
+  // Bad names and values fail before any work (ranges depend on the data: checked at build).
+  const std::vector<ParameterValues> grid = gridOf(args.grid);
+  for (const ParameterValues& setting : grid)
+    (void)parseIndexSearchParams(args.kind, setting);
   HeldOutSweepOptions options;
-  options.kind = args.kind;
+  ParameterValues build;
   for (const std::string& b : args.build) {
     const auto [name, values] = parseAssignment(b);
     NEARSCAPE_EXPECTS(values.size() == 1, "--build takes one value per parameter: " + b);
-    options.build[name] = values.front();
+    build[name] = values.front();
   }
+  options.build = parseIndexBuildParams(args.kind, build);
   options.holdout = args.holdout;
   options.sweep.k = args.k;
   options.sweep.grid = grid;
@@ -137,9 +141,8 @@ int runSweepCommand(const SweepArgs& args) {
                      ",seed=" + std::to_string(context.seed));
   stages.index = [&](const MatrixView<float>& base, JobControl& stage) {
     std::unique_ptr<AnnIndex> index =
-        args.loadIndex.empty()
-            ? buildIndex(args.kind, base, options.metric, options.build, context, stage)
-            : loadIndex(args.loadIndex, base, baseHash, context);
+        args.loadIndex.empty() ? buildIndex(base, options.metric, options.build, context, stage)
+                               : loadIndex(args.loadIndex, base, baseHash, context);
     if (!args.saveIndex.empty())
       index->save(args.saveIndex, baseHash);
     if (!args.common.json)

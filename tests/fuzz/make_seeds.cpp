@@ -261,7 +261,7 @@ void indexSeeds() {
   context.threads = 1;
   for (const char* kind : {"graph", "ivf"})
     for (Metric metric : {Metric::L2, Metric::Cosine}) {
-      const auto index = buildIndex(kind, base.view(), metric, {}, context);
+      const auto index = buildIndex(base.view(), metric, parseIndexBuildParams(kind, {}), context);
       index->save(path, "");
       put("index_file", std::string(kind) + "-" + std::string(metricName(metric)), slurp(path));
     }

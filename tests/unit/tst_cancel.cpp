@@ -74,9 +74,9 @@ private slots:
       nnDescentGraph(big, 20, Metric::L2, cpu(), j, p);
     });
     QTest::newRow("graph index build") << std::function<void(JobControl&)>(
-        [=](JobControl& j) { buildIndex("graph", big, Metric::L2, {}, cpu(), j); });
+        [=](JobControl& j) { buildIndex(big, Metric::L2, GraphIndexParams{}, cpu(), j); });
     QTest::newRow("IVF build") << std::function<void(JobControl&)>([=](JobControl& j) {
-      buildIndex("ivf", big, Metric::L2, {{"nlist", 1024}, {"iterations", 100}}, cpu(), j);
+      buildIndex(big, Metric::L2, IvfFlatParams{.nlist = 1024, .iterations = 100}, cpu(), j);
     });
     QTest::newRow("duplicates") << std::function<void(JobControl&)>(
         [=](JobControl& j) { pairsWithin(big, 6.0, Metric::L2, cpu(), j); });
@@ -93,7 +93,7 @@ private slots:
       layoutGraph(g.ids.view(), g.distances.view(), {start.data(), mid.rows, 2}, p, cpu(), j);
     });
     // Built before the rows run (statics), so that the sweep itself is what is cancelled.
-    static const auto index = buildIndex("graph", mid, Metric::L2, {}, cpu());
+    static const auto index = buildIndex(mid, Metric::L2, GraphIndexParams{}, cpu());
     static const KnnResult truth = knnSearch(mid, mid, 10, Metric::L2, cpu());
     QTest::newRow("sweep") << std::function<void(JobControl&)>([=](JobControl& j) {
       SweepOptions o;

@@ -8,6 +8,7 @@
 #include <QTest>
 
 #include <chrono>
+#include <cmath>
 
 #include <thread>
 
@@ -92,12 +93,15 @@ private slots:
     ParameterValues build;
     if (kind == "ivf")
       build["nlist"] = 64;
-    const auto index = buildIndex(kind.toStdString(), base, metric, build, contextFor(backend));
+    // Through the reflection layer, as the CLI's --build and --grid give them.
+    const auto index = buildIndex(base, metric, parseIndexBuildParams(kind.toStdString(), build),
+                                  contextFor(backend));
     QCOMPARE(index->backend(), backend);
     ParameterValues search;
     const auto pair = params.split('=');
     search[pair[0].toStdString()] = pair[1].toDouble();
-    const KnnResult r = index->search(queries, k, search);
+    const KnnResult r =
+        index->search(queries, k, parseIndexSearchParams(kind.toStdString(), search));
     QCOMPARE(r.ids.rows(), nq);
     QCOMPARE(r.ids.cols(), std::int64_t(k));
     for (std::int64_t i = 0; i < nq; ++i) { // distinct ids, distances ascending
@@ -122,10 +126,10 @@ private slots:
     const std::vector<float> all = mixture(n + 50, d, 5, 3);
     const MatrixView<float> base{all.data(), n, d}, queries{all.data() + n * d, 50, d};
     for (Metric metric : {Metric::L2, Metric::Cosine}) {
-      const auto gpu = buildIndex("graph", base, metric, {}, contextFor(Backend::Cuda));
-      const auto cpu = buildIndex("graph", base, metric, {}, contextFor(Backend::Cpu));
-      const KnnResult a = gpu->search(queries, 20, {{"ef", 400}});
-      const KnnResult b = cpu->search(queries, 20, {{"ef", 400}});
+      const auto gpu = buildIndex(base, metric, GraphIndexParams{}, contextFor(Backend::Cuda));
+      const auto cpu = buildIndex(base, metric, GraphIndexParams{}, contextFor(Backend::Cpu));
+      const KnnResult a = gpu->search(queries, 20, GraphSearchParams{.ef = 400});
+      const KnnResult b = cpu->search(queries, 20, GraphSearchParams{.ef = 400});
       const Matrix<std::int32_t> truth = truthOf(queries, base, 20, metric);
       QCOMPARE(recallAtK(a.ids.view(), truth.view(), 20, queries, base, metric), 1.0);
       QCOMPARE(recallAtK(b.ids.view(), truth.view(), 20, queries, base, metric), 1.0);
@@ -140,15 +144,16 @@ private slots:
     const std::vector<float> all = mixture(n + nq, d, 12, 4);
     const MatrixView<float> base{all.data(), n, d}, queries{all.data() + n * d, nq, d};
     for (Metric metric : {Metric::L2, Metric::InnerProduct}) {
-      const auto cpu = buildIndex("ivf", base, metric, {{"nlist", 40}}, contextFor(Backend::Cpu));
+      const auto cpu =
+          buildIndex(base, metric, IvfFlatParams{.nlist = 40}, contextFor(Backend::Cpu));
       QTemporaryDir dir;
       const std::string file = (dir.path() + "/twin.nsindex").toStdString();
       cpu->save(file, "hash");
       const auto gpu = loadIndex(file, base, "hash", contextFor(Backend::Cuda));
       QCOMPARE(gpu->backend(), Backend::Cuda);
       for (int k : {10, 256, 300}) {
-        const KnnResult a = gpu->search(queries, k, {{"nprobe", 40}});
-        const KnnResult b = cpu->search(queries, k, {{"nprobe", 40}});
+        const KnnResult a = gpu->search(queries, k, IvfSearchParams{.nprobe = 40});
+        const KnnResult b = cpu->search(queries, k, IvfSearchParams{.nprobe = 40});
         const Matrix<std::int32_t> truth = truthOf(queries, base, k, metric);
         QCOMPARE(recallAtK(a.ids.view(), truth.view(), k, queries, base, metric), 1.0);
         QCOMPARE(recallAtK(b.ids.view(), truth.view(), k, queries, base, metric), 1.0);
@@ -158,9 +163,9 @@ private slots:
       }
       // Fewer probes: the GPU's recall is the CPU's (same lists, same probes up to ties).
       const Matrix<std::int32_t> truth = truthOf(queries, base, 10, metric);
-      const double ga = recallAtK(gpu->search(queries, 10, {{"nprobe", 3}}).ids.view(),
+      const double ga = recallAtK(gpu->search(queries, 10, IvfSearchParams{.nprobe = 3}).ids.view(),
                                   truth.view(), 10, queries, base, metric);
-      const double ca = recallAtK(cpu->search(queries, 10, {{"nprobe", 3}}).ids.view(),
+      const double ca = recallAtK(cpu->search(queries, 10, IvfSearchParams{.nprobe = 3}).ids.view(),
                                   truth.view(), 10, queries, base, metric);
       QVERIFY2(std::abs(ga - ca) <= 0.01, qPrintable(QString("GPU %1, CPU %2").arg(ga).arg(ca)));
     }
@@ -191,14 +196,67 @@ private slots:
   void searchGraphIsWellFormed() {
     const std::int64_t n = 2000, d = 16;
     const std::vector<float> x = mixture(n, d, 20, 5);
-    const auto index = buildIndex("graph", {x.data(), n, d}, Metric::L2, {{"degree", 16}},
+    const auto index = buildIndex({x.data(), n, d}, Metric::L2, GraphIndexParams{.degree = 16},
                                   contextFor(Backend::Cpu));
-    QCOMPARE(index->buildValues().at("degree"), 16.0);
-    QCOMPARE(index->buildValues().at("build_k"), 32.0);
+    const auto built = std::get<GraphIndexParams>(index->buildParams());
+    QCOMPARE(built.degree, std::optional<int>(16));
+    QCOMPARE(built.buildK, std::optional<int>(32)); // the default, resolved
+    QCOMPARE(index->buildValues(), (ParameterValues{{"build_k", 32}, {"degree", 16}}));
     const auto params = index->searchParameters();
     QCOMPARE(params.size(), std::size_t(3));
     QCOMPARE(params[0].name, std::string("ef"));
     QVERIFY(index->bytes() >= std::uint64_t(n * 16 * 4));
+  }
+
+  void typedParametersAndTheirReflection() {
+    // Names parse into the kind's struct and describe back to the same names.
+    const IndexBuildParams graph = parseIndexBuildParams("graph", {{"degree", 24}});
+    QCOMPARE(indexKind(graph), std::string_view("graph"));
+    QCOMPARE(std::get<GraphIndexParams>(graph).degree, std::optional<int>(24));
+    QVERIFY(!std::get<GraphIndexParams>(graph).buildK); // its default, resolved at build
+    QCOMPARE(describeParameters(graph), (ParameterValues{{"degree", 24}}));
+    const IndexBuildParams ivf = parseIndexBuildParams("ivf", {{"nlist", 30}, {"kmeans_pp", 1}});
+    QCOMPARE(indexKind(ivf), std::string_view("ivf"));
+    QVERIFY(std::get<IvfFlatParams>(ivf).kmeansPlusPlus);
+    QCOMPARE(describeParameters(ivf),
+             (ParameterValues{{"iterations", 10}, {"kmeans_pp", 1}, {"nlist", 30}}));
+    const IndexSearchParams search = parseIndexSearchParams("graph", {{"ef", 48}, {"entries", 4}});
+    QCOMPARE(std::get<GraphSearchParams>(search).ef, std::optional<int>(48));
+    QCOMPARE(describeParameters(search), (ParameterValues{{"ef", 48}, {"entries", 4}}));
+    QCOMPARE(describeParameters(IndexSearchParams{}), ParameterValues{});
+    // The described build parameters name every typed field.
+    for (const std::string& kind : indexKinds()) {
+      std::set<std::string> described, named;
+      for (const IndexParameter& p : indexBuildParameters(kind, 1000))
+        described.insert(p.name);
+      ParameterValues all;
+      for (const std::string& name : described)
+        all[name] = 1;
+      for (const auto& [name, value] : describeParameters(parseIndexBuildParams(kind, all)))
+        named.insert(name);
+      QCOMPARE(named, described);
+    }
+
+    // Typed and by name build the same index; the defaults (std::monostate, an empty struct,
+    // the documented values) search alike.
+    const std::int64_t n = 1200, d = 10;
+    const std::vector<float> x = mixture(n + 30, d, 8, 12);
+    const MatrixView<float> base{x.data(), n, d}, queries{x.data() + n * d, 30, d};
+    const Context cpu = contextFor(Backend::Cpu);
+    const auto typed = buildIndex(base, Metric::L2, GraphIndexParams{.degree = 16}, cpu);
+    const auto named =
+        buildIndex(base, Metric::L2, parseIndexBuildParams("graph", {{"degree", 16}}), cpu);
+    QCOMPARE(typed->buildValues(), named->buildValues());
+    const KnnResult a = typed->search(queries, 5, {});
+    const KnnResult b = named->search(queries, 5, GraphSearchParams{});
+    const KnnResult c =
+        typed->search(queries, 5, GraphSearchParams{.ef = 64, .degree = 16, .entries = 16});
+    QVERIFY(std::equal(a.ids.data(), a.ids.data() + 30 * 5, b.ids.data()));
+    QVERIFY(std::equal(a.ids.data(), a.ids.data() + 30 * 5, c.ids.data()));
+    const auto lists = buildIndex(base, Metric::L2, IvfFlatParams{}, cpu);
+    QCOMPARE(std::get<IvfFlatParams>(lists->buildParams()).nlist,
+             std::optional<int>(int(std::lround(4 * std::sqrt(double(n)))))); // 4·√n
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, lists->search(queries, 5, GraphSearchParams{}));
   }
 
   void ivfRecallNeverFallsWithMoreProbes_data() {
@@ -212,7 +270,8 @@ private slots:
     const std::int64_t n = 5000, nq = 200, d = 20;
     const std::vector<float> all = mixture(n + nq, d, 30, 21, nullptr, 1.0f);
     const MatrixView<float> base{all.data(), n, d}, queries{all.data() + n * d, nq, d};
-    const auto index = buildIndex("ivf", base, Metric::L2, {{"nlist", 50}}, contextFor(backend));
+    const auto index =
+        buildIndex(base, Metric::L2, IvfFlatParams{.nlist = 50}, contextFor(backend));
     QCOMPARE(index->backend(), backend);
     const Matrix<std::int32_t> truth = truthOf(queries, base, 10, Metric::L2);
     SweepOptions options;
@@ -250,8 +309,8 @@ private slots:
       std::vector<IndexParameter> searchParameters() const override {
         return m_inner->searchParameters();
       }
-      ParameterValues buildValues() const override { return m_inner->buildValues(); }
-      KnnResult search(const MatrixView<float>& q, int k, const ParameterValues& p,
+      IndexBuildParams buildParams() const override { return m_inner->buildParams(); }
+      KnnResult search(const MatrixView<float>& q, int k, const IndexSearchParams& p,
                        JobControl& job) const override {
         if (q.rows > 1 && ++m_fullPasses % 5 == 2) // passes 2 and 7: one timed pass a setting
           std::this_thread::sleep_for(std::chrono::milliseconds(300));
@@ -276,7 +335,7 @@ private slots:
     const std::vector<float> all = mixture(n + nq, d, 10, 5, nullptr, 1.0f);
     const MatrixView<float> base{all.data(), n, d}, queries{all.data() + n * d, nq, d};
     SlowFirstPass index(
-        buildIndex("ivf", base, Metric::L2, {{"nlist", 16}}, contextFor(Backend::Cpu)));
+        buildIndex(base, Metric::L2, IvfFlatParams{.nlist = 16}, contextFor(Backend::Cpu)));
     const Matrix<std::int32_t> truth = truthOf(queries, base, 10, Metric::L2);
     SweepOptions options;
     options.k = 10;
@@ -318,7 +377,8 @@ private slots:
     const std::vector<float> all = mixture(n + 40, d, 10, 8);
     const MatrixView<float> base{all.data(), n, d}, queries{all.data() + n * d, 40, d};
     const auto index =
-        buildIndex(kind.toStdString(), base, Metric::Cosine, {}, contextFor(Backend::Cpu));
+        buildIndex(base, Metric::Cosine, parseIndexBuildParams(kind.toStdString(), {}),
+                   contextFor(Backend::Cpu));
     QTemporaryDir dir;
     const std::string path = dir.filePath("index.nsi").toStdString();
     index->save(path, "hash-a");
@@ -363,28 +423,38 @@ private slots:
     const std::vector<float> x = mixture(n, d, 4, 2);
     const MatrixView<float> base{x.data(), n, d};
     const Context cpu = contextFor(Backend::Cpu);
-    QVERIFY_THROWS_EXCEPTION(InvalidArgument, buildIndex("hnsw", base, Metric::L2, {}, cpu));
+    // The reflection layer: unknown kinds and names, values that are not integers.
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, parseIndexBuildParams("hnsw", {}));
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, parseIndexBuildParams("graph", {{"degre", 8}}));
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, parseIndexBuildParams("ivf", {{"nlist", 2.5}}));
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, parseIndexBuildParams("ivf", {{"kmeans_pp", 2}}));
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, parseIndexSearchParams("ivf", {{"ef", 11}}));
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, parseIndexSearchParams("graph", {{"eff", 11}}));
+    // Ranges, which depend on the data, at build and search.
     QVERIFY_THROWS_EXCEPTION(InvalidArgument,
-                             buildIndex("graph", base, Metric::L2, {{"degre", 8}}, cpu));
+                             buildIndex(base, Metric::L2, IvfFlatParams{.nlist = 301}, cpu));
     QVERIFY_THROWS_EXCEPTION(InvalidArgument,
-                             buildIndex("ivf", base, Metric::L2, {{"nlist", 301}}, cpu));
+                             buildIndex(base, Metric::L2, IvfFlatParams{.nlist = 0}, cpu));
     QVERIFY_THROWS_EXCEPTION(InvalidArgument,
-                             buildIndex("ivf", base, Metric::L2, {{"nlist", 2.5}}, cpu));
+                             buildIndex(base, Metric::L2, IvfFlatParams{.iterations = 101}, cpu));
     QVERIFY_THROWS_EXCEPTION(InvalidArgument,
-                             buildIndex("graph", {x.data(), 0, d}, Metric::L2, {}, cpu));
+                             buildIndex(base, Metric::L2, GraphIndexParams{.degree = 300}, cpu));
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument,
+                             buildIndex({x.data(), 0, d}, Metric::L2, GraphIndexParams{}, cpu));
     std::vector<float> withNan = x;
     withNan[17] = std::nanf("");
-    QVERIFY_THROWS_EXCEPTION(InvalidArgument,
-                             buildIndex("graph", {withNan.data(), n, d}, Metric::L2, {}, cpu));
-    const auto index = buildIndex("ivf", base, Metric::L2, {{"nlist", 10}}, cpu);
+    QVERIFY_THROWS_EXCEPTION(
+        InvalidArgument, buildIndex({withNan.data(), n, d}, Metric::L2, GraphIndexParams{}, cpu));
+    const auto index = buildIndex(base, Metric::L2, IvfFlatParams{.nlist = 10}, cpu);
     QVERIFY_THROWS_EXCEPTION(InvalidArgument, index->search(base, 0, {}));
     QVERIFY_THROWS_EXCEPTION(InvalidArgument, index->search(base, int(n) + 1, {}));
     QVERIFY_THROWS_EXCEPTION(InvalidArgument, index->search({x.data(), 10, d - 1}, 5, {}));
-    QVERIFY_THROWS_EXCEPTION(InvalidArgument, index->search(base, 5, {{"nprobe", 11}}));
-    QVERIFY_THROWS_EXCEPTION(InvalidArgument, index->search(base, 5, {{"ef", 11}}));
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument,
+                             index->search(base, 5, IvfSearchParams{.nprobe = 11}));
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, index->search(base, 5, GraphSearchParams{.ef = 11}));
     const std::vector<float> one(d, 1.0f);
     QVERIFY_THROWS_EXCEPTION(InvalidArgument,
-                             buildIndex("graph", {one.data(), 1, d}, Metric::L2, {}, cpu));
+                             buildIndex({one.data(), 1, d}, Metric::L2, GraphIndexParams{}, cpu));
   }
 
   void cancellation() {
@@ -394,9 +464,10 @@ private slots:
     for (const char* kind : {"graph", "ivf"}) {
       JobControl stopped;
       stopped.requestStop();
+      const IndexBuildParams params = parseIndexBuildParams(kind, {});
       QVERIFY_THROWS_EXCEPTION(
-          Cancelled, buildIndex(kind, base, Metric::L2, {}, contextFor(Backend::Cpu), stopped));
-      const auto index = buildIndex(kind, base, Metric::L2, {}, contextFor(Backend::Cpu));
+          Cancelled, buildIndex(base, Metric::L2, params, contextFor(Backend::Cpu), stopped));
+      const auto index = buildIndex(base, Metric::L2, params, contextFor(Backend::Cpu));
       QVERIFY_THROWS_EXCEPTION(Cancelled, index->search(base, 5, {}, stopped));
       const Matrix<std::int32_t> truth = truthOf({x.data(), 50, d}, base, 5, Metric::L2);
       SweepOptions options;

@@ -28,6 +28,7 @@
 #include "nearscape/layout/GraphLayout.h"
 #include "nearscape/layout/Pca.h"
 #include "nearscape/layout/PointGrid.h"
+#include "nearscape/pipeline/Explore.h"
 
 namespace nearscape {
 /// The engine's version, "MAJOR.MINOR.PATCH".

@@ -386,11 +386,17 @@ std::vector<WeightedEdge> bridgeComponents(const UndirectedGraph& graph,
   NEARSCAPE_EXPECTS(data.rows == graph.nodes, "the data and the graph have different sizes");
   std::vector<WeightedEdge> added;
   UndirectedGraph current = graph;
-  for (;;) {
+  for (int roundIndex = 0;; ++roundIndex) {
     const Components comps = connectedComponents(current);
-    if (comps.count <= 1)
+    if (comps.count <= 1) {
+      job.progress(1.0, "joining components");
       return added;
+    }
     job.check();
+    // Progress forward only: a round at least halves the components, so round r takes the
+    // range [1 − 2^−r, 1 − 2^−(r+1)], shared among its components' searches.
+    const double roundFrom = 1.0 - std::ldexp(1.0, -roundIndex);
+    const double roundShare = std::ldexp(1.0, -(roundIndex + 1)) / double(comps.count);
     const auto largest = std::int32_t(std::max_element(comps.sizes.begin(), comps.sizes.end()) -
                                       comps.sizes.begin());
     std::vector<std::vector<std::int64_t>> members(static_cast<std::size_t>(comps.count));
@@ -408,8 +414,9 @@ std::vector<WeightedEdge> bridgeComponents(const UndirectedGraph& graph,
       const int k = int(std::min<std::int64_t>(std::int64_t(m.size()) + 1, data.rows));
       Context cpu;
       cpu.backend = Backend::Cpu;
+      JobControl search = job.sub(roundFrom + roundShare * c, roundFrom + roundShare * (c + 1));
       const KnnResult nn =
-          knnSearch({q.data(), std::int64_t(m.size()), data.cols}, data, k, metric, cpu, job);
+          knnSearch({q.data(), std::int64_t(m.size()), data.cols}, data, k, metric, cpu, search);
       WeightedEdge best{-1, -1, std::numeric_limits<float>::infinity()};
       for (std::size_t r = 0; r < m.size(); ++r)
         for (int j = 0; j < k; ++j) {

@@ -21,6 +21,22 @@ void requireKind(std::string_view kind) {
   throw InvalidArgument("unknown index kind '" + std::string(kind) + "' (known: graph, ivf)");
 }
 
+ParameterValues describeOf(std::monostate) {
+  return {};
+}
+ParameterValues describeOf(const GraphIndexParams& p) {
+  return index::GraphIndex::describe(p);
+}
+ParameterValues describeOf(const IvfFlatParams& p) {
+  return index::IvfFlatIndex::describe(p);
+}
+ParameterValues describeOf(const GraphSearchParams& p) {
+  return index::GraphIndex::describe(p);
+}
+ParameterValues describeOf(const IvfSearchParams& p) {
+  return index::IvfFlatIndex::describe(p);
+}
+
 } // namespace
 
 std::string formatParameters(const ParameterValues& values) {
@@ -34,21 +50,46 @@ std::vector<std::string> indexKinds() {
   return {"graph", "ivf"};
 }
 
+std::string_view indexKind(const IndexBuildParams& params) {
+  return std::holds_alternative<GraphIndexParams>(params) ? "graph" : "ivf";
+}
+
 std::vector<IndexParameter> indexBuildParameters(std::string_view kind, std::int64_t n) {
   requireKind(kind);
   return kind == "graph" ? index::GraphIndex::buildParameters(n)
                          : index::IvfFlatIndex::buildParameters(n);
 }
 
-std::unique_ptr<AnnIndex> buildIndex(std::string_view kind, const MatrixView<float>& base,
-                                     Metric metric, const ParameterValues& build,
-                                     const Context& context, JobControl& job) {
+IndexBuildParams parseIndexBuildParams(std::string_view kind, const ParameterValues& values) {
   requireKind(kind);
+  if (kind == "graph")
+    return index::GraphIndex::parseBuild(values);
+  return index::IvfFlatIndex::parseBuild(values);
+}
+
+IndexSearchParams parseIndexSearchParams(std::string_view kind, const ParameterValues& values) {
+  requireKind(kind);
+  if (kind == "graph")
+    return index::GraphIndex::parseSearch(values);
+  return index::IvfFlatIndex::parseSearch(values);
+}
+
+ParameterValues describeParameters(const IndexBuildParams& params) {
+  return std::visit([](const auto& p) { return describeOf(p); }, params);
+}
+
+ParameterValues describeParameters(const IndexSearchParams& params) {
+  return std::visit([](const auto& p) { return describeOf(p); }, params);
+}
+
+std::unique_ptr<AnnIndex> buildIndex(const MatrixView<float>& base, Metric metric,
+                                     const IndexBuildParams& params, const Context& context,
+                                     JobControl& job) {
   NEARSCAPE_EXPECTS(!base.empty(), "the data is empty");
   requireFinite(base, "the data");
-  if (kind == "graph")
-    return index::GraphIndex::build(base, metric, build, context, job);
-  return index::IvfFlatIndex::build(base, metric, build, context, job);
+  if (const auto* graph = std::get_if<GraphIndexParams>(&params))
+    return index::GraphIndex::build(base, metric, *graph, context, job);
+  return index::IvfFlatIndex::build(base, metric, std::get<IvfFlatParams>(params), context, job);
 }
 
 void AnnIndex::save(const std::filesystem::path& path, const std::string& contentHash) const {

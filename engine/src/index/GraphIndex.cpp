@@ -125,20 +125,50 @@ std::vector<IndexParameter> GraphIndex::buildParameters(std::int64_t n) {
   };
 }
 
+GraphIndexParams GraphIndex::parseBuild(const ParameterValues& values) {
+  rejectUnknown({"degree", "build_k"}, values, "graph build");
+  return {integerParameter(values, "degree"), integerParameter(values, "build_k")};
+}
+
+ParameterValues GraphIndex::describe(const GraphIndexParams& params) {
+  ParameterValues values;
+  if (params.degree)
+    values["degree"] = *params.degree;
+  if (params.buildK)
+    values["build_k"] = *params.buildK;
+  return values;
+}
+
+GraphSearchParams GraphIndex::parseSearch(const ParameterValues& values) {
+  rejectUnknown({"ef", "degree", "entries"}, values, "graph search");
+  return {integerParameter(values, "ef"), integerParameter(values, "degree"),
+          integerParameter(values, "entries")};
+}
+
+ParameterValues GraphIndex::describe(const GraphSearchParams& params) {
+  ParameterValues values;
+  if (params.ef)
+    values["ef"] = *params.ef;
+  if (params.degree)
+    values["degree"] = *params.degree;
+  if (params.entries)
+    values["entries"] = *params.entries;
+  return values;
+}
+
 GraphIndex::GraphIndex(const MatrixView<float>& base, Metric metric, const Context& context)
     : m_vectors(base, metric, effectiveThreads(context)), m_metric(metric), m_context(context) {}
 
 GraphIndex::~GraphIndex() = default;
 
 std::unique_ptr<GraphIndex> GraphIndex::build(const MatrixView<float>& base, Metric metric,
-                                              const ParameterValues& values, const Context& context,
-                                              JobControl& job) {
+                                              const GraphIndexParams& params,
+                                              const Context& context, JobControl& job) {
   const auto t0 = std::chrono::steady_clock::now();
   NEARSCAPE_EXPECTS(base.rows >= 2, "a graph index needs at least 2 items");
   const auto known = buildParameters(base.rows);
-  rejectUnknown(known, values, "graph build");
-  const int degree = int(parameterValue(known, values, "degree"));
-  const int buildK = std::max(degree, int(parameterValue(known, values, "build_k")));
+  const int degree = resolveParameter(known, "degree", params.degree);
+  const int buildK = std::max(degree, resolveParameter(known, "build_k", params.buildK));
   std::unique_ptr<GraphIndex> index(new GraphIndex(base, metric, context));
   index->m_degree = degree;
   index->m_buildK = int(std::min<std::int64_t>(buildK, base.rows - 1));
@@ -216,23 +246,23 @@ std::vector<IndexParameter> GraphIndex::searchParameters() const {
   };
 }
 
-ParameterValues GraphIndex::buildValues() const {
-  return {{"degree", m_degree}, {"build_k", m_buildK}};
+IndexBuildParams GraphIndex::buildParams() const {
+  return GraphIndexParams{m_degree, m_buildK};
 }
 
 std::uint64_t GraphIndex::bytes() const {
   return (m_graph.size() + m_sample.size() + m_upper.size()) * 4 + m_vectors.bytes();
 }
 
-KnnResult GraphIndex::search(const MatrixView<float>& queries, int k, const ParameterValues& params,
-                             JobControl& job) const {
+KnnResult GraphIndex::search(const MatrixView<float>& queries, int k,
+                             const IndexSearchParams& params, JobControl& job) const {
   const auto t0 = std::chrono::steady_clock::now();
   checkSearch(queries, k, size(), dim());
+  const auto given = searchParamsOf<GraphSearchParams>(params, kind());
   const auto known = searchParameters();
-  rejectUnknown(known, params, "graph search");
-  const int ef = std::max(k, int(parameterValue(known, params, "ef")));
-  const int degree = int(parameterValue(known, params, "degree"));
-  const int entries = int(parameterValue(known, params, "entries"));
+  const int ef = std::max(k, resolveParameter(known, "ef", given.ef));
+  const int degree = resolveParameter(known, "degree", given.degree);
+  const int entries = resolveParameter(known, "entries", given.entries);
   KnnResult r;
   if (m_device && ef <= gpu::kGraphSearchMaxQueue) {
     const WorkingVectors q(queries, m_metric, effectiveThreads(m_context));

@@ -14,9 +14,15 @@ namespace nearscape::index {
 
 class GraphIndex final : public AnnIndex {
 public:
+  /// The build parameters described, their ranges and defaults resolved for n rows.
   static std::vector<IndexParameter> buildParameters(std::int64_t n);
+  /// Reflection: `values` by name as typed parameters, and back (parseIndexBuildParams).
+  static GraphIndexParams parseBuild(const ParameterValues& values);
+  static ParameterValues describe(const GraphIndexParams& params);
+  static GraphSearchParams parseSearch(const ParameterValues& values);
+  static ParameterValues describe(const GraphSearchParams& params);
   static std::unique_ptr<GraphIndex> build(const MatrixView<float>& base, Metric metric,
-                                           const ParameterValues& values, const Context& context,
+                                           const GraphIndexParams& params, const Context& context,
                                            JobControl& job);
   /// From a verified index file whose header says kind "graph".
   static std::unique_ptr<GraphIndex> load(const io::ChecksummedFile& file,
@@ -26,8 +32,8 @@ public:
 
   std::string_view kind() const override { return "graph"; }
   std::vector<IndexParameter> searchParameters() const override;
-  ParameterValues buildValues() const override;
-  KnnResult search(const MatrixView<float>& queries, int k, const ParameterValues& params,
+  IndexBuildParams buildParams() const override;
+  KnnResult search(const MatrixView<float>& queries, int k, const IndexSearchParams& params,
                    JobControl& job) const override;
   std::uint64_t bytes() const override;
   Metric metric() const override { return m_metric; }

@@ -52,11 +52,11 @@ HeldOutSweep heldOutSweep(const MatrixView<float>& data,
   out.truthSeconds = secondsSince(t);
 
   JobControl indexStage = job.sub(0.1, 0.5);
-  indexStage.progress(0.0, "building the " + options.kind + " index");
+  indexStage.progress(0.0, "building the " + std::string(indexKind(options.build)) + " index");
   t = std::chrono::steady_clock::now();
-  out.index = stages.index ? stages.index(out.base, indexStage)
-                           : buildIndex(options.kind, out.base, options.metric, options.build,
-                                        context, indexStage);
+  out.index = stages.index
+                  ? stages.index(out.base, indexStage)
+                  : buildIndex(out.base, options.metric, options.build, context, indexStage);
   out.indexSeconds = secondsSince(t);
 
   SweepOptions sweep = options.sweep;

@@ -3,42 +3,54 @@
 #include "nearscape/core/Dataset.h"
 #include "nearscape/core/Error.h"
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
 #include <sstream>
 
 namespace nearscape::index {
 
-double parameterValue(const std::vector<IndexParameter>& known, const ParameterValues& values,
-                      const std::string& name) {
+int resolveParameter(const std::vector<IndexParameter>& known, const std::string& name,
+                     std::optional<int> value) {
   for (const IndexParameter& p : known) {
     if (p.name != name)
       continue;
-    const auto it = values.find(name);
-    if (it == values.end())
-      return p.defaultValue;
-    const double v = it->second;
-    if (!(v >= p.minimum && v <= p.maximum) || (p.integer && v != std::floor(v))) {
+    if (!value)
+      return int(p.defaultValue);
+    const double v = *value;
+    if (!(v >= p.minimum && v <= p.maximum)) {
       std::ostringstream m;
       m << name << " = " << v << " is out of range: " << (p.integer ? "an integer in " : "") << "["
         << p.minimum << ", " << p.maximum << "]";
       throw InvalidArgument(m.str());
     }
-    return v;
+    return *value;
   }
   throw InvalidArgument("no parameter named " + name);
 }
 
-void rejectUnknown(const std::vector<IndexParameter>& known, const ParameterValues& values,
+void rejectUnknown(const std::vector<std::string>& names, const ParameterValues& values,
                    const std::string& what) {
-  for (const auto& [name, value] : values) {
-    bool found = false;
-    std::string names;
-    for (const IndexParameter& p : known) {
-      found = found || p.name == name;
-      names += (names.empty() ? "" : ", ") + p.name;
+  for (const auto& [name, value] : values)
+    if (std::find(names.begin(), names.end(), name) == names.end()) {
+      std::string known;
+      for (const std::string& n : names)
+        known += (known.empty() ? "" : ", ") + n;
+      throw InvalidArgument("unknown " + what + " parameter '" + name + "' (known: " + known + ")");
     }
-    if (!found)
-      throw InvalidArgument("unknown " + what + " parameter '" + name + "' (known: " + names + ")");
+}
+
+std::optional<int> integerParameter(const ParameterValues& values, const std::string& name) {
+  const auto it = values.find(name);
+  if (it == values.end())
+    return std::nullopt;
+  const double v = it->second;
+  if (!(v == std::floor(v)) || std::abs(v) > double(std::numeric_limits<int>::max())) {
+    std::ostringstream m;
+    m << name << " = " << v << " is not an integer";
+    throw InvalidArgument(m.str());
   }
+  return int(v);
 }
 
 void normaliseRow(const float* row, std::int64_t d, float* out) {

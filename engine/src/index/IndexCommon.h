@@ -2,24 +2,42 @@
 // Pieces every ANN index shares (internal): parameter lookup, the metric's working form, and the
 // conversion of working scores into docs/design.md's distances.
 
+#include "nearscape/core/Error.h"
 #include "nearscape/core/Matrix.h"
 #include "nearscape/index/AnnIndex.h"
 #include "util/VectorDistance.h"
 
 #include <cmath>
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 namespace nearscape::index {
 
-/// The value of `name` in `values`, else its default; checked against the range and integrality.
-/// Throws InvalidArgument for an out-of-range value.
-double parameterValue(const std::vector<IndexParameter>& known, const ParameterValues& values,
-                      const std::string& name);
+/// `value` checked against the range of the parameter `name` in `known`, or its default when
+/// empty. Throws InvalidArgument for an out-of-range value.
+int resolveParameter(const std::vector<IndexParameter>& known, const std::string& name,
+                     std::optional<int> value);
 
-/// Throws InvalidArgument when `values` names a parameter not in `known`.
-void rejectUnknown(const std::vector<IndexParameter>& known, const ParameterValues& values,
+/// Throws InvalidArgument when `values` names a parameter not in `names` (`what`: "graph build").
+void rejectUnknown(const std::vector<std::string>& names, const ParameterValues& values,
                    const std::string& what);
+
+/// The search parameters of the kind `T` in `params` (defaults for std::monostate).
+/// Throws InvalidArgument for another kind's parameters.
+template <typename T> T searchParamsOf(const IndexSearchParams& params, std::string_view kind) {
+  if (const T* given = std::get_if<T>(&params))
+    return *given;
+  if (!std::holds_alternative<std::monostate>(params))
+    throw InvalidArgument("another index kind's search parameters given to a " + std::string(kind) +
+                          " index");
+  return T{};
+}
+
+/// The value `values` holds under `name` as an integer, or nothing when absent.
+/// Throws InvalidArgument for a value that is not an integer (or beyond int).
+std::optional<int> integerParameter(const ParameterValues& values, const std::string& name);
 
 /// The vectors an index searches: the base itself, or for cosine a normalised copy (a zero row
 /// stays zero: cos = 0 with everything, as the exact search says).

@@ -39,23 +39,56 @@ std::vector<IndexParameter> IvfFlatIndex::buildParameters(std::int64_t n) {
   };
 }
 
+IvfFlatParams IvfFlatIndex::parseBuild(const ParameterValues& values) {
+  rejectUnknown({"nlist", "iterations", "kmeans_pp"}, values, "ivf build");
+  IvfFlatParams params;
+  params.nlist = integerParameter(values, "nlist");
+  params.iterations = integerParameter(values, "iterations").value_or(params.iterations);
+  if (const auto plusPlus = integerParameter(values, "kmeans_pp")) {
+    if (*plusPlus != 0 && *plusPlus != 1)
+      throw InvalidArgument("kmeans_pp = " + std::to_string(*plusPlus) +
+                            " is out of range: an integer in [0, 1]");
+    params.kmeansPlusPlus = *plusPlus == 1;
+  }
+  return params;
+}
+
+ParameterValues IvfFlatIndex::describe(const IvfFlatParams& params) {
+  ParameterValues values = {{"iterations", params.iterations},
+                            {"kmeans_pp", params.kmeansPlusPlus ? 1 : 0}};
+  if (params.nlist)
+    values["nlist"] = *params.nlist;
+  return values;
+}
+
+IvfSearchParams IvfFlatIndex::parseSearch(const ParameterValues& values) {
+  rejectUnknown({"nprobe"}, values, "ivf search");
+  return {integerParameter(values, "nprobe")};
+}
+
+ParameterValues IvfFlatIndex::describe(const IvfSearchParams& params) {
+  ParameterValues values;
+  if (params.nprobe)
+    values["nprobe"] = *params.nprobe;
+  return values;
+}
+
 std::unique_ptr<IvfFlatIndex> IvfFlatIndex::build(const MatrixView<float>& base, Metric metric,
-                                                  const ParameterValues& values,
+                                                  const IvfFlatParams& params,
                                                   const Context& context, JobControl& job) {
   const auto t0 = std::chrono::steady_clock::now();
   NEARSCAPE_EXPECTS(!base.empty(), "the data is empty");
   const auto known = buildParameters(base.rows);
-  rejectUnknown(known, values, "ivf build");
   std::unique_ptr<IvfFlatIndex> index(new IvfFlatIndex(metric, context));
   index->m_n = base.rows;
   index->m_d = base.cols;
-  index->m_nlist = int(parameterValue(known, values, "nlist"));
-  index->m_iterations = int(parameterValue(known, values, "iterations"));
-  index->m_plusPlus = int(parameterValue(known, values, "kmeans_pp"));
+  index->m_nlist = resolveParameter(known, "nlist", params.nlist);
+  index->m_iterations = resolveParameter(known, "iterations", params.iterations);
+  index->m_plusPlus = params.kmeansPlusPlus;
   KMeansParams kp;
   kp.clusters = index->m_nlist;
   kp.iterations = index->m_iterations;
-  kp.plusPlus = index->m_plusPlus != 0;
+  kp.plusPlus = index->m_plusPlus;
   KMeansResult km = kmeans(base, kp, metric, context, job);
   index->m_centroids.assign(km.centroids.data(),
                             km.centroids.data() + km.centroids.rows() * base.cols);
@@ -93,8 +126,8 @@ std::vector<IndexParameter> IvfFlatIndex::searchParameters() const {
            true, true}};
 }
 
-ParameterValues IvfFlatIndex::buildValues() const {
-  return {{"nlist", m_nlist}, {"iterations", m_iterations}, {"kmeans_pp", m_plusPlus}};
+IndexBuildParams IvfFlatIndex::buildParams() const {
+  return IvfFlatParams{m_nlist, m_iterations, m_plusPlus};
 }
 
 std::uint64_t IvfFlatIndex::bytes() const {
@@ -104,12 +137,11 @@ std::uint64_t IvfFlatIndex::bytes() const {
 }
 
 KnnResult IvfFlatIndex::search(const MatrixView<float>& queries, int k,
-                               const ParameterValues& params, JobControl& job) const {
+                               const IndexSearchParams& params, JobControl& job) const {
   const auto t0 = std::chrono::steady_clock::now();
   checkSearch(queries, k, m_n, m_d);
-  const auto known = searchParameters();
-  rejectUnknown(known, params, "ivf search");
-  const int nprobe = int(parameterValue(known, params, "nprobe"));
+  const auto given = searchParamsOf<IvfSearchParams>(params, kind());
+  const int nprobe = resolveParameter(searchParameters(), "nprobe", given.nprobe);
   const WorkingVectors q(queries, m_metric, effectiveThreads(m_context));
   KnnResult r;
   if (m_device && k <= gpu::kIvfMaxK) {
@@ -183,7 +215,7 @@ std::unique_ptr<IvfFlatIndex> IvfFlatIndex::load(const io::ChecksummedFile& file
   index->m_d = base.cols;
   index->m_nlist = build.at("nlist").get<int>();
   index->m_iterations = build.at("iterations").get<int>();
-  index->m_plusPlus = build.at("kmeans_pp").get<int>();
+  index->m_plusPlus = build.at("kmeans_pp").get<int>() != 0;
   const std::size_t cells = std::size_t(index->m_nlist) * std::size_t(base.cols);
   if (index->m_nlist < 1 || index->m_nlist > base.rows || file.bodySize != cells * 4)
     throw FormatError("the ivf index's sizes do not match its file");

@@ -16,9 +16,15 @@ namespace nearscape::index {
 class IvfFlatIndex final : public AnnIndex {
 public:
   ~IvfFlatIndex() override;
+  /// The build parameters described, their ranges and defaults resolved for n rows.
   static std::vector<IndexParameter> buildParameters(std::int64_t n);
+  /// Reflection: `values` by name as typed parameters, and back (parseIndexBuildParams).
+  static IvfFlatParams parseBuild(const ParameterValues& values);
+  static ParameterValues describe(const IvfFlatParams& params);
+  static IvfSearchParams parseSearch(const ParameterValues& values);
+  static ParameterValues describe(const IvfSearchParams& params);
   static std::unique_ptr<IvfFlatIndex> build(const MatrixView<float>& base, Metric metric,
-                                             const ParameterValues& values, const Context& context,
+                                             const IvfFlatParams& params, const Context& context,
                                              JobControl& job);
   static std::unique_ptr<IvfFlatIndex> load(const io::ChecksummedFile& file,
                                             const MatrixView<float>& base, Metric metric,
@@ -26,8 +32,8 @@ public:
 
   std::string_view kind() const override { return "ivf"; }
   std::vector<IndexParameter> searchParameters() const override;
-  ParameterValues buildValues() const override;
-  KnnResult search(const MatrixView<float>& queries, int k, const ParameterValues& params,
+  IndexBuildParams buildParams() const override;
+  KnnResult search(const MatrixView<float>& queries, int k, const IndexSearchParams& params,
                    JobControl& job) const override;
   std::uint64_t bytes() const override;
   Metric metric() const override { return m_metric; }
@@ -51,7 +57,8 @@ private:
   Metric m_metric;
   Context m_context;
   std::int64_t m_n = 0, m_d = 0;
-  int m_nlist = 0, m_iterations = 0, m_plusPlus = 0;
+  int m_nlist = 0, m_iterations = 0;
+  bool m_plusPlus = false;
   std::vector<float> m_centroids;      ///< nlist × d
   std::vector<std::int64_t> m_offsets; ///< nlist + 1: list j is rows [offsets[j], offsets[j+1])
   std::vector<std::int32_t> m_ids;     ///< n: base id of each list row

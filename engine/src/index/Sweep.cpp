@@ -77,20 +77,21 @@ std::vector<SweepRow> runSweep(const AnnIndex& index, const MatrixView<float>& q
     job.progress(double(g) / double(grid.size()), "sweep: " + formatParameters(grid[g]));
     SweepRow row;
     row.params = grid[g];
+    const IndexSearchParams setting = parseIndexSearchParams(index.kind(), grid[g]);
     row.buildSeconds = index.buildSeconds();
     row.bytes = index.bytes();
     // A warm-up call so that first-touch costs (device buffers, kernels loaded on first use,
     // library heuristics for a batch's shape, pages) are not timed: up to 1,024 queries, enough
     // to take the paths a whole batch takes.
     index.search({queries.data, std::min<std::int64_t>({queries.rows, batch, 1024}), queries.cols},
-                 k, row.params, job);
+                 k, setting, job);
     std::vector<std::int32_t> ids(std::size_t(queries.rows) * std::size_t(k));
     double best = std::numeric_limits<double>::infinity();
     for (int run = 0; run < std::max(1, options.timingRuns); ++run) {
       const auto t = std::chrono::steady_clock::now();
       for (std::int64_t b0 = 0; b0 < queries.rows; b0 += batch) {
         const std::int64_t n = std::min(batch, queries.rows - b0);
-        const KnnResult r = index.search({queries.row(b0), n, queries.cols}, k, row.params, job);
+        const KnnResult r = index.search({queries.row(b0), n, queries.cols}, k, setting, job);
         std::copy(r.ids.data(), r.ids.data() + n * k, ids.begin() + b0 * k);
       }
       best = std::min(best, secondsSince(t));
@@ -102,7 +103,7 @@ std::vector<SweepRow> runSweep(const AnnIndex& index, const MatrixView<float>& q
     std::vector<double> latencies;
     for (std::int64_t i = 0; i < std::min(options.latencyQueries, queries.rows); ++i) {
       const auto t1 = std::chrono::steady_clock::now();
-      index.search({queries.row(i), 1, queries.cols}, k, row.params, job);
+      index.search({queries.row(i), 1, queries.cols}, k, setting, job);
       latencies.push_back(secondsSince(t1) * 1e3);
     }
     row.p50Ms = percentile(latencies, 0.5);

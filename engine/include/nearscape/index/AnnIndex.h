@@ -1,8 +1,10 @@
 #pragma once
 /// @file AnnIndex.h
-/// Approximate nearest-neighbour indexes behind one interface: build, search, save, load, bytes,
-/// and a description of their search parameters so that a GUI or a sweep can drive any index
-/// without knowing it.
+/// Approximate nearest-neighbour indexes behind one interface: build, search, save, load, bytes.
+/// Each kind takes typed parameters (a struct per kind, chosen by a std::variant, as cuVS does);
+/// a reflection layer names and describes them (parse, describe, ranges and defaults) so that a
+/// GUI's controls, the CLI's `--build name=value` and a sweep's grid drive any index without
+/// knowing it.
 ///
 /// Kinds: "graph" (a fixed-degree search graph pruned from the kNN graph, searched best-first as
 /// SONG does) and "ivf" (IVF-Flat: k-means lists, nprobe of them scanned). Distances follow
@@ -18,11 +20,54 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 namespace nearscape {
+
+/// Build parameters of the graph index (kind "graph"). An empty value takes its default,
+/// resolved for the base's n rows when the index is built.
+struct GraphIndexParams {
+  /// Edges per node of the search graph: 1 … min(256, n − 1); default min(32, n − 1).
+  std::optional<int> degree;
+  /// Neighbours per node of the kNN graph it is pruned from: 1 … min(512, n − 1), raised to
+  /// `degree`; default min(32, n − 1) (fashion-mnist, 2 cores: 32/32 builds in 28 s and gives
+  /// more QPS at recall 0.995 than 24/32 or 32/64, docs/benchmarks.md).
+  std::optional<int> buildK;
+};
+
+/// Build parameters of IVF-Flat (kind "ivf").
+struct IvfFlatParams {
+  std::optional<int> nlist;    ///< k-means lists: 1 … min(n, 2^20); default 4·√n, rounded
+  int iterations = 10;         ///< k-means (Lloyd) iterations: 1 … 100
+  bool kmeansPlusPlus = false; ///< k-means++ seeding; false: seeded random rows
+};
+
+/// Which index to build and how: the alternative is the kind.
+using IndexBuildParams = std::variant<GraphIndexParams, IvfFlatParams>;
+
+/// Search parameters of the graph index. An empty value takes its default for the index.
+struct GraphSearchParams {
+  /// Candidates kept during the search, raised to k: 1 … 512 where the index lives on the GPU
+  /// (gpu::kGraphSearchMaxQueue), 1 … min(4096, n) on the CPU; default min(64, that bound).
+  std::optional<int> ef;
+  /// Edges of each node followed: 1 … the index's degree; default all of them.
+  std::optional<int> degree;
+  /// Entry points of the upper layer's walk: 1 … min(256, its sample); default min(16, sample).
+  std::optional<int> entries;
+};
+
+/// Search parameters of IVF-Flat.
+struct IvfSearchParams {
+  std::optional<int> nprobe; ///< lists scanned per query: 1 … nlist; default min(8, nlist)
+};
+
+/// How to search: every parameter at the index's default (std::monostate, as GraphMethod::Auto
+/// leaves the choice to the engine), or the index kind's own parameters.
+using IndexSearchParams = std::variant<std::monostate, GraphSearchParams, IvfSearchParams>;
 
 /// One tunable of an index, described for controls and sweeps.
 struct IndexParameter {
@@ -35,11 +80,27 @@ struct IndexParameter {
   bool higherIsMoreAccurate = true; ///< which way trades speed for recall
 };
 
-/// Parameter values by name; a missing name takes the parameter's default.
+/// Parameter values by name (the reflection layer); a missing name takes the parameter's default.
 using ParameterValues = std::map<std::string, double>;
 
 /// "ef=64,entries=8" (for logs and CSV).
 std::string formatParameters(const ParameterValues& values);
+
+/// "graph" or "ivf": the kind `params` builds.
+std::string_view indexKind(const IndexBuildParams& params);
+
+/// The build parameters of `kind` named in `values` (the CLI's `--build`, the GUI's controls);
+/// names left out keep their defaults. Ranges depend on the data and are checked by buildIndex.
+/// Throws InvalidArgument (an unknown kind or name, a value that is not an integer).
+IndexBuildParams parseIndexBuildParams(std::string_view kind, const ParameterValues& values);
+
+/// The search parameters of `kind` named in `values` (a sweep's grid, the CLI's `--grid`).
+/// Throws as parseIndexBuildParams; ranges are checked by the search.
+IndexSearchParams parseIndexSearchParams(std::string_view kind, const ParameterValues& values);
+
+/// The values `params` sets, by name (empty ones left out): the reverse of the parsers.
+ParameterValues describeParameters(const IndexBuildParams& params);
+ParameterValues describeParameters(const IndexSearchParams& params);
 
 class AnnIndex {
 public:
@@ -49,12 +110,14 @@ public:
   virtual std::string_view kind() const = 0;
   /// The search-time tunables, with their ranges and defaults for this built index.
   virtual std::vector<IndexParameter> searchParameters() const = 0;
-  /// The values it was built with (every build parameter, defaults resolved).
-  virtual ParameterValues buildValues() const = 0;
+  /// The parameters it was built with, every one resolved (its alternative is its kind).
+  virtual IndexBuildParams buildParams() const = 0;
+  /// The same by name (the index file's header, logs, CSV and JSON).
+  ParameterValues buildValues() const { return describeParameters(buildParams()); }
   /// The k nearest base rows found for each query (k ≤ size()); rows with fewer reachable items
-  /// pad with id −1. Throws InvalidArgument (k, dimension, unknown or out-of-range parameter),
-  /// Cancelled (checked between batches of queries).
-  virtual KnnResult search(const MatrixView<float>& queries, int k, const ParameterValues& params,
+  /// pad with id −1. Throws InvalidArgument (k, dimension, another kind's parameters, a value out
+  /// of range), Cancelled (checked between batches of queries).
+  virtual KnnResult search(const MatrixView<float>& queries, int k, const IndexSearchParams& params,
                            JobControl& job = noJobControl()) const = 0;
   /// Bytes the index holds beyond the caller's base vectors.
   virtual std::uint64_t bytes() const = 0;
@@ -89,11 +152,12 @@ std::vector<std::string> indexKinds();
 /// Throws InvalidArgument for an unknown kind.
 std::vector<IndexParameter> indexBuildParameters(std::string_view kind, std::int64_t n);
 
-/// Builds an index of `kind` over `base` (kept by reference: the caller keeps it alive).
-/// Throws InvalidArgument (unknown kind or parameter, empty base, NaN/Inf), Cancelled.
-std::unique_ptr<AnnIndex> buildIndex(std::string_view kind, const MatrixView<float>& base,
-                                     Metric metric, const ParameterValues& build,
-                                     const Context& context, JobControl& job = noJobControl());
+/// Builds the index `params` chooses over `base` (kept by reference: the caller keeps it alive).
+/// Throws InvalidArgument (a parameter out of range for the data, empty base, NaN/Inf),
+/// Cancelled.
+std::unique_ptr<AnnIndex> buildIndex(const MatrixView<float>& base, Metric metric,
+                                     const IndexBuildParams& params, const Context& context,
+                                     JobControl& job = noJobControl());
 
 /// Reads an index written by AnnIndex::save over the same `base` (whose content hash must match,
 /// when given). Throws IoError, FormatError (bad magic, version, size, checksum; other data).

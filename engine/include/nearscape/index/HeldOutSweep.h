@@ -14,8 +14,9 @@
 namespace nearscape {
 
 struct HeldOutSweepOptions {
-  std::string kind = "graph"; ///< the index built (indexKinds())
-  ParameterValues build;      ///< its build parameters; missing ones take their defaults
+  /// The index built (its alternative is its kind) and its build parameters; empty ones take
+  /// their defaults. Default: the graph index.
+  IndexBuildParams build;
   Metric metric = Metric::L2;
   /// Rows of the data held out as queries (seeded with the context's seed), at most half the
   /// data; ignored when queries are given.
@@ -35,7 +36,7 @@ struct HeldOutSweepStages {
   std::function<Matrix<std::int32_t>(const MatrixView<float>& queries,
                                      const MatrixView<float>& base)>
       truth;
-  /// The index over the base; empty: buildIndex(options.kind, …, options.build).
+  /// The index over the base; empty: buildIndex(base, options.metric, options.build, …).
   std::function<std::unique_ptr<AnnIndex>(const MatrixView<float>& base, JobControl& job)> index;
   /// Once the queries are chosen, before any work: the split (`held`, `missedQuery`).
   std::function<void(const HeldOutSweep&)> onSplit;

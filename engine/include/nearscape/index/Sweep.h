@@ -13,7 +13,8 @@ namespace nearscape {
 
 struct SweepOptions {
   int k = 10;
-  /// The settings to measure, in order; empty = defaultSweepGrid(index, k).
+  /// The settings to measure, in order, by name (parseIndexSearchParams); empty =
+  /// defaultSweepGrid(index, k).
   std::vector<ParameterValues> grid;
   std::int64_t batchSize = 0; ///< queries per search call for QPS; 0 = all at once
   /// Timed passes over the queries per setting; QPS is the best of them (as ann-benchmarks
@@ -39,8 +40,9 @@ struct SweepRow {
 std::vector<ParameterValues> defaultSweepGrid(const AnnIndex& index, int k);
 
 /// Measures each setting and calls `onRow` as soon as it is measured (the GUI plots rows live);
-/// marks the Pareto front at the end. `truth` is queries × ≥k exact ids. Throws InvalidArgument,
-/// Cancelled (between and inside settings).
+/// marks the Pareto front at the end. `truth` is queries × ≥k exact ids. Throws InvalidArgument
+/// (a setting naming an unknown parameter or a value out of range, …), Cancelled (between and
+/// inside settings).
 std::vector<SweepRow> runSweep(const AnnIndex& index, const MatrixView<float>& queries,
                                const MatrixView<float>& base, const MatrixView<std::int32_t>& truth,
                                const SweepOptions& options,

@@ -1,0 +1,161 @@
+#include "nearscape/pipeline/Explore.h"
+
+#include "nearscape/core/Error.h"
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+
+namespace nearscape {
+namespace {
+
+double secondsSince(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+/// Shares of the pipeline's progress, by how long each stage usually takes (fashion-mnist, CPU).
+constexpr double kGraphWeight = 9, kNeighboursWeight = 0.5, kStartWeight = 0.5, kMapWeight = 8,
+                 kForestWeight = 1;
+
+/// Hands out consecutive job.sub ranges in proportion to the weights of the stages that run.
+class StageRanges {
+public:
+  StageRanges(JobControl& job, double totalWeight) : m_job(job), m_total(totalWeight) {}
+  JobControl next(double weight) {
+    const double from = m_done / m_total;
+    m_done += weight;
+    const double to = m_done / m_total;
+    return m_job.sub(from, to > 1.0 - 1e-9 ? 1.0 : to); // the last stage ends at 1 exactly
+  }
+
+private:
+  JobControl& m_job;
+  double m_total;
+  double m_done = 0;
+};
+
+void expectMapShape(const Matrix<float>& m, std::int64_t n, int dim, const char* what) {
+  NEARSCAPE_EXPECTS(m.rows() == n && m.cols() == dim,
+                    std::string("the supplied ") + what + " is " + std::to_string(m.rows()) +
+                        " × " + std::to_string(m.cols()) + ", expected " + std::to_string(n) +
+                        " × " + std::to_string(dim));
+}
+
+} // namespace
+
+std::string_view exploreStageName(ExploreStage stage) {
+  switch (stage) {
+  case ExploreStage::Graph:
+    return "graph";
+  case ExploreStage::Neighbours:
+    return "neighbours";
+  case ExploreStage::Map:
+    return "map";
+  case ExploreStage::Forest:
+    return "forest";
+  }
+  return "?";
+}
+
+Exploration explore(const MatrixView<float>& data, const ExploreParams& params,
+                    const Context& context, JobControl& job, const ExploreStages& stages) {
+  const std::int64_t n = data.rows;
+  const int dim = params.layout.dim;
+  NEARSCAPE_EXPECTS(n >= 2,
+                    "exploring needs at least 2 items (the data has " + std::to_string(n) + ")");
+  NEARSCAPE_EXPECTS(!params.map || dim == 2 || dim == 3, "the map's dimension must be 2 or 3");
+  auto finished = [&](ExploreStage stage, const Exploration& e) {
+    if (stages.onStage)
+      stages.onStage(stage, e);
+  };
+  StageRanges ranges(job, kGraphWeight + (params.neighbours ? kNeighboursWeight : 0) +
+                              (params.map ? kStartWeight + kMapWeight : 0) +
+                              (params.forest ? kForestWeight : 0));
+  job.check();
+  Exploration e;
+  e.method = params.method;
+
+  JobControl graphStage = ranges.next(kGraphWeight);
+  graphStage.progress(0.0, "kNN graph");
+  auto t = std::chrono::steady_clock::now();
+  if (auto supplied = stages.graph ? stages.graph(e) : std::nullopt) {
+    NEARSCAPE_EXPECTS(supplied->ids.rows() == n && supplied->distances.rows() == n &&
+                          supplied->ids.cols() == supplied->distances.cols(),
+                      "the supplied graph does not match the data's " + std::to_string(n) +
+                          " rows");
+    e.graph = std::move(*supplied);
+    e.graphSupplied = true;
+  } else {
+    e.method = resolveGraphMethod(params.method, n, data.cols, params.k, context);
+    e.graph = buildKnnGraph(data, params.k, params.metric, e.method, context, graphStage,
+                            params.nnDescent);
+  }
+  e.seconds.graph = secondsSince(t);
+  graphStage.progress(1.0, "kNN graph");
+  finished(ExploreStage::Graph, e);
+  job.check();
+
+  if (params.neighbours) {
+    JobControl stage = ranges.next(kNeighboursWeight);
+    stage.progress(0.0, "exact neighbours");
+    t = std::chrono::steady_clock::now();
+    e.neighbours = std::make_shared<ExactKnnIndex>(data, params.metric, context);
+    e.seconds.neighbours = secondsSince(t);
+    stage.progress(1.0, "exact neighbours");
+    finished(ExploreStage::Neighbours, e);
+    job.check();
+  }
+
+  if (params.map) {
+    JobControl startStage = ranges.next(kStartWeight);
+    JobControl mapStage = ranges.next(kMapWeight);
+    t = std::chrono::steady_clock::now();
+    if (auto supplied = stages.map ? stages.map(e) : std::nullopt) {
+      expectMapShape(*supplied, n, dim, "map");
+      e.map = std::move(*supplied);
+      e.mapSupplied = true;
+    } else {
+      startStage.progress(0.0, "map: PCA");
+      if (auto start = stages.start ? stages.start(e) : std::nullopt) {
+        expectMapShape(*start, n, dim, "start of the map");
+        e.start = std::move(*start);
+        e.startSupplied = true;
+      } else {
+        PcaParams pca = params.pca;
+        pca.components = dim;
+        e.start = computePca(data, pca, context, startStage).coordinates;
+      }
+      e.seconds.start = secondsSince(t);
+      startStage.progress(1.0, "map: PCA");
+      job.check();
+      t = std::chrono::steady_clock::now();
+      e.map = layoutGraph(e.graph.ids.view(), e.graph.distances.view(), e.start.view(),
+                          params.layout, context, mapStage, stages.onLayout);
+    }
+    e.seconds.map = secondsSince(t);
+    mapStage.progress(1.0, "map");
+    finished(ExploreStage::Map, e);
+    job.check();
+  }
+
+  if (params.forest) {
+    JobControl stage = ranges.next(kForestWeight);
+    stage.progress(0.0, "spanning forest");
+    t = std::chrono::steady_clock::now();
+    e.undirected = symmetrizeKnnGraph(e.graph.ids.view(), e.graph.distances.view(), params.metric);
+    JobControl forestStage = stage.sub(params.bridge ? 0.5 : 0.0, 1.0);
+    if (params.bridge) {
+      JobControl bridgeStage = stage.sub(0.0, 0.5);
+      e.bridges = bridgeComponents(e.undirected, data, params.metric, bridgeStage);
+      e.undirected = withEdges(e.undirected, e.bridges);
+    }
+    e.forest = std::make_shared<SpanningForest>(e.undirected, context, forestStage);
+    e.seconds.forest = secondsSince(t);
+    stage.progress(1.0, "spanning forest");
+    finished(ExploreStage::Forest, e);
+    job.check();
+  }
+  return e;
+}
+
+} // namespace nearscape
