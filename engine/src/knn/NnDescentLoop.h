@@ -16,7 +16,8 @@ namespace nearscape::knn {
 /// changes fewer than params.delta · entries (GNND §4: the lists have converged) or
 /// `maxIterations` have run. Before each iteration it checks for a stop; after each it calls
 /// `progress` (iteration number, share changed) and reports `name: iteration i` on `job`, from 0
-/// to 1 over `maxIterations`. Returns the iterations run. Throws Cancelled, and what iterate throws.
+/// to 1 over `maxIterations`. Returns the iterations run. Throws Cancelled, and what iterate
+/// throws.
 int runNnDescentLoop(int maxIterations, std::int64_t entries, const NnDescentParams& params,
                      JobControl& job, const NnDescentProgress& progress, std::string_view name,
                      const std::function<std::int64_t(int iteration)>& iterate);
