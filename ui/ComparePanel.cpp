@@ -20,6 +20,7 @@ namespace {
 
 struct Comparison {
   std::vector<float> overlap;
+  std::vector<float> otherMap; ///< n × 2: the second embedding's own map
   std::string otherDescription;
   double seconds = 0;
 };
@@ -73,6 +74,10 @@ ComparePanel::~ComparePanel() {
   m_jobs->waitForDone();
 }
 
+bool ComparePanel::running() const {
+  return m_cancel->isEnabled(); // enabled exactly while a comparison runs
+}
+
 void ComparePanel::setThumbnailer(Thumbnailer* thumbnailer) {
   m_list->setThumbnailer(thumbnailer);
 }
@@ -83,6 +88,7 @@ void ComparePanel::setDataset(std::shared_ptr<const Dataset> dataset, Metric met
   m_dataset = std::move(dataset);
   m_metric = metric;
   m_overlap.clear();
+  m_otherMap.clear();
   m_changed.clear();
   m_otherPath.clear();
   m_list->clear();
@@ -116,11 +122,25 @@ void ComparePanel::compareWith(const QString& path) {
         NEARSCAPE_EXPECTS(k < dataset->size(), "k must be below the number of items");
         const Metric otherMetric = b.metric.value_or(Metric::L2);
         // Exact graphs on both sides: an approximate one would count its own misses as change.
-        JobControl first = job.sub(0.0, 0.5), second = job.sub(0.5, 1.0);
+        JobControl first = job.sub(0.0, 0.35), second = job.sub(0.35, 0.7),
+                   third = job.sub(0.7, 1.0);
         const KnnResult ga = knnGraph(dataset->vectors.view(), k, metric, context, first);
         const KnnResult gb = knnGraph(b.vectors.view(), k, otherMetric, context, second);
         Comparison c;
         c.overlap = neighbourhoodOverlap(ga.ids.view(), gb.ids.view(), k);
+        // The second embedding's own 2D map, laid out from its exact graph, for the maps side by
+        // side (its rows are the same items: hover, selection and paths link them).
+        ExploreParams map;
+        map.metric = otherMetric;
+        map.k = k;
+        map.neighbours = false;
+        map.forest = false;
+        map.layout.dim = 2;
+        ExploreStages given;
+        given.graph = [&gb](const Exploration&) { return std::optional<KnnResult>(gb); };
+        const Exploration laidOut = explore(b.vectors.view(), map, context, third, given);
+        c.otherMap.assign(laidOut.map.data(),
+                          laidOut.map.data() + laidOut.map.rows() * laidOut.map.cols());
         c.otherDescription = std::to_string(b.size()) + " × " + std::to_string(b.dim()) + ", " +
                              std::string(metricName(otherMetric));
         c.seconds =
@@ -132,6 +152,7 @@ void ComparePanel::compareWith(const QString& path) {
           return;
         m_cancel->setEnabled(false);
         m_overlap = std::move(c.overlap);
+        m_otherMap = std::move(c.otherMap);
         m_otherPath = path;
         // Most changed: the smallest overlap first (ties by id).
         std::vector<float> lost(m_overlap.size());

@@ -3,7 +3,9 @@
 // row count (any dimension, its own metric) is opened in the background, each item's exact k
 // nearest neighbours are found in both spaces, and the share they agree on (|A ∩ B| / k) becomes
 // a colour-by column; the panel shows the mean, a histogram, and the items whose neighbourhoods
-// changed most, a click selecting one. `nearscape-cli compare A B` prints the same numbers.
+// changed most, a click selecting one. The second embedding's own 2D map (laid out from its exact
+// graph) is kept for the maps side by side. `nearscape-cli compare A B` prints the same numbers
+// (`--map-b` writes that map).
 
 #include "nearscape/Nearscape.h"
 
@@ -39,9 +41,13 @@ public:
   /// Each item's overlap of the last comparison (empty before one), and the other file.
   const std::vector<float>& overlap() const { return m_overlap; }
   QString otherPath() const { return m_otherPath; }
+  /// The second embedding's 2D map of the last comparison (n × 2; empty before one).
+  const std::vector<float>& otherMap() const { return m_otherMap; }
   /// The items listed, most changed first.
   const std::vector<std::int64_t>& mostChanged() const { return m_changed; }
   QSpinBox* kBox() const { return m_k; }
+  /// True while a comparison runs.
+  bool running() const;
   ItemStrip* list() const { return m_list; }
   QLabel* summary() const { return m_summary; }
   JobRunner* jobs() const { return m_jobs; }
@@ -62,6 +68,7 @@ private:
   QLabel* m_summary;
   ItemStrip* m_list;
   std::vector<float> m_overlap;
+  std::vector<float> m_otherMap;
   std::vector<std::int64_t> m_changed;
   QString m_otherPath;
   quint64 m_generation = 0;

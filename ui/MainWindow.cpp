@@ -40,6 +40,7 @@
 #include <QScrollArea>
 #include <QSettings>
 #include <QSignalBlocker>
+#include <QSplitter>
 #include <QStackedWidget>
 #include <QStatusBar>
 #include <QStyle>
@@ -146,7 +147,14 @@ MainWindow::MainWindow(Context context, QWidget* parent)
   m_central = new QStackedWidget(this);
   m_welcome = new WelcomePage(m_central);
   m_central->addWidget(m_welcome);
-  m_central->addWidget(m_map);
+  // The map, and beside it the second embedding's map once a comparison made one.
+  m_maps = new QSplitter(Qt::Horizontal, m_central);
+  m_otherMap = new MapView(m_maps);
+  m_otherMap->setObjectName(QStringLiteral("otherMap"));
+  m_maps->addWidget(m_map);
+  m_maps->addWidget(m_otherMap);
+  m_otherMap->hide();
+  m_central->addWidget(m_maps);
   setCentralWidget(m_central);
   connect(m_welcome, &WelcomePage::openFileAsked, this, [this] { m_openFile->trigger(); });
   connect(m_welcome, &WelcomePage::openExampleAsked, this,
@@ -316,6 +324,13 @@ MainWindow::MainWindow(Context context, QWidget* parent)
   connect(m_legend, &LegendPanel::visibilityChanged, this, &MainWindow::applyVisibility);
   connect(m_map, &MapView::hovered, this, &MainWindow::showHover);
   connect(m_map, &MapView::clicked, this, &MainWindow::onMapClicked);
+  // The second map is the same items: hovering or clicking there does what it does here.
+  connect(m_otherMap, &MapView::hovered, this, &MainWindow::showHover);
+  connect(m_otherMap, &MapView::clicked, this, &MainWindow::onMapClicked);
+  connect(m_map, &MapView::hovered, this,
+          [this](std::int64_t item, const QPoint&) { linkHover(m_map, item); });
+  connect(m_otherMap, &MapView::hovered, this,
+          [this](std::int64_t item, const QPoint&) { linkHover(m_otherMap, item); });
   connect(m_neighbours, &ItemStrip::itemChosen, this,
           [this](std::int32_t item) { selectItem(item); });
   connect(m_pathStrip, &ItemStrip::itemChosen, this,
@@ -333,6 +348,7 @@ MainWindow::MainWindow(Context context, QWidget* parent)
             m_panelColumns[column] = values;
             refreshColourChoices();
             setColourBy(column);
+            showOtherMap();
           });
   m_prefs = Preferences::load();
   m_cache = ArtefactCache(ArtefactCache::defaultFolder(), m_prefs.cacheBytes());
@@ -516,6 +532,12 @@ void MainWindow::buildMenus() {
   view->addAction(m_duplicatesDock->toggleViewAction());
   view->addAction(m_outliersDock->toggleViewAction());
   view->addAction(m_compareDock->toggleViewAction());
+  m_sideBySide = view->addAction(tr("Maps &Side by Side"));
+  m_sideBySide->setCheckable(true);
+  m_sideBySide->setEnabled(false);
+  m_sideBySide->setToolTip(tr("The compared embedding's own map beside this one (File → Compare "
+                              "With…): hover, selection and paths show on both"));
+  connect(m_sideBySide, &QAction::toggled, this, [this](bool on) { showMapsSideBySide(on); });
   m_map3D->setToolTip(tr("Drag to turn the map, Shift+drag to pan, wheel to zoom"));
 
   QMenu* help = menuBar()->addMenu(tr("&Help"));
@@ -575,7 +597,7 @@ void MainWindow::openPath(const QString& path, const QString& metaPath) {
 void MainWindow::showLoaded(Loaded& loaded) {
   m_dataset = loaded.dataset;
   m_thumbnailer->setDataset(m_dataset);
-  m_central->setCurrentWidget(m_map);
+  m_central->setCurrentWidget(m_maps);
   const Dataset& ds = *m_dataset;
   m_pca = std::move(loaded.pca);
   m_layouts = {};
@@ -617,6 +639,7 @@ void MainWindow::showLoaded(Loaded& loaded) {
   m_outlierPanel->setMetric(m_metric);
   m_outlierPanel->setDataset(m_dataset);
   m_compare->setDataset(m_dataset, m_metric);
+  showMapsSideBySide(false);
   m_panelColumns.clear();
   m_selected = -1;
   m_lastPath = {};
@@ -834,7 +857,7 @@ void MainWindow::selectItem(std::int64_t item) {
   m_lastPath = {};
   m_pathStrip->clear();
   m_neighbours->clear();
-  m_map->setOverlay(item, {}, {});
+  setMapOverlay(item, {}, {});
   m_selectionWaitsForGraph = !m_explore;
   if (!m_explore) {
     statusBar()->showMessage(
@@ -877,7 +900,7 @@ void MainWindow::selectItem(std::int64_t item) {
             m_shownDistances.push_back(nn.distances.row(0)[c]);
         if (!m_lastPath.nodes.empty())
           return; // a path is on screen: keep its overlay and message
-        m_map->setOverlay(item, ids, {}, far);
+        setMapOverlay(item, ids, {}, far);
         statusBar()->showMessage(
             tr("Item %1: its %2 exact nearest neighbours%3. Ctrl+click another item for the "
                "smoothest path.")
@@ -987,7 +1010,7 @@ void MainWindow::showPathTo(std::int64_t item) {
     bottleneck.push_back(i > 0 && std::int64_t(i - 1) == m_lastPath.bottleneckIndex);
   }
   m_pathStrip->setItems(*m_dataset, m_lastPath.nodes, captions, bottleneck);
-  m_map->setOverlay(m_selected, {}, m_lastPath.nodes);
+  setMapOverlay(m_selected, {}, m_lastPath.nodes);
   statusBar()->showMessage(tr("Smoothest path %1 → %2: %3 steps, largest step %4 (bold)")
                                .arg(m_selected)
                                .arg(item)
@@ -1002,7 +1025,7 @@ void MainWindow::showMissed(std::int64_t query, const std::vector<std::int32_t>&
     return;
   std::vector<QString> captions(missed.size(), tr("missed by %1").arg(setting));
   m_neighbours->setItems(*m_dataset, missed, captions);
-  m_map->setOverlay(query, missed, {});
+  setMapOverlay(query, missed, {});
   m_lastPath = {};
   m_pathStrip->clear();
   statusBar()->showMessage(
@@ -1027,6 +1050,7 @@ void MainWindow::setMetric(Metric metric) {
   m_duplicates->setMetric(metric);
   m_outlierPanel->setMetric(metric);
   m_compare->setDataset(m_dataset, metric);
+  showMapsSideBySide(false);
   m_panelColumns.clear();
   restartExploration();
 }
@@ -1040,7 +1064,7 @@ void MainWindow::restartExploration() {
   m_lastPath = {};
   m_neighbours->clear();
   m_pathStrip->clear();
-  m_map->setOverlay(-1, {}, {});
+  setMapOverlay(-1, {}, {});
   m_map->setPositions(pcaView(m_mapDim), m_mapDim);
   m_summary->setText(summaryText());
   startExploration();
@@ -1145,17 +1169,17 @@ void MainWindow::applyVisibility() {
       m_scheme->values.size() == std::size_t(m_dataset->size())) {
     const double from = m_rangeFrom->value(), to = m_rangeTo->value();
     if (from <= m_scheme->minimum && to >= m_scheme->maximum) {
-      m_map->setVisibleMask({}); // the whole range: every item, those without a value too
+      setMapVisible({}); // the whole range: every item, those without a value too
       return;
     }
     std::vector<bool> visible(m_scheme->values.size());
     for (std::size_t i = 0; i < visible.size(); ++i)
       visible[i] = m_scheme->values[i] >= from && m_scheme->values[i] <= to; // NaN: hidden
-    m_map->setVisibleMask(std::move(visible));
+    setMapVisible(std::move(visible));
     return;
   }
   if (!m_dataset || !m_scheme || m_scheme->numeric || m_scheme->group.empty()) {
-    m_map->setVisibleMask({});
+    setMapVisible({});
     return;
   }
   const std::vector<bool> groupVisible = m_legend->visibleLabels();
@@ -1164,7 +1188,7 @@ void MainWindow::applyVisibility() {
   std::vector<bool> visible(static_cast<std::size_t>(m_dataset->size()));
   for (std::size_t i = 0; i < visible.size(); ++i)
     visible[i] = groupVisible[std::size_t(m_scheme->group[i])];
-  m_map->setVisibleMask(std::move(visible));
+  setMapVisible(std::move(visible));
 }
 
 void MainWindow::buildExploreBar() {
@@ -1874,7 +1898,8 @@ void MainWindow::goToFirstMatch() {
 }
 
 bool MainWindow::viewPending() const {
-  return m_searchPending || !m_colourPending.isEmpty() || m_opacityPending || m_sizePending;
+  return m_searchPending || !m_colourPending.isEmpty() || m_opacityPending || m_sizePending ||
+         m_compare->running();
 }
 
 void MainWindow::showWarnings(const std::vector<std::string>& warnings) {
@@ -1902,9 +1927,9 @@ void MainWindow::recolour() {
   const std::vector<std::uint8_t> rgb =
       m_opacityValues.empty() ? m_scheme->rgb
                               : fadedBy(m_scheme->rgb, m_opacityValues, MapView::backgroundColor());
-  m_map->setColors(selecting     ? dimmedExcept(rgb, m_selection, MapView::backgroundColor())
-                   : m_searching ? dimmedExcept(rgb, m_matches, MapView::backgroundColor())
-                                 : rgb);
+  setMapColors(selecting     ? dimmedExcept(rgb, m_selection, MapView::backgroundColor())
+               : m_searching ? dimmedExcept(rgb, m_matches, MapView::backgroundColor())
+                             : rgb);
   applyVisibility();
 }
 
@@ -1978,6 +2003,78 @@ void MainWindow::showHover(std::int64_t item, const QPoint& globalPos) {
     return;
   }
   m_hoverCard->showItem(*m_dataset, item, m_thumbnailer->thumbnail(item), globalPos);
+}
+
+void MainWindow::setMapOverlay(std::int64_t selected, const std::vector<std::int32_t>& neighbours,
+                               const std::vector<std::int32_t>& path,
+                               const std::vector<std::int32_t>& far) {
+  m_overlay = {selected, neighbours, path, far};
+  m_map->setOverlay(selected, neighbours, path, far);
+  if (m_otherMap->isVisible()) // far links are the first map's: where that map tears
+    m_otherMap->setOverlay(selected, neighbours, path);
+}
+
+void MainWindow::linkHover(const MapView* from, std::int64_t item) {
+  if (!m_otherMap->isVisible())
+    return;
+  // The hovered item ringed on the other map (as if selected there), until the mouse leaves it.
+  MapView* to = from == m_map ? m_otherMap : m_map;
+  const Overlay& o = m_overlay;
+  to->setOverlay(item >= 0 ? item : o.selected, o.neighbours, o.path,
+                 to == m_map && item < 0 ? o.far : std::vector<std::int32_t>{});
+}
+
+void MainWindow::setMapColors(const std::vector<std::uint8_t>& rgb) {
+  m_map->setColors(rgb);
+  if (m_otherMap->pointCount() == m_map->pointCount())
+    m_otherMap->setColors(rgb);
+}
+
+void MainWindow::setMapVisible(std::vector<bool> visible) {
+  if (m_otherMap->pointCount() == m_map->pointCount())
+    m_otherMap->setVisibleMask(visible);
+  m_map->setVisibleMask(std::move(visible));
+}
+
+void MainWindow::showOtherMap() {
+  const std::vector<float>& positions = m_compare->otherMap();
+  if (!m_dataset || positions.size() != std::size_t(m_dataset->size()) * 2)
+    return;
+  const std::vector<std::uint8_t> grey(std::size_t(m_dataset->size()) * 3, 160);
+  m_otherMap->setPoints(positions, 2, grey);
+  m_sideBySide->setEnabled(true);
+  showMapsSideBySide(true);
+}
+
+bool MainWindow::showMapsSideBySide(bool on) {
+  const bool available =
+      m_dataset && m_otherMap->pointCount() == m_dataset->size() && !m_compare->otherMap().empty();
+  on = on && available;
+  if (!available)
+    m_sideBySide->setEnabled(false);
+  {
+    const QSignalBlocker block(m_sideBySide);
+    m_sideBySide->setChecked(on);
+  }
+  m_otherMap->setVisible(on);
+  // The map's width changed: refit both once the splitter has laid them out (unless the user
+  // moved the camera).
+  QTimer::singleShot(0, this, [this] {
+    if (!m_map->userMovedCamera())
+      m_map->resetCamera();
+    if (m_otherMap->isVisible())
+      m_otherMap->resetCamera();
+  });
+  if (on) {
+    m_maps->setSizes({m_maps->width() / 2, m_maps->width() - m_maps->width() / 2});
+    recolour(); // the same colours, dimming and hidden groups on both
+    setMapOverlay(m_overlay.selected, m_overlay.neighbours, m_overlay.path, m_overlay.far);
+    statusBar()->showMessage(
+        tr("Left: this embedding's map; right: %1's own map — the same items, linked.")
+            .arg(QFileInfo(m_compare->otherPath()).fileName()),
+        8000);
+  }
+  return on;
 }
 
 void MainWindow::showError(const QString& title, const QString& message) {

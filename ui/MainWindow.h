@@ -26,6 +26,7 @@ class QComboBox;
 class QDoubleSpinBox;
 class QLineEdit;
 class QPolygonF;
+class QSplitter;
 class QStackedWidget;
 
 namespace nearscape::ui {
@@ -165,6 +166,12 @@ public:
   bool mapRefined(int dim) const { return !m_layouts[std::size_t(dim == 3)].empty(); }
 
   MapView* mapView() const { return m_map; }
+  /// The second embedding's map beside the first (File → Compare With…; hidden until then):
+  /// the same items, coloured alike, hover, selection and paths shown on both.
+  MapView* otherMapView() const { return m_otherMap; }
+  /// Shows or hides the maps side by side (View → Maps Side by Side); false when no comparison
+  /// has produced a second map yet.
+  bool showMapsSideBySide(bool on);
   SweepPanel* sweepPanel() const { return m_sweep; }
   DuplicatesPanel* duplicatesPanel() const { return m_duplicates; }
   OutliersPanel* outliersPanel() const { return m_outlierPanel; }
@@ -229,6 +236,15 @@ private:
   void onMapClicked(std::int64_t item, Qt::KeyboardModifiers modifiers);
   void showLoaded(Loaded& loaded);
   void applyVisibility();
+  /// The overlay (selected item, rings, path, far links) on the map, and on the second map
+  /// when it is shown; `hovered` rings that item on the map the mouse is not over.
+  void setMapOverlay(std::int64_t selected, const std::vector<std::int32_t>& neighbours,
+                     const std::vector<std::int32_t>& path,
+                     const std::vector<std::int32_t>& far = {});
+  void linkHover(const MapView* from, std::int64_t item);
+  void setMapColors(const std::vector<std::uint8_t>& rgb);
+  void setMapVisible(std::vector<bool> visible);
+  void showOtherMap();
   void computeTrust();
   void computeOutliers();
   /// Of `neighbours` (true neighbours of `item`), those the refined map shown places beyond the
@@ -315,6 +331,13 @@ private:
   QAction* m_map3D = nullptr;
   QAction* m_openFile = nullptr;
   QStackedWidget* m_central = nullptr;
+  QSplitter* m_maps = nullptr;     ///< the map, and the second map beside it
+  MapView* m_otherMap = nullptr;   ///< the compared embedding's map
+  QAction* m_sideBySide = nullptr; ///< View → Maps Side by Side
+  struct Overlay {
+    std::int64_t selected = -1;
+    std::vector<std::int32_t> neighbours, path, far;
+  } m_overlay; ///< what both maps show
   WelcomePage* m_welcome = nullptr;
   // Colouring and search.
   QComboBox* m_colourBox = nullptr;

@@ -47,6 +47,9 @@ public:
                   const std::vector<std::int32_t>& farLinks = {});
   /// The items linked by faint lines to the selected one.
   const std::vector<std::int32_t>& farLinks() const { return m_farLinks; }
+  /// The overlay's marked item (−1: none) and path, as last set.
+  std::int64_t overlayItem() const { return m_selected; }
+  const std::vector<std::int32_t>& overlayPath() const { return m_path; }
   /// True once the person has panned or zoomed since the last setPoints.
   bool userMovedCamera() const { return m_userMoved; }
   /// Which points are drawn and pickable (n flags); empty = all.

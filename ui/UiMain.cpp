@@ -1,5 +1,6 @@
 #include "UiMain.h"
 
+#include "ComparePanel.h"
 #include "MainWindow.h"
 #include "MapView.h"
 #include "Preferences.h"
@@ -128,8 +129,12 @@ int runGui(int argc, char** argv) {
   QCommandLineOption session(QStringLiteral("session"),
                              QStringLiteral("Open this session (.nearscape): its data and view"),
                              QStringLiteral("file"));
+  QCommandLineOption compare(QStringLiteral("compare"),
+                             QStringLiteral("Compare with a second embedding of the same items "
+                                            "and show both maps side by side"),
+                             QStringLiteral("file"));
   parser.addOptions({meta, backend, screenshot, select, pathTo, map3D, metric, colourBy, search,
-                     showRange, opacityBy, sizeBy, session});
+                     showRange, opacityBy, sizeBy, session, compare});
   parser.process(app);
 
   Context context;
@@ -215,6 +220,17 @@ int runGui(int argc, char** argv) {
           if (!text.isEmpty())
             window.setSearch(text);
         });
+  }
+  if (parser.isSet(compare)) {
+    const QString other = parser.value(compare);
+    QObject::connect(
+        &window, &MainWindow::explorationFinished, &window,
+        [&window, other] { window.comparePanel()->compareWith(other); }, Qt::SingleShotConnection);
+    QObject::connect(window.comparePanel(), &ComparePanel::failed, &window,
+                     [](const QString& message) {
+                       std::fprintf(stderr, "nearscape: %s\n", qPrintable(message));
+                       QApplication::exit(2);
+                     });
   }
   if (parser.isSet(select)) {
     const qint64 a = parser.value(select).toLongLong(), b = parser.value(pathTo).toLongLong();

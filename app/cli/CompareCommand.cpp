@@ -15,7 +15,7 @@ namespace nearscape::cli {
 namespace {
 
 struct CompareArgs {
-  std::string a, b, metricA, metricB, out;
+  std::string a, b, metricA, metricB, out, mapA, mapB;
   int k = 10;
   std::int64_t top = 20;
   CommonOptions common;
@@ -28,6 +28,8 @@ int runCompare(const CompareArgs& args) {
   addDataInput(outputs, args.a);
   addDataInput(outputs, args.b);
   outputs.addOutput(args.out);
+  outputs.addOutput(args.mapA);
+  outputs.addOutput(args.mapB);
   NEARSCAPE_EXPECTS(args.top >= 0, "--top must not be negative");
   OpenOptions options;
   options.loadThumbnails = false;
@@ -41,13 +43,37 @@ int runCompare(const CompareArgs& args) {
                     "--k must lie in [1, " + std::to_string(a.size() - 1) + "]");
   // Each space with its own metric (and dimension): exact neighbourhoods on both sides.
   const Metric metricA = chooseMetric(args.metricA, a), metricB = chooseMetric(args.metricB, b);
-  JobControl first = job.sub(0.0, 0.5), second = job.sub(0.5, 1.0);
+  const int maps = int(!args.mapA.empty()) + int(!args.mapB.empty());
+  const double graphsShare = maps == 0 ? 1.0 : 0.7;
+  JobControl first = job.sub(0.0, graphsShare / 2), second = job.sub(graphsShare / 2, graphsShare);
   const KnnResult ga = knnGraph(a.vectors.view(), args.k, metricA, context, first);
   const KnnResult gb = knnGraph(b.vectors.view(), args.k, metricB, context, second);
   const std::vector<float> overlap = neighbourhoodOverlap(ga.ids.view(), gb.ids.view(), args.k);
   job.check();
   if (!args.out.empty())
     writeNpy(args.out, MatrixView<float>{overlap.data(), a.size(), 1});
+  // Each space's own 2D map, laid out from its exact graph (the explorer's maps side by side).
+  int mapped = 0;
+  auto writeMap = [&](const Dataset& data, const KnnResult& graph, Metric metric,
+                      const std::string& path) {
+    if (path.empty())
+      return;
+    ExploreParams params;
+    params.metric = metric;
+    params.k = args.k;
+    params.neighbours = false;
+    params.forest = false;
+    params.layout.dim = 2;
+    ExploreStages given;
+    given.graph = [&graph](const Exploration&) { return std::optional<KnnResult>(graph); };
+    const double from = graphsShare + (1 - graphsShare) * mapped / maps;
+    JobControl stage = job.sub(from, from + (1 - graphsShare) / maps);
+    ++mapped;
+    const Exploration e = explore(data.vectors.view(), params, context, stage, given);
+    writeNpy(path, e.map.view());
+  };
+  writeMap(a, ga, metricA, args.mapA);
+  writeMap(b, gb, metricB, args.mapB);
   outputs.commit();
 
   const double mean = std::accumulate(overlap.begin(), overlap.end(), 0.0) / double(a.size());
@@ -72,6 +98,8 @@ int runCompare(const CompareArgs& args) {
           {{"id", item}, {"overlap", overlap[std::size_t(item)]}, {"label", a.labelOf(item)}});
     j["most_changed"] = listed;
     j["out"] = args.out;
+    j["map_a"] = args.mapA;
+    j["map_b"] = args.mapB;
     std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
     return kExitOk;
   }
@@ -85,8 +113,9 @@ int runCompare(const CompareArgs& args) {
   for (const std::int64_t item : changed)
     std::cout << "  " << std::setw(10) << item << "  " << std::setw(6) << overlap[std::size_t(item)]
               << "  " << printableText(a.labelOf(item), 80) << '\n';
-  if (!args.out.empty())
-    std::cout << "wrote " << args.out << '\n';
+  for (const std::string* path : {&args.out, &args.mapA, &args.mapB})
+    if (!path->empty())
+      std::cout << "wrote " << *path << '\n';
   return kExitOk;
 }
 
@@ -107,6 +136,11 @@ void addCompareCommand(CLI::App& app, int& exitCode) {
   cmd->add_option("--top", args->top, "How many of the most changed items to list")
       ->capture_default_str();
   cmd->add_option("--out", args->out, "Write every item's overlap here (.npy, float32, n × 1)");
+  cmd->add_option(
+      "--map-a", args->mapA,
+      "Write A's own 2D map here (.npy, float32, n × 2; laid out from its exact graph)");
+  cmd->add_option("--map-b", args->mapB,
+                  "Write B's own 2D map here, as the explorer shows it beside A's");
   args->common.addTo(*cmd);
   cmd->callback([args, &exitCode] {
     exitCode = runGuarded([&] { return runCompare(*args); }, {args->a, args->b});

@@ -859,6 +859,91 @@ private slots:
              qPrintable(failed.front().at(0).toString()));
   }
 
+  void mapsSideBySideLinkHoverSelectionAndPath() {
+    // B: A's columns reversed and scaled (the same items, another space). After the comparison
+    // B's own map stands beside A's: it is the layout of B's exact graph (as nearscape-cli
+    // compare --map-b computes it), and hovering, clicking and Ctrl+clicking on either map show
+    // the same item and the same path on both.
+    constexpr int n = 240, d = 6;
+    std::vector<float> a = test::randomFloats(std::size_t(n) * d, 71);
+    for (int i = 0; i < n; ++i) // three clusters: a map with structure
+      a[std::size_t(i * d)] += 8.0f * float(i % 3);
+    std::vector<float> b(a.size());
+    for (int i = 0; i < n; ++i)
+      for (int c = 0; c < d; ++c)
+        b[std::size_t(i * d + c)] = 2.0f * a[std::size_t(i * d + (d - 1 - c))];
+    const QString fa = m_dir.filePath("side-a.npy"), fb = m_dir.filePath("side-b.npy");
+    QVERIFY(test::writeBytes(fa, test::npyBytes("<f4", {n, d}, test::rawBytes(a))));
+    QVERIFY(test::writeBytes(fb, test::npyBytes("<f4", {n, d}, test::rawBytes(b))));
+    MainWindow window;
+    window.resize(1300, 760);
+    window.show();
+    QSignalSpy explored(&window, &MainWindow::explorationFinished);
+    window.openPath(fa);
+    QVERIFY2(explored.wait(60000), qPrintable(window.lastError()));
+    MapView* left = window.mapView();
+    MapView* right = window.otherMapView();
+    QVERIFY(!right->isVisible());
+    QVERIFY(!window.showMapsSideBySide(true)); // nothing to show before a comparison
+    ComparePanel* panel = window.comparePanel();
+    QSignalSpy compared(panel, &ComparePanel::compared);
+    panel->compareWith(fb);
+    QVERIFY(compared.wait(60000));
+    QTRY_VERIFY(right->isVisible());
+    QCOMPARE(right->pointCount(), std::int64_t(n));
+
+    // B's map is its exact 10-NN graph laid out by the pipeline, as the CLI's --map-b.
+    const KnnResult graph = knnGraph({b.data(), n, d}, 10, Metric::L2, Context{});
+    ExploreParams params;
+    params.k = 10;
+    params.neighbours = false;
+    params.forest = false;
+    params.layout.dim = 2;
+    ExploreStages given;
+    given.graph = [&graph](const Exploration&) { return std::optional<KnnResult>(graph); };
+    const Exploration expected =
+        explore({b.data(), n, d}, params, Context{}, noJobControl(), given);
+    QCOMPARE(panel->otherMap().size(), std::size_t(expected.map.rows() * expected.map.cols()));
+    QVERIFY(std::equal(panel->otherMap().begin(), panel->otherMap().end(), expected.map.data()));
+
+    // Hover on the left: the same item ringed on the right; leaving restores it. (The item
+    // picked at the pixel: two items may share one.)
+    const QPoint at = left->widgetPosOf(17).toPoint();
+    const std::int64_t hovered = left->itemAt(at);
+    QVERIFY(hovered >= 0);
+    QMouseEvent move(QEvent::MouseMove, QPointF(at), left->mapToGlobal(QPointF(at)), Qt::NoButton,
+                     Qt::NoButton, Qt::NoModifier);
+    QApplication::sendEvent(left, &move);
+    QTRY_COMPARE(right->overlayItem(), hovered);
+    QEvent leave(QEvent::Leave);
+    QApplication::sendEvent(left, &leave);
+    QTRY_COMPARE(right->overlayItem(), std::int64_t(-1));
+    // Click on the right: selected in the window, marked on both maps.
+    const QPoint there = right->widgetPosOf(17).toPoint();
+    const std::int64_t item = right->itemAt(there);
+    QVERIFY(item >= 0);
+    QTest::mouseClick(right, Qt::LeftButton, {}, there);
+    QTRY_COMPARE(window.selectedItem(), item);
+    QCOMPARE(left->overlayItem(), item);
+    QCOMPARE(right->overlayItem(), item);
+    // Ctrl+click another item on the right: the path (found in A's graph) drawn on both.
+    const QPoint to = right->widgetPosOf(200).toPoint();
+    const std::int64_t other = right->itemAt(to);
+    QVERIFY(other >= 0 && other != item);
+    QTest::mouseClick(right, Qt::LeftButton, Qt::ControlModifier, to);
+    QTRY_VERIFY(!window.lastPath().nodes.empty());
+    QCOMPARE(left->overlayPath(), window.lastPath().nodes);
+    QCOMPARE(right->overlayPath(), window.lastPath().nodes);
+    QCOMPARE(std::int64_t(window.lastPath().nodes.back()), other);
+    QTest::qWait(50);
+    QVERIFY(window.grab().save(artifact("explore-side-by-side.png")));
+    // Off and on again from the View menu's action.
+    QVERIFY(!window.showMapsSideBySide(false));
+    QVERIFY(!right->isVisible());
+    QVERIFY(window.showMapsSideBySide(true));
+    QCOMPARE(right->overlayPath(), window.lastPath().nodes);
+  }
+
   void sessionsSaveAndReproduceAView() {
     const QString session = m_dir.filePath("view.nearscape");
     MapView::Camera camera;

@@ -1,6 +1,7 @@
 // nearscape-cli as a person uses it: exit codes, JSON, messages.
 #include "TestFiles.h"
 
+#include "nearscape/Nearscape.h"
 #include "nearscape/core/Context.h"
 #include "nearscape/core/Dataset.h"
 #include "nearscape/io/ArtefactCache.h"
@@ -316,6 +317,34 @@ private slots:
     j = QJsonDocument::fromJson(r.out).object();
     QVERIFY(std::abs(j["mean_overlap"].toDouble() - mean) < 1e-6);
     QVERIFY(j["mean_overlap"].toDouble() < 0.5); // unrelated spaces share little
+    // Each space's own map: its exact k-NN graph laid out by the explore pipeline.
+    const QString mapA = m_dir.filePath("map-a.npy"), mapB = m_dir.filePath("map-b.npy");
+    r = cli({"compare", fa, fo, "--k", QString::number(k), "--map-a", mapA, "--map-b", mapB,
+             "--backend", "cpu"});
+    QVERIFY2(r.code == 0, r.err.constData());
+    for (const auto& [path, data, dim] :
+         {std::tuple{mapA, &a, d},
+          std::tuple{mapB, static_cast<const std::vector<float>*>(&other), 3}}) {
+      const nearscape::MatrixView<float> x{data->data(), n, dim};
+      const nearscape::KnnResult graph =
+          nearscape::knnGraph(x, k, nearscape::Metric::L2, nearscape::Context{});
+      nearscape::ExploreParams params;
+      params.k = k;
+      params.neighbours = false;
+      params.forest = false;
+      params.layout.dim = 2;
+      nearscape::ExploreStages given;
+      given.graph = [&graph](const nearscape::Exploration&) {
+        return std::optional<nearscape::KnnResult>(graph);
+      };
+      const nearscape::Exploration expected =
+          nearscape::explore(x, params, nearscape::Context{}, nearscape::noJobControl(), given);
+      const nearscape::Matrix<float> map = nearscape::readNpyFloat(path.toStdString());
+      QCOMPARE(map.rows(), std::int64_t(n));
+      QCOMPARE(map.cols(), std::int64_t(2));
+      QVERIFY(std::equal(map.data(), map.data() + map.rows() * map.cols(), expected.map.data()));
+    }
+    QVERIFY(r.out.contains("wrote " + mapB.toUtf8()));
     // Different item counts are refused, naming both files.
     const QString shorter = m_dir.filePath("emb-short.npy");
     QVERIFY(writeBytes(shorter, npyBytes("<f4", {n - 1, d},

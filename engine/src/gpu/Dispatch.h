@@ -60,4 +60,19 @@ template <typename OnDevice> bool tryOnDevice(const Context& context, OnDevice&&
   return false;
 }
 
+/// Runs `attempt()`, an optional faster GPU path whose failure only means "take the general
+/// one" (STEP's clusters before the GEMM tiles, a shared codebook before each shard's own), and
+/// returns true; returns false when it runs out of memory, meets a limit of its own or fails on
+/// the device. The general path that follows reports any error that persists.
+template <typename Attempt> bool tryOptionalGpuPath(Attempt&& attempt) {
+  try {
+    std::forward<Attempt>(attempt)();
+    return true;
+  } catch (const DeviceOutOfMemory&) {
+  } catch (const Unsupported&) {
+  } catch (const DeviceError&) {
+  }
+  return false;
+}
+
 } // namespace nearscape::gpu

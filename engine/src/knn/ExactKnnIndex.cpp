@@ -64,15 +64,14 @@ KnnResult ExactKnnIndex::search(const MatrixView<float>& queries, int k, JobCont
         queries.rows >= 64) {
       const std::lock_guard lock(s.clustersMutex);
       if (s.clustersPrune) {
-        try {
+        std::optional<KnnResult> found; // else the resident base's single pass stays
+        gpu::tryOptionalGpuPath([&] {
           if (!s.clusters)
             s.clusters = gpu::gpuBackend()->makeClusterIndex(s.base, s.context);
-          if (auto found = s.clusters->search(queries, k, false, job, gpu::kStepMaxScoredShare))
-            return std::move(*found);
-        } catch (const DeviceOutOfMemory&) { // the resident base's single pass stays
-        } catch (const Unsupported&) {
-        } catch (const DeviceError&) {
-        }
+          found = s.clusters->search(queries, k, false, job, gpu::kStepMaxScoredShare);
+        });
+        if (found)
+          return std::move(*found);
         s.clustersPrune = false; // this data's clusters do not prune (or do not fit)
         s.clusters.reset();
       }

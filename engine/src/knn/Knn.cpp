@@ -64,15 +64,15 @@ KnnResult exactOnGpu(gpu::GpuBackend& gpu, const MatrixView<float>& queries,
   if (metric == Metric::L2 && k <= gpu::kStepMaxK && !tilesGiven && withinBudget &&
       params.pruning != ExactKnnParams::Pruning::Off &&
       (always || (base.rows >= 50000 && base.cols <= 256))) {
-    try {
-      if (auto step = gpu.stepSearch(queries, base, k, graph, context, job,
-                                     always ? 2.0 : gpu::kStepMaxScoredShare))
-        return std::move(*step);
-    } catch (const DeviceOutOfMemory&) {
-      // The GEMM path tiles its work.
-    } catch (const Unsupported&) {
-      // Beyond the clusters' limits (2^30 rows): the GEMM path has its own.
-    }
+    // Out of memory or beyond the clusters' limits (2^30 rows): the GEMM path tiles its work
+    // and has its own limits.
+    std::optional<KnnResult> step;
+    gpu::tryOptionalGpuPath([&] {
+      step = gpu.stepSearch(queries, base, k, graph, context, job,
+                            always ? 2.0 : gpu::kStepMaxScoredShare);
+    });
+    if (step)
+      return std::move(*step);
   }
   return gpu.exactSearch(queries, base, k, metric, graph, context, job, params);
 }

@@ -482,15 +482,13 @@ KnnResult shardedGraph(const MatrixView<float>& data, int k, Metric metric, cons
 #pragma omp parallel for schedule(static)
     for (std::int64_t i = 0; i < m; ++i)
       std::copy_n(data.row(i * n / m), data.cols, sample.data() + i * data.cols);
-    try {
+    gpu::tryOptionalGpuPath([&] { // else each step clusters on its own
       centroids =
           gpu::gpuBackend()->gnndCodebook({sample.data(), m, data.cols}, metric, count, inner);
       labels.resize(static_cast<std::size_t>(n));
       shared.centroids = &centroids;
       shared.count = count;
-    } catch (const DeviceOutOfMemory&) { // each step clusters on its own
-    } catch (const DeviceError&) {
-    }
+    });
     lap("codebook");
   }
   auto sharedFor = [&](std::int64_t a, std::int64_t b) {
