@@ -7,6 +7,7 @@
 #include <QTest>
 
 #include <cmath>
+#include <numeric>
 #include <random>
 #include <set>
 
@@ -195,6 +196,45 @@ private slots:
                  QString("%1 of %2 tile pairs computed").arg(got.tilePairs).arg(got.tilePairsAll)));
     const QString why = samePairs(got, allDistances(x, n, d, Metric::L2), 0.5);
     QVERIFY2(why.isEmpty(), qPrintable(why));
+  }
+
+  void aLargePlanSplitsItsTopInParallel() {
+    // 300,000 points in the plane (the plan's top node split with all threads, beyond 2^18
+    // places), 40 of them planted as near-copies: every pair within the threshold, against a
+    // sweep along x in long double written here.
+    constexpr int n = 300000, d = 2;
+    constexpr double t = 0.02;
+    std::mt19937_64 rng(11);
+    std::uniform_real_distribution<float> uniform(0.0f, 1000.0f);
+    std::vector<float> x(std::size_t(n) * d);
+    for (float& v : x)
+      v = uniform(rng);
+    for (int p = 0; p < 40; ++p) { // item 1000 + p near item p
+      x[std::size_t((1000 + p) * d)] = x[std::size_t(p * d)] + 0.005f;
+      x[std::size_t((1000 + p) * d + 1)] = x[std::size_t(p * d + 1)];
+    }
+    std::vector<std::int32_t> byX(n);
+    std::iota(byX.begin(), byX.end(), 0);
+    std::sort(byX.begin(), byX.end(), [&](std::int32_t a, std::int32_t b) {
+      return x[std::size_t(a) * d] < x[std::size_t(b) * d];
+    });
+    std::set<std::pair<std::int32_t, std::int32_t>> expected;
+    for (int r = 0; r < n; ++r)
+      for (int q = r + 1; q < n; ++q) {
+        const std::int32_t a = byX[std::size_t(r)], b = byX[std::size_t(q)];
+        const long double dx = (long double)x[std::size_t(b) * d] - x[std::size_t(a) * d];
+        if (dx > t)
+          break;
+        const long double dy = (long double)x[std::size_t(b) * d + 1] - x[std::size_t(a) * d + 1];
+        if (std::sqrt(dx * dx + dy * dy) <= t)
+          expected.insert({std::min(a, b), std::max(a, b)});
+      }
+    QVERIFY(expected.size() >= 40);
+    const NearPairs got = pairsWithin({x.data(), n, d}, t, Metric::L2, on(Backend::Cpu));
+    std::set<std::pair<std::int32_t, std::int32_t>> found;
+    for (const NearPair& p : got.pairs)
+      found.insert({p.a, p.b});
+    QCOMPARE(found, expected);
   }
 
   void quantileThresholdsAreExact_data() {

@@ -122,7 +122,9 @@ QuantilePairs pairsWithinQuantile(const MatrixView<float>& data, double q, Metri
   double bounded = 0;
   QuantilePairs result =
       onTiles<QuantilePairs>(data, plan, params.maxPairs, context, job, [&](const Searches& s) {
+        const double tilesReady = since(started);
         const std::vector<std::int32_t> inTile = s.nearestInTile();
+        const double nearestFound = since(started);
         // Upper bounds: the exact distance to the nearest of the same tile (an item alone in its
         // tile takes any other item).
         std::vector<double> bound(static_cast<std::size_t>(n));
@@ -141,6 +143,11 @@ QuantilePairs pairsWithinQuantile(const MatrixView<float>& data, double q, Metri
         QuantilePairs found;
         found.reach = bound[std::size_t(rank)];
         bounded = since(started);
+        logMessage(context, LogLevel::Debug,
+                   "quantile bounds: search ready at " + std::to_string(tilesReady) +
+                       " s, nearest in tile " + std::to_string(nearestFound - tilesReady) +
+                       " s, bounds and their order statistic " +
+                       std::to_string(bounded - nearestFound) + " s");
         found.pairs = s.pairsWithin(found.reach);
         return found;
       });

@@ -1,14 +1,39 @@
 #include "analysis/TilePlan.h"
 
 #include "nearscape/core/Error.h"
+#include "nearscape/core/Log.h"
 #include "nearscape/layout/Pca.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <functional>
 #include <limits>
+#include <parallel/algorithm>
 
 namespace nearscape::analysis {
 namespace {
+
+/// Where the plan's time goes, at the log's debug level: each call logs the time since the last.
+class Laps {
+public:
+  explicit Laps(const Context& context) : m_context(context) {}
+  void operator()(const char* what) {
+    const auto now = std::chrono::steady_clock::now();
+    if (logs(m_context, LogLevel::Debug)) {
+      char line[96];
+      std::snprintf(line, sizeof line, "tile plan %-12s %8.1f ms", what,
+                    std::chrono::duration<double, std::milli>(now - m_last).count());
+      logMessage(m_context, LogLevel::Debug, line);
+    }
+    m_last = now;
+  }
+
+private:
+  const Context& m_context;
+  std::chrono::steady_clock::time_point m_last = std::chrono::steady_clock::now();
+};
 
 constexpr std::int64_t kPcaSample = 20000; // rows the axes are fitted on
 /// The projection's own distortion: float axes are orthonormal to within about √m·u.
@@ -50,41 +75,105 @@ void shape(TilePlan& plan, std::int64_t begin, std::int64_t end, std::int64_t ti
   shape(plan, mid, end, tileRows);
 }
 
+/// A member's key along the split's coordinate, with its id: the split orders (key, id) pairs
+/// gathered into one contiguous array instead of chasing each id's projection row.
+struct Keyed {
+  float key;
+  std::int32_t id;
+  bool operator<(const Keyed& o) const { return key < o.key || (key == o.key && id < o.id); }
+};
+
+/// Nodes above this many places are split with all threads (the top of the tree, where the
+/// recursion's tasks are still few); below it, each node is one task.
+constexpr std::int64_t kParallelNode = std::int64_t(1) << 18;
+
 /// Orders the places of `node` so that its left child holds those smallest along its widest
-/// projected coordinate; then its children, as tasks.
-void partition(TilePlan& plan, const std::vector<float>& proj, std::int32_t node) {
+/// projected coordinate. `parallel`: with all threads (a node near the top, split outside any
+/// parallel region); else on the calling thread.
+void splitNode(TilePlan& plan, const std::vector<float>& proj, std::int32_t node, int threads,
+               bool parallel) {
+  const TilePlan::Node here = plan.nodes[node];
+  const int dims = plan.dims;
+  const std::int64_t size = here.end - here.begin;
+  // The widest coordinate: one pass over the members' projection rows (a row is one cache line
+  // at 16 directions).
+  std::vector<float> lo(static_cast<std::size_t>(dims), std::numeric_limits<float>::infinity());
+  std::vector<float> hi(static_cast<std::size_t>(dims), -std::numeric_limits<float>::infinity());
+  float* l = lo.data();
+  float* h = hi.data();
+#pragma omp parallel for if (parallel) num_threads(threads) schedule(static) reduction(min         \
+                                                                                       : l[:dims]) \
+    reduction(max                                                                                  \
+              : h[:dims])
+  for (std::int64_t m = here.begin; m < here.end; ++m) {
+    const float* row = proj.data() + std::size_t(plan.order[m]) * dims;
+    for (int c = 0; c < dims; ++c) {
+      l[c] = std::min(l[c], row[c]);
+      h[c] = std::max(h[c], row[c]);
+    }
+  }
+  int widest = 0;
+  for (int c = 1; c < dims; ++c)
+    if (h[c] - l[c] > h[widest] - l[widest])
+      widest = c;
+  std::vector<Keyed> keyed(static_cast<std::size_t>(size));
+#pragma omp parallel for if (parallel) num_threads(threads) schedule(static)
+  for (std::int64_t m = here.begin; m < here.end; ++m) {
+    const std::int32_t id = plan.order[m];
+    keyed[std::size_t(m - here.begin)] = {proj[std::size_t(id) * dims + widest], id};
+  }
+  const std::int64_t mid = plan.nodes[here.right].begin - here.begin;
+  if (parallel)
+    __gnu_parallel::nth_element(keyed.begin(), keyed.begin() + mid, keyed.end(),
+                                std::less<Keyed>());
+  else
+    std::nth_element(keyed.begin(), keyed.begin() + mid, keyed.end());
+#pragma omp parallel for if (parallel) num_threads(threads) schedule(static)
+  for (std::int64_t m = here.begin; m < here.end; ++m)
+    plan.order[m] = keyed[std::size_t(m - here.begin)].id;
+}
+
+/// Splits `node` and, as tasks, everything under it.
+void partitionTasks(TilePlan& plan, const std::vector<float>& proj, std::int32_t node) {
   const TilePlan::Node here = plan.nodes[node];
   if (here.left < 0)
     return;
-  const int dims = plan.dims;
-  int widest = 0;
-  float best = -1;
-  for (int c = 0; c < dims; ++c) {
-    float lo = std::numeric_limits<float>::infinity(), hi = -lo;
-    for (std::int64_t m = here.begin; m < here.end; ++m) {
-      const float v = proj[std::size_t(plan.order[m]) * dims + c];
-      lo = std::min(lo, v);
-      hi = std::max(hi, v);
-    }
-    if (hi - lo > best) {
-      best = hi - lo;
-      widest = c;
-    }
-  }
-  const std::int64_t mid = plan.nodes[here.right].begin;
-  std::nth_element(plan.order.begin() + here.begin, plan.order.begin() + mid,
-                   plan.order.begin() + here.end, [&](std::int32_t a, std::int32_t b) {
-                     const float va = proj[std::size_t(a) * dims + widest];
-                     const float vb = proj[std::size_t(b) * dims + widest];
-                     return va < vb || (va == vb && a < b);
-                   });
-  const bool big = here.end - here.begin > 65536; // tasks only where they pay
+  splitNode(plan, proj, node, 1, false);
+  const bool task = here.end - here.begin > 65536; // tasks only where they pay
   // shared: a task would otherwise take its own copy of a reference's object (firstprivate).
-#pragma omp task if (big) shared(plan, proj)
-  partition(plan, proj, here.left);
-#pragma omp task if (big) shared(plan, proj)
-  partition(plan, proj, here.right);
+#pragma omp task if (task) shared(plan, proj)
+  partitionTasks(plan, proj, here.left);
+#pragma omp task if (task) shared(plan, proj)
+  partitionTasks(plan, proj, here.right);
 #pragma omp taskwait
+}
+
+/// The whole k-d split: the nodes above kParallelNode places one at a time with all threads
+/// (the top of the tree has too few nodes for tasks), the rest as tasks.
+void partition(TilePlan& plan, const std::vector<float>& proj, int threads) {
+  std::vector<std::int32_t> frontier{0}, below;
+  while (!frontier.empty()) {
+    std::vector<std::int32_t> next;
+    for (const std::int32_t node : frontier) {
+      const TilePlan::Node& here = plan.nodes[node];
+      if (here.left < 0)
+        continue;
+      if (here.end - here.begin <= kParallelNode) {
+        below.push_back(node);
+        continue;
+      }
+      splitNode(plan, proj, node, threads, true);
+      next.push_back(here.left);
+      next.push_back(here.right);
+    }
+    frontier = std::move(next);
+  }
+#pragma omp parallel num_threads(threads)
+#pragma omp single
+  for (const std::int32_t node : below) {
+#pragma omp task shared(plan, proj)
+    partitionTasks(plan, proj, node);
+  }
 }
 
 } // namespace
@@ -165,6 +254,7 @@ TilePlan makeTilePlan(const MatrixView<float>& data, Metric metric, const Duplic
   const std::int64_t tileRows = params.tileRows;
   const std::int64_t n = data.rows, d = data.cols;
   const int threads = effectiveThreads(context);
+  Laps lap(context);
   TilePlan plan;
   plan.metric = metric;
   plan.packing = knn::makePacking(data, metric, threads);
@@ -181,6 +271,7 @@ TilePlan makeTilePlan(const MatrixView<float>& data, Metric metric, const Duplic
   const std::vector<float> axes =
       plan.dims > 0 ? fitAxes(data, plan.packing, plan.dims, context, job) : std::vector<float>();
   const int dims = plan.dims;
+  lap("packing, axes");
 #pragma omp parallel num_threads(threads)
   {
     std::vector<float> packed(static_cast<std::size_t>(d));
@@ -201,16 +292,16 @@ TilePlan makeTilePlan(const MatrixView<float>& data, Metric metric, const Duplic
   }
   job.check();
   plan.maxNorm2 = *std::max_element(plan.norms.begin(), plan.norms.end());
+  lap("projections");
 
   plan.start.push_back(0);
   shape(plan, 0, n, tileRows);
   const std::int64_t nodes = std::int64_t(plan.nodes.size());
   if (dims == 0)
     return plan;
-#pragma omp parallel num_threads(threads)
-#pragma omp single
-  partition(plan, proj, 0);
+  partition(plan, proj, threads);
   job.check();
+  lap("k-d split");
   // Boxes: each tile's from its members (widened by their rounding), then every node's as the
   // union of its children's (children follow their parent in preorder).
   plan.lo.assign(static_cast<std::size_t>(nodes * dims), std::numeric_limits<double>::max());
@@ -242,6 +333,7 @@ TilePlan makeTilePlan(const MatrixView<float>& data, Metric metric, const Duplic
                                        plan.hi[std::int64_t(node.right) * dims + c]);
     }
   }
+  lap("boxes");
   return plan;
 }
 

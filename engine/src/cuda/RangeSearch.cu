@@ -8,6 +8,8 @@
 #include "cuda/CudaApi.h"
 #include "cuda/DeviceBuffer.cuh"
 #include "cuda/Resources.cuh"
+#include "cuda/Upload.cuh"
+#include "nearscape/core/Log.h"
 
 #include <math_constants.h>
 
@@ -117,14 +119,15 @@ public:
         m_batch(std::max<std::int64_t>(
             1, std::min<std::int64_t>(4096, (std::int64_t(1) << 30) /
                                                 (std::int64_t(m_tile) * m_tile * 4)))),
-        m_resources(leaseResources(context)) {
+        m_resources(leaseResources(context)), m_context(context) {
+    const auto started = std::chrono::steady_clock::now();
     const std::int64_t n = data.rows;
     m_norms.assign(static_cast<std::size_t>(n + m_tile), 0.0f);
     for (std::int64_t m = 0; m < n; ++m)
       m_norms[m] = plan.norms[plan.order[m]];
     m_rowsDevice = DeviceBuffer<float>{std::size_t(n + m_tile) * std::size_t(m_d)};
     const std::vector<float> packed = analysis::packInTileOrder(data, plan, m_threads);
-    upload(m_rowsDevice, packed.data(), packed.size());
+    copyToDevice(m_rowsDevice.get(), packed.data(), sizeof(float) * packed.size());
     NEARSCAPE_CUDA_CHECK(cudaMemset(m_rowsDevice.get() + n * m_d, 0,
                                     sizeof(float) * std::size_t(m_tile) * std::size_t(m_d)));
     m_normsDevice = DeviceBuffer<float>{m_norms.size()};
@@ -132,6 +135,9 @@ public:
     m_products = DeviceBuffer<float>{std::size_t(m_batch) * m_tile * m_tile};
     m_pointers = DeviceBuffer<void*>{std::size_t(3 * m_batch)};
     m_jobs = DeviceBuffer<PairJob>{std::size_t(m_batch)};
+    logMessage(context, LogLevel::Debug,
+               "tile search: rows packed in tile order and uploaded in " +
+                   std::to_string(secondsSince(started)) + " s");
   }
 
   std::vector<std::int32_t> nearestInTile(JobControl& job) override {
@@ -175,46 +181,98 @@ public:
     DeviceBuffer<unsigned long long> count{1};
     std::uint64_t capacity = std::uint64_t(1) << 22;
     DeviceBuffer<std::int32_t> proposals{2 * capacity};
+    const cudaStream_t stream = m_resources->stream();
 
     std::vector<NearPair> pairs;
     std::vector<std::int32_t> hostProposals;
-    std::vector<PairJob> batch;
     std::int64_t proposed = 0;
-    for (std::size_t w0 = 0; w0 < work.size(); w0 += std::size_t(m_batch)) {
-      job.check();
-      batch.clear();
-      for (std::size_t w = w0; w < std::min(work.size(), w0 + std::size_t(m_batch)); ++w)
-        batch.push_back(jobOf(m_plan, work[w].a, work[w].b));
-      multiply(batch);
-      unsigned long long found = 0;
-      for (;;) { // proposals beyond the buffer: grow it and scan the same products again
-        NEARSCAPE_CUDA_CHECK(cudaMemset(count.get(), 0, sizeof(unsigned long long)));
-        const dim3 grid(unsigned((std::int64_t(m_tile) * m_tile + 255) / 256),
-                        unsigned(batch.size()));
-        proposeKernel<<<grid, 256>>>(m_products.get(), m_jobs.get(), m_tile, m_normsDevice.get(),
-                                     proposeDevice.get(), int(metric), proposals.get(), capacity,
-                                     count.get());
-        NEARSCAPE_CUDA_CHECK_LAUNCH();
-        NEARSCAPE_CUDA_CHECK(
-            cudaMemcpy(&found, count.get(), sizeof(unsigned long long), cudaMemcpyDeviceToHost));
-        if (found <= capacity)
-          break;
-        capacity = found + found / 4;
-        proposals = DeviceBuffer<std::int32_t>{2 * capacity};
+    double rechecked = 0; // host seconds in the float64 re-check
+    // Every tile pair's job and GEMM operands go up once per chunk of the list; then the device
+    // runs batch after batch (GEMM, proposals appended) and the host waits only once per group
+    // of batches, to take the group's proposals and re-check them.
+    constexpr std::size_t kChunk = std::size_t(1) << 20; // tile pairs whose jobs are uploaded
+    constexpr std::size_t kGroup = 8;                    // batches between host waits
+    const std::size_t batch = std::size_t(m_batch);
+    std::vector<PairJob> jobs;
+    std::vector<const void*> operands;
+    DeviceBuffer<PairJob> jobsDevice{std::min(kChunk, work.size())};
+    DeviceBuffer<const void*> operandsDevice{2 * std::min(kChunk, work.size())};
+    std::vector<void*> productPointers(batch);
+    for (std::size_t p = 0; p < batch; ++p)
+      productPointers[p] = m_products.get() + std::int64_t(p) * m_tile * m_tile;
+    DeviceBuffer<void*> productsDevice{batch};
+    upload(productsDevice, productPointers.data(), batch);
+    NEARSCAPE_CUDA_CHECK(cudaMemsetAsync(count.get(), 0, sizeof(unsigned long long), stream));
+    const float one = 1.0f, zero = 0.0f;
+    for (std::size_t c0 = 0; c0 < work.size(); c0 += kChunk) {
+      const std::size_t chunk = std::min(kChunk, work.size() - c0);
+      jobs.resize(chunk);
+      operands.resize(2 * chunk);
+#pragma omp parallel for num_threads(m_threads) schedule(static)
+      for (std::size_t w = 0; w < chunk; ++w) {
+        jobs[w] = jobOf(m_plan, work[c0 + w].a, work[c0 + w].b);
+        // Column-major C (tile × tile) = B-rowsᵀ · A-rows, i.e. row-major C = A · Bᵀ.
+        operands[w] = m_rowsDevice.get() + std::int64_t(jobs[w].b) * m_d;
+        operands[chunk + w] = m_rowsDevice.get() + std::int64_t(jobs[w].a) * m_d;
       }
-      hostProposals.resize(2 * found);
-      NEARSCAPE_CUDA_CHECK(cudaMemcpy(hostProposals.data(), proposals.get(),
-                                      sizeof(std::int32_t) * 2 * found, cudaMemcpyDeviceToHost));
-      proposed += std::int64_t(found);
-      if (found > 0) {
-        std::vector<NearPair> kept = analysis::keepWithin(
-            m_data, m_plan, hostProposals.data(), std::int64_t(found), threshold, m_threads);
-        pairs.insert(pairs.end(), kept.begin(), kept.end());
+      NEARSCAPE_CUDA_CHECK(cudaMemcpyAsync(jobsDevice.get(), jobs.data(), sizeof(PairJob) * chunk,
+                                           cudaMemcpyHostToDevice, stream));
+      NEARSCAPE_CUDA_CHECK(cudaMemcpyAsync(operandsDevice.get(), operands.data(),
+                                           sizeof(void*) * 2 * chunk, cudaMemcpyHostToDevice,
+                                           stream));
+      // Runs batches [g0, g1) of the chunk: products, then proposals appended to the buffer.
+      auto runGroup = [&](std::size_t g0, std::size_t g1) {
+        for (std::size_t b0 = g0; b0 < g1; b0 += batch) {
+          const int pairsHere = int(std::min(batch, g1 - b0));
+          NEARSCAPE_CUBLAS_CHECK(cublasGemmBatchedEx(
+              m_resources->cublas(), CUBLAS_OP_T, CUBLAS_OP_N, m_tile, m_tile, int(m_d), &one,
+              operandsDevice.get() + b0, CUDA_R_32F, int(m_d), operandsDevice.get() + chunk + b0,
+              CUDA_R_32F, int(m_d), &zero, productsDevice.get(), CUDA_R_32F, m_tile, pairsHere,
+              CUBLAS_COMPUTE_32F_PEDANTIC, CUBLAS_GEMM_DEFAULT));
+          const dim3 grid(unsigned((std::int64_t(m_tile) * m_tile + 255) / 256),
+                          unsigned(pairsHere));
+          proposeKernel<<<grid, 256, 0, stream>>>(
+              m_products.get(), jobsDevice.get() + b0, m_tile, m_normsDevice.get(),
+              proposeDevice.get(), int(metric), proposals.get(), capacity, count.get());
+          NEARSCAPE_CUDA_CHECK_LAUNCH();
+        }
+      };
+      for (std::size_t g0 = 0; g0 < chunk; g0 += kGroup * batch) {
+        job.check();
+        const std::size_t g1 = std::min(chunk, g0 + kGroup * batch);
+        runGroup(g0, g1);
+        unsigned long long found = 0;
+        NEARSCAPE_CUDA_CHECK(cudaMemcpyAsync(&found, count.get(), sizeof(unsigned long long),
+                                             cudaMemcpyDeviceToHost, stream));
+        NEARSCAPE_CUDA_CHECK(cudaStreamSynchronize(stream));
+        if (found > capacity) { // beyond the buffer: grow it and run the group again
+          capacity = found + found / 4;
+          proposals = DeviceBuffer<std::int32_t>{2 * capacity};
+          NEARSCAPE_CUDA_CHECK(cudaMemsetAsync(count.get(), 0, sizeof(unsigned long long), stream));
+          runGroup(g0, g1);
+          NEARSCAPE_CUDA_CHECK(cudaMemcpyAsync(&found, count.get(), sizeof(unsigned long long),
+                                               cudaMemcpyDeviceToHost, stream));
+          NEARSCAPE_CUDA_CHECK(cudaStreamSynchronize(stream));
+        }
+        hostProposals.resize(2 * found);
+        NEARSCAPE_CUDA_CHECK(cudaMemcpyAsync(hostProposals.data(), proposals.get(),
+                                             sizeof(std::int32_t) * 2 * found,
+                                             cudaMemcpyDeviceToHost, stream));
+        NEARSCAPE_CUDA_CHECK(cudaMemsetAsync(count.get(), 0, sizeof(unsigned long long), stream));
+        NEARSCAPE_CUDA_CHECK(cudaStreamSynchronize(stream));
+        proposed += std::int64_t(found);
+        const auto checking = std::chrono::steady_clock::now();
+        if (found > 0) {
+          std::vector<NearPair> kept = analysis::keepWithin(
+              m_data, m_plan, hostProposals.data(), std::int64_t(found), threshold, m_threads);
+          pairs.insert(pairs.end(), kept.begin(), kept.end());
+        }
+        rechecked += secondsSince(checking);
+        if (std::int64_t(pairs.size()) > maxPairs)
+          throw InvalidArgument("more than " + std::to_string(maxPairs) + " pairs lie within " +
+                                std::to_string(threshold) + ": choose a smaller threshold");
+        job.progress(double(c0 + g1) / double(work.size()), "pairs within the threshold");
       }
-      if (std::int64_t(pairs.size()) > maxPairs)
-        throw InvalidArgument("more than " + std::to_string(maxPairs) + " pairs lie within " +
-                              std::to_string(threshold) + ": choose a smaller threshold");
-      job.progress(double(w0 + batch.size()) / double(work.size()), "pairs within the threshold");
     }
     analysis::sortPairs(pairs);
     NearPairs result;
@@ -228,6 +286,11 @@ public:
     std::snprintf(detail, sizeof detail, "listed in %.2f s, %.2f s on the device and re-checked",
                   listed, secondsSince(started) - listed);
     result.report.detail = detail;
+    logMessage(m_context, LogLevel::Debug,
+               "tile search: " + std::to_string(work.size()) + " tile pairs in " +
+                   std::to_string((work.size() + std::size_t(m_batch) - 1) / std::size_t(m_batch)) +
+                   " batches; " + std::to_string(proposed) +
+                   " proposals re-checked on the host in " + std::to_string(rechecked) + " s");
     return result;
   }
 
@@ -264,6 +327,7 @@ private:
   DeviceBuffer<void*> m_pointers;
   DeviceBuffer<PairJob> m_jobs;
   ResourceLease m_resources; ///< its cuBLAS handle, for the object's life
+  Context m_context;
 };
 
 } // namespace
