@@ -21,12 +21,12 @@ void gemm(const float* a, std::int64_t ra, const float* b, std::int64_t rb, std:
 
 } // namespace
 
-std::vector<float> packInTileOrder(const MatrixView<float>& data, const TilePlan& plan,
-                                   int threads) {
-  std::vector<float> packed(static_cast<std::size_t>(data.rows * data.cols));
+std::unique_ptr<float[]> packInTileOrder(const MatrixView<float>& data, const TilePlan& plan,
+                                         int threads) {
+  std::unique_ptr<float[]> packed(new float[std::size_t(data.rows * data.cols)]);
 #pragma omp parallel for num_threads(threads) schedule(static)
   for (std::int64_t t = 0; t < plan.tiles(); ++t)
-    plan.packTile(data, t, packed.data() + plan.start[t] * data.cols);
+    plan.packTile(data, t, packed.get() + plan.start[t] * data.cols);
   return packed;
 }
 
@@ -70,8 +70,8 @@ NearPairs pairsWithinCpu(const MatrixView<float>& data, const TilePlan& plan, do
     norms[m] = plan.norms[plan.order[m]];
     proposeUpTo[m] = float(limit + knn::errorBound(metric, d, norms[m], plan.maxNorm2, 0.0));
   }
-  const std::vector<TilePair> work = plan.pairsBelow(limit);
-  const std::vector<float> packed = packInTileOrder(data, plan, threads);
+  const std::vector<TilePair> work = plan.pairsBelow(limit, threads);
+  const std::unique_ptr<float[]> packed = packInTileOrder(data, plan, threads);
   const std::int64_t tileRows = plan.rowsOf(0);
   // Runs of up to kRun consecutive tiles paired with the same tile go through one GEMM: fewer,
   // wider calls keep BLAS's threads busy (measured on fashion-mnist, 2 cores).
@@ -89,7 +89,7 @@ NearPairs pairsWithinCpu(const MatrixView<float>& data, const TilePlan& plan, do
     const std::int64_t A = work[w].a;
     const std::int64_t a0 = plan.start[A], ra = plan.rowsOf(A);
     const std::int64_t b0 = plan.start[work[w].b], rb = plan.start[work[next - 1].b + 1] - b0;
-    gemm(packed.data() + a0 * d, ra, packed.data() + b0 * d, rb, d, C.data());
+    gemm(packed.get() + a0 * d, ra, packed.get() + b0 * d, rb, d, C.data());
 #pragma omp parallel num_threads(threads)
     {
       std::vector<NearPair>& mine = found[std::size_t(omp_get_thread_num())];

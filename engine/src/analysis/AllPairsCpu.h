@@ -5,11 +5,14 @@
 #include "analysis/TilePlan.h"
 #include "nearscape/analysis/Duplicates.h"
 
+#include <memory>
+
 namespace nearscape::analysis {
 
-/// The rows of `data` in the plan's order, packed (n × d).
-std::vector<float> packInTileOrder(const MatrixView<float>& data, const TilePlan& plan,
-                                   int threads);
+/// The rows of `data` in the plan's order, packed (n × d). Not zero-filled first: each thread
+/// touches the pages it writes (3.8 GB at 10M × 96 took over a second to zero on one thread).
+std::unique_ptr<float[]> packInTileOrder(const MatrixView<float>& data, const TilePlan& plan,
+                                         int threads);
 
 /// The pairs among `count` proposals (`positions`: 2 per proposal, places in the plan's order)
 /// whose float64 distance is at most `threshold`, sorted by (a, b). The GPU's re-check.

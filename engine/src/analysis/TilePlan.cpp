@@ -12,6 +12,8 @@
 #include <limits>
 #include <parallel/algorithm>
 
+#include <omp.h>
+
 namespace nearscape::analysis {
 namespace {
 
@@ -203,22 +205,20 @@ double TilePlan::approxLowerBound(std::int32_t a, std::int32_t b) const {
   return metric == Metric::L2 ? g * g : g * g / 2;
 }
 
-std::vector<TilePair> TilePlan::pairsBelow(double limit) const {
-  std::vector<TilePair> out;
+std::vector<TilePair> TilePlan::pairsBelow(double limit, int threads) const {
   // Dual-tree descent from (root, root): a pair of nodes whose boxes lie beyond `limit` is
   // dropped with every pair of tiles under it; the larger node of a pair is split first.
+  // Pruned against at least 0: under cosine, float64 rounding can put parallel rows at
+  // 1 − cos ≈ −2e−16, a negative limit (a quantile's reach) that no box bound (≥ 0) would meet.
+  const double reach = std::max(limit, 0.0);
   struct Visit {
     std::int32_t a, b;
   };
-  std::vector<Visit> stack{{0, 0}};
-  while (!stack.empty()) {
-    const Visit v = stack.back();
-    stack.pop_back();
+  // One step: a visit's pair of tiles into `out`, or its children's visits onto `stack`.
+  auto step = [&](const Visit& v, std::vector<Visit>& stack, std::vector<TilePair>& out) {
     const double bound = approxLowerBound(v.a, v.b);
-    // Pruned against at least 0: under cosine, float64 rounding can put parallel rows at
-    // 1 − cos ≈ −2e−16, a negative limit (a quantile's reach) that no box bound (≥ 0) would meet.
-    if (bound > std::max(limit, 0.0))
-      continue;
+    if (bound > reach)
+      return;
     const Node& a = nodes[v.a];
     const Node& b = nodes[v.b];
     if (a.tile >= 0 && b.tile >= 0) {
@@ -234,10 +234,43 @@ std::vector<TilePair> TilePlan::pairsBelow(double limit) const {
       stack.push_back({v.a, b.left});
       stack.push_back({v.a, b.right});
     }
+  };
+  // Breadth first until there are visits enough to share among the threads; then each visit's
+  // subtree depth first on one thread.
+  threads = std::max(1, threads);
+  std::vector<TilePair> out;
+  std::vector<Visit> frontier{{0, 0}};
+  while (!frontier.empty() && frontier.size() < std::size_t(threads) * 64) {
+    std::vector<Visit> next;
+    for (const Visit& v : frontier)
+      step(v, next, out);
+    frontier = std::move(next);
   }
-  std::sort(out.begin(), out.end(), [](const TilePair& x, const TilePair& y) {
+  std::vector<std::vector<TilePair>> found(static_cast<std::size_t>(threads));
+#pragma omp parallel num_threads(threads)
+  {
+    std::vector<TilePair>& mine = found[std::size_t(omp_get_thread_num())];
+    std::vector<Visit> stack;
+#pragma omp for schedule(dynamic, 1)
+    for (std::size_t i = 0; i < frontier.size(); ++i) {
+      stack.assign(1, frontier[i]);
+      while (!stack.empty()) {
+        const Visit v = stack.back();
+        stack.pop_back();
+        step(v, stack, mine);
+      }
+    }
+  }
+  for (const auto& part : found)
+    out.insert(out.end(), part.begin(), part.end());
+  const auto byTiles = [](const TilePair& x, const TilePair& y) {
     return x.a < y.a || (x.a == y.a && x.b < y.b);
-  });
+  };
+  if (out.size() > (std::size_t(1) << 20) && threads > 1)
+    __gnu_parallel::sort(out.begin(), out.end(), byTiles,
+                         __gnu_parallel::default_parallel_tag(threads));
+  else
+    std::sort(out.begin(), out.end(), byTiles);
   return out;
 }
 

@@ -55,7 +55,7 @@ struct TilePlan {
   /// product).
   double approxLowerBound(std::int32_t a, std::int32_t b) const;
   /// The tile pairs (a ≤ b) whose boxes allow an approximate distance ≤ `limit`, by (a, b).
-  std::vector<TilePair> pairsBelow(double limit) const;
+  std::vector<TilePair> pairsBelow(double limit, int threads = 1) const;
   /// Writes the packed rows of `tile` (rowsOf × d) into `out`.
   void packTile(const MatrixView<float>& data, std::int64_t tile, float* out) const;
 };

@@ -18,6 +18,25 @@ __device__ inline float tf32High(float x) {
   return __uint_as_float((__float_as_uint(x) + 0x1000u) & 0xffffe000u);
 }
 
+/// Element j of a row (d wide) written split for 3xTF32 into `o` (3·d wide): [hi, lo, hi] in the
+/// base role, [hi, hi, lo] in the query role.
+__device__ inline void writeSplit(float v, int j, int d, int queryRole, float* o) {
+  const float hi = tf32High(v), lo = v - hi;
+  o[j] = hi;
+  o[d + j] = queryRole ? hi : lo;
+  o[2 * d + j] = queryRole ? lo : hi;
+}
+
+/// Packed rows split for 3xTF32: one thread an element.
+__global__ void splitKernel(const float* __restrict__ packed, std::int64_t n, int d, int queryRole,
+                            float* __restrict__ out) {
+  const std::int64_t e = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (e >= n * d)
+    return;
+  const std::int64_t row = e / d;
+  writeSplit(packed[e], int(e % d), d, queryRole, out + row * 3 * d);
+}
+
 /// How rows are packed for the GEMM: float32; [hi, lo, hi] / [hi, hi, lo] for 3xTF32; or
 /// float16, scaled by a power of two and rounded to nearest.
 enum PackMode { kPackFloat = 0, kPackSplit = 1, kPackHalf = 2 };
@@ -44,11 +63,7 @@ __global__ void packKernel(const float* __restrict__ raw, std::int64_t n, int d,
     if (mode == kPackHalf) {
       half[row * d + j] = __float2half_rn(v * scale);
     } else if (mode == kPackSplit) {
-      float* o = packed + row * 3 * d;
-      const float hi = tf32High(v), lo = v - hi;
-      o[j] = hi;
-      o[d + j] = queryRole ? hi : lo;
-      o[2 * d + j] = queryRole ? lo : hi;
+      writeSplit(v, j, d, queryRole, packed + row * 3 * d);
     } else {
       packed[row * d + j] = v;
     }
@@ -181,6 +196,16 @@ void packRowsFloat(const float* raw, std::int64_t n, int d, const float* deviceM
   const unsigned blocks = unsigned((n + kWarpsPerBlock - 1) / kWarpsPerBlock);
   packKernel<<<blocks, kWarpsPerBlock * 32, 0, stream>>>(
       raw, n, d, deviceMean, int(metric), kPackFloat, 0, 1.0f, packed, nullptr, norms);
+  NEARSCAPE_CUDA_CHECK_LAUNCH();
+}
+
+void splitRowsTf32(const float* packed, std::int64_t n, int d, bool queryRole, float* out,
+                   cudaStream_t stream) {
+  const std::int64_t elements = n * d;
+  if (elements == 0)
+    return;
+  splitKernel<<<unsigned((elements + 255) / 256), 256, 0, stream>>>(packed, n, d, queryRole ? 1 : 0,
+                                                                    out);
   NEARSCAPE_CUDA_CHECK_LAUNCH();
 }
 

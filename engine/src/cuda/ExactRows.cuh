@@ -75,6 +75,13 @@ void packRows(DeviceRows& rows, std::int64_t n, int d, const float* deviceMean, 
 void packRowsFloat(const float* raw, std::int64_t n, int d, const float* deviceMean, Metric metric,
                    float* packed, float* norms, cudaStream_t stream);
 
+/// Rows already packed (n × d, device) split for 3xTF32 into `out` (n × 3·d, device) — [hi, lo,
+/// hi] in the base role, [hi, hi, lo] in the query role, so that one TF32 GEMM of a query-role
+/// row with a base-role row sums hi·hi + hi·lo + lo·hi (dotError(SplitTf32) bounds it) — on
+/// `stream`. Throws DeviceError.
+void splitRowsTf32(const float* packed, std::int64_t n, int d, bool queryRole, float* out,
+                   cudaStream_t stream);
+
 /// `mean` (d, device) = the float64 column means of the n raw rows, rounded to float.
 /// Throws DeviceOutOfMemory, DeviceError.
 void columnMeans(const float* raw, std::int64_t n, int d, float* mean);

@@ -7,6 +7,7 @@
 #include "cuda/Cublas.cuh"
 #include "cuda/CudaApi.h"
 #include "cuda/DeviceBuffer.cuh"
+#include "cuda/ExactRows.cuh"
 #include "cuda/Resources.cuh"
 #include "cuda/Upload.cuh"
 #include "nearscape/core/Log.h"
@@ -126,18 +127,21 @@ public:
     for (std::int64_t m = 0; m < n; ++m)
       m_norms[m] = plan.norms[plan.order[m]];
     m_rowsDevice = DeviceBuffer<float>{std::size_t(n + m_tile) * std::size_t(m_d)};
-    const std::vector<float> packed = analysis::packInTileOrder(data, plan, m_threads);
-    copyToDevice(m_rowsDevice.get(), packed.data(), sizeof(float) * packed.size());
+    const std::unique_ptr<float[]> packed = analysis::packInTileOrder(data, plan, m_threads);
+    const double packing = secondsSince(started);
+    copyToDevice(m_rowsDevice.get(), packed.get(), sizeof(float) * std::size_t(n * m_d));
     NEARSCAPE_CUDA_CHECK(cudaMemset(m_rowsDevice.get() + n * m_d, 0,
                                     sizeof(float) * std::size_t(m_tile) * std::size_t(m_d)));
+    splitForTensorCores(n + m_tile);
     m_normsDevice = DeviceBuffer<float>{m_norms.size()};
     upload(m_normsDevice, m_norms.data(), m_norms.size());
     m_products = DeviceBuffer<float>{std::size_t(m_batch) * m_tile * m_tile};
     m_pointers = DeviceBuffer<void*>{std::size_t(3 * m_batch)};
     m_jobs = DeviceBuffer<PairJob>{std::size_t(m_batch)};
     logMessage(context, LogLevel::Debug,
-               "tile search: rows packed in tile order and uploaded in " +
-                   std::to_string(secondsSince(started)) + " s");
+               "tile search: rows packed in tile order in " + std::to_string(packing) +
+                   " s, uploaded (and split for 3xTF32: " + (m_split ? "yes" : "no") + ") in " +
+                   std::to_string(secondsSince(started) - packing) + " s");
   }
 
   std::vector<std::int32_t> nearestInTile(JobControl& job) override {
@@ -168,14 +172,20 @@ public:
     const Metric metric = m_plan.metric;
     const double limit = analysis::approxUnits(metric, threshold);
     const auto started = std::chrono::steady_clock::now();
-    const std::vector<analysis::TilePair> work = m_plan.pairsBelow(limit);
+    const std::vector<analysis::TilePair> work = m_plan.pairsBelow(limit, m_threads);
     const double listed = secondsSince(started);
     // Row i proposes j when the GEMM's value is within its rounding bound of the threshold.
     std::vector<float> proposeUpTo(static_cast<std::size_t>(n + m_tile),
                                    -std::numeric_limits<float>::infinity());
-    for (std::int64_t m = 0; m < n; ++m)
-      proposeUpTo[m] =
-          float(limit + knn::errorBound(metric, m_d, m_norms[m], m_plan.maxNorm2, 0.0));
+    // The products' rounding: float32's d·u, or 3xTF32's (its splits rounded, lo·lo dropped).
+    const double dotRel =
+        m_split ? dotError(Precision::SplitTf32, int(m_d)) : double(m_d) * knn::kUnitRoundoff;
+    const double maxNorm = std::sqrt(double(m_plan.maxNorm2));
+    for (std::int64_t m = 0; m < n; ++m) {
+      const knn::BoundTerms t =
+          knn::gemmBoundTerms(metric, dotRel, std::sqrt(double(m_norms[m])), maxNorm);
+      proposeUpTo[m] = float(limit + t.perBaseNorm * maxNorm + t.constant);
+    }
     DeviceBuffer<float> proposeDevice{proposeUpTo.size()};
     upload(proposeDevice, proposeUpTo.data(), proposeUpTo.size());
     DeviceBuffer<unsigned long long> count{1};
@@ -204,6 +214,7 @@ public:
     upload(productsDevice, productPointers.data(), batch);
     NEARSCAPE_CUDA_CHECK(cudaMemsetAsync(count.get(), 0, sizeof(unsigned long long), stream));
     const float one = 1.0f, zero = 0.0f;
+    const std::int64_t width = m_split ? 3 * m_d : m_d; // a row's width in the GEMM
     for (std::size_t c0 = 0; c0 < work.size(); c0 += kChunk) {
       const std::size_t chunk = std::min(kChunk, work.size() - c0);
       jobs.resize(chunk);
@@ -212,8 +223,10 @@ public:
       for (std::size_t w = 0; w < chunk; ++w) {
         jobs[w] = jobOf(m_plan, work[c0 + w].a, work[c0 + w].b);
         // Column-major C (tile × tile) = B-rowsᵀ · A-rows, i.e. row-major C = A · Bᵀ.
-        operands[w] = m_rowsDevice.get() + std::int64_t(jobs[w].b) * m_d;
-        operands[chunk + w] = m_rowsDevice.get() + std::int64_t(jobs[w].a) * m_d;
+        operands[w] = m_split ? m_splitBase.get() + std::int64_t(jobs[w].b) * width
+                              : m_rowsDevice.get() + std::int64_t(jobs[w].b) * m_d;
+        operands[chunk + w] = m_split ? m_splitQuery.get() + std::int64_t(jobs[w].a) * width
+                                      : m_rowsDevice.get() + std::int64_t(jobs[w].a) * m_d;
       }
       NEARSCAPE_CUDA_CHECK(cudaMemcpyAsync(jobsDevice.get(), jobs.data(), sizeof(PairJob) * chunk,
                                            cudaMemcpyHostToDevice, stream));
@@ -225,10 +238,11 @@ public:
         for (std::size_t b0 = g0; b0 < g1; b0 += batch) {
           const int pairsHere = int(std::min(batch, g1 - b0));
           NEARSCAPE_CUBLAS_CHECK(cublasGemmBatchedEx(
-              m_resources->cublas(), CUBLAS_OP_T, CUBLAS_OP_N, m_tile, m_tile, int(m_d), &one,
-              operandsDevice.get() + b0, CUDA_R_32F, int(m_d), operandsDevice.get() + chunk + b0,
-              CUDA_R_32F, int(m_d), &zero, productsDevice.get(), CUDA_R_32F, m_tile, pairsHere,
-              CUBLAS_COMPUTE_32F_PEDANTIC, CUBLAS_GEMM_DEFAULT));
+              m_resources->cublas(), CUBLAS_OP_T, CUBLAS_OP_N, m_tile, m_tile, int(width), &one,
+              operandsDevice.get() + b0, CUDA_R_32F, int(width), operandsDevice.get() + chunk + b0,
+              CUDA_R_32F, int(width), &zero, productsDevice.get(), CUDA_R_32F, m_tile, pairsHere,
+              m_split ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F_PEDANTIC,
+              CUBLAS_GEMM_DEFAULT));
           const dim3 grid(unsigned((std::int64_t(m_tile) * m_tile + 255) / 256),
                           unsigned(pairsHere));
           proposeKernel<<<grid, 256, 0, stream>>>(
@@ -286,6 +300,7 @@ public:
     std::snprintf(detail, sizeof detail, "listed in %.2f s, %.2f s on the device and re-checked",
                   listed, secondsSince(started) - listed);
     result.report.detail = detail;
+    result.report.precision = m_split ? "3xTF32 products" : "float32 products";
     logMessage(m_context, LogLevel::Debug,
                "tile search: " + std::to_string(work.size()) + " tile pairs in " +
                    std::to_string((work.size() + std::size_t(m_batch) - 1) / std::size_t(m_batch)) +
@@ -295,6 +310,28 @@ public:
   }
 
 private:
+  /// The rows split for 3xTF32 products (tensor cores at float32-grade accuracy, about three
+  /// times the FP32 GEMM's rate), in both roles, when the device holds them with room to spare;
+  /// else the products stay FP32.
+  void splitForTensorCores(std::int64_t rows) {
+    const std::size_t bytes = 2 * 3 * std::size_t(rows) * std::size_t(m_d) * sizeof(float);
+    std::size_t free = 0, total = 0;
+    NEARSCAPE_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+    if (bytes > free / 2)
+      return;
+    try {
+      m_splitQuery = DeviceBuffer<float>{bytes / 2 / sizeof(float)};
+      m_splitBase = DeviceBuffer<float>{bytes / 2 / sizeof(float)};
+    } catch (const DeviceOutOfMemory&) { // another user took the room: FP32 products
+      m_splitQuery = {};
+      m_splitBase = {};
+      return;
+    }
+    splitRowsTf32(m_rowsDevice.get(), rows, int(m_d), true, m_splitQuery.get(), nullptr);
+    splitRowsTf32(m_rowsDevice.get(), rows, int(m_d), false, m_splitBase.get(), nullptr);
+    m_split = true;
+  }
+
   /// Products of the tile pairs of `pairs` (≤ m_batch): row-major rowsA × tile entries each.
   void multiply(const std::vector<PairJob>& pairs) {
     const int count = int(pairs.size());
@@ -324,6 +361,8 @@ private:
   std::int64_t m_batch;
   std::vector<float> m_norms; ///< tile order, then the zeros
   DeviceBuffer<float> m_rowsDevice, m_normsDevice, m_products;
+  DeviceBuffer<float> m_splitQuery, m_splitBase; ///< 3xTF32 rows ([hi, hi, lo], [hi, lo, hi])
+  bool m_split = false;
   DeviceBuffer<void*> m_pointers;
   DeviceBuffer<PairJob> m_jobs;
   ResourceLease m_resources; ///< its cuBLAS handle, for the object's life
