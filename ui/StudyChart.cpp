@@ -41,7 +41,11 @@ QString axisValue(double value, bool throughput) {
     return value >= 1e6   ? QStringLiteral("%1M").arg(value / 1e6)
            : value >= 1e3 ? QStringLiteral("%1k").arg(value / 1e3)
                           : QString::number(value);
-  return QString::number(value, 'g', 3);
+  return value >= 1e3 ? QStringLiteral("%1 s").arg(value / 1e3) : QString::number(value);
+}
+
+QString ms(double value) {
+  return StudyChart::formatMs(value);
 }
 
 /// For each row, whether no other row of `rows` has recall ≥ and a better value (≥ when higher
@@ -80,6 +84,10 @@ QColor StudyChart::referenceColour() {
   return QColor(40, 40, 40);
 }
 
+QString StudyChart::formatMs(double value) {
+  return QString::number(value, 'f', value >= 100 ? 0 : value >= 10 ? 1 : value >= 1 ? 2 : 3);
+}
+
 QString StudyChart::formatBytes(std::uint64_t bytes) {
   const double b = double(bytes);
   if (b < 1e3)
@@ -99,8 +107,8 @@ QString StudyChart::describe(const SweepRun& run, const SweepRow& row) {
            setting.isEmpty() ? QObject::tr("defaults") : setting)
       .arg(row.recall, 0, 'f', 4)
       .arg(plain(row.qps))
-      .arg(row.p50Ms, 0, 'f', 3)
-      .arg(row.p99Ms, 0, 'f', 3)
+      .arg(ms(row.p50Ms))
+      .arg(ms(row.p99Ms))
       .arg(row.buildSeconds, 0, 'f', 2)
       .arg(formatBytes(row.bytes));
 }
@@ -358,12 +366,12 @@ void StudyChart::paint(QPainter& p, const QFont& font) const {
     p.setPen(QPen(ref, 2, Qt::DashLine));
     p.drawLine(QPointF(area.left(), y), QPointF(area.right(), y));
     QString label = throughput ? QObject::tr("exact search: %1 queries/s").arg(plain(exact.qps))
-                               : QObject::tr("exact search: p50 %1 ms").arg(exact.p50Ms, 0, 'f', 3);
+                               : QObject::tr("exact search: p50 %1 ms").arg(ms(exact.p50Ms));
     if (!throughput && exact.p99Ms > exact.p50Ms) {
       const double y99 = std::round(yOf(exact.p99Ms));
       p.setPen(QPen(ref, 1, Qt::DotLine));
       p.drawLine(QPointF(area.left(), y99 + 0.5), QPointF(area.right(), y99 + 0.5));
-      label += QObject::tr(" (dotted: p99 %1 ms)").arg(exact.p99Ms, 0, 'f', 3);
+      label += QObject::tr(" (dotted: p99 %1 ms)").arg(ms(exact.p99Ms));
     }
     const bool roomAbove = y - area.top() > 22;
     referenceLabel = label;
@@ -477,7 +485,7 @@ QImage renderStudyFigure(const SweepStudy& study, const std::vector<QColor>& col
   if (study.exact)
     entry(QObject::tr("exact search (reference): %1 queries/s, p50 %2 ms")
               .arg(plain(study.exact->qps))
-              .arg(study.exact->p50Ms, 0, 'f', 3),
+              .arg(ms(study.exact->p50Ms)),
           [&](const QRectF& box) {
             p.setPen(QPen(StudyChart::referenceColour(), 1.6, Qt::DashLine));
             p.drawLine(QPointF(box.left(), box.center().y()),

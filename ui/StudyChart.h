@@ -65,6 +65,8 @@ public:
   static QColor runColour(int slot);
   /// The exact search's line and diamond.
   static QColor referenceColour();
+  /// Milliseconds with the digits that matter: 0.123, 4.56, 78.9, 888.
+  static QString formatMs(double ms);
   /// "512 bytes", "30.1 KB", "4.2 MB", "1.3 GB" (powers of 1000).
   static QString formatBytes(std::uint64_t bytes);
   /// One line per point for hovers and the studio's details: the run, the setting, recall,

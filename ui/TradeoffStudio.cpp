@@ -9,6 +9,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QListWidget>
+#include <QLocale>
 #include <QMessageBox>
 #include <QPainter>
 #include <QPushButton>
@@ -194,9 +195,9 @@ void TradeoffStudio::refresh() {
       study.exact ? tr("Exact search on the same %1 queries (the dashed reference): %2 queries/s, "
                        "p50 %3 ms, p99 %4 ms (%5)")
                         .arg(study.queries)
-                        .arg(study.exact->qps, 0, 'f', 0)
-                        .arg(study.exact->p50Ms, 0, 'f', 3)
-                        .arg(study.exact->p99Ms, 0, 'f', 3)
+                        .arg(QLocale(QLocale::English).toString(study.exact->qps, 'f', 0))
+                        .arg(StudyChart::formatMs(study.exact->p50Ms))
+                        .arg(StudyChart::formatMs(study.exact->p99Ms))
                         .arg(QString::fromStdString(study.exactBackend))
                   : tr("The exact search is timed on the same queries with the first run."));
   if (m_chosen.first >= 0)
