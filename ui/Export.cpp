@@ -14,16 +14,29 @@
 namespace nearscape::ui {
 namespace {
 
-/// Writes `bytes` to `path` atomically, never over the data's own file or its metadata.
-void writeExport(const QString& path, const Dataset& data, const std::string& bytes) {
+/// Writes `bytes` to `path` atomically, never over `input` (the data's own file).
+void writeExport(const QString& path, const std::string& input, const std::string& bytes) {
   OutputSet outputs;
-  outputs.addInput(data.path);
+  outputs.addInput(input);
   outputs.addOutput(path.toStdString());
   writeFileAtomically(path.toStdString(), [&](std::FILE* f) {
     if (std::fwrite(bytes.data(), 1, bytes.size(), f) != bytes.size())
       throw IoError(path.toStdString() + ": write failed");
   });
   outputs.commit();
+}
+
+void writeExport(const QString& path, const Dataset& data, const std::string& bytes) {
+  writeExport(path, data.path, bytes);
+}
+
+QByteArray pngBytes(const QString& path, const QImage& image) {
+  QByteArray png;
+  QBuffer buffer(&png);
+  buffer.open(QIODevice::WriteOnly);
+  if (!image.save(&buffer, "PNG"))
+    throw Error(path.toStdString() + ": the picture could not be encoded as PNG");
+  return png;
 }
 
 bool endsWith(const QString& path, const char* extension) {
@@ -117,12 +130,15 @@ void exportSelection(const QString& path, const Dataset& data,
 }
 
 void exportPicture(const QString& path, const Dataset& data, const QImage& image) {
-  QByteArray png;
-  QBuffer buffer(&png);
-  buffer.open(QIODevice::WriteOnly);
-  if (!image.save(&buffer, "PNG"))
-    throw Error(path.toStdString() + ": the picture could not be encoded as PNG");
-  writeExport(path, data, png.toStdString());
+  writeExport(path, data, pngBytes(path, image).toStdString());
+}
+
+void exportStudyCsv(const QString& path, const std::string& input, const SweepStudy& study) {
+  writeExport(path, input, sweepStudyCsv(study));
+}
+
+void exportStudyPicture(const QString& path, const std::string& input, const QImage& image) {
+  writeExport(path, input, pngBytes(path, image).toStdString());
 }
 
 } // namespace nearscape::ui

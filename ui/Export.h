@@ -5,6 +5,7 @@
 
 #include "nearscape/core/Dataset.h"
 #include "nearscape/graph/Graph.h"
+#include "nearscape/index/SweepStudy.h"
 
 #include <QImage>
 #include <QString>
@@ -32,5 +33,10 @@ void exportScoresNpy(const QString& path, const Dataset& data, const std::vector
 void exportText(const QString& path, const Dataset& data, const std::string& text);
 /// A picture of the map (PNG).
 void exportPicture(const QString& path, const Dataset& data, const QImage& image);
+/// A trade-off study as CSV (sweepStudyCsv: every run's rows, the exact reference), never over
+/// `input` (the data it was measured on, or the CSV a picture is drawn from; empty: none).
+void exportStudyCsv(const QString& path, const std::string& input, const SweepStudy& study);
+/// A picture (PNG) of a study, never over `input`.
+void exportStudyPicture(const QString& path, const std::string& input, const QImage& image);
 
 } // namespace nearscape::ui

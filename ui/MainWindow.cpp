@@ -15,6 +15,7 @@
 #include "PreferencesDialog.h"
 #include "SweepPanel.h"
 #include "Thumbnailer.h"
+#include "TradeoffStudio.h"
 #include "WelcomePage.h"
 
 #include <QActionGroup>
@@ -336,6 +337,8 @@ MainWindow::MainWindow(Context context, QWidget* parent)
   connect(m_pathStrip, &ItemStrip::itemChosen, this,
           [this](std::int32_t item) { selectItem(item); });
   connect(m_sweep, &SweepPanel::missedChosen, this, &MainWindow::showMissed);
+  m_studio = new TradeoffStudio(m_sweep, this); // its own window, closed with this one
+  connect(m_sweep, &SweepPanel::studioRequested, this, &MainWindow::showTradeoffStudio);
   connect(m_duplicates, &DuplicatesPanel::groupChosen, this,
           [this](const std::vector<std::int64_t>& items) { setSelection(items); });
   connect(m_duplicates, &DuplicatesPanel::itemChosen, this, &MainWindow::selectItem);
@@ -529,6 +532,11 @@ void MainWindow::buildMenus() {
   updateMetricMenu();
   view->addSeparator();
   view->addAction(m_sweepDock->toggleViewAction());
+  QAction* studio =
+      view->addAction(tr("&Trade-off Studio"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_T), this,
+                      &MainWindow::showTradeoffStudio);
+  studio->setObjectName(QStringLiteral("tradeoffStudioAction"));
+  studio->setToolTip(tr("Every sweep run overlaid full size, with the exact search as reference"));
   view->addAction(m_duplicatesDock->toggleViewAction());
   view->addAction(m_outliersDock->toggleViewAction());
   view->addAction(m_compareDock->toggleViewAction());
@@ -1017,6 +1025,12 @@ void MainWindow::showPathTo(std::int64_t item) {
                                .arg(m_lastPath.steps.size())
                                .arg(double(m_lastPath.bottleneck), 0, 'g', 4),
                            10000);
+}
+
+void MainWindow::showTradeoffStudio() {
+  m_studio->show();
+  m_studio->raise();
+  m_studio->activateWindow();
 }
 
 void MainWindow::showMissed(std::int64_t query, const std::vector<std::int32_t>& missed,

@@ -41,6 +41,7 @@ class JobRunner;
 class LegendPanel;
 class MapView;
 class SweepPanel;
+class TradeoffStudio;
 class DuplicatesPanel;
 class OutliersPanel;
 class ComparePanel;
@@ -173,6 +174,10 @@ public:
   /// has produced a second map yet.
   bool showMapsSideBySide(bool on);
   SweepPanel* sweepPanel() const { return m_sweep; }
+  /// The Trade-off Studio window (View → Trade-off Studio): the sweep panel's study full size.
+  TradeoffStudio* tradeoffStudio() const { return m_studio; }
+  /// Shows and raises it.
+  void showTradeoffStudio();
   DuplicatesPanel* duplicatesPanel() const { return m_duplicates; }
   OutliersPanel* outliersPanel() const { return m_outlierPanel; }
   ComparePanel* comparePanel() const { return m_compare; }
@@ -304,6 +309,7 @@ private:
   ItemStrip* m_pathStrip;
   SweepPanel* m_sweep;
   QDockWidget* m_sweepDock = nullptr;
+  TradeoffStudio* m_studio = nullptr;
   DuplicatesPanel* m_duplicates;
   QDockWidget* m_duplicatesDock = nullptr;
   OutliersPanel* m_outlierPanel;

@@ -3,13 +3,20 @@
 // from the index's own parameter descriptions), run a sweep of its search settings against exact
 // ground truth, watch the recall/QPS front fill in live, and choose a setting to see which true
 // neighbours of the selected item it missed.
+//
+// Each sweep is also a run of the panel's trade-off study (SweepStudy), which the Trade-off
+// Studio draws: runs share one set of held-out queries (the seeded sample plus the item selected
+// when the study began), their exact truth (computed once) and the exact search's reference
+// timing; another k or number of queries begins a new study.
 
 #include "nearscape/Nearscape.h"
 
+#include <QColor>
 #include <QWidget>
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <vector>
 
 class QComboBox;
@@ -54,17 +61,46 @@ public:
   JobRunner* jobs() const { return m_jobs; }
   /// The data row whose misses rows list in the last sweep (−1 before one ran).
   std::int64_t missedQueryItem() const { return m_missedQueryItem; }
+  QPushButton* studioButton() const { return m_studioButton; }
+  QPushButton* cancelButton() const { return m_cancel; }
+  /// The build parameter controls, by name (the index's own).
+  QDoubleSpinBox* buildBox(const std::string& name) const;
+  const Dataset* dataset() const { return m_dataset.get(); }
+
+  /// The runs measured so far (and the one being measured, its rows as they arrive) and the
+  /// exact reference, all over the same queries.
+  const SweepStudy& study() const { return m_study; }
+  /// Each run's colour (kept when other runs are removed).
+  std::vector<QColor> runColours() const;
+  /// The run being measured, or −1.
+  int runningRun() const { return m_runningRun; }
+  /// What the next Run sweep builds: "graph build_k=32,degree=48".
+  QString nextRunLabel() const;
+  /// Removes run `index` (cancelling it when it is being measured).
+  void removeRun(int index);
+  /// Removes every run and forgets the queries: the next run begins a new study (with the item
+  /// selected then).
+  void clearStudy();
+  /// Lists the misses of row `row` of run `run` (missedChosen), as a click on its dot does.
+  void chooseStudyPoint(int run, int row);
 
 signals:
   void sweepFinished();
+  /// The study changed: a run began, a row was measured, a run ended or was removed.
+  void studyChanged();
+  /// The index kind or a build value changed (nextRunLabel()).
+  void controlsChanged();
+  /// The person asked for the Trade-off Studio.
+  void studioRequested();
   /// The setting `setting` missed `missed` (data rows), true neighbours of data row `query`.
   void missedChosen(std::int64_t query, const std::vector<std::int32_t>& missed,
                     const QString& setting);
 
 private:
-  struct Split;
   void rebuildBuildControls();
   void addRow(const SweepRow& row);
+  /// The controls are idle again unless a newer job runs.
+  void jobEnded();
 
   Context m_context;
   std::shared_ptr<const Dataset> m_dataset;
@@ -78,12 +114,23 @@ private:
   std::map<std::string, QDoubleSpinBox*> m_buildBoxes;
   QPushButton* m_run;
   QPushButton* m_cancel;
+  QPushButton* m_studioButton;
   QLabel* m_status;
   ParetoPlot* m_plot;
   QTableWidget* m_table;
   quint64 m_generation = 0;
   std::vector<std::int64_t> m_baseRows; ///< the last sweep's base row → data row
   std::int64_t m_missedQueryItem = -1;
+
+  SweepStudy m_study;
+  std::vector<int> m_runSlots;                ///< each run's colour slot
+  std::vector<ParameterValues> m_runRequests; ///< each run's build values as asked (to match)
+  int m_runningRun = -1;
+  int m_dockRun = -1; ///< the run the panel's own plot and table show
+  /// The study's queries: k, how many, the item held out beside them; their exact truth.
+  int m_studyK = 0;
+  std::int64_t m_studyQueries = 0, m_studyItem = -1;
+  std::optional<Matrix<std::int32_t>> m_studyTruth;
 };
 
 } // namespace nearscape::ui

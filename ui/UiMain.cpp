@@ -1,13 +1,17 @@
 #include "UiMain.h"
 
 #include "ComparePanel.h"
+#include "Export.h"
 #include "MainWindow.h"
 #include "MapView.h"
 #include "Preferences.h"
 #include "Session.h"
+#include "StudyChart.h"
+#include "nearscape/core/Error.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QFile>
 #include <QFileInfo>
 #include <QScreen>
 #include <QSurfaceFormat>
@@ -59,14 +63,43 @@ std::string takeSessionArgument(int& argc, char** argv) {
   return file;
 }
 
-/// Whether the arguments only ask for --help or --version: answered without a display.
-bool asksHelpOrVersion(int argc, char** argv) {
+/// Whether the arguments only ask for --help or --version, or for a picture of a study
+/// (--sweep-plot): answered without a display.
+bool needsNoDisplay(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--help" || arg == "-h" || arg == "--help-all" || arg == "--version" || arg == "-v")
+    if (arg == "--help" || arg == "-h" || arg == "--help-all" || arg == "--version" ||
+        arg == "-v" || arg == "--sweep-plot" || arg.rfind("--sweep-plot=", 0) == 0)
       return true;
   }
   return false;
+}
+
+/// `nearscape --sweep-plot OUT.png STUDY.csv`: the trade-off studio's picture of a study that
+/// `nearscape-cli sweep --out` wrote, drawn without a window. Exit 0, 2 (bad input), 1 (write).
+int plotStudy(const QString& csvPath, const QString& pngPath) {
+  try {
+    QFile file(csvPath);
+    if (!file.open(QIODevice::ReadOnly))
+      throw IoError(csvPath.toStdString() + ": " + file.errorString().toStdString());
+    const QByteArray text = file.readAll();
+    const SweepStudy study =
+        parseSweepStudyCsv(std::string_view(text.constData(), text.size()), csvPath.toStdString());
+    if (study.runs.empty())
+      throw FormatError(csvPath.toStdString() + ": no rows to plot");
+    const QImage image = renderStudyFigure(
+        study, {}, QSize(1600, 760),
+        QStringLiteral("k = %1 · %2").arg(study.k).arg(QFileInfo(csvPath).fileName()));
+    exportStudyPicture(pngPath, csvPath.toStdString(), image);
+  } catch (const WriteError& e) {
+    std::fprintf(stderr, "nearscape: %s\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "nearscape: %s\n", e.what());
+    return 2;
+  }
+  std::fprintf(stderr, "nearscape: saved %s\n", qPrintable(pngPath));
+  return 0;
 }
 
 } // namespace
@@ -75,7 +108,7 @@ int runGui(int argc, char** argv) {
   const QString sessionFile = QString::fromStdString(takeSessionArgument(argc, argv));
   // Help and version need no window: without this, a terminal with no display (ssh, a server)
   // would abort in QApplication before the text is printed.
-  if (asksHelpOrVersion(argc, argv) && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
+  if (needsNoDisplay(argc, argv) && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
     qputenv("QT_QPA_PLATFORM", "offscreen");
   setDefaultSurfaceFormat();
   QApplication app(argc, argv);
@@ -126,6 +159,11 @@ int runGui(int argc, char** argv) {
   QCommandLineOption sizeBy(QStringLiteral("size-by"),
                             QStringLiteral("Draw items larger by this numeric column"),
                             QStringLiteral("column"));
+  QCommandLineOption sweepPlot(QStringLiteral("sweep-plot"),
+                               QStringLiteral("Draw the trade-off studio's picture of the study "
+                                              "in the CSV given as path (nearscape-cli sweep "
+                                              "--out) to this PNG, without a window, then quit"),
+                               QStringLiteral("png"));
   QCommandLineOption session(QStringLiteral("session"),
                              QStringLiteral("Open this session (.nearscape): its data and view"),
                              QStringLiteral("file"));
@@ -134,8 +172,16 @@ int runGui(int argc, char** argv) {
                                             "and show both maps side by side"),
                              QStringLiteral("file"));
   parser.addOptions({meta, backend, screenshot, select, pathTo, map3D, metric, colourBy, search,
-                     showRange, opacityBy, sizeBy, session, compare});
+                     showRange, opacityBy, sizeBy, session, compare, sweepPlot});
   parser.process(app);
+  if (parser.isSet(sweepPlot)) {
+    if (parser.positionalArguments().size() != 1) {
+      std::fprintf(stderr, "nearscape: --sweep-plot OUT.png takes one study CSV (nearscape-cli "
+                           "sweep --out STUDY.csv)\n");
+      return 2;
+    }
+    return plotStudy(parser.positionalArguments().front(), parser.value(sweepPlot));
+  }
 
   Context context;
   context.backend = Preferences::load().backend; // the command line's, when given, wins

@@ -18,7 +18,8 @@ void addPathCommand(CLI::App& app, int& exitCode);
 /// `layout PATH --dim 2|3 [--graph G] --out XY.npy`: the map and its neighbour-kept share.
 void addLayoutCommand(CLI::App& app, int& exitCode);
 
-/// `sweep PATH --index graph|ivf --k K [--queries Q] [--truth T] --out ROWS.csv`: recall/QPS sweep.
+/// `sweep PATH --index graph|ivf --k K [--queries Q] [--truth T] --out ROWS.csv`: recall/QPS sweep;
+/// several `--build` values or `--run`s make a study of several indexes over the same queries.
 void addSweepCommand(CLI::App& app, int& exitCode);
 
 /// `find PATH TEXT [--regex]`: the items whose id or metadata matches TEXT.

@@ -156,6 +156,19 @@ void tsvSeeds() {
       std::string(1, char(200)) + "title\n\xc3\xa9t\xc3\xa9\n\x1b[31mred\n");
 }
 
+void studySeeds() {
+  put("study_csv", "study.csv",
+      "run,index,k,build.build_k,build.degree,build.nlist,ef,nprobe,recall,qps,p50_ms,p99_ms,"
+      "build_s,bytes,pareto,pareto_all\n"
+      "1,graph,10,32,32,,16,,0.9,5000,0.2,0.4,1.5,4096,1,1\n"
+      "1,graph,10,32,32,,64,,0.99,2000,0.5,1,1.5,4096,1,1\n"
+      "2,ivf,10,,,64,,1,0.5,9000,0.1,0.2,0.5,2048,1,1\n"
+      "0,exact,10,,,,,,1,1500,0.66,1.3,0.01,0,1,1\n");
+  put("study_csv", "one-run.csv",
+      "nprobe,recall,qps,p50_ms,p99_ms,build_s,bytes,pareto\n1,0.5,900,1,2,0.1,100,1\r\n"
+      "4,0.9,300,3,5,0.1,100,1\n");
+}
+
 void idxSeeds() {
   std::string pixels;
   for (int i = 0; i < 3 * 4 * 4; ++i)
@@ -304,6 +317,7 @@ int main(int argc, char** argv) {
   npySeeds();
   vecsSeeds();
   tsvSeeds();
+  studySeeds();
   idxSeeds();
   hdf5Seeds();
   graphSeeds();

@@ -713,10 +713,13 @@ private slots:
     QCOMPARE(rows[2].toObject()["recall"].toDouble(), 1.0); // every list scanned: exhaustive
     QVERIFY(rows[2].toObject()["pareto"].toBool());
     QVERIFY(rows[2].toObject()["missed"].toArray().isEmpty());
+    QCOMPARE(j["exact"].toObject()["recall"].toDouble(), 1.0); // the reference, same queries
     const QList<QByteArray> lines = readBytes(csv).trimmed().split('\n');
-    QCOMPARE(lines.size(), 4);
-    QCOMPARE(lines[0], QByteArray("nprobe,recall,qps,p50_ms,p99_ms,build_s,bytes,pareto"));
-    QVERIFY(lines[1].startsWith("1,"));
+    QCOMPARE(lines.size(), 5); // three settings, then the exact search
+    QCOMPARE(lines[0], QByteArray("run,index,k,build.iterations,build.kmeans_pp,build.nlist,nprobe,"
+                                  "recall,qps,p50_ms,p99_ms,build_s,bytes,pareto,pareto_all"));
+    QVERIFY2(lines[1].startsWith("1,ivf,5,10,0,16,1,"), lines[1].constData());
+    QVERIFY2(lines[4].startsWith("0,exact,5,,,,,1,"), lines[4].constData());
 
     // Save, then load the same index: the same rows' recall; bad grid names and values refused.
     const QString saved = m_dir.filePath("graph.nsi");
@@ -746,6 +749,103 @@ private slots:
     QVERIFY(r.err.contains("eff"));
     r = cli({"sweep", file, "--grid", "ef=lots", "--holdout", "60", "--backend", "cpu"});
     QCOMPARE(r.code, 2);
+  }
+
+  void sweepStudyOfSeveralRuns() {
+    // Several builds in one command: every run over the same held-out queries, their rows and
+    // the exact search's reference in one CSV and one JSON.
+    const QString file = m_dir.filePath("study.npy");
+    QVERIFY(writeBytes(file, npyBytes("<f4", {700, 6}, rawBytes(randomFloats(700 * 6, 8)))));
+    const QString csv = m_dir.filePath("study.csv");
+    Run r = cli({"sweep", file, "--index", "graph", "--build", "degree=6,16", "--k", "5",
+                 "--holdout", "60", "--grid", "ef=8,32", "--latency-queries", "5", "--out", csv,
+                 "--json", "--backend", "cpu"});
+    QVERIFY2(r.code == 0, r.err.constData());
+    QJsonObject j = QJsonDocument::fromJson(r.out).object();
+    QJsonArray runs = j["runs"].toArray();
+    QCOMPARE(runs.size(), 2);
+    QCOMPARE(runs[0].toObject()["build"].toObject()["degree"].toDouble(), 6.0);
+    QCOMPARE(runs[1].toObject()["build"].toObject()["degree"].toDouble(), 16.0);
+    QCOMPARE(runs[1].toObject()["label"].toString(), QString("graph build_k=32,degree=16"));
+    for (const auto& run : runs) {
+      QCOMPARE(run.toObject()["index"].toString(), QString("graph"));
+      QCOMPARE(run.toObject()["rows"].toArray().size(), 2);
+      QVERIFY(run.toObject()["rows"].toArray()[0].toObject().contains("pareto_all"));
+    }
+    QCOMPARE(j["rows"].toArray(), runs[0].toObject()["rows"].toArray()); // the first run on top
+    const QJsonObject exact = j["exact"].toObject();
+    QCOMPARE(exact["recall"].toDouble(), 1.0);
+    QVERIFY(exact["qps"].toDouble() > 0 &&
+            exact["p99_ms"].toDouble() >= exact["p50_ms"].toDouble());
+    QList<QByteArray> lines = readBytes(csv).trimmed().split('\n');
+    QCOMPARE(lines.size(), 6);
+    QCOMPARE(lines[0], QByteArray("run,index,k,build.build_k,build.degree,ef,recall,qps,p50_ms,"
+                                  "p99_ms,build_s,bytes,pareto,pareto_all"));
+    QVERIFY(lines[1].startsWith("1,graph,5,32,6,8,") && lines[2].startsWith("1,graph,5,32,6,32,"));
+    QVERIFY(lines[3].startsWith("2,graph,5,32,16,8,") &&
+            lines[4].startsWith("2,graph,5,32,16,32,"));
+    QVERIFY2(lines[5].startsWith("0,exact,5,,,,1,"), lines[5].constData());
+
+    // Runs of two kinds: each --grid goes to the kinds that have its parameter; the text output
+    // names the runs, the reference and the front of them all.
+    r = cli({"sweep",
+             file,
+             "--run",
+             "ivf:nlist=16",
+             "--run",
+             "graph:degree=8,build_k=16",
+             "--k",
+             "5",
+             "--holdout",
+             "60",
+             "--grid",
+             "nprobe=1,16",
+             "--grid",
+             "ef=8",
+             "--latency-queries",
+             "5",
+             "--out",
+             csv,
+             "--backend",
+             "cpu"});
+    QVERIFY2(r.code == 0, r.err.constData());
+    QVERIFY(r.out.contains("run 1: ivf index") && r.out.contains("run 2: graph index"));
+    QVERIFY(r.out.contains("exact search (cpu"));
+    QVERIFY(r.out.contains("Pareto front of every run and the exact search"));
+    lines = readBytes(csv).trimmed().split('\n');
+    QCOMPARE(lines.size(), 5);
+    QCOMPARE(lines[0], QByteArray("run,index,k,build.build_k,build.degree,build.iterations,"
+                                  "build.kmeans_pp,build.nlist,ef,nprobe,recall,qps,p50_ms,p99_ms,"
+                                  "build_s,bytes,pareto,pareto_all"));
+    QVERIFY2(lines[1].startsWith("1,ivf,5,,,10,0,16,,1,"), lines[1].constData());
+    QVERIFY2(lines[2].startsWith("1,ivf,5,,,10,0,16,,16,1,"), lines[2].constData()); // all lists
+    QVERIFY2(lines[3].startsWith("2,graph,5,16,8,,,,8,,"), lines[3].constData());
+    QVERIFY(lines[4].startsWith("0,exact,"));
+
+    // --no-exact leaves the reference out.
+    r = cli({"sweep", file, "--build", "degree=6,16", "--k", "5", "--holdout", "60", "--grid",
+             "ef=8", "--latency-queries", "5", "--no-exact", "--out", csv, "--json", "--backend",
+             "cpu"});
+    QCOMPARE(r.code, 0);
+    QVERIFY(QJsonDocument::fromJson(r.out).object()["exact"].isNull());
+    QCOMPARE(readBytes(csv).trimmed().split('\n').size(), 3);
+
+    // What a study cannot be is refused before any work, with the reason.
+    const QString index = m_dir.filePath("study.nsi");
+    const QList<std::pair<QStringList, const char*>> refused = {
+        {{"--run", "graph", "--build", "degree=8"}, "leave out --index and --build"},
+        {{"--run", "graph", "--index", "ivf"}, "leave out --index and --build"},
+        {{"--run", "bogus:x=1"}, "bogus"},
+        {{"--run", "graph:degree=8,degree=9"}, "once"},
+        {{"--build", "degree=6,16", "--save-index", index}, "one index"},
+        {{"--run", "graph", "--run", "ivf", "--grid", "eff=1"}, "eff"},
+        {{"--build", "degree=1,2,3,4,5,6,7,8", "--build", "build_k=1,2,3,4,5,6,7,8,9"}, "64"}};
+    for (const auto& [args, says] : refused) {
+      r = cli(QStringList{"sweep", file, "--holdout", "60", "--backend", "cpu"} + args);
+      QVERIFY2(r.code == 2, qPrintable(args.join(' ')));
+      QVERIFY2(r.err.contains(says), r.err.constData());
+    }
+    QVERIFY(!QFileInfo::exists(index));
   }
 };
 

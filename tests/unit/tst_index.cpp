@@ -15,6 +15,7 @@
 #include <fstream>
 #include <random>
 #include <set>
+#include <sstream>
 
 using namespace nearscape;
 
@@ -364,6 +365,134 @@ private slots:
                                         row(0.5, 500), row(0.5, 400),  row(0.99, 50)};
     const std::vector<bool> front = paretoFront(rows);
     QCOMPARE(front, (std::vector<bool>{false, true, true, true, false, true}));
+  }
+
+  void heldOutSweepTimesTheExactReferenceOnItsQueries() {
+    // The reference is the exact search on the same held-out queries: recall 1, timed as a
+    // setting is; a second run over the same split takes the first one's truth.
+    const std::int64_t n = 1500, d = 12;
+    const auto data = mixture(n, d, 10, 21);
+    HeldOutSweepOptions options;
+    options.build = IvfFlatParams{.nlist = 16};
+    options.holdout = 80;
+    options.sweep.k = 5;
+    options.sweep.grid = {{{"nprobe", 1}}, {{"nprobe", 16}}};
+    options.sweep.latencyQueries = 10;
+    options.exactReference = true;
+    const Context context = contextFor(Backend::Cpu);
+    HeldOutSweep first = heldOutSweep({data.data(), n, d}, std::nullopt, options, context);
+    QVERIFY(first.exact.has_value());
+    QCOMPARE(first.exact->recall, 1.0);
+    QVERIFY(first.exact->qps > 0 && first.exact->p50Ms > 0 &&
+            first.exact->p99Ms >= first.exact->p50Ms);
+    QVERIFY(first.exact->params.empty() && first.exact->missed.empty());
+    QCOMPARE(first.exactBackend, Backend::Cpu);
+
+    options.build = GraphIndexParams{.degree = 8};
+    options.sweep.grid = {{{"ef", 8}}, {{"ef", 64}}};
+    options.exactReference = false;
+    HeldOutSweepStages stages;
+    int truthAsked = 0;
+    stages.truth = [&](const MatrixView<float>& q, const MatrixView<float>&) {
+      ++truthAsked;
+      return first.truth;
+    };
+    const HeldOutSweep second =
+        heldOutSweep({data.data(), n, d}, std::nullopt, options, context, noJobControl(), stages);
+    QCOMPARE(truthAsked, 1);
+    QVERIFY(!second.exact);
+    QCOMPARE(second.held.queryRows, first.held.queryRows); // the same split
+
+    SweepStudy study;
+    study.k = 5;
+    study.runs = {sweepRunOf(first), sweepRunOf(second)};
+    study.exact = first.exact;
+    QCOMPARE(study.runs[0].kind, std::string("ivf"));
+    QCOMPARE(study.runs[1].label().rfind("graph ", 0), std::size_t(0));
+    QVERIFY(study.runs[1].label().find("degree=8") != std::string::npos);
+    const auto overall = overallParetoFront(study);
+    QCOMPARE(overall.size(), std::size_t(3)); // two runs, then the reference
+    QCOMPARE(overall[0].size(), std::size_t(2));
+    QCOMPARE(overall[2].size(), std::size_t(1));
+  }
+
+  void sweepStudyCsvRoundTrip() {
+    auto row = [](ParameterValues params, double recall, double qps, bool pareto) {
+      SweepRow r;
+      r.params = std::move(params);
+      r.recall = recall;
+      r.qps = qps;
+      r.p50Ms = 1000 / qps;
+      r.p99Ms = 2000 / qps;
+      r.buildSeconds = 1.5;
+      r.bytes = 4096;
+      r.pareto = pareto;
+      return r;
+    };
+    SweepStudy study;
+    study.k = 10;
+    study.runs.push_back(
+        {"graph",
+         {{"degree", 32}, {"build_k", 32}},
+         "cpu",
+         {row({{"ef", 16}}, 0.9, 5000, true), row({{"ef", 64}}, 0.99, 2000, true)}});
+    study.runs.push_back(
+        {"ivf",
+         {{"nlist", 64}},
+         "cpu",
+         {row({{"nprobe", 1}}, 0.5, 9000, true), row({{"nprobe", 8}}, 0.95, 1000, false)}});
+    study.exact = row({}, 1.0, 1500, true);
+    const std::string csv = sweepStudyCsv(study);
+    std::istringstream lines(csv);
+    std::string header;
+    std::getline(lines, header);
+    QCOMPARE(header, std::string("run,index,k,build.build_k,build.degree,build.nlist,ef,nprobe,"
+                                 "recall,qps,p50_ms,p99_ms,build_s,bytes,pareto,pareto_all"));
+    std::vector<std::string> rows;
+    for (std::string line; std::getline(lines, line);)
+      rows.push_back(line);
+    QCOMPARE(rows.size(), std::size_t(5));
+    QCOMPARE(rows[0], std::string("1,graph,10,32,32,,16,,0.9,5000,0.2,0.4,1.5,4096,1,1"));
+    QCOMPARE(rows[3],
+             std::string("2,ivf,10,,,64,,8,0.95,1000,1,2,1.5,4096,0,0")); // graph ef=64 beats it
+    QCOMPARE(rows[4], std::string("0,exact,10,,,,,,1,1500,0.6666666667,1.333333333,1.5,4096,1,1"));
+
+    const SweepStudy back = parseSweepStudyCsv(csv, "study.csv");
+    QCOMPARE(back.k, 10);
+    QCOMPARE(back.runs.size(), std::size_t(2));
+    QCOMPARE(back.runs[0].kind, std::string("graph"));
+    QCOMPARE(back.runs[0].build, study.runs[0].build);
+    QCOMPARE(back.runs[1].rows.size(), std::size_t(2));
+    QCOMPARE(back.runs[1].rows[1].params, (ParameterValues{{"nprobe", 8}}));
+    QCOMPARE(back.runs[1].rows[1].recall, 0.95);
+    QVERIFY(!back.runs[1].rows[1].pareto);
+    QVERIFY(back.exact.has_value());
+    QCOMPARE(back.exact->qps, 1500.0);
+    QVERIFY(back.exact->params.empty());
+
+    // A one-run CSV of sweepCsv reads as one run of unknown kind.
+    const SweepStudy old = parseSweepStudyCsv(sweepCsv(study.runs[1].rows), "old.csv");
+    QCOMPARE(old.runs.size(), std::size_t(1));
+    QCOMPARE(old.runs[0].rows.size(), std::size_t(2));
+    QVERIFY(!old.exact);
+
+    // Bad files are errors that name the line and the column.
+    auto refused = [](const std::string& text, const char* says) {
+      try {
+        (void)parseSweepStudyCsv(text, "bad.csv");
+      } catch (const FormatError& e) {
+        return std::string(e.what()).find(says) != std::string::npos;
+      }
+      return false;
+    };
+    QVERIFY(refused("", "empty"));
+    QVERIFY(refused("run,index,recall\n1,graph,0.5\n", "'qps'"));
+    QVERIFY(refused(header + "\n1,graph,10,32,32,,16,,lots,5000,0.2,0.4,1.5,4096,1,1\n",
+                    "line 2, column 'recall'"));
+    QVERIFY(refused(header + "\n1,graph,10\n", "line 2: 3 cells"));
+    QVERIFY(refused(header + "\n1,graph,10,32,32,,16,,1.5,5000,0.2,0.4,1.5,4096,1,1\n", "[0, 1]"));
+    QVERIFY(refused(header + "\n" + rows[4] + "\n" + rows[4] + "\n", "second exact"));
+    QVERIFY(refused("recall,recall\n", "repeats"));
   }
 
   void saveLoadRoundTrip_data() {

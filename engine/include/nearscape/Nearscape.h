@@ -19,6 +19,7 @@
 #include "nearscape/index/HeldOutSweep.h"
 #include "nearscape/index/KMeans.h"
 #include "nearscape/index/Sweep.h"
+#include "nearscape/index/SweepStudy.h"
 #include "nearscape/io/ArtefactCache.h"
 #include "nearscape/io/DatasetReader.h"
 #include "nearscape/io/GraphFile.h"

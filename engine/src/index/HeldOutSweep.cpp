@@ -51,7 +51,16 @@ HeldOutSweep heldOutSweep(const MatrixView<float>& data,
                   : knnSearch(out.queries, out.base, k, options.metric, context, truthStage).ids;
   out.truthSeconds = secondsSince(t);
 
-  JobControl indexStage = job.sub(0.1, 0.5);
+  const bool exact = options.exactReference;
+  if (exact) {
+    JobControl exactStage = job.sub(0.1, 0.2);
+    SweepOptions timing = options.sweep;
+    timing.missedQuery = out.missedQuery;
+    out.exact = measureExactSearch(out.queries, out.base, out.truth.view(), options.metric, timing,
+                                   context, exactStage, &out.exactBackend);
+  }
+
+  JobControl indexStage = exact ? job.sub(0.2, 0.55) : job.sub(0.1, 0.5);
   indexStage.progress(0.0, "building the " + std::string(indexKind(options.build)) + " index");
   t = std::chrono::steady_clock::now();
   out.index = stages.index
@@ -61,7 +70,7 @@ HeldOutSweep heldOutSweep(const MatrixView<float>& data,
 
   SweepOptions sweep = options.sweep;
   sweep.missedQuery = out.missedQuery;
-  JobControl sweepStage = job.sub(0.5, 1.0);
+  JobControl sweepStage = exact ? job.sub(0.55, 1.0) : job.sub(0.5, 1.0);
   out.rows = runSweep(*out.index, out.queries, out.base, out.truth.view(), sweep, stages.onRow,
                       sweepStage);
   return out;

@@ -56,10 +56,12 @@ std::vector<ParameterValues> defaultSweepGrid(const AnnIndex& index, int k) {
   return grid;
 }
 
-std::vector<SweepRow> runSweep(const AnnIndex& index, const MatrixView<float>& queries,
-                               const MatrixView<float>& base, const MatrixView<std::int32_t>& truth,
-                               const SweepOptions& options,
-                               const std::function<void(const SweepRow&)>& onRow, JobControl& job) {
+namespace {
+
+/// Checks what runSweep and measureExactSearch share: queries, truth, the query whose misses
+/// are listed. Throws InvalidArgument.
+void checkSweepInputs(const MatrixView<float>& queries, const MatrixView<std::int32_t>& truth,
+                      const SweepOptions& options) {
   const int k = options.k;
   NEARSCAPE_EXPECTS(queries.rows > 0, "a sweep needs queries");
   NEARSCAPE_EXPECTS(truth.rows == queries.rows && truth.cols >= k,
@@ -68,9 +70,56 @@ std::vector<SweepRow> runSweep(const AnnIndex& index, const MatrixView<float>& q
                         " × ≥" + std::to_string(k));
   NEARSCAPE_EXPECTS(options.missedQuery >= 0 && options.missedQuery < queries.rows,
                     "the query whose misses are listed is out of range");
+}
+
+/// Measures one setting: `search` (k nearest of some queries) timed as the sweep counts it —
+/// a warm-up, the best of the timed passes, batch-1 latencies — and judged against `truth`.
+/// Fills the row's recall, QPS, latencies and misses.
+void measureSetting(const std::function<KnnResult(const MatrixView<float>&, JobControl&)>& search,
+                    const MatrixView<float>& queries, const MatrixView<float>& base,
+                    const MatrixView<std::int32_t>& truth, Metric metric,
+                    const SweepOptions& options, SweepRow& row, JobControl& job) {
+  const int k = options.k;
+  const std::int64_t batch = options.batchSize > 0 ? options.batchSize : queries.rows;
+  // A warm-up call so that first-touch costs (device buffers, kernels loaded on first use,
+  // library heuristics for a batch's shape, pages) are not timed: up to 1,024 queries, enough
+  // to take the paths a whole batch takes.
+  search({queries.data, std::min<std::int64_t>({queries.rows, batch, 1024}), queries.cols}, job);
+  std::vector<std::int32_t> ids(std::size_t(queries.rows) * std::size_t(k));
+  double best = std::numeric_limits<double>::infinity();
+  for (int run = 0; run < std::max(1, options.timingRuns); ++run) {
+    const auto t = std::chrono::steady_clock::now();
+    for (std::int64_t b0 = 0; b0 < queries.rows; b0 += batch) {
+      const std::int64_t n = std::min(batch, queries.rows - b0);
+      const KnnResult r = search({queries.row(b0), n, queries.cols}, job);
+      std::copy(r.ids.data(), r.ids.data() + n * k, ids.begin() + b0 * k);
+    }
+    best = std::min(best, secondsSince(t));
+  }
+  row.qps = double(queries.rows) / std::max(best, 1e-9);
+  const MatrixView<std::int32_t> found{ids.data(), queries.rows, k};
+  row.recall = recallAtK(found, truth, k, queries, base, metric);
+  row.missed = missedNeighbours(found, truth, options.missedQuery, k);
+  std::vector<double> latencies;
+  for (std::int64_t i = 0; i < std::min(options.latencyQueries, queries.rows); ++i) {
+    const auto t1 = std::chrono::steady_clock::now();
+    search({queries.row(i), 1, queries.cols}, job);
+    latencies.push_back(secondsSince(t1) * 1e3);
+  }
+  row.p50Ms = percentile(latencies, 0.5);
+  row.p99Ms = percentile(latencies, 0.99);
+}
+
+} // namespace
+
+std::vector<SweepRow> runSweep(const AnnIndex& index, const MatrixView<float>& queries,
+                               const MatrixView<float>& base, const MatrixView<std::int32_t>& truth,
+                               const SweepOptions& options,
+                               const std::function<void(const SweepRow&)>& onRow, JobControl& job) {
+  checkSweepInputs(queries, truth, options);
+  const int k = options.k;
   const std::vector<ParameterValues> grid =
       options.grid.empty() ? defaultSweepGrid(index, k) : options.grid;
-  const std::int64_t batch = options.batchSize > 0 ? options.batchSize : queries.rows;
   std::vector<SweepRow> rows;
   for (std::size_t g = 0; g < grid.size(); ++g) {
     job.check();
@@ -80,34 +129,9 @@ std::vector<SweepRow> runSweep(const AnnIndex& index, const MatrixView<float>& q
     const IndexSearchParams setting = parseIndexSearchParams(index.kind(), grid[g]);
     row.buildSeconds = index.buildSeconds();
     row.bytes = index.bytes();
-    // A warm-up call so that first-touch costs (device buffers, kernels loaded on first use,
-    // library heuristics for a batch's shape, pages) are not timed: up to 1,024 queries, enough
-    // to take the paths a whole batch takes.
-    index.search({queries.data, std::min<std::int64_t>({queries.rows, batch, 1024}), queries.cols},
-                 k, setting, job);
-    std::vector<std::int32_t> ids(std::size_t(queries.rows) * std::size_t(k));
-    double best = std::numeric_limits<double>::infinity();
-    for (int run = 0; run < std::max(1, options.timingRuns); ++run) {
-      const auto t = std::chrono::steady_clock::now();
-      for (std::int64_t b0 = 0; b0 < queries.rows; b0 += batch) {
-        const std::int64_t n = std::min(batch, queries.rows - b0);
-        const KnnResult r = index.search({queries.row(b0), n, queries.cols}, k, setting, job);
-        std::copy(r.ids.data(), r.ids.data() + n * k, ids.begin() + b0 * k);
-      }
-      best = std::min(best, secondsSince(t));
-    }
-    row.qps = double(queries.rows) / std::max(best, 1e-9);
-    const MatrixView<std::int32_t> found{ids.data(), queries.rows, k};
-    row.recall = recallAtK(found, truth, k, queries, base, index.metric());
-    row.missed = missedNeighbours(found, truth, options.missedQuery, k);
-    std::vector<double> latencies;
-    for (std::int64_t i = 0; i < std::min(options.latencyQueries, queries.rows); ++i) {
-      const auto t1 = std::chrono::steady_clock::now();
-      index.search({queries.row(i), 1, queries.cols}, k, setting, job);
-      latencies.push_back(secondsSince(t1) * 1e3);
-    }
-    row.p50Ms = percentile(latencies, 0.5);
-    row.p99Ms = percentile(latencies, 0.99);
+    measureSetting(
+        [&](const MatrixView<float>& q, JobControl& j) { return index.search(q, k, setting, j); },
+        queries, base, truth, index.metric(), options, row, job);
     rows.push_back(row);
     if (onRow)
       onRow(row);
@@ -117,6 +141,26 @@ std::vector<SweepRow> runSweep(const AnnIndex& index, const MatrixView<float>& q
     rows[i].pareto = front[i];
   job.progress(1.0, "sweep done");
   return rows;
+}
+
+SweepRow measureExactSearch(const MatrixView<float>& queries, const MatrixView<float>& base,
+                            const MatrixView<std::int32_t>& truth, Metric metric,
+                            const SweepOptions& options, const Context& context, JobControl& job,
+                            Backend* where) {
+  checkSweepInputs(queries, truth, options);
+  job.progress(0.0, "timing the exact search");
+  SweepRow row;
+  const auto t = std::chrono::steady_clock::now();
+  const ExactKnnIndex exact(base, metric, context);
+  row.buildSeconds = secondsSince(t);
+  measureSetting(
+      [&](const MatrixView<float>& q, JobControl& j) { return exact.search(q, options.k, j); },
+      queries, base, truth, metric, options, row, job);
+  row.pareto = true;
+  if (where)
+    *where = exact.backend();
+  job.progress(1.0, "exact search timed");
+  return row;
 }
 
 std::vector<bool> paretoFront(const std::vector<SweepRow>& rows) {

@@ -26,6 +26,10 @@ struct HeldOutSweepOptions {
   /// person chose); -1: sweep.missedQuery names the query instead.
   std::int64_t listMissesOf = -1;
   SweepOptions sweep; ///< k, grid, batch, latency queries, the query whose misses are listed
+  /// Also time the exact search on the same queries (measureExactSearch): the reference every
+  /// setting is judged against (a setting slower than it is not worth having). A study of several
+  /// runs over one split measures it once.
+  bool exactReference = false;
 };
 
 struct HeldOutSweep;
@@ -51,6 +55,9 @@ struct HeldOutSweep {
   std::unique_ptr<AnnIndex> index;
   std::vector<SweepRow> rows; ///< with the Pareto front marked
   double truthSeconds = 0, indexSeconds = 0;
+  /// The exact search measured on the same queries (options.exactReference), and where it ran.
+  std::optional<SweepRow> exact;
+  Backend exactBackend = Backend::Cpu;
   /// A base id as a row of the data (base ids are rows of the base, which lacks the queries).
   std::int64_t dataRow(std::int32_t baseId) const {
     return held.baseRows.empty() ? std::int64_t(baseId) : held.baseRows[std::size_t(baseId)];
@@ -67,7 +74,10 @@ struct HeldOutSweep {
 };
 
 /// Runs the pipeline on `data`: with `queries`, those against the whole data; without, a seeded
-/// hold-out. Progress: truth 0–10%, index 10–50%, sweep 50–100%. Throws InvalidArgument (too
+/// hold-out (the same rows for the same count, seed and listMissesOf: a later run over that
+/// split may supply the earlier truth through `stages.truth`). Progress: truth 0–10%, index
+/// 10–50%, sweep 50–100% (with the exact reference: truth 0–10%, exact 10–20%, index 20–55%,
+/// sweep 55–100%). Throws InvalidArgument (too
 /// little data to hold queries out, bad parameters), Cancelled, and what the stages throw.
 HeldOutSweep heldOutSweep(const MatrixView<float>& data,
                           const std::optional<MatrixView<float>>& queries,

@@ -49,6 +49,18 @@ std::vector<SweepRow> runSweep(const AnnIndex& index, const MatrixView<float>& q
                                const std::function<void(const SweepRow&)>& onRow = {},
                                JobControl& job = noJobControl());
 
+/// The exact search as a sweep's reference point, measured as runSweep measures a setting (a
+/// warm-up, QPS the best of options.timingRuns passes at options.batchSize, batch-1 p50/p99 over
+/// options.latencyQueries) on the same queries: an ExactKnnIndex over `base` (the base kept
+/// ready, as the GUI's clicks use it) built first, its build time the row's buildSeconds. Its
+/// recall@k is measured too (1, unless `truth` came from elsewhere and disagrees); params are
+/// empty, bytes 0 (it holds no structure beyond the base), pareto true. `where` (optional) gets
+/// the backend it searched on. Throws InvalidArgument (shapes, NaN/Inf), Cancelled.
+SweepRow measureExactSearch(const MatrixView<float>& queries, const MatrixView<float>& base,
+                            const MatrixView<std::int32_t>& truth, Metric metric,
+                            const SweepOptions& options, const Context& context,
+                            JobControl& job = noJobControl(), Backend* where = nullptr);
+
 /// For each row, whether no other row has recall ≥ and QPS ≥ with one of them strictly greater.
 std::vector<bool> paretoFront(const std::vector<SweepRow>& rows);
 
