@@ -225,7 +225,7 @@ private:
   static void addMapStages(ExploreStages& stages, const QPointer<MainWindow>& self,
                            const std::shared_ptr<const Dataset>& dataset,
                            const ArtefactCache& cache, const std::string& mapKey, int dim,
-                           const std::vector<float>& start);
+                           const std::shared_ptr<const std::vector<float>>& start);
   void onMapClicked(std::int64_t item, Qt::KeyboardModifiers modifiers);
   void showLoaded(Loaded& loaded);
   void applyVisibility();
