@@ -54,6 +54,7 @@
 #include <iterator>
 #include <map>
 #include <mutex>
+#include <tuple>
 
 namespace nearscape::ui {
 
@@ -500,6 +501,26 @@ void MainWindow::buildMenus() {
   m_map3D = view->addAction(tr("&3D Map"), QKeySequence(Qt::CTRL | Qt::Key_3), this,
                             [this](bool on) { setMapDimension(on ? 3 : 2); });
   m_map3D->setCheckable(true);
+  // How crowded points are drawn (MapView::DensityMode; the command line's --density).
+  QMenu* density = view->addMenu(tr("Point &Density"));
+  density->setToolTipsVisible(true);
+  auto* densityGroup = new QActionGroup(this);
+  for (const auto& [mode, name, tip] :
+       {std::tuple{MapView::DensityMode::Auto, tr("&Automatic"),
+                   tr("A density image where points crowd the pixels, single points as you zoom "
+                      "in")},
+        std::tuple{MapView::DensityMode::On, tr("&Density Image"),
+                   tr("Always the density image: colours mixed by count, stronger where more "
+                      "points lie")},
+        std::tuple{MapView::DensityMode::Off, tr("&Single Points"),
+                   tr("Always every point on its own")}}) {
+    QAction* a = density->addAction(name, this, [this, mode = mode] { setDensityMode(mode); });
+    a->setToolTip(tip);
+    a->setCheckable(true);
+    a->setChecked(mode == m_map->densityMode());
+    densityGroup->addAction(a);
+    m_densityActions[std::size_t(mode)] = a;
+  }
   QMenu* metrics = view->addMenu(tr("&Metric"));
   metrics->setToolTip(tr("The distance of the graph, the neighbours, the paths, the map and the "
                          "sweep; a file's own metric is chosen when it is opened"));
@@ -804,6 +825,12 @@ void MainWindow::setMapDimension(int dim) {
   // Without a graph yet, the exploration's end starts this layout.
   if (!refined && m_explore)
     startLayout(dim);
+}
+
+void MainWindow::setDensityMode(MapView::DensityMode mode) {
+  m_map->setDensityMode(mode);
+  if (QAction* action = m_densityActions[std::size_t(mode)]; action && !action->isChecked())
+    action->setChecked(true);
 }
 
 void MainWindow::startLayout(int dim) {

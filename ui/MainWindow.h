@@ -1,6 +1,7 @@
 #pragma once
 // The main window: the map in the middle, the legend beside it, jobs in the status bar.
 
+#include "MapView.h"
 #include "Preferences.h"
 #include "Session.h"
 #include "nearscape/Nearscape.h"
@@ -38,7 +39,6 @@ class HoverCard;
 class ItemStrip;
 class JobRunner;
 class LegendPanel;
-class MapView;
 class SweepPanel;
 class DuplicatesPanel;
 class OutliersPanel;
@@ -163,6 +163,9 @@ public:
   int mapDimension() const { return m_mapDim; }
   /// True once the layout of `dim` dimensions is refined for the open data set.
   bool mapRefined(int dim) const { return !m_layouts[std::size_t(dim == 3)].empty(); }
+
+  /// How the map draws crowded points (View → Point Density, or --density).
+  void setDensityMode(MapView::DensityMode mode);
 
   MapView* mapView() const { return m_map; }
   SweepPanel* sweepPanel() const { return m_sweep; }
@@ -313,6 +316,7 @@ private:
   int m_mapDim = 2;
   std::array<std::vector<float>, 2> m_layouts; ///< refined 2D and 3D maps (empty: not yet)
   QAction* m_map3D = nullptr;
+  std::array<QAction*, 3> m_densityActions{}; ///< by MapView::DensityMode
   QAction* m_openFile = nullptr;
   QStackedWidget* m_central = nullptr;
   WelcomePage* m_welcome = nullptr;

@@ -125,11 +125,16 @@ int runGui(int argc, char** argv) {
   QCommandLineOption sizeBy(QStringLiteral("size-by"),
                             QStringLiteral("Draw items larger by this numeric column"),
                             QStringLiteral("column"));
+  QCommandLineOption density(QStringLiteral("density"),
+                             QStringLiteral("How crowded points are drawn: auto (a density image "
+                                            "where points crowd the pixels), on, or off (single "
+                                            "points)"),
+                             QStringLiteral("mode"), QStringLiteral("auto"));
   QCommandLineOption session(QStringLiteral("session"),
                              QStringLiteral("Open this session (.nearscape): its data and view"),
                              QStringLiteral("file"));
   parser.addOptions({meta, backend, screenshot, select, pathTo, map3D, metric, colourBy, search,
-                     showRange, opacityBy, sizeBy, session});
+                     showRange, opacityBy, sizeBy, density, session});
   parser.process(app);
 
   Context context;
@@ -155,6 +160,18 @@ int runGui(int argc, char** argv) {
   }
   if (parser.isSet(map3D))
     window.setMapDimension(3);
+  if (parser.isSet(density)) {
+    const QString mode = parser.value(density);
+    if (mode != QLatin1String("auto") && mode != QLatin1String("on") &&
+        mode != QLatin1String("off")) {
+      std::fprintf(stderr, "nearscape: unknown density mode '%s' (auto, on or off)\n",
+                   qPrintable(mode));
+      return 2;
+    }
+    window.setDensityMode(mode == QLatin1String("on")    ? MapView::DensityMode::On
+                          : mode == QLatin1String("off") ? MapView::DensityMode::Off
+                                                         : MapView::DensityMode::Auto);
+  }
   window.show();
 
   QString path = parser.positionalArguments().value(0);
