@@ -440,6 +440,7 @@ void MapView::setSizeClasses(std::vector<std::uint8_t> classes) {
 void MapView::setDensityMode(DensityMode mode) {
   m_densityMode = mode;
   m_densityKey.reset();
+  m_shadedFor.reset();
   update();
 }
 
@@ -568,13 +569,17 @@ void MapView::prepareFrame(int w, int h) {
     if (dims[0] != w || dims[1] != h || !m_densityImage->GetPointData()->GetScalars()) {
       m_densityImage->SetDimensions(w, h, 1);
       m_densityImage->AllocateScalars(VTK_UNSIGNED_CHAR, 3);
+      m_shadedFor.reset();
     }
-    const QColor bg = backgroundColor();
-    const std::uint8_t background[3] = {std::uint8_t(bg.red()), std::uint8_t(bg.green()),
-                                        std::uint8_t(bg.blue())};
-    m_density.shade(background, strength,
-                    static_cast<std::uint8_t*>(m_densityImage->GetScalarPointer()));
-    m_densityImage->Modified();
+    if (m_shadedFor != std::pair{*m_densityKey, strength}) { // else the image is as it was
+      const QColor bg = backgroundColor();
+      const std::uint8_t background[3] = {std::uint8_t(bg.red()), std::uint8_t(bg.green()),
+                                          std::uint8_t(bg.blue())};
+      m_density.shade(background, strength,
+                      static_cast<std::uint8_t*>(m_densityImage->GetScalarPointer()));
+      m_densityImage->Modified();
+      m_shadedFor = std::pair{*m_densityKey, strength};
+    }
   }
   m_densityActor->SetVisibility(density);
   m_sampleActor->SetVisibility(!density && sampled);

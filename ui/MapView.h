@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 class QTimer;
@@ -228,7 +229,8 @@ private:
     bool operator==(const DensityKey&) const = default;
   };
   std::optional<DensityKey> m_densityKey;
-  std::vector<std::int32_t> m_sample; ///< sorted ids
+  std::optional<std::pair<DensityKey, double>> m_shadedFor; ///< the image shown: key, strength
+  std::vector<std::int32_t> m_sample;                       ///< sorted ids
   bool m_sampleStale = true, m_samplePositionsStale = true;
   vtkPolyData* m_sampleData = nullptr;
   vtkActor* m_sampleActor = nullptr;
