@@ -7,22 +7,29 @@
 // time includes the OpenGL implementation's own work (llvmpipe's rasterising threads).
 //   nearscape-bench-render [--counts 100000,1000000,10000000] [--size 1280x800] [--frames 30]
 //                          [--density auto|on|off] [--3d] [--pictures PREFIX]
+//   nearscape-bench-render --open FILE [--wait S] [--pictures PREFIX] [--density …]
 // (--pictures saves each view at rest as PREFIX-N-whole.png and PREFIX-N-zoomed.png.)
+// --open times the explorer itself on a file: until its map is on screen, the frames of a drag
+// over it, and the process's memory (anonymous, and file pages: the memory-mapped data) then and
+// at its peak over the next S seconds of the exploration (default 0), after which it exits.
 // Data: seeded Gaussian clusters of different sizes and spreads plus 5% uniform noise, coloured
 // by cluster as labels are.
 #include "Colors.h"
 #include "Colouring.h"
+#include "MainWindow.h"
 #include "MapView.h"
 #include "UiMain.h"
 
 #include <QApplication>
 #include <QElapsedTimer>
+#include <QFile>
 #include <QMouseEvent>
 #include <QOpenGLContext>
 #include <QOpenGLFunctions>
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <random>
 #include <vector>
 
@@ -158,6 +165,66 @@ void measureView(QApplication& app, MapView& map, const char* view, int frames,
   std::fflush(stdout);
 }
 
+/// A line of /proc/self/status in GB ("RssAnon", "RssFile", "VmHWM").
+double statusGb(const char* field) {
+  QFile status(QStringLiteral("/proc/self/status"));
+  if (!status.open(QIODevice::ReadOnly))
+    return -1;
+  for (const QByteArray& line : status.readAll().split('\n'))
+    if (line.startsWith(field))
+      return line.mid(int(std::strlen(field)) + 1).trimmed().split(' ').value(0).toDouble() / 1e6;
+  return -1;
+}
+
+/// --open: the explorer on a file.
+int openInExplorer(QApplication& app, const QString& file, double waitSeconds, int frames,
+                   MapView::DensityMode mode, const QString& pictures) {
+  ui::MainWindow window;
+  window.setDensityMode(mode);
+  window.resize(1400, 900);
+  window.show();
+  bool shown = false, failed = false;
+  QObject::connect(&window, &ui::MainWindow::mapShown, [&] { shown = true; });
+  QObject::connect(&window, &ui::MainWindow::loadFailed, [&] { failed = true; });
+  QElapsedTimer clock;
+  clock.start();
+  window.openPath(file);
+  while (!shown && !failed)
+    app.processEvents(QEventLoop::WaitForMoreEvents, 50);
+  if (failed) {
+    std::fprintf(stderr, "nearscape-bench-render: %s\n", qPrintable(window.lastError()));
+    return 1;
+  }
+  MapView& map = *window.mapView();
+  map.grabFramebuffer();
+  std::printf("%s: %lld × %lld, map on screen after %.1f s; memory then: anonymous %.2f GB, file "
+              "pages %.2f GB\n",
+              qPrintable(file), static_cast<long long>(window.dataset()->size()),
+              static_cast<long long>(window.dataset()->dim()), clock.elapsed() / 1e3,
+              statusGb("RssAnon:"), statusGb("RssFile:"));
+  if (!pictures.isEmpty())
+    window.grab().save(pictures + "-open.png");
+  std::printf("| points | view | mode at rest | crowding | still frame | moving frame median / p90 "
+              "/ max | drawn while moving | full quality after the drag |\n|---|---|---|---|---|"
+              "---|---|---|\n");
+  measureView(app, map,
+              (QString::number(window.dataset()->size()).toStdString() + " | PCA map").c_str(),
+              frames, QString());
+  double peak = statusGb("RssAnon:");
+  QElapsedTimer waited;
+  waited.start();
+  while (waited.elapsed() < waitSeconds * 1e3 && !window.explorationReady()) {
+    app.processEvents(QEventLoop::WaitForMoreEvents, 200);
+    peak = std::max(peak, statusGb("RssAnon:"));
+  }
+  std::printf("after %.0f s more (%s): anonymous memory at most %.2f GB, now %.2f GB; peak "
+              "resident %.2f GB\n",
+              waited.elapsed() / 1e3, window.explorationReady() ? "explored" : "still exploring",
+              peak, statusGb("RssAnon:"), statusGb("VmHWM:"));
+  std::fflush(stdout);
+  std::_Exit(0); // the exploration may still run: no need to wait for it to stop
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -166,7 +233,8 @@ int main(int argc, char** argv) {
   std::vector<std::int64_t> counts = {100000, 1000000, 10000000};
   int width = 1280, height = 800, frames = 30, dim = 2;
   MapView::DensityMode mode = MapView::DensityMode::Auto;
-  QString pictures;
+  QString pictures, open;
+  double wait = 0;
   const QStringList args = app.arguments();
   for (int i = 1; i < args.size(); ++i) {
     const QString value = i + 1 < args.size() ? args[i + 1] : QString();
@@ -187,6 +255,12 @@ int main(int argc, char** argv) {
              : value == "off" ? MapView::DensityMode::Off
                               : MapView::DensityMode::Auto;
       ++i;
+    } else if (args[i] == "--open") {
+      open = value;
+      ++i;
+    } else if (args[i] == "--wait") {
+      wait = value.toDouble();
+      ++i;
     } else if (args[i] == "--pictures") {
       pictures = value;
       ++i;
@@ -195,11 +269,13 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: nearscape-bench-render [--counts N,N,…] [--size WxH] [--frames F] "
-                   "[--density auto|on|off] [--3d] [--pictures PREFIX]\n");
+                   "[--density auto|on|off] [--3d] [--pictures PREFIX] [--open FILE [--wait S]]\n");
       return 2;
     }
   }
 
+  if (!open.isEmpty())
+    return openInExplorer(app, open, wait, frames, mode, pictures);
   MapView map;
   map.setDensityMode(mode);
   map.resize(width, height);
