@@ -55,6 +55,8 @@
 #include <cstdlib>
 #include <iterator>
 #include <map>
+#include <mutex>
+#include <tuple>
 
 namespace nearscape::ui {
 
@@ -68,7 +70,8 @@ struct MainWindow::Exploration {
   GraphMethod method = GraphMethod::Exact;        ///< the preferred method, resolved
   std::string graphMethod;                        ///< how the graph was built
   std::shared_ptr<ExactKnnIndex> index;           ///< exact neighbours of a clicked item
-  UndirectedGraph undirected;
+  // The symmetrised graph is not kept: the forest answers paths and counts the components
+  // (its trees), and at 10M items the graph would hold gigabytes.
   std::shared_ptr<SpanningForest> forest;
   std::vector<float> layout; ///< the refined map, n × layoutDim
   int layoutDim = 2;
@@ -517,6 +520,26 @@ void MainWindow::buildMenus() {
   m_map3D = view->addAction(tr("&3D Map"), QKeySequence(Qt::CTRL | Qt::Key_3), this,
                             [this](bool on) { setMapDimension(on ? 3 : 2); });
   m_map3D->setCheckable(true);
+  // How crowded points are drawn (MapView::DensityMode; the command line's --density).
+  QMenu* density = view->addMenu(tr("Point &Density"));
+  density->setToolTipsVisible(true);
+  auto* densityGroup = new QActionGroup(this);
+  for (const auto& [mode, name, tip] :
+       {std::tuple{MapView::DensityMode::Auto, tr("&Automatic"),
+                   tr("A density image where points crowd the pixels, single points as you zoom "
+                      "in")},
+        std::tuple{MapView::DensityMode::On, tr("&Density Image"),
+                   tr("Always the density image: colours mixed by count, stronger where more "
+                      "points lie")},
+        std::tuple{MapView::DensityMode::Off, tr("&Single Points"),
+                   tr("Always every point on its own")}}) {
+    QAction* a = density->addAction(name, this, [this, mode = mode] { setDensityMode(mode); });
+    a->setToolTip(tip);
+    a->setCheckable(true);
+    a->setChecked(mode == m_map->densityMode());
+    densityGroup->addAction(a);
+    m_densityActions[std::size_t(mode)] = a;
+  }
   QMenu* metrics = view->addMenu(tr("&Metric"));
   metrics->setToolTip(tr("The distance of the graph, the neighbours, the paths, the map and the "
                          "sweep; a file's own metric is chosen when it is opened"));
@@ -683,7 +706,8 @@ void MainWindow::startExploration() {
   const Context context = m_context;
   const Metric metric = m_metric;
   const int dim = m_mapDim;
-  const std::vector<float> start = pcaView(dim);
+  // One copy of the start, shared by the job and the layout it starts (no copies at 10M items).
+  const auto start = std::make_shared<const std::vector<float>>(pcaView(dim));
   QPointer<MainWindow> self(this);
   m_pipelineJobs->run<std::shared_ptr<Exploration>>(
       tr("Exploring"),
@@ -722,7 +746,6 @@ void MainWindow::startExploration() {
         e->index = std::move(done.neighbours);
         e->layout.assign(done.map.data(), done.map.data() + done.map.view().size());
         e->layoutCached = done.mapSupplied;
-        e->undirected = std::move(done.undirected);
         e->forest = std::move(done.forest);
         e->graphSeconds = done.seconds.graph + done.seconds.neighbours;
         e->layoutSeconds = done.seconds.start + done.seconds.map;
@@ -733,9 +756,10 @@ void MainWindow::startExploration() {
         if (e->dataset != m_dataset)
           return;
         m_explore = e;
-        m_layouts[std::size_t(e->layoutDim == 3)] = e->layout;
         if (e->layoutCached && m_mapDim == e->layoutDim) // nothing streamed it: show it now
           m_map->movePoints(e->layout, !m_map->userMovedCamera());
+        // Kept once: the exploration itself no longer needs it.
+        m_layouts[std::size_t(e->layoutDim == 3)] = std::move(e->layout);
         const QString cached = tr(" (cached)");
         m_summary->setText(summaryText() + tr(" · %1 %2-NN graph %3 s%4 · map %5 s%6 · MST %7 s")
                                                .arg(QString::fromStdString(e->graphMethod))
@@ -760,21 +784,42 @@ void MainWindow::startExploration() {
 void MainWindow::addMapStages(ExploreStages& stages, const QPointer<MainWindow>& self,
                               const std::shared_ptr<const Dataset>& dataset,
                               const ArtefactCache& cache, const std::string& mapKey, int dim,
-                              const std::vector<float>& start) {
+                              const std::shared_ptr<const std::vector<float>>& start) {
   const std::string what = "map" + std::to_string(dim) + "d";
   stages.map = [dataset, cache, what, mapKey, dim](const nearscape::Exploration&) {
     return cache.loadMatrix(*dataset, what, mapKey, dim);
   };
   stages.start = [dataset, start, dim](const nearscape::Exploration&) {
-    return std::optional(Matrix<float>(start, dataset->size(), dim));
+    return std::optional(Matrix<float>(start->data(), dataset->size(), dim, start)); // a view
   };
-  stages.onLayout = [self, dataset, dim](const MatrixView<float>& positions, double) {
-    std::vector<float> copy(positions.data, positions.data + positions.rows * positions.cols);
+  // The refining map's positions for the screen: one slot holding the latest, handed over when
+  // the GUI thread gets to it. However slow the screen (millions of points), at most one copy
+  // waits: intermediate ones are overwritten, never queued.
+  struct Latest {
+    std::mutex mutex;
+    std::vector<float> positions;
+    bool posted = false; ///< a hand-over is queued and has not taken the slot yet
+  };
+  auto latest = std::make_shared<Latest>();
+  stages.onLayout = [self, dataset, dim, latest](const MatrixView<float>& positions, double) {
+    {
+      const std::lock_guard lock(latest->mutex);
+      latest->positions.assign(positions.data, positions.data + positions.rows * positions.cols);
+      if (latest->posted)
+        return;
+      latest->posted = true;
+    }
     QMetaObject::invokeMethod(
         self.data(),
-        [self, dataset, dim, copy = std::move(copy)] {
+        [self, dataset, dim, latest] {
+          std::vector<float> taken;
+          {
+            const std::lock_guard lock(latest->mutex);
+            taken.swap(latest->positions);
+            latest->posted = false;
+          }
           if (self && self->m_dataset == dataset && self->m_mapDim == dim)
-            self->m_map->movePoints(copy, !self->m_map->userMovedCamera());
+            self->m_map->movePoints(taken, !self->m_map->userMovedCamera());
         },
         Qt::QueuedConnection);
   };
@@ -813,13 +858,19 @@ void MainWindow::setMapDimension(int dim) {
     startLayout(dim);
 }
 
+void MainWindow::setDensityMode(MapView::DensityMode mode) {
+  m_map->setDensityMode(mode);
+  if (QAction* action = m_densityActions[std::size_t(mode)]; action && !action->isChecked())
+    action->setChecked(true);
+}
+
 void MainWindow::startLayout(int dim) {
   if (!m_explore || !m_dataset)
     return;
   auto explore = m_explore;
   auto dataset = m_dataset;
   const Context context = m_context;
-  const std::vector<float> start = pcaView(dim);
+  const auto start = std::make_shared<const std::vector<float>>(pcaView(dim));
   QPointer<MainWindow> self(this);
   m_pipelineJobs->run<std::vector<float>>(
       tr("Mapping in %1D").arg(dim),
@@ -969,7 +1020,6 @@ void MainWindow::bridgeComponentsAndRetry(std::int64_t retryTo) {
         stages.graph = supply(e->graph);
         nearscape::Exploration joined =
             nearscape::explore(e->dataset->vectors.view(), params, context, job, stages);
-        e->undirected = std::move(joined.undirected);
         e->forest = std::move(joined.forest);
         return e;
       },
@@ -988,7 +1038,7 @@ void MainWindow::showPathTo(std::int64_t item) {
     return;
   m_lastPath = minimaxPath(*m_explore->forest, std::int32_t(m_selected), std::int32_t(item));
   if (!m_lastPath.found()) {
-    const int components = connectedComponents(m_explore->undirected).count;
+    const int components = int(m_explore->forest->treeCount());
     statusBar()->showMessage(tr("Items %1 and %2 lie in different components of the kNN graph.")
                                  .arg(m_selected)
                                  .arg(item),

@@ -1,6 +1,7 @@
 #pragma once
 // The main window: the map in the middle, the legend beside it, jobs in the status bar.
 
+#include "MapView.h"
 #include "Preferences.h"
 #include "Session.h"
 #include "nearscape/Nearscape.h"
@@ -39,7 +40,6 @@ class HoverCard;
 class ItemStrip;
 class JobRunner;
 class LegendPanel;
-class MapView;
 class SweepPanel;
 class TradeoffStudio;
 class DuplicatesPanel;
@@ -166,6 +166,9 @@ public:
   /// True once the layout of `dim` dimensions is refined for the open data set.
   bool mapRefined(int dim) const { return !m_layouts[std::size_t(dim == 3)].empty(); }
 
+  /// How the map draws crowded points (View → Point Density, or --density).
+  void setDensityMode(MapView::DensityMode mode);
+
   MapView* mapView() const { return m_map; }
   /// The second embedding's map beside the first (File → Compare With…; hidden until then):
   /// the same items, coloured alike, hover, selection and paths shown on both.
@@ -237,7 +240,7 @@ private:
   static void addMapStages(ExploreStages& stages, const QPointer<MainWindow>& self,
                            const std::shared_ptr<const Dataset>& dataset,
                            const ArtefactCache& cache, const std::string& mapKey, int dim,
-                           const std::vector<float>& start);
+                           const std::shared_ptr<const std::vector<float>>& start);
   void onMapClicked(std::int64_t item, Qt::KeyboardModifiers modifiers);
   void showLoaded(Loaded& loaded);
   void applyVisibility();
@@ -335,6 +338,7 @@ private:
   int m_mapDim = 2;
   std::array<std::vector<float>, 2> m_layouts; ///< refined 2D and 3D maps (empty: not yet)
   QAction* m_map3D = nullptr;
+  std::array<QAction*, 3> m_densityActions{}; ///< by MapView::DensityMode
   QAction* m_openFile = nullptr;
   QStackedWidget* m_central = nullptr;
   QSplitter* m_maps = nullptr;     ///< the map, and the second map beside it

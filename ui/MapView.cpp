@@ -1,18 +1,24 @@
 #include "MapView.h"
 
+#include "StratifiedSample.h"
+
 #include <QMouseEvent>
 #include <QOpenGLContext>
 #include <QOpenGLExtraFunctions>
 #include <QPainter>
+#include <QTimer>
 #include <QWheelEvent>
 
 #include <vtkActor.h>
+#include <vtkActor2D.h>
 #include <vtkCallbackCommand.h>
 #include <vtkCamera.h>
 #include <vtkCellArray.h>
 #include <vtkCommand.h>
 #include <vtkGenericOpenGLRenderWindow.h>
 #include <vtkIdTypeArray.h>
+#include <vtkImageData.h>
+#include <vtkImageMapper.h>
 #include <vtkOpenGLFramebufferObject.h>
 #include <vtkOpenGLState.h>
 #include <vtkPointData.h>
@@ -21,6 +27,7 @@
 #include <vtkPolyDataMapper.h>
 #include <vtkProperty.h>
 #include <vtkRenderer.h>
+#include <vtkTypeInt32Array.h>
 #include <vtkUnsignedCharArray.h>
 
 #include <algorithm>
@@ -69,6 +76,35 @@ MapView::MapView(QWidget* parent) : QOpenGLWidget(parent) {
     m_sizedActors[c]->GetProperty()->SetPointSize(kSizeClassPixels[c]);
     m_renderer->AddActor(m_sizedActors[c]);
   }
+  // While the camera moves: a sample of the points, with positions and colours of its own.
+  m_sampleData = vtkPolyData::New();
+  vtkNew<vtkPolyDataMapper> sampleMapper;
+  sampleMapper->SetInputData(m_sampleData);
+  sampleMapper->SetScalarModeToUsePointData();
+  sampleMapper->SetColorModeToDirectScalars();
+  m_sampleActor = vtkActor::New();
+  m_sampleActor->SetMapper(sampleMapper);
+  m_sampleActor->GetProperty()->SetPointSize(kSizeClassPixels[1]);
+  m_sampleActor->VisibilityOff();
+  m_renderer->AddActor(m_sampleActor);
+  // The density view: an RGB image of the framebuffer's size, drawn instead of the points.
+  m_densityImage = vtkImageData::New();
+  vtkNew<vtkImageMapper> imageMapper;
+  imageMapper->SetInputData(m_densityImage);
+  imageMapper->SetColorWindow(255.0); // the bytes as they are
+  imageMapper->SetColorLevel(127.5);
+  m_densityActor = vtkActor2D::New();
+  m_densityActor->SetMapper(imageMapper);
+  m_densityActor->SetPosition(0, 0);
+  m_densityActor->VisibilityOff();
+  m_renderer->AddActor2D(m_densityActor);
+  m_settle = new QTimer(this);
+  m_settle->setSingleShot(true);
+  m_settle->setInterval(kSettleMs);
+  connect(m_settle, &QTimer::timeout, this, [this] {
+    m_moving = false;
+    update();
+  });
 
   // Overlays above the points (a second layer sharing the camera, so that in 3D the path is not
   // hidden inside the cloud): selection and neighbours as large dots, the path as a line.
@@ -129,6 +165,10 @@ MapView::~MapView() {
     m_sizedActors[c]->Delete();
     m_sizedData[c]->Delete();
   }
+  m_sampleActor->Delete();
+  m_sampleData->Delete();
+  m_densityActor->Delete();
+  m_densityImage->Delete();
   m_overlayPointsActor->Delete();
   m_overlayPoints->Delete();
   m_pathActor->Delete();
@@ -178,6 +218,7 @@ void MapView::paintGL() {
   const double dpr = devicePixelRatioF();
   const int w = int(width() * dpr), h = int(height() * dpr);
   m_renderWindow->SetSize(w, h);
+  prepareFrame(w, h);
   m_renderWindow->Render();
 
   // Rendering may have moved the current context (progress signals...): take ours back, then
@@ -210,6 +251,7 @@ void MapView::paintGL() {
         QColor(overlayColor().red(), overlayColor().green(), overlayColor().blue(), 30));
     painter.drawPolygon(m_drawn);
   }
+  emit frameDrawn();
 }
 
 void MapView::setDragTool(DragTool tool) {
@@ -255,6 +297,7 @@ void MapView::setPoints(const std::vector<float>& positions, int dim,
   m_polyData->SetPoints(points);
   m_polyData->GetPointData()->SetScalars(colors);
   rebuildCells();
+  contentChanged(true);
   m_gridStale = true;
   m_selected = -1;
   m_neighbours.clear();
@@ -276,6 +319,7 @@ void MapView::setColors(const std::vector<std::uint8_t>& rgb) {
   colors->Modified();
   for (const int c : {0, 2, 3})
     m_sizedData[c]->Modified();
+  contentChanged(true);
   update();
 }
 
@@ -306,6 +350,7 @@ void MapView::movePoints(const std::vector<float>& positions, bool fit) {
   m_polyData->Modified();
   for (const int c : {0, 2, 3})
     m_sizedData[c]->Modified();
+  contentChanged(false);
   m_gridStale = true;
   rebuildOverlay();
   if (fit) {
@@ -380,6 +425,7 @@ void MapView::rebuildOverlay() {
 void MapView::setVisibleMask(std::vector<bool> visible) {
   m_visible = std::move(visible);
   rebuildCells();
+  contentChanged(true);
   update();
 }
 
@@ -391,21 +437,186 @@ void MapView::setSizeClasses(std::vector<std::uint8_t> classes) {
   update();
 }
 
-void MapView::rebuildCells() {
-  // One vertex cell per visible point, in the polydata of its size class.
+void MapView::setDensityMode(DensityMode mode) {
+  m_densityMode = mode;
+  m_densityKey.reset();
+  m_shadedFor.reset();
+  update();
+}
+
+void MapView::contentChanged(bool sampleToo) {
+  ++m_version;
+  m_samplePositionsStale = true;
+  if (sampleToo)
+    m_sampleStale = true;
+}
+
+void MapView::noteCameraMoving() {
+  m_moving = true;
+  m_settle->start(); // restarted by every step: the full set returns once the camera rests
+}
+
+ScreenMapping MapView::screenMapping(int w, int h) const {
+  const ScreenAxes axes = screenAxes();
+  ScreenMapping m;
+  for (int c = 0; c < 3; ++c) {
+    m.right[c] = axes.right[c];
+    m.up[c] = axes.up[c];
+    m.centreRight += axes.focal[c] * axes.right[c];
+    m.centreUp += axes.focal[c] * axes.up[c];
+  }
+  // The parallel scale is half the view's height in world units.
+  m.pixelsPerUnit = h / (2.0 * m_renderer->GetActiveCamera()->GetParallelScale());
+  m.width = w;
+  m.height = h;
+  return m;
+}
+
+void MapView::rebuildSample() {
+  auto* colors = vtkUnsignedCharArray::SafeDownCast(m_polyData->GetPointData()->GetScalars());
+  if (m_sampleStale && colors) {
+    m_sample =
+        stratifiedSample(colors->GetPointer(0), pointCount(), m_visible, kMovingBudget, 0x5eed);
+    m_sampleStale = false;
+    m_samplePositionsStale = true;
+  }
+  if (!m_samplePositionsStale || !colors)
+    return;
+  const std::size_t m = m_sample.size();
+  m_samplePositions.resize(m * std::size_t(m_dim));
+  m_sampleRgb.resize(3 * m);
+  vtkNew<vtkPoints> points;
+  points->SetDataTypeToFloat();
+  points->SetNumberOfPoints(vtkIdType(m));
+  vtkNew<vtkUnsignedCharArray> sampleColors;
+  sampleColors->SetNumberOfComponents(3);
+  sampleColors->SetNumberOfTuples(vtkIdType(m));
+  vtkNew<vtkTypeInt32Array> offsets, connectivity;
+  offsets->SetNumberOfTuples(vtkIdType(m + 1));
+  connectivity->SetNumberOfTuples(vtkIdType(m));
+  const std::uint8_t* rgb = colors->GetPointer(0);
+  for (std::size_t k = 0; k < m; ++k) {
+    const std::size_t i = std::size_t(m_sample[k]);
+    const float* p = &m_positions[i * std::size_t(m_dim)];
+    std::copy(p, p + m_dim, &m_samplePositions[k * std::size_t(m_dim)]);
+    std::copy(rgb + 3 * i, rgb + 3 * i + 3, &m_sampleRgb[3 * k]);
+    points->SetPoint(vtkIdType(k), p[0], p[1], m_dim == 3 ? p[2] : 0.0);
+    offsets->SetValue(vtkIdType(k), std::int32_t(k));
+    connectivity->SetValue(vtkIdType(k), std::int32_t(k));
+  }
+  offsets->SetValue(vtkIdType(m), std::int32_t(m));
+  std::copy(m_sampleRgb.begin(), m_sampleRgb.end(), sampleColors->GetPointer(0));
+  vtkNew<vtkCellArray> verts;
+  verts->SetData(offsets, connectivity);
+  m_sampleData->SetPoints(points);
+  m_sampleData->GetPointData()->SetScalars(sampleColors);
+  m_sampleData->SetVerts(verts);
+  m_sampleData->Modified();
+  m_samplePositionsStale = false;
+}
+
+void MapView::prepareFrame(int w, int h) {
   const std::int64_t n = pointCount();
-  vtkNew<vtkIdTypeArray> connectivity[4];
+  const bool sampled = m_moving && m_visibleCount > kMovingBudget;
+  if (sampled)
+    rebuildSample();
+  const std::int64_t drawn = sampled ? std::int64_t(m_sample.size()) : m_visibleCount;
+  auto* colors = vtkUnsignedCharArray::SafeDownCast(m_polyData->GetPointData()->GetScalars());
+  const bool measure = colors && n > 0 && w > 0 && h > 0 &&
+                       (m_densityMode == DensityMode::On || (m_densityMode == DensityMode::Auto &&
+                                                             m_visibleCount >= kDensityMinPoints));
+  bool density = false;
+  double strength = 0;
+  if (measure) {
+    const ScreenMapping mapping = screenMapping(w, h);
+    const DensityKey key{{mapping.right[0], mapping.right[1], mapping.right[2], mapping.up[0],
+                          mapping.up[1], mapping.up[2], mapping.centreRight, mapping.centreUp,
+                          mapping.pixelsPerUnit, double(m_dim)},
+                         w,
+                         h,
+                         m_version,
+                         sampled};
+    if (m_densityKey != key) {
+      DensityPoints points;
+      points.dim = m_dim;
+      if (sampled) {
+        points.positions = m_samplePositions.data();
+        points.rgb = m_sampleRgb.data();
+        points.count = std::int64_t(m_sample.size());
+        points.weight = double(m_visibleCount) / double(std::max<std::size_t>(m_sample.size(), 1));
+      } else {
+        points.positions = m_positions.data();
+        points.rgb = colors->GetPointer(0);
+        points.count = n;
+        points.visible = &m_visible;
+      }
+      m_density.accumulate(points, mapping, int(kSizeClassPixels[1]));
+      m_densityKey = key;
+    }
+    const double crowding = m_density.crowding();
+    // A little hysteresis: a frame at the threshold does not flicker between the two.
+    const double from = m_frame.density ? 0.85 * kDensityFrom : kDensityFrom;
+    density = m_densityMode == DensityMode::On || crowding >= from;
+    const double x =
+        std::clamp((crowding - kDensityFrom) / (kDensityFull - kDensityFrom), 0.0, 1.0);
+    strength = m_densityMode == DensityMode::On ? 1.0 : x * x * (3 - 2 * x);
+    m_frame.crowding = crowding;
+  } else {
+    m_frame.crowding = 0;
+  }
+  if (density) {
+    int* dims = m_densityImage->GetDimensions();
+    if (dims[0] != w || dims[1] != h || !m_densityImage->GetPointData()->GetScalars()) {
+      m_densityImage->SetDimensions(w, h, 1);
+      m_densityImage->AllocateScalars(VTK_UNSIGNED_CHAR, 3);
+      m_shadedFor.reset();
+    }
+    if (m_shadedFor != std::pair{*m_densityKey, strength}) { // else the image is as it was
+      const QColor bg = backgroundColor();
+      const std::uint8_t background[3] = {std::uint8_t(bg.red()), std::uint8_t(bg.green()),
+                                          std::uint8_t(bg.blue())};
+      m_density.shade(background, strength,
+                      static_cast<std::uint8_t*>(m_densityImage->GetScalarPointer()));
+      m_densityImage->Modified();
+      m_shadedFor = std::pair{*m_densityKey, strength};
+    }
+  }
+  m_densityActor->SetVisibility(density);
+  m_sampleActor->SetVisibility(!density && sampled);
+  m_actor->SetVisibility(!density && !sampled);
+  for (const int c : {0, 2, 3})
+    m_sizedActors[c]->SetVisibility(!density && !sampled);
+  m_frame.density = density;
+  m_frame.sampled = sampled;
+  m_frame.points = drawn;
+  m_frame.strength = density ? strength : 0;
+}
+
+void MapView::rebuildCells() {
+  // One vertex cell per visible point, in the polydata of its size class; ids in 32 bits
+  // (n < 2^31), half of VTK's default.
+  const std::int64_t n = pointCount();
+  std::int64_t perClass[4] = {};
+  m_visibleCount = 0;
+  for (std::int64_t i = 0; i < n; ++i)
+    if (m_visible.empty() || m_visible[std::size_t(i)]) {
+      ++perClass[m_sizeClass.empty() ? 1 : std::min<int>(3, m_sizeClass[std::size_t(i)])];
+      ++m_visibleCount;
+    }
+  vtkNew<vtkTypeInt32Array> connectivity[4];
+  for (int c = 0; c < 4; ++c)
+    connectivity[c]->Allocate(vtkIdType(perClass[c]));
   for (std::int64_t i = 0; i < n; ++i)
     if (m_visible.empty() || m_visible[std::size_t(i)])
       connectivity[m_sizeClass.empty() ? 1 : std::min<int>(3, m_sizeClass[std::size_t(i)])]
-          ->InsertNextValue(i);
+          ->InsertNextValue(std::int32_t(i));
   for (int c = 0; c < 4; ++c) {
     vtkPolyData* data = c == 1 ? m_polyData : m_sizedData[c];
-    vtkNew<vtkIdTypeArray> offsets;
+    vtkNew<vtkTypeInt32Array> offsets;
     const vtkIdType count = connectivity[c]->GetNumberOfTuples();
     offsets->SetNumberOfTuples(count + 1);
     for (vtkIdType i = 0; i <= count; ++i)
-      offsets->SetValue(i, i);
+      offsets->SetValue(i, std::int32_t(i));
     vtkNew<vtkCellArray> verts;
     verts->SetData(offsets, connectivity[c]);
     if (c != 1) { // the same points and colours as every other class
@@ -517,7 +728,7 @@ void MapView::rebuildPickGrid() const {
     plane[std::size_t(2 * i)] = float(p.x());
     plane[std::size_t(2 * i + 1)] = float(p.y());
   }
-  m_grid = PointGrid(MatrixView<float>{plane.data(), n, 2});
+  m_grid = PointGrid(std::move(plane)); // taken over, not copied
   m_gridStale = false;
 }
 
@@ -644,8 +855,10 @@ void MapView::mouseMoveEvent(QMouseEvent* event) {
     } else {
       rotateBy(delta.x(), delta.y());
     }
-    if (delta.manhattanLength() > 0)
+    if (delta.manhattanLength() > 0) {
       m_userMoved = true;
+      noteCameraMoving();
+    }
     update();
     return;
   }
@@ -673,6 +886,7 @@ void MapView::mouseReleaseEvent(QMouseEvent* event) {
 
 void MapView::wheelEvent(QWheelEvent* event) {
   const double steps = event->angleDelta().y() / 120.0;
+  noteCameraMoving();
   zoomAt(event->position(), std::pow(1.2, steps));
 }
 

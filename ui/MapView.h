@@ -2,7 +2,11 @@
 // The map: every item as a point, coloured by label, in 2D or 3D, in a VTK scene hosted by a Qt 6
 // QOpenGLWidget (VTK renders into its own framebuffer inside the widget's context; paintGL blits
 // that into the widget's framebuffer, as VTK >= 9.2's QVTKOpenGLNativeWidget does).
+// Where points crowd the pixels (hundreds of thousands and more), the map is drawn as a density
+// image instead (DensityImage); while the camera moves, a stratified sample stands in for the
+// full set (StratifiedSample) until it rests. Picking, hover and selection always use every point.
 
+#include "DensityImage.h"
 #include "nearscape/layout/PointGrid.h"
 
 #include <QOpenGLWidget>
@@ -11,10 +15,15 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <utility>
 #include <vector>
 
+class QTimer;
 class vtkActor;
+class vtkActor2D;
 class vtkGenericOpenGLRenderWindow;
+class vtkImageData;
 class vtkObject;
 class vtkPoints;
 class vtkPolyData;
@@ -89,6 +98,33 @@ public:
   /// Colour of the selection, neighbour rings and the path.
   static QColor overlayColor();
 
+  /// How points are drawn: Auto draws the density view where points crowd the pixels (crowding
+  /// from kDensityFrom, fully shaded from kDensityFull) and single points as one zooms in; On
+  /// always the density view; Off always single points.
+  enum class DensityMode { Auto, On, Off };
+  void setDensityMode(DensityMode mode);
+  DensityMode densityMode() const { return m_densityMode; }
+  static constexpr double kDensityFrom = 4.0, kDensityFull = 16.0;
+  /// Auto draws single points below this many visible items, however they overlap.
+  static constexpr std::int64_t kDensityMinPoints = 20000;
+  /// While the camera moves (a drag, the wheel), beyond this many visible items only a
+  /// stratified sample of about this many is drawn; kSettleMs after it stops, every item again.
+  static constexpr std::int64_t kMovingBudget = 200000;
+  static constexpr int kSettleMs = 200;
+  /// What the last frame drew.
+  struct Frame {
+    bool density = false;    ///< the density view (else single points)
+    bool sampled = false;    ///< a stratified sample of the visible items (the camera moved)
+    std::int64_t points = 0; ///< items drawn or counted into the density view
+    /// DensityImage::crowding of the visible items (estimated from the sample while moving);
+    /// 0 when it was not measured (Off, or too few items for Auto).
+    double crowding = 0;
+    double strength = 0; ///< the density view's shading (DensityImage::shade's `density`)
+  };
+  const Frame& lastFrame() const { return m_frame; }
+  /// True while the camera moves (until kSettleMs after the last drag or wheel step).
+  bool cameraMoving() const { return m_moving; }
+
   /// What a left drag does: pan (3D: turn), draw a lasso, or draw a rectangle.
   enum class DragTool { Pan, Lasso, Rectangle };
   void setDragTool(DragTool tool);
@@ -104,6 +140,8 @@ signals:
   void hovered(std::int64_t item, const QPoint& globalPos);
   /// A click (no drag) on `item` (−1: on empty space), with the keyboard modifiers held.
   void clicked(std::int64_t item, Qt::KeyboardModifiers modifiers);
+  /// A frame was drawn (lastFrame() says what it held).
+  void frameDrawn();
 
 protected:
   void initializeGL() override;
@@ -133,6 +171,17 @@ private:
   /// The picking grid over view-plane coordinates; rebuilt when the points move or turn.
   void rebuildPickGrid() const;
   void setPoint(std::int64_t item, const float* p, vtkPoints* points) const;
+  /// The camera moved under the person's hand: draw the sample until it rests.
+  void noteCameraMoving();
+  /// Chooses between density and points for the frame about to be drawn (w × h framebuffer
+  /// pixels), computes the density image when it is shown, and sets the actors' visibility.
+  void prepareFrame(int w, int h);
+  ScreenMapping screenMapping(int w, int h) const;
+  /// The moving camera's sample (ids, and their positions and colours as VTK poly data).
+  void rebuildSample();
+  /// Something drawn changed (points, positions, colours, visibility): the density image and,
+  /// unless only positions moved, the sample are stale.
+  void contentChanged(bool sampleToo);
 
   vtkGenericOpenGLRenderWindow* m_renderWindow = nullptr;
   vtkRenderer* m_renderer = nullptr;
@@ -166,6 +215,33 @@ private:
   bool m_dragging = false;
   DragTool m_tool = DragTool::Pan;
   QPolygonF m_drawn; ///< the lasso or rectangle being drawn
+
+  // Density view and level of detail.
+  DensityMode m_densityMode = DensityMode::Auto;
+  DensityImage m_density;
+  vtkImageData* m_densityImage = nullptr;
+  vtkActor2D* m_densityActor = nullptr;
+  std::int64_t m_visibleCount = 0;
+  std::uint64_t m_version = 0; ///< counts changes of what is drawn
+  /// What the density image was last computed from; the same again reuses it.
+  struct DensityKey {
+    std::array<double, 10> mapping{};
+    int width = 0, height = 0;
+    std::uint64_t version = 0;
+    bool sampled = false;
+    bool operator==(const DensityKey&) const = default;
+  };
+  std::optional<DensityKey> m_densityKey;
+  std::optional<std::pair<DensityKey, double>> m_shadedFor; ///< the image shown: key, strength
+  std::vector<std::int32_t> m_sample;                       ///< sorted ids
+  bool m_sampleStale = true, m_samplePositionsStale = true;
+  vtkPolyData* m_sampleData = nullptr;
+  vtkActor* m_sampleActor = nullptr;
+  std::vector<float> m_samplePositions; ///< its positions (dim of the map) and colours
+  std::vector<std::uint8_t> m_sampleRgb;
+  bool m_moving = false;
+  QTimer* m_settle = nullptr;
+  Frame m_frame;
 };
 
 } // namespace nearscape::ui

@@ -164,6 +164,11 @@ int runGui(int argc, char** argv) {
                                               "in the CSV given as path (nearscape-cli sweep "
                                               "--out) to this PNG, without a window, then quit"),
                                QStringLiteral("png"));
+  QCommandLineOption density(QStringLiteral("density"),
+                             QStringLiteral("How crowded points are drawn: auto (a density image "
+                                            "where points crowd the pixels), on, or off (single "
+                                            "points)"),
+                             QStringLiteral("mode"), QStringLiteral("auto"));
   QCommandLineOption session(QStringLiteral("session"),
                              QStringLiteral("Open this session (.nearscape): its data and view"),
                              QStringLiteral("file"));
@@ -172,7 +177,7 @@ int runGui(int argc, char** argv) {
                                             "and show both maps side by side"),
                              QStringLiteral("file"));
   parser.addOptions({meta, backend, screenshot, select, pathTo, map3D, metric, colourBy, search,
-                     showRange, opacityBy, sizeBy, session, compare, sweepPlot});
+                     showRange, opacityBy, sizeBy, density, session, compare, sweepPlot});
   parser.process(app);
   if (parser.isSet(sweepPlot)) {
     if (parser.positionalArguments().size() != 1) {
@@ -206,6 +211,18 @@ int runGui(int argc, char** argv) {
   }
   if (parser.isSet(map3D))
     window.setMapDimension(3);
+  if (parser.isSet(density)) {
+    const QString mode = parser.value(density);
+    if (mode != QLatin1String("auto") && mode != QLatin1String("on") &&
+        mode != QLatin1String("off")) {
+      std::fprintf(stderr, "nearscape: unknown density mode '%s' (auto, on or off)\n",
+                   qPrintable(mode));
+      return 2;
+    }
+    window.setDensityMode(mode == QLatin1String("on")    ? MapView::DensityMode::On
+                          : mode == QLatin1String("off") ? MapView::DensityMode::Off
+                                                         : MapView::DensityMode::Auto);
+  }
   window.show();
 
   QString path = parser.positionalArguments().value(0);

@@ -11,13 +11,27 @@ PointGrid::PointGrid(const MatrixView<float>& coords) {
   if (n == 0 || coords.cols < 2)
     return;
   m_xy.resize(static_cast<std::size_t>(2 * n));
+  for (std::int64_t i = 0; i < n; ++i) {
+    m_xy[2 * i] = coords.row(i)[0];
+    m_xy[2 * i + 1] = coords.row(i)[1];
+  }
+  build();
+}
+
+PointGrid::PointGrid(std::vector<float> xy) : m_xy(std::move(xy)) {
+  m_xy.resize(m_xy.size() / 2 * 2);
+  build();
+}
+
+void PointGrid::build() {
+  const std::int64_t n = std::int64_t(m_xy.size() / 2);
+  if (n == 0)
+    return;
   double maxX = -INFINITY, maxY = -INFINITY;
   m_minX = INFINITY;
   m_minY = INFINITY;
   for (std::int64_t i = 0; i < n; ++i) {
-    const float x = coords.row(i)[0], y = coords.row(i)[1];
-    m_xy[2 * i] = x;
-    m_xy[2 * i + 1] = y;
+    const float x = m_xy[2 * i], y = m_xy[2 * i + 1];
     m_minX = std::min<double>(m_minX, x);
     m_minY = std::min<double>(m_minY, y);
     maxX = std::max<double>(maxX, x);
@@ -32,11 +46,12 @@ PointGrid::PointGrid(const MatrixView<float>& coords) {
   m_rows = std::min<std::int64_t>(std::int64_t(h / m_cell) + 1, 1 << 14);
   m_cell = std::max(w / double(m_cols), h / double(m_rows)) * (1 + 1e-9);
   m_cellStart.assign(static_cast<std::size_t>(m_rows * m_cols + 1), 0);
-  std::vector<std::int64_t> cellOfItem(static_cast<std::size_t>(n));
+  // At most 2^28 cells: their numbers fit 32 bits, as the items' ids do.
+  std::vector<std::int32_t> cellOfItem(static_cast<std::size_t>(n));
   for (std::int64_t i = 0; i < n; ++i) {
     const std::int64_t c =
         cellOf(m_xy[2 * i + 1], m_minY, m_rows) * m_cols + cellOf(m_xy[2 * i], m_minX, m_cols);
-    cellOfItem[i] = c;
+    cellOfItem[i] = std::int32_t(c);
     ++m_cellStart[c + 1];
   }
   for (std::size_t c = 1; c < m_cellStart.size(); ++c)
@@ -44,7 +59,7 @@ PointGrid::PointGrid(const MatrixView<float>& coords) {
   m_items.resize(static_cast<std::size_t>(n));
   std::vector<std::int64_t> fill(m_cellStart.begin(), m_cellStart.end() - 1);
   for (std::int64_t i = 0; i < n; ++i)
-    m_items[fill[cellOfItem[i]]++] = i;
+    m_items[fill[cellOfItem[i]]++] = std::int32_t(i);
 }
 
 std::int64_t PointGrid::cellOf(double v, double lo, std::int64_t limit) const {
