@@ -111,7 +111,9 @@ void scanTile(const float* C, std::int64_t bq, std::int64_t bb, const float* que
               bool excludeSelf, CandidateRow* queryRows, CandidateRow* baseRows, int threads) {
   const bool columns = baseRows != nullptr;
   const std::int64_t strips = columns ? (bb + 63) / 64 : 0;
-#pragma omp parallel num_threads(threads)
+  // A few rows (single queries) are scanned on this thread: waking the others costs more, and
+  // their spinning starves BLAS's threads.
+#pragma omp parallel num_threads(threads) if (columns || bq >= 64)
   {
 #pragma omp for schedule(dynamic, 16) nowait
     for (std::int64_t i = 0; i < bq; ++i)
@@ -174,22 +176,34 @@ void finishRows(const MatrixView<float>& queries, const MatrixView<float>& base,
 
 void gemmTile(const float* q, std::int64_t bq, const float* b, std::int64_t bb, std::int64_t d,
               float* C) {
+  if (bq == 1) { // one query (a click): a GEMV reads the base once; a GEMM would copy it first
+    cblas_sgemv(CblasRowMajor, CblasNoTrans, int(bb), int(d), 1.0f, b, int(d), q, 1, 0.0f, C, 1);
+    return;
+  }
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(bq), int(bb), int(d), 1.0f, q, int(d), b,
               int(d), 0.0f, C, int(bb));
 }
 
 } // namespace
 
-BaseSummary summariseBase(const MatrixView<float>& base, Metric metric, int threads) {
+BaseSummary summariseBase(const MatrixView<float>& base, Metric metric, int threads,
+                          bool keepPacked) {
   BaseSummary summary;
   summary.packing = makePacking(base, metric, threads);
   // Packed norms of every base row, and their maximum, for the error bounds.
   const std::int64_t nb = base.rows, d = base.cols;
   summary.norms.resize(static_cast<std::size_t>(nb));
-  std::vector<float> scratch(static_cast<std::size_t>(std::min<std::int64_t>(nb, 4096) * d));
+  if (keepPacked)
+    summary.packed.resize(static_cast<std::size_t>(nb * d));
+#pragma omp parallel for num_threads(threads) schedule(static)
   for (std::int64_t s = 0; s < nb; s += 4096) {
     const std::int64_t e = std::min(nb, s + 4096);
-    summary.packing.pack(base, s, e, scratch.data(), summary.norms.data() + s);
+    if (keepPacked) {
+      summary.packing.pack(base, s, e, summary.packed.data() + s * d, summary.norms.data() + s);
+    } else {
+      std::vector<float> own(static_cast<std::size_t>((e - s) * d));
+      summary.packing.pack(base, s, e, own.data(), summary.norms.data() + s);
+    }
   }
   summary.maxNorm2 = *std::max_element(summary.norms.begin(), summary.norms.end());
   return summary;
@@ -216,9 +230,11 @@ KnnResult exactSearchCpu(const MatrixView<float>& queries, const MatrixView<floa
   std::vector<float> dists(static_cast<std::size_t>(nq * k));
   std::int64_t fallback = 0, candidates = 0;
   const std::int64_t bq = plan.queryTile, bb = plan.baseTile;
+  const bool kept = !summary->packed.empty() && !plan.symmetric;
   std::vector<float> qPacked(static_cast<std::size_t>(bq * d)),
-      bPacked(static_cast<std::size_t>(bb * d));
-  std::vector<float> qNorms(static_cast<std::size_t>(bq)), bNorms(static_cast<std::size_t>(bb));
+      bPacked(kept ? 0 : static_cast<std::size_t>(bb * d));
+  std::vector<float> qNorms(static_cast<std::size_t>(bq)),
+      bNorms(kept ? 0 : static_cast<std::size_t>(bb));
   std::vector<float> C(static_cast<std::size_t>(bq * bb));
 
   auto initRows = [&](CandidateRow* rows, std::int64_t begin, std::int64_t end) {
@@ -268,10 +284,17 @@ KnnResult exactSearchCpu(const MatrixView<float>& queries, const MatrixView<floa
       for (std::int64_t j0 = 0; j0 < nb; j0 += bb) {
         job.check();
         const std::int64_t j1 = std::min(nb, j0 + bb);
-        packing.pack(base, j0, j1, bPacked.data(), bNorms.data());
-        gemmTile(qPacked.data(), i1 - i0, bPacked.data(), j1 - j0, d, C.data());
-        scanTileFor(metric, C.data(), i1 - i0, j1 - j0, qNorms.data(), i0, bNorms.data(), j0,
-                    excludeSelf, rows.data(), nullptr, threads);
+        const float* bp = bPacked.data();
+        const float* bn = bNorms.data();
+        if (kept) { // the base packed once, when the index was built
+          bp = summary->packed.data() + j0 * d;
+          bn = summary->norms.data() + j0;
+        } else {
+          packing.pack(base, j0, j1, bPacked.data(), bNorms.data());
+        }
+        gemmTile(qPacked.data(), i1 - i0, bp, j1 - j0, d, C.data());
+        scanTileFor(metric, C.data(), i1 - i0, j1 - j0, qNorms.data(), i0, bn, j0, excludeSelf,
+                    rows.data(), nullptr, threads);
         job.progress((double(i0) + double(i1 - i0) * double(j1) / double(nb)) / double(nq),
                      excludeSelf ? "exact kNN graph" : "exact kNN search");
       }

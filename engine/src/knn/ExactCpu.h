@@ -14,8 +14,13 @@ struct BaseSummary {
   Packing packing;
   std::vector<float> norms;
   double maxNorm2 = 0;
+  /// The packed base (n × d), when kept: searches then read it instead of packing each base tile
+  /// again (a single query's whole cost was that packing: fashion-mnist 160 ms a click).
+  std::vector<float> packed;
 };
-BaseSummary summariseBase(const MatrixView<float>& base, Metric metric, int threads);
+/// `keepPacked`: keep the packed base too (one more copy of the data).
+BaseSummary summariseBase(const MatrixView<float>& base, Metric metric, int threads,
+                          bool keepPacked = false);
 
 /// `excludeSelf`: `queries` is `base` and row i may not return itself (the kNN graph).
 /// `summary`: the base's, when the caller keeps one (else computed here).

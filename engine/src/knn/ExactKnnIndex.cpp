@@ -37,7 +37,12 @@ ExactKnnIndex::ExactKnnIndex(const MatrixView<float>& base, Metric metric, const
         return Backend::Cuda;
       },
       [&] {
-        m_impl->summary = knn::summariseBase(base, metric, effectiveThreads(context));
+        // The packed base kept for the clicks (one more copy of the data) up to 2 GB, or half
+        // the memory budget.
+        const std::uint64_t bytes = std::uint64_t(base.rows) * std::uint64_t(base.cols) * 4;
+        const bool keep =
+            bytes <= (context.memoryBudget > 0 ? context.memoryBudget / 2 : (2ull << 30));
+        m_impl->summary = knn::summariseBase(base, metric, effectiveThreads(context), keep);
         return Backend::Cpu;
       });
 }

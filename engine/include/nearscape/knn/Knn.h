@@ -76,7 +76,8 @@ KnnResult knnGraph(const MatrixView<float>& data, int k, Metric metric, const Co
 /// the rounding bound of it re-checked in float64, sorted; any k up to n.
 class ExactKnnIndex {
 public:
-  /// Keeps `base` (the caller keeps it alive) and, on CUDA, uploads it.
+  /// Keeps `base` (the caller keeps it alive) and, on CUDA, uploads it; on the CPU keeps it packed
+  /// for the GEMM (one more copy of the data, up to 2 GB or half the memory budget).
   /// Throws InvalidArgument (empty, NaN/Inf), DeviceOutOfMemory (CUDA forced).
   ExactKnnIndex(const MatrixView<float>& base, Metric metric, const Context& context);
   ~ExactKnnIndex();
