@@ -171,6 +171,12 @@ KnnResult readKnnGraph(const std::filesystem::path& path, const Dataset& data, M
                               std::to_string(i + 1) + ", column " + std::to_string(c + 1) +
                               " is out of range [-1, " + std::to_string(ids.rows()) + ")");
       ids32[std::size_t(i * ids.cols() + c)] = std::int32_t(j);
+    }
+  // The distances, exact, on every core (10M × 15 in float64 took 55 s on one).
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < ids.rows(); ++i)
+    for (std::int64_t c = 0; c < ids.cols(); ++c) {
+      const std::int64_t j = ids.row(i)[c];
       dists[std::size_t(i * ids.cols() + c)] =
           j < 0
               ? 0.0f
