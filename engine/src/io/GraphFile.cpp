@@ -172,7 +172,7 @@ KnnResult readKnnGraph(const std::filesystem::path& path, const Dataset& data, M
                               " is out of range [-1, " + std::to_string(ids.rows()) + ")");
       ids32[std::size_t(i * ids.cols() + c)] = std::int32_t(j);
     }
-  // The distances, exact, on every core (10M × 15 in float64 took 55 s on one).
+    // The distances, exact, on every core (10M × 15 in float64 took 55 s on one).
 #pragma omp parallel for schedule(static)
   for (std::int64_t i = 0; i < ids.rows(); ++i)
     for (std::int64_t c = 0; c < ids.cols(); ++c) {
