@@ -17,26 +17,6 @@
 namespace nearscape::analysis {
 namespace {
 
-/// Where the plan's time goes, at the log's debug level: each call logs the time since the last.
-class Laps {
-public:
-  explicit Laps(const Context& context) : m_context(context) {}
-  void operator()(const char* what) {
-    const auto now = std::chrono::steady_clock::now();
-    if (logs(m_context, LogLevel::Debug)) {
-      char line[96];
-      std::snprintf(line, sizeof line, "tile plan %-12s %8.1f ms", what,
-                    std::chrono::duration<double, std::milli>(now - m_last).count());
-      logMessage(m_context, LogLevel::Debug, line);
-    }
-    m_last = now;
-  }
-
-private:
-  const Context& m_context;
-  std::chrono::steady_clock::time_point m_last = std::chrono::steady_clock::now();
-};
-
 constexpr std::int64_t kPcaSample = 20000; // rows the axes are fitted on
 /// The projection's own distortion: float axes are orthonormal to within about √m·u.
 constexpr double kGapShrink = 1.0 + 1e-5;
@@ -287,7 +267,7 @@ TilePlan makeTilePlan(const MatrixView<float>& data, Metric metric, const Duplic
   const std::int64_t tileRows = params.tileRows;
   const std::int64_t n = data.rows, d = data.cols;
   const int threads = effectiveThreads(context);
-  Laps lap(context);
+  LogLaps lap(context, "tile plan");
   TilePlan plan;
   plan.metric = metric;
   plan.packing = knn::makePacking(data, metric, threads);

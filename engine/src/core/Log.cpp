@@ -36,4 +36,15 @@ void logMessage(const Context& context, LogLevel level, std::string_view message
                int(message.size()), message.data());
 }
 
+void LogLaps::operator()(std::string_view what) {
+  const auto now = std::chrono::steady_clock::now();
+  if (logs(m_context, LogLevel::Debug)) {
+    char line[160];
+    std::snprintf(line, sizeof line, "%s %-12.*s %8.1f ms", m_prefix.c_str(), int(what.size()),
+                  what.data(), std::chrono::duration<double, std::milli>(now - m_last).count());
+    logMessage(m_context, LogLevel::Debug, line);
+  }
+  m_last = now;
+}
+
 } // namespace nearscape

@@ -449,17 +449,7 @@ KnnResult shardedGraph(const MatrixView<float>& data, int k, Metric metric, cons
   partial.exactFinish = true;
   const double steps = double(shards + shards * (shards - 1) / 2);
   int step = 0;
-  // Where the host's time goes, at the log's debug level.
-  auto lap = [&context, last = std::chrono::steady_clock::now()](const char* what) mutable {
-    const auto now = std::chrono::steady_clock::now();
-    if (logs(context, LogLevel::Debug)) {
-      char line[96];
-      std::snprintf(line, sizeof line, "sharded %-10s %8.1f ms", what,
-                    std::chrono::duration<double, std::milli>(now - last).count());
-      logMessage(context, LogLevel::Debug, line);
-    }
-    last = now;
-  };
+  LogLaps lap(context, "sharded"); // where the host's time goes, at the log's debug level
   // Each shard and merge is a stage of the job: its own iterations' progress stays inside it.
   auto stage = [&](const std::string& what) {
     job.progress(double(step) / steps, "NN-Descent: " + what);

@@ -6,7 +6,9 @@
 
 #include "nearscape/core/Context.h"
 
+#include <chrono>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace nearscape {
@@ -24,5 +26,19 @@ inline bool logs(const Context& context, LogLevel level) {
 /// Writes `message` at `level` to the context's sink (stderr when it has none), when
 /// logs(context, level). Never throws.
 void logMessage(const Context& context, LogLevel level, std::string_view message);
+
+/// Where a call's time goes, at the debug level: each lap("what") logs "PREFIX what N ms", the
+/// time since the previous lap (or since construction).
+class LogLaps {
+public:
+  LogLaps(const Context& context, std::string prefix)
+      : m_context(context), m_prefix(std::move(prefix)) {}
+  void operator()(std::string_view what);
+
+private:
+  const Context& m_context;
+  std::string m_prefix;
+  std::chrono::steady_clock::time_point m_last = std::chrono::steady_clock::now();
+};
 
 } // namespace nearscape
