@@ -135,6 +135,10 @@ using gpu::DeviceForest;
 /// Kruskal's (weight, a, b) order of ties. Throws DeviceOutOfMemory, Error, Cancelled.
 DeviceForest boruvkaForest(const UndirectedGraph& graph, const Context& context, JobControl& job);
 
+/// CAGRA's rank-based pruning of kNN lists (gpu::GpuBackend::pruneByDetours) on the device.
+std::vector<std::int32_t> pruneByDetours(const MatrixView<std::int32_t>& knn, int degree,
+                                         const Context& context);
+
 } // namespace nearscape::cuda
 
 namespace nearscape::cuda {

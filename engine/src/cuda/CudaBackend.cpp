@@ -66,6 +66,11 @@ public:
     return cuda::boruvkaForest(graph, context, job);
   }
 
+  std::vector<std::int32_t> pruneByDetours(const MatrixView<std::int32_t>& knn, int degree,
+                                           const Context& context) override {
+    return cuda::pruneByDetours(knn, degree, context);
+  }
+
   void layoutEpochs(const layout::EpochStep& step, int epochs, float learningRate, int reportEvery,
                     float* positions, const Context& context, JobControl& job,
                     const std::function<void(int)>& report) override {
