@@ -34,6 +34,8 @@ int runExplore(const ExploreArgs& a) {
   params.k = a.k;
   params.layout.dim = a.dim;
   params.layout.reportEvery = 5;
+  // As the GUI does: the device starts while the first file is read.
+  DeviceWarmUp warmUp(context);
   std::vector<double> total, open, graph, neighbours, start, map, forest;
   std::string graphHow;
   for (int r = 0; r < a.repeats; ++r) {

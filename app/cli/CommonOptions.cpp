@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 namespace nearscape::cli {
 
@@ -27,6 +28,15 @@ void CommonOptions::addTo(CLI::App& command) {
       ->check(CLI::IsMember({"quiet", "error", "warning", "info", "debug"}));
 }
 
+namespace {
+/// The device started while the command reads its input (DeviceWarmUp); runGuarded waits for it
+/// before the command returns, so no start outlives the program's exit.
+std::optional<DeviceWarmUp>& deviceWarmUp() {
+  static std::optional<DeviceWarmUp> warmUp;
+  return warmUp;
+}
+} // namespace
+
 Context CommonOptions::context() const {
   Context c;
   c.backend = parseBackend(backend).value_or(Backend::Auto);
@@ -44,6 +54,8 @@ Context CommonOptions::context() const {
                             "' (quiet, error, warning, info, debug)");
     c.logLevel = *parsed;
   }
+  if (!deviceWarmUp())
+    deviceWarmUp().emplace(c); // the CUDA context and cuBLAS start while the input is read
   return c;
 }
 
@@ -129,6 +141,9 @@ std::string withFileName(const std::string& message, const InputNames& inputs) {
 } // namespace
 
 int runGuarded(const std::function<int()>& body, const InputNames& inputs) {
+  struct WaitForDevice {
+    ~WaitForDevice() { deviceWarmUp().reset(); }
+  } waitForDevice;
   try {
     return body();
   } catch (const Cancelled&) {

@@ -100,6 +100,7 @@ public:
   gpu::DeviceForest boruvkaForest(const UndirectedGraph&, const Context&, JobControl&) override {
     fail("Boruvka");
   }
+  void warmUp(const Context&) override { fail("warm-up"); }
   std::vector<std::int32_t> pruneByDetours(const MatrixView<std::int32_t>&, int,
                                            const Context&) override {
     fail("graph pruning");

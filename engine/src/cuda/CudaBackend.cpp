@@ -9,6 +9,8 @@ namespace {
 
 class CudaBackend final : public gpu::GpuBackend {
 public:
+  void warmUp(const Context& context) override { cuda::warmUp(context); }
+
   DeviceInfo queryDevice(int ordinal) override {
     DeviceInfo info = cuda::queryDevice(ordinal);
     info.compiledWithCuda = true;

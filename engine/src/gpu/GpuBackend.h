@@ -137,6 +137,9 @@ public:
 
   /// Never throws: any error means "not usable", with the error's text as the reason.
   virtual DeviceInfo queryDevice(int ordinal) = 0;
+  /// Starts `context`'s device: its CUDA context, a pooled stream and cuBLAS handle, and one
+  /// small GEMM (cuBLAS loads its first kernels), so that later calls do not wait for them.
+  virtual void warmUp(const Context& context) = 0;
 
   /// out[i] = ‖row i‖² (float64 accumulation).
   virtual void rowNormsSquared(const MatrixView<float>& m, float* out, const Context& context) = 0;
