@@ -37,6 +37,7 @@ from ._nearscape import (
     search,
 )
 from . import _nearscape
+from ._show import NoDisplayError, show
 
 __all__ = [
     "AnnIndex",
@@ -48,6 +49,7 @@ __all__ = [
     "IvfIndex",
     "NearscapeError",
     "NearscapeIOError",
+    "NoDisplayError",
     "OutOfMemoryError",
     "UnsupportedError",
     "compare",
@@ -58,6 +60,7 @@ __all__ = [
     "minimax_path",
     "outliers",
     "search",
+    "show",
     "sweep",
 ]
 
