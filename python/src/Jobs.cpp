@@ -92,6 +92,8 @@ void rethrowNamed(const InvalidArgument& e, const std::string& data, const std::
 }
 
 void runJob(const std::function<void(JobControl&)>& work, const py::object& progress) {
+  if (!progress.is_none() && !PyCallable_Check(progress.ptr()))
+    throw InvalidArgument("progress must be a function of (fraction, message), or None");
   struct Shared {
     std::mutex mutex;
     std::condition_variable done;
