@@ -4,7 +4,8 @@ explorer opened on an array (show).
 
 Arrays: a float32 C-contiguous array is read in place (no copy); float16, float64, uint8 and
 int8 arrays, and non-contiguous ones, are converted to float32 once per call. 1-D arrays are one
-column. Results are NumPy arrays (ids int32, distances float32).
+column. An array read in place (and the base an index keeps) must not be written to while a
+call or an index uses it: the engine reads it with the GIL released. Results are NumPy arrays (ids int32, distances float32).
 
 Long calls release the GIL, take progress=callable(fraction, message) (called on the calling
 thread; return False to stop) and stop on Ctrl-C with KeyboardInterrupt.
