@@ -420,8 +420,8 @@ py::dict parameterDict(const ParameterValues& values) {
 
 void bindAnalysis(py::module_& m) {
   m.def("minimax_path", &minimaxPathPy,
-        "minimax_path(x_or_graph, a, b, k=10, metric='l2', bridge=False, ...) -> dict\n\n"
-        "The min-max (smoothest) path from item a to item b through the kNN graph: the path whose "
+        "Returns a dict: the min-max (smoothest) path from item a to item b through the kNN graph: "
+        "the path whose "
         "largest step is smallest, found on the minimum spanning forest. x_or_graph: the vectors "
         "(the graph of k neighbours is built as nearscape-cli path builds it) or a graph "
         "(ids, distances) from knn_graph. bridge: join disconnected components first (needs x). "
@@ -433,8 +433,7 @@ void bindAnalysis(py::module_& m) {
         py::arg("backend") = "auto", py::arg("threads") = 0, py::arg("seed") = 0,
         py::arg("progress") = py::none());
   m.def("layout", &layoutPy,
-        "layout(x, dim=2, k=15, epochs=0, metric='l2', graph=None, ...) -> positions\n\n"
-        "The map of x (float32 n × dim, dim 2 or 3): PCA, then the kNN-graph layout, as "
+        "Returns the map of x (float32 n × dim, dim 2 or 3): PCA, then the kNN-graph layout, as "
         "nearscape-cli layout --out writes it (the same seed gives the same map, whatever the "
         "thread count). graph: a (ids, distances) pair to lay out instead of building one; "
         "epochs 0: 500 up to 10,000 items, 200 beyond.",
@@ -443,8 +442,8 @@ void bindAnalysis(py::module_& m) {
         py::arg("backend") = "auto", py::arg("threads") = 0, py::arg("seed") = 0,
         py::arg("progress") = py::none());
   m.def("outliers", &outliersPy,
-        "outliers(x, k=10, score='lof', top=20, metric='l2', ...) -> dict\n\n"
-        "Outlier scores from the exact kNN graph: 'lof' (local outlier factor: ~1 inside a "
+        "Returns a dict of outlier scores from the exact kNN graph: 'lof' (local outlier factor: "
+        "~1 inside a "
         "cluster, above 1 when less dense than the neighbours) or 'kth' (distance to the k-th "
         "neighbour). The dict has nearscape-cli outliers --json's fields (rows, k, score, metric, "
         "graph, top: [{id, score}]) and scores, every item's (float32 n).",
@@ -453,8 +452,8 @@ void bindAnalysis(py::module_& m) {
         py::arg("memory_budget") = py::none(), py::arg("threads") = 0,
         py::arg("progress") = py::none());
   m.def("compare", &comparePy,
-        "compare(a, b, k=10, metric_a='l2', metric_b='l2', top=20, ...) -> dict\n\n"
-        "Two embeddings of the same items (row for row): per item, the share of its exact k-NN "
+        "Returns a dict comparing two embeddings of the same items (row for row): per item, the "
+        "share of its exact k-NN "
         "in a that are also its exact k-NN in b. The dict has nearscape-cli compare --json's "
         "fields (rows, k, metric_a, metric_b, mean_overlap, histogram, most_changed: "
         "[{id, overlap}]) and overlap, every item's (float32 n).",
@@ -463,8 +462,8 @@ void bindAnalysis(py::module_& m) {
         py::arg("memory_budget") = py::none(), py::arg("threads") = 0,
         py::arg("progress") = py::none());
   m.def("duplicates", &duplicatesPy,
-        "duplicates(x, threshold=None, quantile=None, metric='l2', ...) -> dict\n\n"
-        "Near-duplicates: every pair within `threshold` (or within the `quantile` of every "
+        "Returns a dict of near-duplicates: every pair within `threshold` (or within the "
+        "`quantile` of every "
         "item's exact nearest-other distance), found by an exact range search, joined into "
         "groups. The dict has nearscape-cli duplicates --json's fields (rows, metric, threshold, "
         "quantile, searched_up_to, pairs, groups, items_in_groups, redundant_items, "

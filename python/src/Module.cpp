@@ -130,8 +130,8 @@ void bindCore(py::module_& m) {
   m.attr("__version__") = engineVersion();
 
   const std::string graphDoc =
-      std::string("knn_graph(x, k, metric='l2', method='auto', ...) -> (ids, distances)\n\n"
-                  "The kNN graph of the rows of x (n × d; 1-D is one column): each row's k nearest "
+      std::string("Returns (ids, distances): the kNN graph of the rows of x (n × d; 1-D is one "
+                  "column): each row's k nearest "
                   "other rows, nearest first. ids: int32 n × k (−1 pads), distances: float32 "
                   "n × k (L2: Euclidean; cos: 1 − cos; ip: −⟨x, y⟩). method: 'exact' (equal to a "
                   "float64 brute force), 'nndescent', or 'auto' (exact up to n²·d ≈ 12,000²·784 on "
@@ -145,11 +145,10 @@ void bindCore(py::module_& m) {
         py::arg("backend") = "auto", py::arg("memory_budget") = py::none(), py::arg("threads") = 0,
         py::arg("seed") = 0, py::arg("progress") = py::none());
 
-  const std::string searchDoc =
-      std::string("search(base, queries, k, metric='l2', ...) -> (ids, distances)\n\n"
-                  "The exact k nearest rows of base for each row of queries (as knn_graph, the "
-                  "queries not excluded).\n\n") +
-      kCommonArgs;
+  const std::string searchDoc = std::string("Returns (ids, distances): the exact k nearest rows of "
+                                            "base for each row of queries (as knn_graph, the "
+                                            "queries not excluded).\n\n") +
+                                kCommonArgs;
   m.def("search", &searchPy, searchDoc.c_str(), py::arg("base"), py::arg("queries"), py::arg("k"),
         py::arg("metric") = "l2", py::kw_only(), py::arg("backend") = "auto",
         py::arg("memory_budget") = py::none(), py::arg("threads") = 0,
@@ -201,7 +200,7 @@ void bindCore(py::module_& m) {
             }
             return h;
           },
-          "build(base, metric='l2', backend='auto') -> ExactIndex", py::arg("base"),
+          "The exact index over base (kept in place when float32 C-contiguous).", py::arg("base"),
           py::arg("metric") = "l2", py::arg("backend") = "auto")
       .def(
           "search",
@@ -215,8 +214,8 @@ void bindCore(py::module_& m) {
             }
             return idsAndDistances(std::move(result));
           },
-          "search(queries, k) -> (ids, distances): the exact k nearest base rows (k ≤ n).",
-          py::arg("queries"), py::arg("k"), py::kw_only(), py::arg("progress") = py::none())
+          "Returns (ids, distances): the exact k nearest base rows (k ≤ n).", py::arg("queries"),
+          py::arg("k"), py::kw_only(), py::arg("progress") = py::none())
       .def_property_readonly("size", [](const ExactIndexHandle& h) { return h.base.view.rows; })
       .def_property_readonly("dim", [](const ExactIndexHandle& h) { return h.base.view.cols; })
       .def_property_readonly(
@@ -274,11 +273,10 @@ void bindCore(py::module_& m) {
             return buildHandle<GraphIndexHandle>(
                 base, metric, p, makeContext(backend, memoryBudget, threads, seed), progress);
           },
-          (std::string(
-               "build(base, metric='l2', degree=None, build_k=None, ...) -> GraphIndex\n\n"
-               "degree: edges per node (default min(32, n − 1)); build_k: neighbours of the "
-               "kNN graph it is pruned from (default min(32, n − 1)). The index keeps "
-               "base (in place when float32 C-contiguous).\n\n") +
+          (std::string("The graph index over base. degree: edges per node (default min(32, n − "
+                       "1)); build_k: neighbours of the "
+                       "kNN graph it is pruned from (default min(32, n − 1)). The index keeps "
+                       "base (in place when float32 C-contiguous).\n\n") +
            kCommonArgs)
               .c_str(),
           py::arg("base"), py::arg("metric") = "l2", py::arg("degree") = py::none(),
@@ -291,7 +289,7 @@ void bindCore(py::module_& m) {
             return loadHandle<GraphIndexHandle>(path, base, "graph",
                                                 makeContext(backend, py::none(), 0, 0));
           },
-          "load(path, base, backend='auto') -> GraphIndex: an index saved over this same base.",
+          "The graph index saved at path over this same base (its content hash is checked).",
           py::arg("path"), py::arg("base"), py::arg("backend") = "auto")
       .def(
           "search",
@@ -303,8 +301,8 @@ void bindCore(py::module_& m) {
             p.entries = optionalInt(entries);
             return searchIndex(h, queries, k, p, progress);
           },
-          "search(queries, k, ef=None, degree=None, entries=None) -> (ids, distances)\n\n"
-          "ef: candidates kept (default 64, raised to k); degree: edges followed; entries: entry "
+          "Returns (ids, distances), −1 padding rows short of k. ef: candidates kept (default 64, "
+          "raised to k); degree: edges followed; entries: entry "
           "points of the upper layer's walk.",
           py::arg("queries"), py::arg("k"), py::arg("ef") = py::none(),
           py::arg("degree") = py::none(), py::arg("entries") = py::none(), py::kw_only(),
@@ -324,9 +322,9 @@ void bindCore(py::module_& m) {
             return buildHandle<IvfIndexHandle>(
                 base, metric, p, makeContext(backend, memoryBudget, threads, seed), progress);
           },
-          (std::string("build(base, metric='l2', nlist=None, iterations=10, kmeans_pp=False, "
-                       "...) -> IvfIndex\n\nnlist: k-means lists (default 4·√n); iterations: "
-                       "Lloyd iterations; kmeans_pp: k-means++ seeding.\n\n") +
+          (std::string(
+               "The IVF-Flat index over base. nlist: k-means lists (default 4·√n); iterations: "
+               "Lloyd iterations; kmeans_pp: k-means++ seeding.\n\n") +
            kCommonArgs)
               .c_str(),
           py::arg("base"), py::arg("metric") = "l2", py::arg("nlist") = py::none(),
@@ -339,7 +337,7 @@ void bindCore(py::module_& m) {
             return loadHandle<IvfIndexHandle>(path, base, "ivf",
                                               makeContext(backend, py::none(), 0, 0));
           },
-          "load(path, base, backend='auto') -> IvfIndex: an index saved over this same base.",
+          "The IVF index saved at path over this same base (its content hash is checked).",
           py::arg("path"), py::arg("base"), py::arg("backend") = "auto")
       .def(
           "search",
@@ -349,7 +347,7 @@ void bindCore(py::module_& m) {
             p.nprobe = optionalInt(nprobe);
             return searchIndex(h, queries, k, p, progress);
           },
-          "search(queries, k, nprobe=None) -> (ids, distances); nprobe: lists scanned (default "
+          "Returns (ids, distances), −1 padding rows short of k. nprobe: lists scanned (default "
           "min(8, nlist)).",
           py::arg("queries"), py::arg("k"), py::arg("nprobe") = py::none(), py::kw_only(),
           py::arg("progress") = py::none());
