@@ -1319,6 +1319,324 @@ private slots:
       QVERIFY(!QFile::exists(out));
     }
   }
+
+  void duplicatesOptions() {
+    // --metric cos: scaled copies are duplicates (1 − cos = 0) though far apart in L2; every pair
+    // within the threshold against float64; --show, --tile-rows and --box-dims (speed only: the
+    // same pairs), --max-pairs refusing a threshold that joins more.
+    constexpr int n = 200, d = 6;
+    std::vector<float> x = randomFloats(std::size_t(n) * d, 71);
+    for (const auto& [from, to, scale] :
+         {std::tuple{4, 10, 3.0f}, std::tuple{4, 150, 0.25f}, std::tuple{30, 31, 7.0f}})
+      for (int c = 0; c < d; ++c)
+        x[std::size_t(to) * d + c] = scale * x[std::size_t(from) * d + c];
+    const QString file = m_dir.filePath("dupcos.npy"), pairs = m_dir.filePath("dupcos-pairs.tsv");
+    QVERIFY(writeBytes(file, npyBytes("<f4", {n, d}, rawBytes(x))));
+    const double t = 0.002;
+    QSet<QPair<int, int>> want;
+    for (int a = 0; a < n; ++a)
+      for (int b = a + 1; b < n; ++b)
+        if (distance64(x.data() + std::size_t(a) * d, x.data() + std::size_t(b) * d, d, "cos") <= t)
+          want.insert({a, b});
+    QVERIFY(want.contains({4, 10}) && want.contains({30, 31}));
+    const auto pairsFound = [&] {
+      QSet<QPair<int, int>> got;
+      const QList<QByteArray> lines = readBytes(pairs).trimmed().split('\n');
+      for (qsizetype l = 1; l < lines.size(); ++l) {
+        const QList<QByteArray> f = lines[l].split('\t');
+        got.insert({f[0].toInt(), f[1].toInt()});
+      }
+      return got;
+    };
+    Run r = cli({"duplicates", file, "--metric", "cos", "--threshold", QString::number(t),
+                 "--pairs", pairs, "--show", "1", "--json", "--backend", "cpu"});
+    QVERIFY2(r.code == 0, r.err.constData());
+    QCOMPARE(pairsFound(), want);
+    QJsonObject j = QJsonDocument::fromJson(r.out).object();
+    QCOMPARE(j["metric"].toString(), QString("cos"));
+    QVERIFY(j["groups"].toInt() >= 2);
+    QCOMPARE(j["top_groups"].toArray().size(), 1);                        // --show 1
+    QCOMPARE(j["top_groups"].toArray()[0].toObject()["size"].toInt(), 3); // 4, 10, 150
+    // In L2 the scaled copies are no duplicates.
+    r = cli({"duplicates", file, "--threshold", QString::number(t), "--json", "--backend", "cpu"});
+    QCOMPARE(QJsonDocument::fromJson(r.out).object()["pairs"].toInt(), 0);
+    // Tiles and boxes change the speed, never the pairs.
+    r = cli({"duplicates", file, "--metric", "cos", "--threshold", QString::number(t), "--pairs",
+             pairs, "--tile-rows", "7", "--box-dims", "2", "--backend", "cpu"});
+    QVERIFY2(r.code == 0, r.err.constData());
+    QCOMPARE(pairsFound(), want);
+    // --max-pairs: a threshold joining more pairs is refused, nothing written.
+    QVERIFY(QFile::remove(pairs));
+    r = cli({"duplicates", file, "--metric", "cos", "--threshold", "0.5", "--pairs", pairs,
+             "--max-pairs", "10", "--backend", "cpu"});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("10"), r.err.constData());
+    QVERIFY(!QFile::exists(pairs));
+    QCOMPARE(cli({"duplicates", file, "--threshold", "1", "--tile-rows", "0"}).code, 2);
+    QCOMPARE(cli({"duplicates", file, "--threshold", "1", "--box-dims", "5000"}).code, 2);
+  }
+
+  void findLimitAndMeta() {
+    // --limit caps the listing (−1: all), --meta reads another metadata file than the sidecar.
+    const QString file = m_dir.filePath("findlim.npy"), meta = m_dir.filePath("findlim-other.tsv");
+    QVERIFY(writeBytes(file, npyBytes("<f4", {5, 2}, rawBytes(randomFloats(10, 72)))));
+    QVERIFY(writeBytes(m_dir.filePath("findlim.meta.tsv"), "cat\ncat\ndog\ncat\nowl\n"));
+    QVERIFY(writeBytes(meta, "label\tnote\nx\tred fox\ny\tfox\nz\then\nx\towl\ny\tfox cub\n"));
+    Run r = cli({"find", file, "cat", "--limit", "1"});
+    QCOMPARE(r.code, 0);
+    QVERIFY2(r.out.startsWith("3 of 5 items match\n0\tcat\n… 2 more (--limit -1 lists all)"),
+             r.out.constData());
+    r = cli({"find", file, "cat", "--limit", "-1", "--json"});
+    QCOMPARE(QJsonDocument::fromJson(r.out).object()["items"].toArray().size(), 3);
+    r = cli({"find", file, "fox", "--meta", meta, "--json"});
+    QCOMPARE(r.code, 0);
+    QJsonObject j = QJsonDocument::fromJson(r.out).object();
+    QCOMPARE(j["count"].toInt(), 3);
+    QList<int> ids;
+    for (const QJsonValue v : j["items"].toArray())
+      ids << v.toObject()["id"].toInt();
+    QCOMPARE(ids, (QList<int>{0, 1, 4}));
+    r = cli({"find", file, "cat", "--meta", meta, "--json"}); // the sidecar's labels are not read
+    QCOMPARE(QJsonDocument::fromJson(r.out).object()["count"].toInt(), 0);
+  }
+
+  void compareMetricsAndTop() {
+    // B is A with every row scaled: cosine neighbourhoods are the same, L2 ones are not.
+    constexpr int n = 150, d = 5, k = 6;
+    const std::vector<float> a = randomFloats(std::size_t(n) * d, 73);
+    std::vector<float> b(a.size());
+    for (int i = 0; i < n; ++i)
+      for (int c = 0; c < d; ++c)
+        b[std::size_t(i) * d + c] = float(1 + i % 7) * a[std::size_t(i) * d + c];
+    const QString fa = m_dir.filePath("cmp-a.npy"), fb = m_dir.filePath("cmp-b.npy"),
+                  out = m_dir.filePath("cmp-overlap.npy");
+    QVERIFY(writeBytes(fa, npyBytes("<f4", {n, d}, rawBytes(a))));
+    QVERIFY(writeBytes(fb, npyBytes("<f4", {n, d}, rawBytes(b))));
+    Run r = cli({"compare", fa, fb, "--k", QString::number(k), "--metric-a", "cos", "--metric-b",
+                 "cos", "--json", "--backend", "cpu"});
+    QVERIFY2(r.code == 0, r.err.constData());
+    QJsonObject j = QJsonDocument::fromJson(r.out).object();
+    QCOMPARE(j["metric_a"].toString(), QString("cos"));
+    QCOMPARE(j["mean_overlap"].toDouble(), 1.0);
+    // A by cosine, B by L2: each item's overlap against float64.
+    r = cli({"compare", fa, fb, "--k", QString::number(k), "--metric-a", "cos", "--metric-b", "l2",
+             "--top", "4", "--out", out, "--json", "--backend", "cpu"});
+    QVERIFY2(r.code == 0, r.err.constData());
+    j = QJsonDocument::fromJson(r.out).object();
+    QCOMPARE(j["metric_b"].toString(), QString("l2"));
+    const nearscape::Matrix<float> overlap = nearscape::readNpyFloat(out.toStdString());
+    std::vector<float> expected(n);
+    for (int i = 0; i < n; ++i) {
+      QSet<int> x, y;
+      for (const auto& [dist, id] : nearest64(a.data() + std::size_t(i) * d, a, n, d, k, "cos", i))
+        x.insert(id);
+      for (const auto& [dist, id] : nearest64(b.data() + std::size_t(i) * d, b, n, d, k, "l2", i))
+        y.insert(id);
+      expected[std::size_t(i)] = float(x.intersect(y).size()) / k;
+      QCOMPARE(overlap.data()[i], expected[std::size_t(i)]);
+    }
+    const QJsonArray top = j["most_changed"].toArray();
+    QCOMPARE(top.size(), 4);
+    const float least = *std::min_element(expected.begin(), expected.end());
+    QVERIFY(least < 1.0f);
+    for (qsizetype t = 0; t < top.size(); ++t) { // the least overlap first
+      QCOMPARE(float(top[t].toObject()["overlap"].toDouble()),
+               expected[std::size_t(top[t].toObject()["id"].toInt())]);
+      if (t > 0)
+        QVERIFY(top[t].toObject()["overlap"].toDouble() >=
+                top[t - 1].toObject()["overlap"].toDouble());
+    }
+    QCOMPARE(float(top[0].toObject()["overlap"].toDouble()), least);
+    QCOMPARE(cli({"compare", fa, fb, "--metric-b", "hamming"}).code, 2);
+  }
+
+  void outliersByCosine() {
+    // --metric cos: the k-th score is each item's k-th nearest cosine distance (float64).
+    constexpr int n = 120, d = 4, k = 4;
+    const std::vector<float> x = randomFloats(std::size_t(n) * d, 74);
+    const QString file = m_dir.filePath("outcos.npy"), scores = m_dir.filePath("outcos-kth.npy");
+    QVERIFY(writeBytes(file, npyBytes("<f4", {n, d}, rawBytes(x))));
+    const Run r = cli({"outliers", file, "--k", QString::number(k), "--score", "kth", "--metric",
+                       "cos", "--out", scores, "--json", "--backend", "cpu"});
+    QVERIFY2(r.code == 0, r.err.constData());
+    QCOMPARE(QJsonDocument::fromJson(r.out).object()["metric"].toString(), QString("cos"));
+    const nearscape::Matrix<float> kth = nearscape::readNpyFloat(scores.toStdString());
+    for (int i = 0; i < n; ++i) {
+      const double want =
+          nearest64(x.data() + std::size_t(i) * d, x, n, d, k, "cos", i).back().first;
+      QVERIFY2(std::abs(kth.data()[i] - want) <= 1e-5 * std::max(1.0, want),
+               qPrintable(QString("item %1: %2 vs %3").arg(i).arg(kth.data()[i]).arg(want)));
+    }
+  }
+
+  void sweepWithQueriesTruthAndMisses() {
+    // --queries and --truth from files, --metric, --batch, --timing-runs and --missed-query: the
+    // rows' misses are true neighbours (float64) of that query; a --truth that disagrees with
+    // the exact search shows in the reference's recall.
+    constexpr int n = 500, q = 30, d = 6, k = 5, missedQuery = 3;
+    const std::vector<float> base = randomFloats(std::size_t(n) * d, 75),
+                             queries = randomFloats(std::size_t(q) * d, 76);
+    const QString file = m_dir.filePath("sq-base.npy"), qfile = m_dir.filePath("sq-queries.npy"),
+                  truth = m_dir.filePath("sq-truth.npy"), wrong = m_dir.filePath("sq-wrong.npy");
+    QVERIFY(writeBytes(file, npyBytes("<f4", {n, d}, rawBytes(base))));
+    QVERIFY(writeBytes(qfile, npyBytes("<f4", {q, d}, rawBytes(queries))));
+    // The wrong truth lists each query's nearest k times: its k-th distance is the nearest's, so
+    // of the exact search's k only the first is within it (recall@k as ann-benchmarks counts).
+    std::vector<std::int64_t> ids, nearestOnly;
+    for (int i = 0; i < q; ++i)
+      for (const auto& [dist, id] :
+           nearest64(queries.data() + std::size_t(i) * d, base, n, d, k, "cos")) {
+        ids.push_back(id);
+        nearestOnly.push_back(ids[std::size_t(i) * k]);
+      }
+    QVERIFY(writeBytes(truth, npyBytes("<i8", {q, k}, rawBytes(ids))));
+    QVERIFY(writeBytes(wrong, npyBytes("<i8", {q, k}, rawBytes(nearestOnly))));
+    const QStringList sweep = {"sweep",
+                               file,
+                               "--index",
+                               "graph",
+                               "--queries",
+                               qfile,
+                               "--metric",
+                               "cos",
+                               "--k",
+                               QString::number(k),
+                               "--grid",
+                               "ef=5,64",
+                               "--batch",
+                               "7",
+                               "--timing-runs",
+                               "2",
+                               "--latency-queries",
+                               "5",
+                               "--missed-query",
+                               QString::number(missedQuery),
+                               "--json",
+                               "--backend",
+                               "cpu"};
+    Run r = cli(sweep + QStringList{"--truth", truth});
+    QVERIFY2(r.code == 0, r.err.constData());
+    QJsonObject j = QJsonDocument::fromJson(r.out).object();
+    QCOMPARE(j["metric"].toString(), QString("cos"));
+    QCOMPARE(j["base_rows"].toInt(), n); // with --queries the whole file is the base
+    QCOMPARE(j["queries"].toInt(), q);
+    QCOMPARE(j["exact"].toObject()["recall"].toDouble(), 1.0);
+    const QJsonArray rows = j["rows"].toArray();
+    QCOMPARE(rows.size(), 2);
+    QVERIFY(rows[0].toObject()["recall"].toDouble() <= rows[1].toObject()["recall"].toDouble());
+    const std::vector<std::int64_t> trueIds(ids.begin() + missedQuery * k,
+                                            ids.begin() + (missedQuery + 1) * k);
+    for (const QJsonValue row : rows)
+      for (const QJsonValue id : row.toObject()["missed"].toArray())
+        QVERIFY2(std::count(trueIds.begin(), trueIds.end(), id.toInteger()) == 1,
+                 qPrintable(QString::number(id.toInteger())));
+    r = cli(sweep + QStringList{"--truth", wrong});
+    QVERIFY2(r.code == 0, r.err.constData());
+    j = QJsonDocument::fromJson(r.out).object();
+    QVERIFY2(std::abs(j["exact"].toObject()["recall"].toDouble() - 1.0 / k) < 1e-9,
+             qPrintable(QString::number(j["exact"].toObject()["recall"].toDouble())));
+    // Out of range: refused before any work.
+    QCOMPARE(cli(sweep + QStringList{"--timing-runs", "0"}).code, 2);
+    r = cli({"sweep", file, "--queries", file, "--truth", truth, "--k", QString::number(k),
+             "--backend", "cpu"});
+    QCOMPARE(r.code, 2); // the truth has 30 rows, the queries 500
+    QVERIFY2(r.err.contains("sq-truth.npy"), r.err.constData());
+  }
+
+  void selfTestPasses() {
+    // self-test on this machine: every check passes (the GPU one skips, with the reason, where
+    // no GPU is usable) and its scratch folder is gone afterwards.
+    QTemporaryDir scratch;
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("TMPDIR", scratch.path());
+    p.setProcessEnvironment(env);
+    p.start(QStringLiteral(NEARSCAPE_CLI_PATH), {"self-test", "--json"});
+    QVERIFY(p.waitForFinished(120000));
+    QCOMPARE(p.exitCode(), 0);
+    const QJsonObject j = QJsonDocument::fromJson(p.readAllStandardOutput()).object();
+    QVERIFY(j["passed"].toBool());
+    QStringList names;
+    for (const QJsonValue c : j["checks"].toArray()) {
+      const QJsonObject check = c.toObject();
+      names << check["name"].toString();
+      const QString status = check["status"].toString();
+      if (check["name"].toString() == "exact graph on the GPU" && !j["gpu_usable"].toBool()) {
+        QCOMPARE(status, QString("SKIP"));
+        QVERIFY(check["detail"].toString().contains(j["gpu_reason"].toString()));
+      } else {
+        QVERIFY2(status == "PASS", qPrintable(check["name"].toString() + ": " + status));
+      }
+    }
+    for (const char* name :
+         {"read npy", "read hdf5", "exact graph on the CPU", "min-max path", "map"})
+      QVERIFY2(names.contains(name), name);
+    QVERIFY(QDir(scratch.path()).isEmpty());
+    const Run text = cli({"self-test"});
+    QCOMPARE(text.code, 0);
+    QVERIFY2(text.out.contains("PASS  exact graph on the CPU") &&
+                 text.out.endsWith("self-test passed\n"),
+             text.out.constData());
+  }
+
+  void commonOptions() {
+    // --threads: the same graph on one thread or two; --seed: the same map for a seed, another
+    // for another; --log-level: debug tells the phases, info and quiet do not, others refused.
+    constexpr int n = 200, d = 5;
+    const QString file = m_dir.filePath("common.npy");
+    QVERIFY(writeBytes(file, npyBytes("<f4", {n, d}, rawBytes(randomFloats(n * d, 77)))));
+    QStringList outs;
+    for (const char* threads : {"1", "2"}) {
+      const QString out = m_dir.filePath(QString("common-t%1.graph").arg(threads));
+      QCOMPARE(cli({"knn", file, "--k", "6", "--method", "nndescent", "--threads", threads, "--out",
+                    out, "--backend", "cpu"})
+                   .code,
+               0);
+      outs << out;
+    }
+    QCOMPARE(nearscape::readGraphFile(outs[0].toStdString()).ids.view().size(), std::size_t(n * 6));
+    const auto idsOf = [](const QString& path) {
+      const nearscape::GraphFile g = nearscape::readGraphFile(path.toStdString());
+      return std::vector<std::int32_t>(g.ids.data(), g.ids.data() + g.ids.rows() * g.ids.cols());
+    };
+    QCOMPARE(idsOf(outs[0]), idsOf(outs[1]));
+    const auto mapWithSeed = [&](const QString& seed) {
+      const QString out = m_dir.filePath("common-map-" + seed + ".npy");
+      if (cli({"layout", file, "--epochs", "20", "--seed", seed, "--out", out, "--backend", "cpu"})
+              .code != 0)
+        return QByteArray();
+      return readBytes(out);
+    };
+    const QByteArray first = mapWithSeed("5");
+    QVERIFY(!first.isEmpty());
+    QCOMPARE(mapWithSeed("5"), first);
+    QVERIFY(mapWithSeed("6") != first);
+    // Sharded NN-Descent (a budget of under half its 228 KB) times its phases at debug.
+    const QStringList sharded = {
+        "knn",  file,        "--k", "6", "--method", "nndescent", "--memory-budget",
+        "100K", "--backend", "cpu"};
+    Run r = cli(sharded + QStringList{"--log-level", "debug"});
+    QCOMPARE(r.code, 0);
+    QVERIFY2(r.err.contains("nearscape: debug: sharded"), r.err.constData());
+    r = cli(sharded + QStringList{"--log-level", "info"});
+    QCOMPARE(r.code, 0);
+    QVERIFY2(!r.err.contains("debug"), r.err.constData());
+    r = cli(sharded + QStringList{"--log-level", "quiet"});
+    QCOMPARE(r.code, 0);
+    QVERIFY2(r.err.isEmpty(), r.err.constData());
+    // Without the option, $NEARSCAPE_LOG decides.
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("NEARSCAPE_LOG", "debug");
+    p.setProcessEnvironment(env);
+    p.start(QStringLiteral(NEARSCAPE_CLI_PATH), sharded);
+    QVERIFY(p.waitForFinished(60000));
+    QCOMPARE(p.exitCode(), 0);
+    QVERIFY(p.readAllStandardError().contains("nearscape: debug: sharded"));
+    r = cli({"knn", file, "--k", "3", "--log-level", "loud"});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("--log-level"), r.err.constData());
+  }
 };
 
 QTEST_GUILESS_MAIN(TestCli)
