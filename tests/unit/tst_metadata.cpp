@@ -272,6 +272,16 @@ private slots:
     const ui::ColumnChoices choices = ui::columnChoices(ds);
     QCOMPARE(choices.colourable, (QStringList{"breed", "weight"}));
     QCOMPARE(choices.numeric, QStringList{"weight"});
+    // Labels from a column named otherwise ("Class", "LABEL"): offered once, as "label".
+    for (const char* name : {"Class", "LABEL"}) {
+      const Dataset labelled =
+          open(4, QByteArray(name) + "\tsize\ncat\t1\ndog\t2\ncat\t3\ndog\t4\n");
+      QVERIFY(labelled.hasLabels());
+      QCOMPARE(ui::columnChoices(labelled).colourable, QStringList{"size"});
+    }
+    // A "class" column beside "label" is no label: offered.
+    const Dataset both = open(4, "label\tclass\na\tx\nb\ty\na\tx\nb\ty\n");
+    QCOMPARE(ui::columnChoices(both).colourable, QStringList{"class"});
     const ui::ColourScheme weight = ui::columnScheme(ds, 3);
     QVERIFY(weight.numeric);
     QCOMPARE(weight.minimum, -0.5 * (n - 1));
