@@ -1637,6 +1637,31 @@ private slots:
     QCOMPARE(r.code, 2);
     QVERIFY2(r.err.contains("--log-level"), r.err.constData());
   }
+
+  void countsOutOfRangeAreRefused() {
+    // Negative counts were taken as "all" or "the default" without a word (--show -1 listed every
+    // group, --holdout -3 blamed the data's size): each is refused, naming the option.
+    const QString file = m_dir.filePath("counts.npy");
+    QVERIFY(writeBytes(file, npyBytes("<f4", {60, 3}, rawBytes(randomFloats(180, 78)))));
+    const QList<QStringList> refused = {
+        {"duplicates", file, "--threshold", "0.1", "--show", "-1"},
+        {"duplicates", file, "--threshold", "0.1", "--max-pairs", "-1"},
+        {"find", file, "1", "--limit", "-2"},
+        {"knn", file, "--method", "nndescent", "--sample", "-3"},
+        {"layout", file, "--epochs", "-5"},
+        {"sweep", file, "--holdout", "-3"},
+        {"sweep", file, "--holdout", "0"},
+        {"sweep", file, "--holdout", "10", "--batch", "-1"},
+        {"sweep", file, "--holdout", "10", "--latency-queries", "-1"},
+        {"sweep", file, "--holdout", "10", "--missed-query", "10"},
+    };
+    for (const QStringList& args : refused) {
+      const Run r = cli(args + QStringList{"--backend", "cpu"});
+      QVERIFY2(r.code == 2, qPrintable(args.join(' ') + " → " + QString::number(r.code)));
+      const QByteArray option = args[args.size() - 2].toUtf8();
+      QVERIFY2(r.err.contains(option) || r.err.contains("misses are listed"), r.err.constData());
+    }
+  }
 };
 
 QTEST_GUILESS_MAIN(TestCli)
