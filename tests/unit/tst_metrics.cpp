@@ -1,7 +1,8 @@
 // Cosine and inner product on every path past the exact graph: the symmetrised graph's weights,
-// the spanning forest, min-max paths, the map, GGM merges (GNND §5.1) and sharded NN-Descent —
-// each against a float64 reference written here from the definitions (docs/design.md,
-// Conventions: cosine 1 − cos, inner product −⟨x, y⟩), not the engine's distance code.
+// the spanning forest, min-max paths, bridges between components, the map, GGM merges (GNND §5.1)
+// and sharded NN-Descent — each against a float64 reference written here from the definitions
+// (docs/design.md, Conventions: cosine 1 − cos, inner product −⟨x, y⟩), not the engine's distance
+// code.
 #include "TestFiles.h"
 
 #include "nearscape/Nearscape.h"
@@ -336,6 +337,55 @@ private slots:
     // measured 0.9994 (merge), 1.0 (shards)
     QVERIFY2(mergedRecall >= 0.99, qPrintable(QString::number(mergedRecall)));
     QVERIFY2(shardedRecall >= 0.99, qPrintable(QString::number(shardedRecall)));
+  }
+
+  void bridgesJoinByTheMetric_data() { metrics_data(); }
+  void bridgesJoinByTheMetric() {
+    // Two groups pointing opposite ways (norms spread as above), each connected by its 8-NN
+    // graph, none between them: --bridge's one edge is the exact nearest cross pair in the
+    // metric (float64 over all pairs), weighted as the graph's edges are.
+    QFETCH(Metric, metric);
+    const int half = 60, n = 2 * half, k = 8;
+    std::mt19937_64 rng(9);
+    std::normal_distribution<float> normal;
+    std::uniform_real_distribution<float> logNorm(std::log(0.3f), std::log(3.0f));
+    std::vector<float> x(std::size_t(n) * kD);
+    for (int i = 0; i < n; ++i) { // one blob of directions along +e0, the other along −e0
+      float* row = x.data() + std::size_t(i) * kD;
+      const float scale = std::exp(logNorm(rng));
+      row[0] = (i < half ? 1.0f : -1.0f) * scale;
+      for (int c = 1; c < kD; ++c)
+        row[c] = 0.3f * normal(rng) * scale;
+    }
+    const MatrixView<float> v{x.data(), n, kD};
+    const auto truth = graph64(x, n, kD, k, metric);
+    Components64 groups(n);
+    for (int i = 0; i < n; ++i)
+      for (const auto& [dist, j] : truth[std::size_t(i)]) {
+        QVERIFY((i < half) == (j < half)); // no kNN edge between the groups
+        groups.join(i, j);
+      }
+    QVERIFY(groups.find(0) == groups.find(half - 1) && groups.find(half) == groups.find(n - 1));
+    const KnnResult g = knnGraph(v, k, metric, cpu());
+    const UndirectedGraph graph = symmetrizeKnnGraph(g.ids.view(), g.distances.view(), metric);
+    QCOMPARE(connectedComponents(graph).count, 2);
+    const std::vector<WeightedEdge> bridges = bridgeComponents(graph, v, metric);
+    QCOMPARE(bridges.size(), std::size_t(1));
+    std::pair<double, std::pair<int, int>> nearest{INFINITY, {-1, -1}};
+    for (int a = 0; a < half; ++a)
+      for (int b = half; b < n; ++b)
+        nearest = std::min(nearest, {distance64(x.data() + std::size_t(a) * kD,
+                                                x.data() + std::size_t(b) * kD, kD, metric),
+                                     {a, b}});
+    const WeightedEdge& e = bridges.front();
+    QCOMPARE(std::pair(std::min(e.a, e.b), std::max(e.a, e.b)), nearest.second);
+    const double want = nearest.first - graph.weightOffset;
+    QVERIFY2(std::abs(e.weight - want) <= 1e-5 * std::max(1.0, std::abs(want)),
+             qPrintable(QString("%1 vs %2").arg(e.weight).arg(want)));
+    const SpanningForest forest(withEdges(graph, bridges), cpu());
+    const GraphPath path = minimaxPath(forest, 0, n - 1);
+    QVERIFY(path.found());
+    QVERIFY(path.bottleneck >= e.weight); // the path crosses the bridge
   }
 };
 
