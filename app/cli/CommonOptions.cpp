@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
@@ -57,6 +58,18 @@ Context CommonOptions::context() const {
   if (!deviceWarmUp())
     deviceWarmUp().emplace(c); // the CUDA context and cuBLAS start while the input is read
   return c;
+}
+
+CLI::Validator atLeast(std::int64_t lowest) {
+  return CLI::Validator(
+      [lowest](std::string& text) -> std::string {
+        std::int64_t value = 0;
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+        if (ec != std::errc() || end != text.data() + text.size() || value >= lowest)
+          return {};
+        return "must be at least " + std::to_string(lowest) + ", not " + text;
+      },
+      "≥ " + std::to_string(lowest));
 }
 
 JobControl& commandJob() {

@@ -189,6 +189,7 @@ void addKnnCommand(CLI::App& app, int& exitCode) {
       ->capture_default_str();
   cmd->add_option("--sample", args->sample,
                   "NN-Descent: NEW/OLD neighbours sampled per node and iteration (0: 2k)")
+      ->check(atLeast(0))
       ->capture_default_str();
   cmd->add_option("--out", args->out,
                   "Write the result here: ids as .npy (int32, rows × k), or any other name for our "
