@@ -101,6 +101,10 @@ public:
     fail("Boruvka");
   }
   void warmUp(const Context&) override { fail("warm-up"); }
+  std::vector<std::int32_t> optimiseSearchGraph(const MatrixView<std::int32_t>&, int,
+                                                const Context&) override {
+    fail("search graph");
+  }
   std::vector<std::int32_t> pruneByDetours(const MatrixView<std::int32_t>&, int,
                                            const Context&) override {
     fail("graph pruning");

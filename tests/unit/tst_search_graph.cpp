@@ -1,7 +1,7 @@
 // The graph index's search graph (CAGRA §3.2's rank-based pruning, reverse edges, merge): the CPU
 // pruning and its GPU twin against an oracle written here from the rule's definition, on random
-// lists with duplicates, self ids and gaps, and on a real kNN graph; the optimised graph's
-// structure. GPU rows QSKIP without a device.
+// lists with duplicates, self ids and gaps, and on a real kNN graph; the GPU's whole graph against
+// the CPU's; the optimised graph's structure. GPU rows QSKIP without a device.
 #include "DeviceSkip.h"
 #include "gpu/GpuBackend.h"
 #include "index/SearchGraph.h"
@@ -126,6 +126,11 @@ private slots:
     QFETCH(int, degree);
     const auto knn = real ? realLists(n, 8, K) : randomLists(n, K, std::uint64_t(n * K));
     QCOMPARE(devicePrune(knn, n, K, degree), oraclePrune(knn, n, K, degree));
+    // The whole graph (reverse edges and merge too) equals the CPU's.
+    Context gpu;
+    gpu.backend = Backend::Cuda;
+    QCOMPARE(gpu::gpuBackend()->optimiseSearchGraph({knn.data(), n, K}, degree, gpu),
+             index::optimiseSearchGraphCpu({knn.data(), n, K}, degree, 2));
   }
 
   void optimisedGraphIsWellFormed() {

@@ -142,6 +142,9 @@ void warmUp(const Context& context);
 /// CAGRA's rank-based pruning of kNN lists (gpu::GpuBackend::pruneByDetours) on the device.
 std::vector<std::int32_t> pruneByDetours(const MatrixView<std::int32_t>& knn, int degree,
                                          const Context& context);
+/// All of index::optimiseSearchGraph on the device (gpu::GpuBackend::optimiseSearchGraph).
+std::vector<std::int32_t> optimiseSearchGraph(const MatrixView<std::int32_t>& knn, int degree,
+                                              const Context& context);
 
 } // namespace nearscape::cuda
 

@@ -73,6 +73,11 @@ public:
     return cuda::pruneByDetours(knn, degree, context);
   }
 
+  std::vector<std::int32_t> optimiseSearchGraph(const MatrixView<std::int32_t>& knn, int degree,
+                                                const Context& context) override {
+    return cuda::optimiseSearchGraph(knn, degree, context);
+  }
+
   void layoutEpochs(const layout::EpochStep& step, int epochs, float learningRate, int reportEvery,
                     float* positions, const Context& context, JobControl& job,
                     const std::function<void(int)>& report) override {

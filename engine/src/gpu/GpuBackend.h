@@ -197,6 +197,10 @@ public:
   /// (n × K) pruned by detour count to `degree` ids, −1 padded; index::pruneByDetoursCpu's result.
   virtual std::vector<std::int32_t> pruneByDetours(const MatrixView<std::int32_t>& knn, int degree,
                                                    const Context& context) = 0;
+  /// All of index::optimiseSearchGraph (pruning, reverse edges, merge; degree ≤ 256): the CPU
+  /// path's result.
+  virtual std::vector<std::int32_t> optimiseSearchGraph(const MatrixView<std::int32_t>& knn,
+                                                        int degree, const Context& context) = 0;
   /// The graph index's device side: `sample` (count ids) and `upper` (count × degree,
   /// sample-local ids) are the upper layer.
   virtual std::unique_ptr<GraphSearcher>
