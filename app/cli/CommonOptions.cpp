@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <thread>
 
 namespace nearscape::cli {
 
@@ -31,6 +32,9 @@ Context CommonOptions::context() const {
   Context c;
   c.backend = parseBackend(backend).value_or(Backend::Auto);
   c.threads = threads;
+  // Ranks sharing a host share its cores (4 ranks × all cores each thrash on 2 cores).
+  if (const Ranks* ranks = commandRanks(); ranks && threads == 0)
+    c.threads = std::max(1, int(std::thread::hardware_concurrency()) / ranks->ranksOnThisHost());
   c.seed = seed;
   if (!memoryBudget.empty())
     c.memoryBudget = parseByteSize(memoryBudget);
@@ -45,6 +49,18 @@ Context CommonOptions::context() const {
     c.logLevel = *parsed;
   }
   return c;
+}
+
+namespace {
+Ranks* g_ranks = nullptr;
+} // namespace
+
+Ranks* commandRanks() {
+  return g_ranks;
+}
+
+void setCommandRanks(Ranks* ranks) {
+  g_ranks = ranks;
 }
 
 JobControl& commandJob() {
@@ -129,32 +145,38 @@ std::string withFileName(const std::string& message, const InputNames& inputs) {
 } // namespace
 
 int runGuarded(const std::function<int()>& body, const InputNames& inputs) {
+  // Under mpirun every rank prints its own error: say which rank it is.
+  auto errorTag = [] {
+    const Ranks* ranks = commandRanks();
+    return ranks ? "nearscape-cli (rank " + std::to_string(ranks->rank()) + " of " +
+                       std::to_string(ranks->size()) + "): "
+                 : std::string("nearscape-cli: ");
+  };
   try {
     return body();
   } catch (const Cancelled&) {
-    std::cerr << "nearscape-cli: cancelled; no output was written\n";
+    std::cerr << errorTag() << "cancelled; no output was written\n";
     return kExitFailure;
   } catch (const WriteError& e) { // disk full, read-only folder: the machine, not the input
-    std::cerr << "nearscape-cli: " << e.what() << '\n';
+    std::cerr << errorTag() << e.what() << '\n';
     return kExitFailure;
   } catch (const Unsupported& e) { // --backend cuda with what only the CPU path takes
-    std::cerr << "nearscape-cli: bad input: " << e.what()
-              << "; --backend auto runs it on the CPU\n";
+    std::cerr << errorTag() << "bad input: " << e.what() << "; --backend auto runs it on the CPU\n";
     return kExitBadInput;
   } catch (const DeviceUnavailable& e) {
-    std::cerr << "nearscape-cli: " << e.what() << '\n';
+    std::cerr << errorTag() << e.what() << '\n';
     return kExitFailure;
   } catch (const FormatError& e) {
-    std::cerr << "nearscape-cli: bad input: " << e.what() << '\n';
+    std::cerr << errorTag() << "bad input: " << e.what() << '\n';
     return kExitBadInput;
   } catch (const InvalidArgument& e) {
-    std::cerr << "nearscape-cli: bad input: " << withFileName(e.what(), inputs) << '\n';
+    std::cerr << errorTag() << "bad input: " << withFileName(e.what(), inputs) << '\n';
     return kExitBadInput;
   } catch (const IoError& e) {
-    std::cerr << "nearscape-cli: " << e.what() << '\n';
+    std::cerr << errorTag() << e.what() << '\n';
     return kExitBadInput;
   } catch (const std::exception& e) {
-    std::cerr << "nearscape-cli: error: " << e.what() << '\n';
+    std::cerr << errorTag() << "error: " << e.what() << '\n';
     return kExitFailure;
   }
 }
