@@ -159,6 +159,29 @@ private slots:
     }
   }
 
+  void layoutAndPathOnRank0() {
+    // The graph (exact here) built by the ranks, the map and the paths by rank 0: the same map and
+    // path as one process's.
+    const QString data = writeData("map.npy", 1200, 8, 6);
+    const QString one = m_dir.filePath("map1.npy"), two = m_dir.filePath("map2.npy");
+    QCOMPARE(cli(0, {"layout", data, "--epochs", "40", "--out", one}).code, 0);
+    const Run r = cli(2, {"layout", data, "--epochs", "40", "--out", two, "--json"});
+    QVERIFY2(r.code == 0, r.err.constData());
+    QCOMPARE(readBytes(two), readBytes(one));
+    QCOMPARE(QJsonDocument::fromJson(r.out).object()["ranks"].toInt(), 2);
+
+    const QStringList path{"path", data, "--from", "3", "--to", "1100", "--bridge", "--json"};
+    const Run alone = cli(0, path), ranked = cli(4, path);
+    QVERIFY2(ranked.code == 0, ranked.err.constData());
+    const QJsonObject a = QJsonDocument::fromJson(alone.out).object();
+    const QJsonObject b = QJsonDocument::fromJson(ranked.out).object();
+    QVERIFY(a["found"].toBool());
+    QCOMPARE(b["path"].toArray(), a["path"].toArray());
+    QCOMPARE(b["shortest"].toObject()["path"].toArray(),
+             a["shortest"].toObject()["path"].toArray());
+    QCOMPARE(b["per_rank"].toArray().size(), 4);
+  }
+
   void failingRankEndsTheJob_data() {
     QTest::addColumn<int>("ranks");
     QTest::addColumn<QString>("method");
