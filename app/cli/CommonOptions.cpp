@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <sched.h>
 #include <thread>
 
 namespace nearscape::cli {
@@ -32,9 +33,14 @@ Context CommonOptions::context() const {
   Context c;
   c.backend = parseBackend(backend).value_or(Backend::Auto);
   c.threads = threads;
-  // Ranks sharing a host share its cores (4 ranks × all cores each thrash on 2 cores).
-  if (const Ranks* ranks = commandRanks(); ranks && threads == 0)
-    c.threads = std::max(1, int(std::thread::hardware_concurrency()) / ranks->ranksOnThisHost());
+  // Ranks sharing a host share its cores (4 ranks × all cores each thrash on 2 cores), and a
+  // rank bound to some cores (mpirun binds each to one core by default) uses only those.
+  if (const Ranks* ranks = commandRanks(); ranks && threads == 0) {
+    int cores = std::max(1, int(std::thread::hardware_concurrency()) / ranks->ranksOnThisHost());
+    if (cpu_set_t allowed; sched_getaffinity(0, sizeof allowed, &allowed) == 0)
+      cores = std::min(cores, CPU_COUNT(&allowed));
+    c.threads = std::max(1, cores);
+  }
   c.seed = seed;
   if (!memoryBudget.empty())
     c.memoryBudget = parseByteSize(memoryBudget);
@@ -152,31 +158,33 @@ int runGuarded(const std::function<int()>& body, const InputNames& inputs) {
                        std::to_string(ranks->size()) + "): "
                  : std::string("nearscape-cli: ");
   };
+  // One write a line: the ranks' lines reach mpirun's terminal whole, not interleaved.
+  auto say = [&](const std::string& text) { std::cerr << errorTag() + text + '\n' << std::flush; };
   try {
     return body();
   } catch (const Cancelled&) {
-    std::cerr << errorTag() << "cancelled; no output was written\n";
+    say("cancelled; no output was written");
     return kExitFailure;
   } catch (const WriteError& e) { // disk full, read-only folder: the machine, not the input
-    std::cerr << errorTag() << e.what() << '\n';
+    say(e.what());
     return kExitFailure;
   } catch (const Unsupported& e) { // --backend cuda with what only the CPU path takes
-    std::cerr << errorTag() << "bad input: " << e.what() << "; --backend auto runs it on the CPU\n";
+    say(std::string("bad input: ") + e.what() + "; --backend auto runs it on the CPU");
     return kExitBadInput;
   } catch (const DeviceUnavailable& e) {
-    std::cerr << errorTag() << e.what() << '\n';
+    say(e.what());
     return kExitFailure;
   } catch (const FormatError& e) {
-    std::cerr << errorTag() << "bad input: " << e.what() << '\n';
+    say(std::string("bad input: ") + e.what());
     return kExitBadInput;
   } catch (const InvalidArgument& e) {
-    std::cerr << errorTag() << "bad input: " << withFileName(e.what(), inputs) << '\n';
+    say(std::string("bad input: ") + withFileName(e.what(), inputs));
     return kExitBadInput;
   } catch (const IoError& e) {
-    std::cerr << errorTag() << e.what() << '\n';
+    say(e.what());
     return kExitBadInput;
   } catch (const std::exception& e) {
-    std::cerr << errorTag() << "error: " << e.what() << '\n';
+    say(std::string("error: ") + e.what());
     return kExitFailure;
   }
 }

@@ -17,7 +17,7 @@ void onEveryRank(const std::string& what, const std::function<void()>& body);
 /// True where outputs are written and results printed: one process, or rank 0 of the job.
 bool isLeadRank();
 
-/// Under mpirun, refuses what only one process does (a --queries search, --extend) with
+/// Under mpirun, refuses what only one process does (--extend) with
 /// InvalidArgument naming it; `what` is the option, `given` whether it was given.
 void refuseUnderRanks(bool given, const std::string& what);
 
@@ -27,5 +27,11 @@ void refuseUnderRanks(bool given, const std::string& what);
 KnnResult graphOnRanks(const MatrixView<float>& data, int k, Metric metric, GraphMethod method,
                        const Context& context, JobControl& job, const NnDescentParams& params,
                        nlohmann::ordered_json& shares);
+
+/// The exact search of `queries` in `base` by the ranks of the job (distributedKnnSearch), each
+/// searching a slice of the base: rank 0 gets the result and `shares`; the others an empty one.
+KnnResult searchOnRanks(const MatrixView<float>& queries, const MatrixView<float>& base, int k,
+                        Metric metric, const Context& context, JobControl& job,
+                        nlohmann::ordered_json& shares);
 
 } // namespace nearscape::cli

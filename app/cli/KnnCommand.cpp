@@ -37,8 +37,8 @@ int runKnn(const KnnArgs& args) {
     throw InvalidArgument("--iters must be at least 1 (NN-Descent needs an iteration to improve "
                           "its random start)");
   JobControl& job = commandJob();
-  // Under mpirun every rank reads and checks the same inputs; the graph alone is distributed.
-  refuseUnderRanks(!args.queries.empty(), "--queries (an exact search)");
+  // Under mpirun every rank reads and checks the same inputs; the graph or the search is
+  // distributed.
   refuseUnderRanks(!args.extend.empty(), "--extend");
   // Outputs are checked before any work, and land together at the end (or not at all).
   OutputSet outputs;
@@ -88,7 +88,10 @@ int runKnn(const KnnArgs& args) {
   KnnResult result;
   nlohmann::ordered_json shares; // under mpirun: each rank's rows and seconds
   if (Ranks* ranks = commandRanks()) {
-    result = graphOnRanks(data.vectors.view(), args.k, metric, method, context, job, nnd, shares);
+    result = args.queries.empty() ? graphOnRanks(data.vectors.view(), args.k, metric, method,
+                                                 context, job, nnd, shares)
+                                  : searchOnRanks(queries.vectors.view(), data.vectors.view(),
+                                                  args.k, metric, context, job, shares);
     if (ranks->rank() != 0)
       return kExitOk; // rank 0 writes and prints
   } else if (!args.extend.empty()) {

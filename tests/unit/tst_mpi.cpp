@@ -119,6 +119,28 @@ private slots:
     }
   }
 
+  void exactSearchEqualsOneProcess() {
+    // The base split among the ranks, the top k merged up a tree (3 ranks: one waits a step).
+    const QString data = writeData("base.npy", 1000, 12, 7);
+    const QString queries = writeData("queries.npy", 300, 12, 8);
+    const QStringList args{"knn", data, "--queries", queries, "--k", "12", "--json"};
+    QCOMPARE(cli(0, args + QStringList{"--out", m_dir.filePath("s1.npy"), "--out-dist",
+                                       m_dir.filePath("s1_d.npy")})
+                 .code,
+             0);
+    for (int ranks : {3, 4}) {
+      const QString ids = m_dir.filePath(QString("s%1.npy").arg(ranks));
+      const QString dists = m_dir.filePath(QString("s%1_d.npy").arg(ranks));
+      const Run r = cli(ranks, args + QStringList{"--out", ids, "--out-dist", dists});
+      QVERIFY2(r.code == 0, r.err.constData());
+      QCOMPARE(readBytes(ids), readBytes(m_dir.filePath("s1.npy")));
+      QCOMPARE(readBytes(dists), readBytes(m_dir.filePath("s1_d.npy")));
+      const QJsonObject j = QJsonDocument::fromJson(r.out).object();
+      QCOMPARE(j["mode"].toString(), QString("search"));
+      QCOMPARE(j["per_rank"].toArray().size(), ranks);
+    }
+  }
+
   void nnDescentWithinRecall() {
     const QString data = writeData("nnd.npy", 4000, 16, 2);
     const QString truth = m_dir.filePath("truth.npy");
@@ -246,9 +268,9 @@ private slots:
     Run r = cli(2, {"info", data});
     QVERIFY(r.code != 0);
     QVERIFY2(r.err.contains("under mpirun only knn, layout and path run"), r.err.constData());
-    r = cli(2, {"knn", data, "--k", "5", "--queries", data});
+    r = cli(2, {"knn", data, "--k", "5", "--extend", data});
     QVERIFY(r.code != 0);
-    QVERIFY2(r.err.contains("--queries (an exact search) runs as one process"), r.err.constData());
+    QVERIFY2(r.err.contains("--extend runs as one process"), r.err.constData());
     // More ranks than NN-Descent can give more than k rows each.
     r = cli(4, {"knn", data, "--k", "60", "--method", "nndescent"});
     QCOMPARE(r.code, 2);

@@ -54,12 +54,14 @@ void injectFault(int rank, const std::string& what) {
 /// ascending float64 distance, then id.
 class RowMerger {
 public:
-  RowMerger(const MatrixView<float>& data, Metric metric, int k)
-      : m_data(data), m_metric(metric), m_k(k), m_ids(std::size_t(k)), m_dists(std::size_t(k)) {}
+  RowMerger(const MatrixView<float>& queries, const MatrixView<float>& base, Metric metric, int k)
+      : m_queries(queries), m_base(base), m_metric(metric), m_k(k), m_ids(std::size_t(k)),
+        m_dists(std::size_t(k)) {}
 
   /// Merges `ids`/`dists` (k entries, sorted as above) into `bestIds`/`bestDists` (k entries,
-  /// sorted) for the query row `row` of `data`. Equal float32 distances are ordered by their
-  /// float64 distances, recomputed, so that the order matches one process's (finishRow's).
+  /// sorted) for the query row `row` of `queries` (ids are rows of `base`). Equal float32 distances
+  /// are ordered by their float64 distances, recomputed, so that the order matches one process's
+  /// (finishRow's).
   void merge(std::int64_t row, std::int32_t* bestIds, float* bestDists, const std::int32_t* ids,
              const float* dists) {
     int a = 0, b = 0, out = 0;
@@ -94,8 +96,9 @@ private:
   bool before(std::int64_t row, std::int32_t idA, float distA, std::int32_t idB, float distB) {
     if (distA != distB)
       return distA < distB;
-    const double exactA = exactDistance(m_data.row(row), m_data.row(idA), m_data.cols, m_metric);
-    const double exactB = exactDistance(m_data.row(row), m_data.row(idB), m_data.cols, m_metric);
+    const float* query = m_queries.row(row);
+    const double exactA = exactDistance(query, m_base.row(idA), m_base.cols, m_metric);
+    const double exactB = exactDistance(query, m_base.row(idB), m_base.cols, m_metric);
     return exactA != exactB ? exactA < exactB : idA < idB;
   }
   bool seen(std::int32_t id, int count) const {
@@ -105,7 +108,7 @@ private:
     return false;
   }
 
-  MatrixView<float> m_data;
+  MatrixView<float> m_queries, m_base;
   Metric m_metric;
   int m_k;
   std::vector<std::int32_t> m_ids;
@@ -133,7 +136,7 @@ void foldResult(Slice& slice, const KnnResult& found, std::int64_t offset,
   const std::int64_t kc = found.ids.cols();
 #pragma omp parallel num_threads(threads)
   {
-    RowMerger merger(data, metric, k);
+    RowMerger merger(data, data, metric, k);
     std::vector<std::int32_t> ids(static_cast<std::size_t>(k));
     std::vector<float> dists(static_cast<std::size_t>(k));
 #pragma omp for schedule(static)
@@ -362,6 +365,92 @@ DistributedGraph gather(Ranks& ranks, Slice& mine, const RankShare& share, std::
 }
 
 } // namespace
+
+DistributedSearch distributedKnnSearch(const MatrixView<float>& queries,
+                                       const MatrixView<float>& base, int k, Metric metric,
+                                       const Context& context, Ranks& ranks, JobControl& job) {
+  const auto started = Clock::now();
+  const int size = ranks.size(), rank = ranks.rank();
+  const std::int64_t nq = queries.rows, n = base.rows;
+  runOnRanks(ranks, "checking the slices", [&] {
+    NEARSCAPE_EXPECTS(k >= 1 && k <= n,
+                      "k must lie in [1, base rows] (" + std::to_string(n) + " base rows)");
+    NEARSCAPE_EXPECTS(queries.cols == base.cols, "the queries' dimension must be the data's");
+    if (n / size < 1)
+      throw InvalidArgument(std::to_string(size) + " ranks for " + std::to_string(n) +
+                            " base rows leave a rank without rows");
+  });
+  const std::int64_t begin = rankSliceBegin(n, rank, size), end = rankSliceBegin(n, rank + 1, size);
+  RankShare share;
+  share.rows = end - begin;
+  // Every query against this rank's slice of the base.
+  Slice found(0, nq, k);
+  auto t = Clock::now();
+  runOnRanks(ranks, "exact search", [&] {
+    const KnnResult part =
+        knnSearch(queries, {base.row(begin), end - begin, base.cols},
+                  int(std::min<std::int64_t>(k, end - begin)), metric, context, job);
+    found.report = part.report;
+    found.backend = part.backend;
+    const std::int64_t kc = part.ids.cols();
+#pragma omp parallel for schedule(static) num_threads(effectiveThreads(context))
+    for (std::int64_t q = 0; q < nq; ++q)
+      for (std::int64_t c = 0; c < kc; ++c) {
+        const std::int32_t id = part.ids.row(q)[c];
+        found.ids[std::size_t(q * k + c)] = id < 0 ? -1 : std::int32_t(id + begin);
+        found.dists[std::size_t(q * k + c)] =
+            id < 0 ? std::numeric_limits<float>::infinity() : part.distances.row(q)[c];
+      }
+  });
+  share.seconds += since(t);
+  // The top k merged up a binomial tree: in step s, rank r + 2^s sends its lists to rank r.
+  std::vector<std::int32_t> ids(found.ids.size());
+  std::vector<float> dists(found.dists.size());
+  for (int step = 1; step < size; step *= 2) {
+    if (rank % (2 * step) == step) {
+      t = Clock::now();
+      ranks.send(rank - step, bytesOf(found.ids.data(), found.ids.size()));
+      ranks.send(rank - step, bytesOf(found.dists.data(), found.dists.size()));
+      share.waitSeconds += since(t);
+      break;
+    }
+    if (rank % (2 * step) != 0 || rank + step >= size)
+      continue;
+    t = Clock::now();
+    ranks.receive(rank + step, bytesOf(ids.data(), ids.size()));
+    ranks.receive(rank + step, bytesOf(dists.data(), dists.size()));
+    share.waitSeconds += since(t);
+    t = Clock::now();
+#pragma omp parallel num_threads(effectiveThreads(context))
+    {
+      RowMerger merger(queries, base, metric, k);
+#pragma omp for schedule(static)
+      for (std::int64_t q = 0; q < nq; ++q)
+        merger.merge(q, found.ids.data() + q * k, found.dists.data() + q * k, ids.data() + q * k,
+                     dists.data() + q * k);
+    }
+    share.seconds += since(t);
+  }
+  DistributedSearch out;
+  if (rank != 0) {
+    ranks.send(0, bytesOf(&share, 1));
+    out.shares = {share};
+    return out;
+  }
+  out.shares.push_back(share);
+  for (int r = 1; r < size; ++r) {
+    RankShare theirs;
+    ranks.receive(r, bytesOf(&theirs, 1));
+    out.shares.push_back(theirs);
+  }
+  out.result.ids = Matrix<std::int32_t>(std::move(found.ids), nq, k);
+  out.result.distances = Matrix<float>(std::move(found.dists), nq, k);
+  out.result.backend = found.backend;
+  out.result.report = found.report;
+  out.result.report.detail = std::to_string(size) + " ranks, each a slice of the base";
+  out.result.seconds = since(started);
+  return out;
+}
 
 void runOnRanks(Ranks& ranks, const std::string& what, const std::function<void()>& body) {
   std::exception_ptr error;

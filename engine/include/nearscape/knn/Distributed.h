@@ -90,4 +90,19 @@ DistributedGraph distributedKnnGraph(const MatrixView<float>& data, int k, Metri
                                      JobControl& job = noJobControl(),
                                      const NnDescentParams& params = {});
 
+struct DistributedSearch {
+  KnnResult result;              ///< rank 0: queries × k (base ids); other ranks: empty
+  std::vector<RankShare> shares; ///< rank 0: one per rank; other ranks: their own only
+};
+
+/// The exact k nearest rows of `base` for each row of `queries` (both identical on every rank),
+/// the base split among the ranks: each rank searches every query in its slice of the base, and
+/// the lists are merged up a binomial tree by (distance, id) as one process orders them, so the
+/// result equals knnSearch's. Each rank holds queries × k results; rank 0 gets the merged ones.
+/// Collective; throws as knnSearch, and RankFailed when another rank failed.
+DistributedSearch distributedKnnSearch(const MatrixView<float>& queries,
+                                       const MatrixView<float>& base, int k, Metric metric,
+                                       const Context& context, Ranks& ranks,
+                                       JobControl& job = noJobControl());
+
 } // namespace nearscape
