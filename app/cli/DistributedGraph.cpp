@@ -33,6 +33,8 @@ nlohmann::ordered_json sharesJson(const std::vector<RankShare>& shares) {
     rows.push_back({{"rank", r},
                     {"rows", s.rows},
                     {"seconds", s.seconds},
+                    {"build_s", s.buildSeconds},
+                    {"merge_s", s.mergeSeconds},
                     {"wait_s", s.waitSeconds},
                     {"merges", s.merges}});
   }

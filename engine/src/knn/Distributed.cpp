@@ -27,6 +27,11 @@ template <typename T> std::span<std::byte> bytesOf(T* data, std::size_t count) {
   return {reinterpret_cast<std::byte*>(data), count * sizeof(T)};
 }
 
+/// runOnRanks with its body's time added to share.seconds (and to `part`, when given) and the
+/// wait for the other ranks' outcome to share.waitSeconds.
+void timedPhase(Ranks& ranks, const std::string& what, RankShare& share, double* part,
+                const std::function<void()>& body);
+
 /// NEARSCAPE_FAULT_RANK=R[:PHASE][:kill], for tests: rank R fails on entering PHASE.
 void injectFault(int rank, const std::string& what) {
   const char* text = std::getenv("NEARSCAPE_FAULT_RANK");
@@ -164,8 +169,7 @@ void exactRing(const MatrixView<float>& data, int k, Metric metric, const Contex
   MatrixView<float> chunk = queries; // step 0: its own slice, straight from `data`
   int holding = rank;
   for (int step = 0; step < size; ++step) {
-    auto t = Clock::now();
-    runOnRanks(ranks, "exact search", [&] {
+    timedPhase(ranks, "exact search", share, nullptr, [&] {
       JobControl part = job.sub(double(step) / size, double(step + 1) / size);
       const std::int64_t offset = rankSliceBegin(n, holding, size);
       if (holding == rank) {
@@ -181,11 +185,10 @@ void exactRing(const MatrixView<float>& data, int k, Metric metric, const Contex
                    offset, data, metric, k, effectiveThreads(context));
       }
     });
-    share.seconds += since(t);
     if (step + 1 == size)
       break;
     // Pass the slice held on to the previous rank; take the next rank's.
-    t = Clock::now();
+    const auto t = Clock::now();
     const int next = (holding + 1) % size;
     const std::int64_t nextRows = rankSliceBegin(n, next + 1, size) - rankSliceBegin(n, next, size);
     incoming.resize(std::size_t(nextRows * d));
@@ -232,13 +235,11 @@ void nnDescentTournament(const MatrixView<float>& data, int k, Metric metric,
   };
 
   KnnResult own; // the slice's own graph (slice-local ids): every merge starts from it
-  auto t = Clock::now();
-  runOnRanks(ranks, "building the slice's graph", [&] {
+  timedPhase(ranks, "building the slice's graph", share, &share.buildSeconds, [&] {
     JobControl sub = part(0);
     own = nnDescentGraph(rows, k, metric, context, sub, partial);
     foldResult(mine, own, mine.begin, data, metric, k, threads);
   });
-  share.seconds += since(t);
 
   for (int round = 0; round < rounds; ++round) {
     const int partner = partnerOf(rank, round, size);
@@ -248,7 +249,7 @@ void nnDescentTournament(const MatrixView<float>& data, int k, Metric metric,
     const std::int64_t theirRows =
         partner < 0 ? 0 : rankSliceBegin(n, partner + 1, size) - theirBegin;
     // The guest sends its rows and its own graph; the host holds the two slices.
-    t = Clock::now();
+    auto t = Clock::now();
     std::vector<float> theirVectors;
     std::vector<std::int32_t> theirGraph;
     if (partner >= 0 && host) {
@@ -262,10 +263,9 @@ void nnDescentTournament(const MatrixView<float>& data, int k, Metric metric,
     }
     share.waitSeconds += since(t);
 
-    t = Clock::now();
     std::vector<std::int32_t> backIds; // the guest's rows of the merged graph (global ids)
     std::vector<float> backDists;
-    runOnRanks(ranks, "merging slices", [&] {
+    timedPhase(ranks, "merging slices", share, &share.mergeSeconds, [&] {
       if (!host)
         return;
       // [low's rows; high's rows], each graph with ids local to its own slice (GGM's input).
@@ -308,7 +308,6 @@ void nnDescentTournament(const MatrixView<float>& data, int k, Metric metric,
       foldResult(mine, minePart, 0, data, metric, k, threads);
       ++share.merges;
     });
-    share.seconds += since(t);
 
     t = Clock::now();
     if (partner >= 0 && host) {
@@ -328,6 +327,7 @@ void nnDescentTournament(const MatrixView<float>& data, int k, Metric metric,
       back.backend = mine.backend;
       foldResult(mine, back, 0, data, metric, k, threads);
       share.seconds += since(t);
+      share.mergeSeconds += since(t);
       continue;
     }
     share.waitSeconds += since(t);
@@ -385,8 +385,7 @@ DistributedSearch distributedKnnSearch(const MatrixView<float>& queries,
   share.rows = end - begin;
   // Every query against this rank's slice of the base.
   Slice found(0, nq, k);
-  auto t = Clock::now();
-  runOnRanks(ranks, "exact search", [&] {
+  timedPhase(ranks, "exact search", share, nullptr, [&] {
     const KnnResult part =
         knnSearch(queries, {base.row(begin), end - begin, base.cols},
                   int(std::min<std::int64_t>(k, end - begin)), metric, context, job);
@@ -402,13 +401,12 @@ DistributedSearch distributedKnnSearch(const MatrixView<float>& queries,
             id < 0 ? std::numeric_limits<float>::infinity() : part.distances.row(q)[c];
       }
   });
-  share.seconds += since(t);
   // The top k merged up a binomial tree: in step s, rank r + 2^s sends its lists to rank r.
   std::vector<std::int32_t> ids(found.ids.size());
   std::vector<float> dists(found.dists.size());
   for (int step = 1; step < size; step *= 2) {
     if (rank % (2 * step) == step) {
-      t = Clock::now();
+      const auto t = Clock::now();
       ranks.send(rank - step, bytesOf(found.ids.data(), found.ids.size()));
       ranks.send(rank - step, bytesOf(found.dists.data(), found.dists.size()));
       share.waitSeconds += since(t);
@@ -416,7 +414,7 @@ DistributedSearch distributedKnnSearch(const MatrixView<float>& queries,
     }
     if (rank % (2 * step) != 0 || rank + step >= size)
       continue;
-    t = Clock::now();
+    auto t = Clock::now();
     ranks.receive(rank + step, bytesOf(ids.data(), ids.size()));
     ranks.receive(rank + step, bytesOf(dists.data(), dists.size()));
     share.waitSeconds += since(t);
@@ -451,6 +449,30 @@ DistributedSearch distributedKnnSearch(const MatrixView<float>& queries,
   out.result.seconds = since(started);
   return out;
 }
+
+namespace {
+
+void timedPhase(Ranks& ranks, const std::string& what, RankShare& share, double* part,
+                const std::function<void()>& body) {
+  const auto started = Clock::now();
+  double inside = 0;
+  runOnRanks(ranks, what, [&] {
+    const auto t = Clock::now();
+    try {
+      body();
+    } catch (...) {
+      inside = since(t);
+      throw;
+    }
+    inside = since(t);
+  });
+  share.seconds += inside;
+  if (part)
+    *part += inside;
+  share.waitSeconds += since(started) - inside;
+}
+
+} // namespace
 
 void runOnRanks(Ranks& ranks, const std::string& what, const std::function<void()>& body) {
   std::exception_ptr error;
@@ -512,7 +534,7 @@ DistributedGraph distributedKnnGraph(const MatrixView<float>& data, int k, Metri
     out.graph.backend = mine.backend;
     out.graph.report = mine.report;
     out.graph.report.iterations = 0; // each slice and merge ran its own
-    out.graph.report.shards = resolved == GraphMethod::Exact ? 0 : size;
+    out.graph.report.shards = resolved == GraphMethod::Exact || size == 1 ? 0 : size;
     out.graph.report.detail =
         std::to_string(size) + " ranks" +
         (resolved == GraphMethod::Exact ? ", slices passed round a ring" : "");

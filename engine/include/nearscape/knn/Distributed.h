@@ -63,10 +63,12 @@ std::int64_t rankSliceBegin(std::int64_t n, int rank, int size);
 
 /// What one rank did.
 struct RankShare {
-  std::int64_t rows = 0;  ///< rows of its slice
-  double seconds = 0;     ///< its own compute time (graph, merges), without waiting for others
-  double waitSeconds = 0; ///< time spent sending, receiving and waiting for the others
-  int merges = 0;         ///< NN-Descent: GGM merges it ran
+  std::int64_t rows = 0;   ///< rows of its slice
+  double seconds = 0;      ///< its own compute time (graph, merges), without waiting for others
+  double waitSeconds = 0;  ///< time spent sending, receiving and waiting for the others
+  double buildSeconds = 0; ///< NN-Descent: its slice's own graph (part of `seconds`)
+  double mergeSeconds = 0; ///< NN-Descent: GGM merges it ran and folds (part of `seconds`)
+  int merges = 0;          ///< NN-Descent: GGM merges it ran
 };
 
 struct DistributedGraph {
