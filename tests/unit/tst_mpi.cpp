@@ -38,6 +38,12 @@ private:
     env.insert("OMPI_ALLOW_RUN_AS_ROOT", "1");
     env.insert("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
     env.insert("OMPI_MCA_btl_vader_single_copy_mechanism", "none");
+    // The ASan build: Open MPI's and PMIx's components stay loaded and leaks get whole stacks, so
+    // that what MPI_Finalize leaves is recognised by its libraries (tests/sanitizers/lsan.supp).
+    env.insert("OMPI_MCA_mca_base_component_disable_dlclose", "1");
+    env.insert("PMIX_MCA_mca_base_component_disable_dlclose", "1");
+    if (env.contains("ASAN_OPTIONS"))
+      env.insert("ASAN_OPTIONS", env.value("ASAN_OPTIONS") + ":fast_unwind_on_malloc=0");
     if (!fault.isEmpty())
       env.insert("NEARSCAPE_FAULT_RANK", fault);
     p.setProcessEnvironment(env);
