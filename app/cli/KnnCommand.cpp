@@ -55,6 +55,7 @@ int runKnn(const KnnArgs& args) {
     outputs.addOutput(args.outDist);
     OpenOptions options;
     options.loadThumbnails = false;
+    options.hash = isLeadRank(); // the other ranks read only their slices
     data = openInput(args.path, options, job);
     if (!args.queries.empty())
       queries = openInput(args.queries, options, job);

@@ -36,6 +36,7 @@ int runLayout(const LayoutArgs& a) {
     NEARSCAPE_EXPECTS(a.trustK >= 1, "--trust-k must be at least 1");
     OpenOptions options;
     options.loadThumbnails = false;
+    options.hash = isLeadRank(); // the other ranks read only their slices
     ds = openInput(a.path, options, job);
     if (a.dim != 2 && a.dim != 3)
       throw InvalidArgument("--dim must be 2 or 3");

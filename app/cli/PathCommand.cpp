@@ -49,6 +49,7 @@ int runPath(const PathArgs& a) {
   OpenOptions options;
   options.metaPath = a.meta;
   options.loadThumbnails = false;
+  options.hash = isLeadRank(); // the other ranks read only their slices
   auto t = std::chrono::steady_clock::now();
   Dataset ds;
   onEveryRank("reading the data", [&] { // under mpirun: every rank, which agree on failures
