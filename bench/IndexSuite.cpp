@@ -2,6 +2,7 @@
 
 #include "BenchUtil.h"
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
@@ -50,6 +51,8 @@ int runIndex(const IndexArgs& a) {
   Context context;
   context.threads = a.threads;
   context.backend = *parseBackend(a.backend);
+  if (const char* level = std::getenv("NEARSCAPE_LOG")) // the build's phases at "debug"
+    context.logLevel = parseLogLevel(level).value_or(context.logLevel);
   OpenOptions options;
   options.loadThumbnails = false;
   const Dataset ds = openDataset(a.data, options);

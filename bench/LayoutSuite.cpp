@@ -166,6 +166,7 @@ int runMst(const MstArgs& a) {
 struct NndArgs {
   std::string data, truth, label, backend = "cpu", peer = "pynndescent";
   int k = 10, repeats = 1;
+  std::int64_t rows = 0;      ///< > 0: the first this many rows of the data only
   std::string memoryBudget;   ///< e.g. "2G": shards merged by GGM beyond it
   std::int64_t checkRows = 0; ///< > 0: recall on this many seeded rows (exact search), not all
   NnDescentParams params;
@@ -182,7 +183,9 @@ int runNnd(const NndArgs& a) {
   OpenOptions options;
   options.loadThumbnails = false;
   const Dataset ds = openDataset(a.data, options);
-  const MatrixView<float> x = ds.vectors.view();
+  const MatrixView<float> x{ds.vectors.data(),
+                            a.rows > 0 ? std::min(a.rows, ds.vectors.rows()) : ds.vectors.rows(),
+                            ds.vectors.cols()};
   // The exact graph: the judge of both and, with --peer exact, the peer itself (timed after ours
   // in each repeat, warm).
   std::vector<std::int32_t> truth;
@@ -292,6 +295,8 @@ void addNnDescentSuite(CLI::App& app, int& exitCode) {
       ->capture_default_str();
   cmd->add_option("--memory-budget", a->memoryBudget,
                   "Working-memory budget, e.g. 2G: shards merged by GGM");
+  cmd->add_option("--rows", a->rows,
+                  "Use the first ROWS rows of the data only (a crossover sweep)");
   cmd->add_option("--check-rows", a->checkRows,
                   "Recall on this many seeded rows (0: all, from the exact graph)");
   cmd->add_option("--k", a->k)->capture_default_str();

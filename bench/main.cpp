@@ -1,6 +1,7 @@
 // nearscape-bench: named suites; each prints a table and can write JSON. Engine only, no Qt.
 #include "DuplicatesSuite.h"
 #include "ExactSuite.h"
+#include "ExploreSuite.h"
 #include "IndexSuite.h"
 #include "LayoutSuite.h"
 
@@ -14,6 +15,7 @@ int main(int argc, char** argv) {
   nearscape::bench::addExactSuite(app, exitCode);
   nearscape::bench::addTopkSuite(app, exitCode);
   nearscape::bench::addLayoutSuite(app, exitCode);
+  nearscape::bench::addExploreSuite(app, exitCode);
   nearscape::bench::addMstSuite(app, exitCode);
   nearscape::bench::addNnDescentSuite(app, exitCode);
   nearscape::bench::addIndexSuite(app, exitCode);

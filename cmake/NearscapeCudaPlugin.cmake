@@ -16,6 +16,7 @@ add_library(nearscape_cuda MODULE
   src/cuda/TopK.cu
   src/cuda/GraphSearch.cu
   src/cuda/Boruvka.cu
+  src/cuda/SearchGraphPrune.cu
   src/cuda/GraphLayout.cu
   src/cuda/Ivf.cu
   src/cuda/Gnnd.cu

@@ -3,6 +3,8 @@
 #   bin/nearscape, bin/nearscape-cli           RUNPATH $ORIGIN/../lib/nearscape
 #   lib/nearscape/libnearscape_engine.so       the CPU engine (private)
 #   lib/nearscape/libnearscape_cuda.so         the CUDA plugin, in a build with CUDA
+#   lib/python3/dist-packages/nearscape/       the Python module (NEARSCAPE_BUILD_PYTHON), its
+#                                              extension's RUNPATH $ORIGIN/../../../nearscape
 #   share/{applications,metainfo,mime,icons,man,bash-completion,doc}
 set(_res ${PROJECT_SOURCE_DIR}/resources)
 install(FILES ${_res}/nearscape.desktop DESTINATION share/applications)
@@ -61,7 +63,9 @@ set(CPACK_DEBIAN_PACKAGE_DESCRIPTION "Nearscape draws a map of a file of image o
 explore true neighbourhoods, exact and approximate kNN graphs, min-max paths
 between items and the recall/speed trade-offs of ANN indexes. It reads
 NumPy, TEXMEX, ann-benchmarks HDF5, TensorBoard TSV and IDX files; the
-headless nearscape-cli runs the same engine.
+headless nearscape-cli runs the same engine, and so does the Python module
+nearscape, on NumPy arrays (import nearscape; nearscape.show(x) opens the
+explorer on an array).
 .
 The CUDA backend is a plugin loaded at run time: with an NVIDIA driver and
 cuBLAS 13 the GPU is used, otherwise the CPU.")
@@ -75,6 +79,14 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${CMAKE_BINARY_DIR}/engine)
 set(CPACK_DEBIAN_PACKAGE_SECTION science)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "dataset-fashion-mnist, fasttext")
+if(NEARSCAPE_BUILD_PYTHON)
+  # The module is built for one Python 3 version (its extension's ABI tag) and needs NumPy; the
+  # programs need neither, so Python is recommended, not required.
+  math(EXPR _python_next "${Python3_VERSION_MINOR} + 1")
+  string(APPEND CPACK_DEBIAN_PACKAGE_RECOMMENDS
+         ", python3 (>= ${Python3_VERSION_MAJOR}.${Python3_VERSION_MINOR}~)"
+         ", python3 (<< ${Python3_VERSION_MAJOR}.${_python_next}), python3-numpy")
+endif()
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 # Files installed by hand above land as 0644; directories 0755 (lintian checks both).
 set(CPACK_INSTALL_DEFAULT_DIRECTORY_PERMISSIONS

@@ -15,8 +15,10 @@ packages=(
   # ui
   qt6-base-dev qt6-charts-dev libqt6opengl6-dev qt6-qpa-plugins libgl-dev libvtk9-dev
   libgl1-mesa-dri libglx-mesa0 fonts-dejavu-core
+  # the Python module (python/; NEARSCAPE_BUILD_PYTHON)
+  pybind11-dev python3-dev
   # tests (GUI under a virtual display) and the data generator
-  xvfb xauth python3-numpy python3-h5py
+  xvfb xauth python3-numpy python3-h5py python3-pytest
   # the hardening step (scripts/ci-hardening.sh): clang's libFuzzer and sanitizer runtimes, LLVM's
   # OpenMP (with its TSan tool, Archer), ccache
   clang libclang-rt-14-dev libomp-dev ccache

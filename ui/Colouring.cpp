@@ -102,7 +102,10 @@ ColumnChoices columnChoices(const Dataset& data, JobControl& job) {
   const std::size_t columns = data.metadata.columnNames.size();
   for (std::size_t c = 0; c < columns; ++c) {
     const QString name = QString::fromStdString(data.metadata.columnNames[c]);
-    if (name == QStringLiteral("label") || out.colourable.contains(name))
+    // The column the labels came from ("Label", "class", …) is offered as "label" already.
+    const bool labelsFromIt =
+        data.hasLabels() && QString::fromStdString(data.labelSource).endsWith(" (" + name + ")");
+    if (name == QStringLiteral("label") || labelsFromIt || out.colourable.contains(name))
       continue;
     JobControl stage = job.sub(double(c) / double(columns), double(c + 1) / double(columns));
     const std::int64_t limit = std::max<std::int64_t>(kMaxCategories, data.size() / 2);

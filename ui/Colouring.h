@@ -47,9 +47,9 @@ ColourScheme columnScheme(const Dataset& data, int column, JobControl& job = noJ
 
 /// The metadata columns worth colouring by — numbers, and categories that repeat; not
 /// identifiers or free text (mostly unique values, whose colours would say nothing) — and which
-/// of them are numeric (opacity and size can follow those). "label" is left out (always
-/// offered). Reads every column whole: run when data or metadata is opened, off the GUI thread.
-/// Throws Cancelled.
+/// of them are numeric (opacity and size can follow those). "label", and the column the labels
+/// came from ("Label", "class", …), are left out ("label" is always offered). Reads every column
+/// whole: run when data or metadata is opened, off the GUI thread. Throws Cancelled.
 struct ColumnChoices {
   QStringList colourable;
   QStringList numeric;

@@ -723,7 +723,10 @@ void MainWindow::startExploration() {
         // What was computed for this data before comes back from the cache, verified.
         e->method =
             resolveGraphMethod(askedMethod, dataset->size(), dataset->dim(), graphK, context);
-        e->graphKey = graphKey(e->method, graphK, context.seed);
+        // Auto keeps its own key: on a GPU it may take STEP's exact graph where the shape says
+        // NN-Descent (clustered data), which only the data tells.
+        e->graphKey = graphKey(askedMethod == GraphMethod::Auto ? askedMethod : e->method, graphK,
+                               context.seed);
         e->graphMethod = e->method == GraphMethod::Exact            ? "exact"
                          : resolveBackend(context) == Backend::Cuda ? "GNND"
                                                                     : "NN-Descent";
@@ -739,8 +742,14 @@ void MainWindow::startExploration() {
           storeMap(stage, so);
         };
         nearscape::Exploration done = nearscape::explore(
-            dataset->vectors.view(), guiExploreParams(graphK, e->method, metric, dim), context, job,
-            stages);
+            dataset->vectors.view(),
+            guiExploreParams(graphK, askedMethod == GraphMethod::Auto ? askedMethod : e->method,
+                             metric, dim),
+            context, job, stages);
+        if (!done.graphSupplied && done.method != e->method) { // auto found clusters that prune
+          e->method = done.method;
+          e->graphMethod = "exact (STEP)";
+        }
         e->graph = std::move(done.graph);
         e->graphCached = done.graphSupplied;
         e->index = std::move(done.neighbours);

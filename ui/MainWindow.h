@@ -262,6 +262,8 @@ private:
   void showError(const QString& title, const QString& message);
 
   Context m_context;
+  /// The GPU starts while the window opens and the first file is read (joined on close).
+  std::unique_ptr<DeviceWarmUp> m_deviceWarmUp = std::make_unique<DeviceWarmUp>(m_context);
   Preferences m_prefs;
   /// Graphs and maps computed before, keyed by the data's content hash (instant reopen).
   ArtefactCache m_cache{ArtefactCache::defaultFolder(), ArtefactCache::kDefaultMaxBytes};

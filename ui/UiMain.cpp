@@ -326,8 +326,10 @@ int runGui(int argc, char** argv) {
           return;
         settled->stop();
         const bool ok = window.grab().save(shot);
-        std::fprintf(stderr, "nearscape: %s %s\n", ok ? "saved" : "could not save",
-                     qPrintable(shot));
+        // The map's item count beside the picture: what a script (nearscape.show's test) checks.
+        std::fprintf(stderr, "nearscape: %s %s (%lld items on the map)\n",
+                     ok ? "saved" : "could not save", qPrintable(shot),
+                     static_cast<long long>(window.mapView()->pointCount()));
         QApplication::exit(ok ? 0 : 1);
       });
       settled->start();

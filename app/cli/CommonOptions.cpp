@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <sched.h>
 #include <thread>
 
@@ -28,6 +30,15 @@ void CommonOptions::addTo(CLI::App& command) {
                   "or debug (phase timings); default $NEARSCAPE_LOG, else warning")
       ->check(CLI::IsMember({"quiet", "error", "warning", "info", "debug"}));
 }
+
+namespace {
+/// The device started while the command reads its input (DeviceWarmUp); runGuarded waits for it
+/// before the command returns, so no start outlives the program's exit.
+std::optional<DeviceWarmUp>& deviceWarmUp() {
+  static std::optional<DeviceWarmUp> warmUp;
+  return warmUp;
+}
+} // namespace
 
 Context CommonOptions::context() const {
   Context c;
@@ -54,6 +65,8 @@ Context CommonOptions::context() const {
                             "' (quiet, error, warning, info, debug)");
     c.logLevel = *parsed;
   }
+  if (!deviceWarmUp())
+    deviceWarmUp().emplace(c); // the CUDA context and cuBLAS start while the input is read
   return c;
 }
 
@@ -67,6 +80,18 @@ Ranks* commandRanks() {
 
 void setCommandRanks(Ranks* ranks) {
   g_ranks = ranks;
+}
+
+CLI::Validator atLeast(std::int64_t lowest) {
+  return CLI::Validator(
+      [lowest](std::string& text) -> std::string {
+        std::int64_t value = 0;
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+        if (ec != std::errc() || end != text.data() + text.size() || value >= lowest)
+          return {};
+        return "must be at least " + std::to_string(lowest) + ", not " + text;
+      },
+      "≥ " + std::to_string(lowest));
 }
 
 JobControl& commandJob() {
@@ -151,6 +176,9 @@ std::string withFileName(const std::string& message, const InputNames& inputs) {
 } // namespace
 
 int runGuarded(const std::function<int()>& body, const InputNames& inputs) {
+  struct WaitForDevice {
+    ~WaitForDevice() { deviceWarmUp().reset(); }
+  } waitForDevice;
   // Under mpirun every rank prints its own error: say which rank it is.
   auto errorTag = [] {
     const Ranks* ranks = commandRanks();

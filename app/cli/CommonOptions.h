@@ -30,6 +30,10 @@ struct CommonOptions {
   Context context() const;
 };
 
+/// A check for a whole-number option: at least `lowest` ("--show: must be at least 0, not -1").
+/// What is no number is left to the option's own conversion.
+CLI::Validator atLeast(std::int64_t lowest);
+
 /// The job of the running command; SIGINT/SIGTERM request its stop.
 JobControl& commandJob();
 /// The MPI job this process is a rank of (set by main from joinRanks), or null: one process.

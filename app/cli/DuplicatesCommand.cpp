@@ -158,6 +158,7 @@ void addDuplicatesCommand(CLI::App& app, int& exitCode) {
                   "Write the ids to keep, one per group plus every item in none (one per line)");
   cmd->add_option("--pairs", a->pairsOut, "Write every pair found here (TSV: a, b, distance)");
   cmd->add_option("--show", a->show, "How many of the largest groups to list")
+      ->check(atLeast(0))
       ->capture_default_str();
   cmd->add_option("--tile-rows", a->params.tileRows,
                   "Items per tile (speed only: smaller tiles prune finer, larger run faster)")
@@ -168,7 +169,8 @@ void addDuplicatesCommand(CLI::App& app, int& exitCode) {
       ->check(CLI::Range(1, 4096))
       ->capture_default_str();
   cmd->add_option("--max-pairs", a->params.maxPairs,
-                  "Refuse thresholds that join more pairs than this (0: 100 million)");
+                  "Refuse thresholds that join more pairs than this (0: 100 million)")
+      ->check(atLeast(0));
   a->common.addTo(*cmd);
   cmd->callback([a, &exitCode] {
     exitCode = runGuarded([&] { return runDuplicates(*a); }, {a->path, std::string()});

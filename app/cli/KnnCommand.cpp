@@ -75,8 +75,8 @@ int runKnn(const KnnArgs& args) {
   // Searches are always exact; a graph's auto is resolved by the data's shape.
   if (*asked == GraphMethod::NnDescent && !args.queries.empty())
     throw InvalidArgument("--method nndescent builds graphs; a --queries search is exact");
-  const GraphMethod method =
-      args.queries.empty() ? resolveGraphMethod(*asked, data.size(), data.dim(), args.k, context)
+  GraphMethod method = args.queries.empty()
+                           ? resolveGraphMethod(*asked, data.size(), data.dim(), args.k, context)
                            : GraphMethod::Exact;
   std::vector<double> rates;
   NnDescentParams nnd;
@@ -84,7 +84,7 @@ int runKnn(const KnnArgs& args) {
   nnd.sampleSize = args.sample;
   const NnDescentProgress onIteration = [&](int, double rate) { rates.push_back(rate); };
   auto graphOf = [&](const MatrixView<float>& rows, int k) {
-    return buildKnnGraph(rows, k, metric, method, context, job, nnd, onIteration);
+    return buildKnnGraph(rows, k, metric, *asked, context, job, nnd, onIteration);
   };
   KnnResult result;
   nlohmann::ordered_json shares; // under mpirun: each rank's rows and seconds
@@ -112,6 +112,9 @@ int runKnn(const KnnArgs& args) {
     result = graphOf(data.vectors.view(), args.k);
   }
   const double knnSeconds = since(t);
+  // What was built: auto may take STEP's exact graph where the shape alone says NN-Descent.
+  if (args.queries.empty())
+    method = graphBuiltBy(result);
 
   std::optional<double> recall;
   if (!truth.empty()) {
@@ -210,6 +213,7 @@ void addKnnCommand(CLI::App& app, int& exitCode) {
       ->capture_default_str();
   cmd->add_option("--sample", args->sample,
                   "NN-Descent: NEW/OLD neighbours sampled per node and iteration (0: 2k)")
+      ->check(atLeast(0))
       ->capture_default_str();
   cmd->add_option("--out", args->out,
                   "Write the result here: ids as .npy (int32, rows × k), or any other name for our "

@@ -149,7 +149,8 @@ void addLayoutCommand(CLI::App& app, int& exitCode) {
                   "kNN graph: our graph file or ids (.npy, n × k); built exactly when absent");
   cmd->add_option("--k", a->k, "Neighbours per item when the graph is built")
       ->capture_default_str();
-  cmd->add_option("--epochs", a->epochs, "SGD epochs (0: 500 up to 10,000 items, else 200)");
+  cmd->add_option("--epochs", a->epochs, "SGD epochs (0: 500 up to 10,000 items, else 200)")
+      ->check(atLeast(0));
   cmd->add_option("--metric", a->metric, "l2, ip or cos (default: the file's, else l2)");
   cmd->add_option("--out", a->out, "Write positions here (.npy, float32, n × dim)");
   cmd->add_option("--trust", a->trust,

@@ -397,6 +397,7 @@ void addSweepCommand(CLI::App& app, int& exitCode) {
                   "Query vectors; without, --holdout rows of the data (seeded) serve as queries "
                   "and are left out of the index");
   cmd->add_option("--holdout", args->holdout, "Rows held out as queries when no --queries")
+      ->check(atLeast(1))
       ->capture_default_str();
   cmd->add_option("--truth", args->truth,
                   "Ground-truth ids (.npy, queries × ≥k); without, our "
@@ -419,6 +420,7 @@ void addSweepCommand(CLI::App& app, int& exitCode) {
                   "Search values to sweep, NAME=V1,V2,… (graph: ef, degree, entries; ivf: "
                   "nprobe); repeatable for a product; default: the index's accuracy knob");
   cmd->add_option("--batch", args->batch, "Queries per search call for QPS (0: all at once)")
+      ->check(atLeast(0))
       ->capture_default_str();
   cmd->add_option("--timing-runs", args->timingRuns,
                   "Timed passes per setting after a warm-up; QPS is the best (ann-benchmarks)")
@@ -426,6 +428,7 @@ void addSweepCommand(CLI::App& app, int& exitCode) {
       ->capture_default_str();
   cmd->add_option("--latency-queries", args->latencyQueries,
                   "Queries timed one at a time for p50/p99")
+      ->check(atLeast(0))
       ->capture_default_str();
   cmd->add_option("--missed-query", args->missedQuery,
                   "The query whose missed true neighbours each row lists (--json)")

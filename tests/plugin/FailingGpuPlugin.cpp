@@ -100,6 +100,11 @@ public:
   gpu::DeviceForest boruvkaForest(const UndirectedGraph&, const Context&, JobControl&) override {
     fail("Boruvka");
   }
+  void warmUp(const Context&) override { fail("warm-up"); }
+  std::vector<std::int32_t> pruneByDetours(const MatrixView<std::int32_t>&, int,
+                                           const Context&) override {
+    fail("graph pruning");
+  }
   void layoutEpochs(const layout::EpochStep&, int, float, int, float*, const Context&, JobControl&,
                     const std::function<void(int)>&) override {
     fail("layout epochs");

@@ -5,6 +5,7 @@
 #include "nearscape/core/Context.h"
 #include "nearscape/core/Dataset.h"
 #include "nearscape/io/ArtefactCache.h"
+#include "nearscape/io/GraphFile.h"
 #include "nearscape/io/Npy.h"
 
 #include <QDir>
@@ -21,6 +22,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 using namespace nearscape::test;
 
@@ -846,6 +848,819 @@ private slots:
       QVERIFY2(r.err.contains(says), r.err.constData());
     }
     QVERIFY(!QFileInfo::exists(index));
+  }
+
+  // ---- Independent references for knn --queries, path and layout: plain float64 loops written
+  // from the definitions (docs/design.md, Conventions), not the engine's distance code.
+
+  /// The metric's distance in float64: l2 → Euclidean, cos → 1 − cos, ip → −⟨a, b⟩.
+  static double distance64(const float* a, const float* b, int d, const QString& metric) {
+    double dot = 0, na = 0, nb = 0, l2 = 0;
+    for (int c = 0; c < d; ++c) {
+      dot += double(a[c]) * double(b[c]);
+      na += double(a[c]) * double(a[c]);
+      nb += double(b[c]) * double(b[c]);
+      l2 += (double(a[c]) - double(b[c])) * (double(a[c]) - double(b[c]));
+    }
+    if (metric == "cos")
+      return 1.0 - dot / std::sqrt(na * nb);
+    if (metric == "ip")
+      return -dot;
+    return std::sqrt(l2);
+  }
+
+  /// The k nearest rows of `base` to `query` (float64, ties by the smaller id), nearest first;
+  /// `skip` is left out (the item itself in a graph).
+  static std::vector<std::pair<double, int>> nearest64(const float* query,
+                                                       const std::vector<float>& base, int n, int d,
+                                                       int k, const QString& metric,
+                                                       int skip = -1) {
+    std::vector<std::pair<double, int>> all;
+    for (int j = 0; j < n; ++j)
+      if (j != skip)
+        all.push_back({distance64(query, base.data() + std::size_t(j) * d, d, metric), j});
+    std::sort(all.begin(), all.end());
+    all.resize(std::size_t(k));
+    return all;
+  }
+
+  /// The symmetrised kNN graph of `x` in float64: edge {i, j} when either is among the other's
+  /// k nearest, weighted by their distance.
+  static std::map<std::pair<int, int>, double> knnEdges64(const std::vector<float>& x, int n, int d,
+                                                          int k, const QString& metric) {
+    std::map<std::pair<int, int>, double> edges;
+    for (int i = 0; i < n; ++i)
+      for (const auto& [dist, j] : nearest64(x.data() + std::size_t(i) * d, x, n, d, k, metric, i))
+        edges[{std::min(i, j), std::max(i, j)}] = dist;
+    return edges;
+  }
+
+  /// The smallest possible largest step of a path from `a` to `b` over `edges`: Kruskal's order
+  /// with a union-find, stopped when a and b join (the min-max path lies on the minimum spanning
+  /// tree). NaN when they never join.
+  static double minimaxBottleneck64(const std::map<std::pair<int, int>, double>& edges, int n,
+                                    int a, int b) {
+    std::vector<std::pair<double, std::pair<int, int>>> sorted;
+    for (const auto& [e, w] : edges)
+      sorted.push_back({w, e});
+    std::sort(sorted.begin(), sorted.end());
+    std::vector<int> parent(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i)
+      parent[std::size_t(i)] = i;
+    const auto find = [&](int v) {
+      while (parent[std::size_t(v)] != v)
+        v = parent[std::size_t(v)] = parent[std::size_t(parent[std::size_t(v)])];
+      return v;
+    };
+    for (const auto& [w, e] : sorted) {
+      parent[std::size_t(find(e.first))] = find(e.second);
+      if (find(a) == find(b))
+        return w;
+    }
+    return std::nan("");
+  }
+
+  /// Dijkstra over `edges` in float64: the least total weight from a to b.
+  static double shortestTotal64(const std::map<std::pair<int, int>, double>& edges, int n, int a,
+                                int b) {
+    std::vector<std::vector<std::pair<int, double>>> adjacent(static_cast<std::size_t>(n));
+    for (const auto& [e, w] : edges) {
+      adjacent[std::size_t(e.first)].push_back({e.second, w});
+      adjacent[std::size_t(e.second)].push_back({e.first, w});
+    }
+    std::vector<double> best(static_cast<std::size_t>(n), INFINITY);
+    std::vector<bool> done(static_cast<std::size_t>(n), false);
+    best[std::size_t(a)] = 0;
+    for (int round = 0; round < n; ++round) {
+      int u = -1;
+      for (int v = 0; v < n; ++v)
+        if (!done[std::size_t(v)] && (u < 0 || best[std::size_t(v)] < best[std::size_t(u)]))
+          u = v;
+      if (u < 0 || std::isinf(best[std::size_t(u)]))
+        break;
+      done[std::size_t(u)] = true;
+      for (const auto& [v, w] : adjacent[std::size_t(u)])
+        best[std::size_t(v)] = std::min(best[std::size_t(v)], best[std::size_t(u)] + w);
+    }
+    return best[std::size_t(b)];
+  }
+
+  /// Checks a path's JSON (`nodes`, `steps`, `bottleneck`, `bottleneck_step`, `total`) against
+  /// `edges`: every step an edge of weight `steps[i]`, the bottleneck the largest step and the
+  /// min-max of the graph, the total their sum. Returns "" or what is wrong.
+  static QString checkMinimaxPath(const QJsonObject& j,
+                                  const std::map<std::pair<int, int>, double>& edges, int n, int a,
+                                  int b) {
+    const QJsonArray nodes = j["path"].toArray(), steps = j["steps"].toArray();
+    if (nodes.size() < 2 || nodes.first().toInt() != a || nodes.last().toInt() != b)
+      return "the path does not run from " + QString::number(a) + " to " + QString::number(b);
+    if (steps.size() != nodes.size() - 1)
+      return "steps and nodes disagree";
+    double largest = -INFINITY, total = 0;
+    int largestAt = -1;
+    QSet<int> seen;
+    for (qsizetype i = 0; i + 1 < nodes.size(); ++i) {
+      const int u = nodes[i].toInt(), v = nodes[i + 1].toInt();
+      if (seen.contains(u))
+        return "node " + QString::number(u) + " visited twice";
+      seen.insert(u);
+      const auto edge = edges.find({std::min(u, v), std::max(u, v)});
+      if (edge == edges.end())
+        return QString("step %1: %2–%3 is not an edge of the kNN graph").arg(i).arg(u).arg(v);
+      if (std::abs(steps[i].toDouble() - edge->second) > 1e-5 * std::max(1.0, edge->second))
+        return QString("step %1: weight %2, the distance is %3")
+            .arg(i)
+            .arg(steps[i].toDouble())
+            .arg(edge->second);
+      if (steps[i].toDouble() > largest) {
+        largest = steps[i].toDouble();
+        largestAt = int(i);
+      }
+      total += steps[i].toDouble();
+    }
+    if (j["bottleneck"].toDouble() != largest || j["bottleneck_step"].toInt() != largestAt)
+      return "the bottleneck is not the largest step";
+    if (std::abs(j["total"].toDouble() - total) > 1e-5 * std::max(1.0, total))
+      return "the total is not the sum of the steps";
+    const double best = minimaxBottleneck64(edges, n, a, b);
+    if (std::abs(largest - best) > 1e-5 * std::max(1.0, best))
+      return QString("bottleneck %1, the graph's min-max is %2").arg(largest).arg(best);
+    return {};
+  }
+
+  void knnQueriesAndDistances_data() {
+    QTest::addColumn<QString>("metric");
+    QTest::newRow("l2") << "l2";
+    QTest::newRow("cos") << "cos";
+    QTest::newRow("ip") << "ip";
+  }
+  void knnQueriesAndDistances() {
+    // knn --queries: each query's k nearest base rows and their distances, against float64.
+    QFETCH(QString, metric);
+    constexpr int n = 240, q = 37, d = 7, k = 6;
+    const std::vector<float> base = randomFloats(std::size_t(n) * d, 61),
+                             queries = randomFloats(std::size_t(q) * d, 62);
+    const QString file = m_dir.filePath("kq-base.npy"), qfile = m_dir.filePath("kq-queries.npy"),
+                  ids = m_dir.filePath("kq-ids-" + metric + ".npy"),
+                  dist = m_dir.filePath("kq-dist-" + metric + ".npy");
+    QVERIFY(writeBytes(file, npyBytes("<f4", {n, d}, rawBytes(base))));
+    QVERIFY(writeBytes(qfile, npyBytes("<f4", {q, d}, rawBytes(queries))));
+    Run r = cli({"knn", file, "--queries", qfile, "--k", QString::number(k), "--metric", metric,
+                 "--out", ids, "--out-dist", dist, "--json", "--backend", "cpu"});
+    QVERIFY2(r.code == 0, r.err.constData());
+    const QJsonObject j = QJsonDocument::fromJson(r.out).object();
+    QCOMPARE(j["mode"].toString(), QString("search"));
+    QCOMPARE(j["rows"].toInt(), q);
+    QCOMPARE(j["base_rows"].toInt(), n);
+    QCOMPARE(j["metric"].toString(), metric);
+    const nearscape::Matrix<std::int64_t> gotIds = nearscape::readNpyIds(ids.toStdString());
+    const nearscape::Matrix<float> gotDist = nearscape::readNpyFloat(dist.toStdString());
+    QCOMPARE(gotIds.rows(), std::int64_t(q));
+    QCOMPARE(gotIds.cols(), std::int64_t(k));
+    QCOMPARE(gotDist.rows(), std::int64_t(q));
+    QCOMPARE(gotDist.cols(), std::int64_t(k));
+    for (int i = 0; i < q; ++i) {
+      const auto want = nearest64(queries.data() + std::size_t(i) * d, base, n, d, k, metric);
+      for (int c = 0; c < k; ++c) {
+        QVERIFY2(gotIds.row(i)[c] == want[std::size_t(c)].second,
+                 qPrintable(QString("query %1, column %2: id %3, expected %4")
+                                .arg(i)
+                                .arg(c)
+                                .arg(gotIds.row(i)[c])
+                                .arg(want[std::size_t(c)].second)));
+        const double expected = want[std::size_t(c)].first;
+        QVERIFY2(std::abs(gotDist.row(i)[c] - expected) <= 1e-5 * std::max(1.0, std::abs(expected)),
+                 qPrintable(QString("query %1, column %2: %3 vs %4")
+                                .arg(i)
+                                .arg(c)
+                                .arg(gotDist.row(i)[c])
+                                .arg(expected)));
+      }
+    }
+
+    // The graph's --out-dist: each row's distances to its k nearest other rows.
+    const QString graphDist = m_dir.filePath("kq-graph-dist-" + metric + ".npy");
+    r = cli({"knn", file, "--k", QString::number(k), "--metric", metric, "--out-dist", graphDist,
+             "--backend", "cpu"});
+    QVERIFY2(r.code == 0, r.err.constData());
+    const nearscape::Matrix<float> rowsDist = nearscape::readNpyFloat(graphDist.toStdString());
+    QCOMPARE(rowsDist.rows(), std::int64_t(n));
+    QCOMPARE(rowsDist.cols(), std::int64_t(k));
+    for (int i = 0; i < n; ++i) {
+      const auto want = nearest64(base.data() + std::size_t(i) * d, base, n, d, k, metric, i);
+      for (int c = 0; c < k; ++c)
+        QVERIFY2(std::abs(rowsDist.row(i)[c] - want[std::size_t(c)].first) <=
+                     1e-5 * std::max(1.0, std::abs(want[std::size_t(c)].first)),
+                 qPrintable(QString("row %1, column %2").arg(i).arg(c)));
+    }
+  }
+
+  void knnQueriesAreRefusedClearly() {
+    // Queries of another dimension, NN-Descent or --extend with queries, k beyond the base:
+    // exit 2 with the reason, no output written.
+    const QString file = m_dir.filePath("kr-base.npy"), wide = m_dir.filePath("kr-wide.npy"),
+                  out = m_dir.filePath("kr-out.npy"), dist = m_dir.filePath("kr-dist.npy");
+    QVERIFY(writeBytes(file, npyBytes("<f4", {30, 4}, rawBytes(randomFloats(120, 63)))));
+    QVERIFY(writeBytes(wide, npyBytes("<f4", {5, 6}, rawBytes(randomFloats(30, 64)))));
+    const QList<std::pair<QStringList, QByteArray>> refused = {
+        {{"--queries", wide}, "dimension"},
+        {{"--queries", file, "--method", "nndescent"}, "--method nndescent builds graphs"},
+        {{"--queries", file, "--extend", out}, "--extend"},
+        {{"--queries", file, "--k", "31"}, "k"},
+        {{"--queries", file, "--metric", "manhattan"}, "unknown metric 'manhattan'"},
+        {{"--method", "fastest"}, "--method must be exact, nndescent or auto"},
+    };
+    for (const auto& [args, says] : refused) {
+      const Run r = cli(
+          QStringList{"knn", file, "--out", out, "--out-dist", dist, "--backend", "cpu"} + args);
+      QVERIFY2(r.code == 2, qPrintable(args.join(' ') + " → " + QString::number(r.code)));
+      QVERIFY2(r.err.contains(says), r.err.constData());
+      QVERIFY(!QFile::exists(out) && !QFile::exists(dist));
+    }
+  }
+
+  void knnByNnDescentOptions() {
+    // --method nndescent with --iters and --sample: the iterations reported stay within --iters,
+    // one update rate each, and the graph reaches the recall measured against --truth.
+    constexpr int n = 800, d = 6, k = 8;
+    const QString file = m_dir.filePath("kn.npy"), truth = m_dir.filePath("kn-truth.npy"),
+                  graph = m_dir.filePath("kn.graph");
+    QVERIFY(writeBytes(file, npyBytes("<f4", {n, d}, rawBytes(randomFloats(n * d, 65)))));
+    QCOMPARE(cli({"knn", file, "--k", QString::number(k), "--out", truth, "--backend", "cpu"}).code,
+             0);
+    Run r = cli({"knn", file, "--k", QString::number(k), "--method", "nndescent", "--iters", "2",
+                 "--sample", "4", "--truth", truth, "--out", graph, "--json", "--backend", "cpu"});
+    QVERIFY2(r.code == 0, r.err.constData());
+    QJsonObject j = QJsonDocument::fromJson(r.out).object();
+    QCOMPARE(j["method"].toString(), QString("nndescent"));
+    QCOMPARE(j["iterations"].toInt(), 2); // far from converged after two
+    QCOMPARE(j["update_rates"].toArray().size(), 2);
+    const double early = j["recall"].toDouble();
+    r = cli({"knn", file, "--k", QString::number(k), "--method", "nndescent", "--iters", "30",
+             "--truth", truth, "--json", "--backend", "cpu"});
+    QVERIFY2(r.code == 0, r.err.constData());
+    j = QJsonDocument::fromJson(r.out).object();
+    const int iterations = j["iterations"].toInt();
+    QVERIFY(iterations >= 2 && iterations <= 30);
+    const double converged = j["recall"].toDouble();
+    QVERIFY2(converged >= 0.97 && converged > early,
+             qPrintable(QString("recall %1 after %2 iterations, %3 after 2 with 4 samples")
+                            .arg(converged)
+                            .arg(iterations)
+                            .arg(early)));
+    // Our graph file keeps its distances and how it was built.
+    const nearscape::GraphFile g = nearscape::readGraphFile(graph.toStdString());
+    QCOMPARE(g.ids.rows(), std::int64_t(n));
+    QVERIFY2(QString::fromStdString(g.paramsJson).contains("\"iterations\":2"),
+             g.paramsJson.c_str());
+  }
+
+  void pathIsTheMinMaxPath_data() {
+    QTest::addColumn<QString>("metric");
+    QTest::newRow("l2") << "l2";
+    QTest::newRow("cos") << "cos";
+  }
+  void pathIsTheMinMaxPath() {
+    // The path between far items of one blob of points: a path of the kNN graph whose largest
+    // step is the graph's min-max (float64 Kruskal in the test), with the shortest path beside it.
+    QFETCH(QString, metric);
+    constexpr int n = 160, d = 4, k = 5, from = 3, to = 141;
+    std::vector<float> x = randomFloats(std::size_t(n) * d, 66);
+    for (int i = 0; i < n; ++i)
+      x[std::size_t(i) * d] += 2.0f; // away from the origin: cosine distances spread too
+    const QString file = m_dir.filePath("path-" + metric + ".npy");
+    QVERIFY(writeBytes(file, npyBytes("<f4", {n, d}, rawBytes(x))));
+    QByteArray meta = "label\tcaption\n";
+    for (int i = 0; i < n; ++i)
+      meta += "kind" + QByteArray::number(i % 3) + "\titem " + QByteArray::number(i) + "\n";
+    const QString metaFile = m_dir.filePath("path-labels-" + metric + ".tsv");
+    QVERIFY(writeBytes(metaFile, meta));
+    Run r = cli({"path", file, "--from", QString::number(from), "--to", QString::number(to), "--k",
+                 QString::number(k), "--metric", metric, "--meta", metaFile, "--json", "--backend",
+                 "cpu"});
+    QVERIFY2(r.code == 0, r.err.constData());
+    const QJsonObject j = QJsonDocument::fromJson(r.out).object();
+    QVERIFY(j["found"].toBool());
+    QCOMPARE(j["metric"].toString(), metric);
+    const auto edges = knnEdges64(x, n, d, k, metric);
+    const QString wrong = checkMinimaxPath(j, edges, n, from, to);
+    QVERIFY2(wrong.isEmpty(), qPrintable(wrong));
+    QVERIFY(j["path"].toArray().size() > 2); // not one edge: a real walk
+    const QJsonArray labels = j["labels"].toArray();
+    QCOMPARE(labels.size(), j["path"].toArray().size());
+    for (qsizetype i = 0; i < labels.size(); ++i)
+      QCOMPARE(labels[i].toString(), "kind" + QString::number(j["path"].toArray()[i].toInt() % 3));
+    // The shortest path: the least total weight (Dijkstra in the test), never a smaller
+    // bottleneck than the min-max path's.
+    const QJsonObject shortest = j["shortest"].toObject();
+    const double least = shortestTotal64(edges, n, from, to);
+    QVERIFY2(std::abs(shortest["total"].toDouble() - least) <= 1e-5 * least,
+             qPrintable(QString("%1 vs %2").arg(shortest["total"].toDouble()).arg(least)));
+    QVERIFY(shortest["bottleneck"].toDouble() >= j["bottleneck"].toDouble());
+    QVERIFY(j["total"].toDouble() >= shortest["total"].toDouble() - 1e-6);
+
+    // A graph given with --graph (ids .npy of k = 3): the path runs through that graph.
+    const QString ids = m_dir.filePath("path-ids-" + metric + ".npy");
+    QCOMPARE(
+        cli({"knn", file, "--k", "3", "--metric", metric, "--out", ids, "--backend", "cpu"}).code,
+        0);
+    r = cli({"path", file, "--from", QString::number(from), "--to", QString::number(to), "--graph",
+             ids, "--metric", metric, "--json", "--backend", "cpu"});
+    if (r.code == 0) {
+      const QString viaGiven = checkMinimaxPath(QJsonDocument::fromJson(r.out).object(),
+                                                knnEdges64(x, n, d, 3, metric), n, from, to);
+      QVERIFY2(viaGiven.isEmpty(), qPrintable(viaGiven));
+      QCOMPARE(QJsonDocument::fromJson(r.out).object()["graph"].toString(), ids);
+    } else { // k = 3 may split the graph: then exit 1, and the reference agrees
+      QCOMPARE(r.code, 1);
+      QVERIFY(std::isnan(minimaxBottleneck64(knnEdges64(x, n, d, 3, metric), n, from, to)));
+    }
+
+    // The text output marks the bottleneck step.
+    r = cli({"path", file, "--from", QString::number(from), "--to", QString::number(to), "--k",
+             QString::number(k), "--metric", metric, "--backend", "cpu"});
+    QCOMPARE(r.code, 0);
+    QVERIFY2(r.out.contains("<- bottleneck") && r.out.contains("shortest path"), r.out.constData());
+  }
+
+  void pathAcrossComponentsNeedsABridge() {
+    // Two blobs far apart, k = 6: two components. Without --bridge the items have no path (exit
+    // 1, found false); with it the blobs join by their exact nearest pair (float64 over all
+    // cross pairs), and the path is the min-max over the graph plus that edge.
+    constexpr int half = 50, n = 2 * half, d = 3, k = 6, from = 2, to = 77;
+    std::vector<float> x = randomFloats(std::size_t(n) * d, 67);
+    for (int i = half; i < n; ++i)
+      for (int c = 0; c < d; ++c)
+        x[std::size_t(i) * d + c] += 9.0f;
+    const QString file = m_dir.filePath("bridge.npy");
+    QVERIFY(writeBytes(file, npyBytes("<f4", {n, d}, rawBytes(x))));
+    auto edges = knnEdges64(x, n, d, k, "l2");
+    for (const auto& [e, w] : edges)
+      QVERIFY((e.first < half) == (e.second < half));                 // no edge between the blobs
+    QVERIFY(!std::isnan(minimaxBottleneck64(edges, n, 0, half - 1))); // each blob is connected
+    QVERIFY(!std::isnan(minimaxBottleneck64(edges, n, half, n - 1)));
+    const QStringList args = {"path",      file,
+                              "--from",    QString::number(from),
+                              "--to",      QString::number(to),
+                              "--k",       QString::number(k),
+                              "--backend", "cpu"};
+    Run r = cli(args + QStringList{"--json"});
+    QCOMPARE(r.code, 1);
+    QJsonObject j = QJsonDocument::fromJson(r.out).object();
+    QVERIFY(!j["found"].toBool());
+    QCOMPARE(j["components"].toInt(), 2);
+    r = cli(args);
+    QCOMPARE(r.code, 1);
+    QVERIFY2(r.out.contains("different components") && r.out.contains("--bridge"),
+             r.out.constData());
+
+    r = cli(args + QStringList{"--bridge", "--json"});
+    QVERIFY2(r.code == 0, r.err.constData());
+    j = QJsonDocument::fromJson(r.out).object();
+    QCOMPARE(j["bridges_added"].toInt(), 1);
+    QCOMPARE(j["components"].toInt(), 1);
+    std::pair<double, std::pair<int, int>> bridge{INFINITY, {-1, -1}};
+    for (int a = 0; a < half; ++a)
+      for (int b = half; b < n; ++b)
+        bridge = std::min(bridge, {distance64(x.data() + std::size_t(a) * d,
+                                              x.data() + std::size_t(b) * d, d, "l2"),
+                                   {a, b}});
+    edges[bridge.second] = bridge.first;
+    const QString wrong = checkMinimaxPath(j, edges, n, from, to);
+    QVERIFY2(wrong.isEmpty(), qPrintable(wrong));
+    QVERIFY(j["bottleneck"].toDouble() >= bridge.first - 1e-5);
+
+    // Items out of range: exit 2, naming the option.
+    r = cli({"path", file, "--from", "0", "--to", QString::number(n), "--backend", "cpu"});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("--to " + QByteArray::number(n) + " is out of range [0, 100)"),
+             r.err.constData());
+    r = cli({"path", file, "--from", "-1", "--to", "3", "--backend", "cpu"});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("--from -1 is out of range"), r.err.constData());
+    QVERIFY(cli({"path", file, "--from", "1"}).code != 0); // --to is required
+  }
+
+  void layoutMapKeepsNeighbours_data() {
+    QTest::addColumn<QString>("metric");
+    QTest::addColumn<int>("dim");
+    QTest::newRow("l2 3d") << "l2" << 3;
+    QTest::newRow("cos 2d") << "cos" << 2;
+    QTest::newRow("ip 2d") << "ip" << 2;
+  }
+  void layoutMapKeepsNeighbours() {
+    // The map: n × dim finite positions in which each item's exact neighbours (float64, in the
+    // metric) lie much closer than random pairs do.
+    QFETCH(QString, metric);
+    QFETCH(int, dim);
+    constexpr int n = 300, d = 8, k = 10;
+    std::vector<float> x = randomFloats(std::size_t(n) * d, 68);
+    for (int i = 0; i < n; ++i)
+      x[std::size_t(i) * d + std::size_t(i % 5)] += 4.0f; // five blobs, five directions
+    const QString file = m_dir.filePath("map-" + metric + ".npy"),
+                  out = m_dir.filePath("map-" + metric + "-out.npy");
+    QVERIFY(writeBytes(file, npyBytes("<f4", {n, d}, rawBytes(x))));
+    const Run r =
+        cli({"layout", file, "--dim", QString::number(dim), "--metric", metric, "--k",
+             QString::number(k), "--epochs", "60", "--out", out, "--json", "--backend", "cpu"});
+    QVERIFY2(r.code == 0, r.err.constData());
+    const QJsonObject j = QJsonDocument::fromJson(r.out).object();
+    QCOMPARE(j["metric"].toString(), metric);
+    QCOMPARE(j["dim"].toInt(), dim);
+    QCOMPARE(j["rows"].toInt(), n);
+    const nearscape::Matrix<float> map = nearscape::readNpyFloat(out.toStdString());
+    QCOMPARE(map.rows(), std::int64_t(n));
+    QCOMPARE(map.cols(), std::int64_t(dim));
+    for (std::int64_t i = 0; i < map.rows() * map.cols(); ++i)
+      QVERIFY(std::isfinite(map.data()[i]));
+    const auto onMap = [&](int a, int b) { return distance64(map.row(a), map.row(b), dim, "l2"); };
+    double neighbours = 0, random = 0;
+    std::uint64_t state = 7;
+    for (int i = 0; i < n; ++i) {
+      for (const auto& [dist, id] : nearest64(x.data() + std::size_t(i) * d, x, n, d, k, metric, i))
+        neighbours += onMap(i, id) / (n * k);
+      for (int c = 0; c < k; ++c) {
+        state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+        random += onMap(i, int((state >> 33) % n)) / (n * k);
+      }
+    }
+    qInfo("%s: neighbours %.3f apart on the map, random pairs %.3f", qPrintable(metric), neighbours,
+          random);
+    // measured 0.07–0.08
+    QVERIFY2(neighbours < 0.15 * random,
+             qPrintable(QString("%1 vs %2").arg(neighbours).arg(random)));
+  }
+
+  void layoutTakesAGraphAndRefusesBadOptions() {
+    // --graph: the map of the given graph; bad --dim and --trust-k: exit 2, nothing written.
+    constexpr int n = 120, d = 5;
+    const QString file = m_dir.filePath("lg.npy"), ids = m_dir.filePath("lg-ids.npy"),
+                  out = m_dir.filePath("lg-out.npy");
+    QVERIFY(writeBytes(file, npyBytes("<f4", {n, d}, rawBytes(randomFloats(n * d, 69)))));
+    QCOMPARE(cli({"knn", file, "--k", "7", "--out", ids, "--backend", "cpu"}).code, 0);
+    Run r = cli({"layout", file, "--graph", ids, "--epochs", "20", "--out", out, "--json",
+                 "--backend", "cpu"});
+    QVERIFY2(r.code == 0, r.err.constData());
+    QCOMPARE(QJsonDocument::fromJson(r.out).object()["k"].toInt(), 7); // the given graph's k
+    QCOMPARE(nearscape::readNpyFloat(out.toStdString()).cols(), std::int64_t(2));
+    QVERIFY(QFile::remove(out));
+    const QList<std::pair<QStringList, QByteArray>> refused = {
+        {{"--dim", "4"}, "--dim must be 2 or 3"},
+        {{"--dim", "1"}, "--dim must be 2 or 3"},
+        {{"--trust-k", "0"}, "--trust-k must be at least 1"},
+        {{"--trust-k", QString::number(n), "--json"}, "--trust-k must be below"},
+        {{"--k", QString::number(n)}, "k"},
+        {{"--graph", m_dir.filePath("lg-absent.npy")}, "lg-absent.npy"},
+    };
+    for (const auto& [args, says] : refused) {
+      r = cli(QStringList{"layout", file, "--out", out, "--backend", "cpu"} + args);
+      QVERIFY2(r.code == 2, qPrintable(args.join(' ') + " → " + QString::number(r.code)));
+      QVERIFY2(r.err.contains(says), r.err.constData());
+      QVERIFY(!QFile::exists(out));
+    }
+  }
+
+  void duplicatesOptions() {
+    // --metric cos: scaled copies are duplicates (1 − cos = 0) though far apart in L2; every pair
+    // within the threshold against float64; --show, --tile-rows and --box-dims (speed only: the
+    // same pairs), --max-pairs refusing a threshold that joins more.
+    constexpr int n = 200, d = 6;
+    std::vector<float> x = randomFloats(std::size_t(n) * d, 71);
+    for (const auto& [from, to, scale] :
+         {std::tuple{4, 10, 3.0f}, std::tuple{4, 150, 0.25f}, std::tuple{30, 31, 7.0f}})
+      for (int c = 0; c < d; ++c)
+        x[std::size_t(to) * d + c] = scale * x[std::size_t(from) * d + c];
+    const QString file = m_dir.filePath("dupcos.npy"), pairs = m_dir.filePath("dupcos-pairs.tsv");
+    QVERIFY(writeBytes(file, npyBytes("<f4", {n, d}, rawBytes(x))));
+    const double t = 0.002;
+    QSet<QPair<int, int>> want;
+    for (int a = 0; a < n; ++a)
+      for (int b = a + 1; b < n; ++b)
+        if (distance64(x.data() + std::size_t(a) * d, x.data() + std::size_t(b) * d, d, "cos") <= t)
+          want.insert({a, b});
+    QVERIFY(want.contains({4, 10}) && want.contains({30, 31}));
+    const auto pairsFound = [&] {
+      QSet<QPair<int, int>> got;
+      const QList<QByteArray> lines = readBytes(pairs).trimmed().split('\n');
+      for (qsizetype l = 1; l < lines.size(); ++l) {
+        const QList<QByteArray> f = lines[l].split('\t');
+        got.insert({f[0].toInt(), f[1].toInt()});
+      }
+      return got;
+    };
+    Run r = cli({"duplicates", file, "--metric", "cos", "--threshold", QString::number(t),
+                 "--pairs", pairs, "--show", "1", "--json", "--backend", "cpu"});
+    QVERIFY2(r.code == 0, r.err.constData());
+    QCOMPARE(pairsFound(), want);
+    QJsonObject j = QJsonDocument::fromJson(r.out).object();
+    QCOMPARE(j["metric"].toString(), QString("cos"));
+    QVERIFY(j["groups"].toInt() >= 2);
+    QCOMPARE(j["top_groups"].toArray().size(), 1);                        // --show 1
+    QCOMPARE(j["top_groups"].toArray()[0].toObject()["size"].toInt(), 3); // 4, 10, 150
+    // In L2 the scaled copies are no duplicates.
+    r = cli({"duplicates", file, "--threshold", QString::number(t), "--json", "--backend", "cpu"});
+    QCOMPARE(QJsonDocument::fromJson(r.out).object()["pairs"].toInt(), 0);
+    // Tiles and boxes change the speed, never the pairs.
+    r = cli({"duplicates", file, "--metric", "cos", "--threshold", QString::number(t), "--pairs",
+             pairs, "--tile-rows", "7", "--box-dims", "2", "--backend", "cpu"});
+    QVERIFY2(r.code == 0, r.err.constData());
+    QCOMPARE(pairsFound(), want);
+    // --max-pairs: a threshold joining more pairs is refused, nothing written.
+    QVERIFY(QFile::remove(pairs));
+    r = cli({"duplicates", file, "--metric", "cos", "--threshold", "0.5", "--pairs", pairs,
+             "--max-pairs", "10", "--backend", "cpu"});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("10"), r.err.constData());
+    QVERIFY(!QFile::exists(pairs));
+    QCOMPARE(cli({"duplicates", file, "--threshold", "1", "--tile-rows", "0"}).code, 2);
+    QCOMPARE(cli({"duplicates", file, "--threshold", "1", "--box-dims", "5000"}).code, 2);
+  }
+
+  void findLimitAndMeta() {
+    // --limit caps the listing (−1: all), --meta reads another metadata file than the sidecar.
+    const QString file = m_dir.filePath("findlim.npy"), meta = m_dir.filePath("findlim-other.tsv");
+    QVERIFY(writeBytes(file, npyBytes("<f4", {5, 2}, rawBytes(randomFloats(10, 72)))));
+    QVERIFY(writeBytes(m_dir.filePath("findlim.meta.tsv"), "cat\ncat\ndog\ncat\nowl\n"));
+    QVERIFY(writeBytes(meta, "label\tnote\nx\tred fox\ny\tfox\nz\then\nx\towl\ny\tfox cub\n"));
+    Run r = cli({"find", file, "cat", "--limit", "1"});
+    QCOMPARE(r.code, 0);
+    QVERIFY2(r.out.startsWith("3 of 5 items match\n0\tcat\n… 2 more (--limit -1 lists all)"),
+             r.out.constData());
+    r = cli({"find", file, "cat", "--limit", "-1", "--json"});
+    QCOMPARE(QJsonDocument::fromJson(r.out).object()["items"].toArray().size(), 3);
+    r = cli({"find", file, "fox", "--meta", meta, "--json"});
+    QCOMPARE(r.code, 0);
+    QJsonObject j = QJsonDocument::fromJson(r.out).object();
+    QCOMPARE(j["count"].toInt(), 3);
+    QList<int> ids;
+    for (const QJsonValue v : j["items"].toArray())
+      ids << v.toObject()["id"].toInt();
+    QCOMPARE(ids, (QList<int>{0, 1, 4}));
+    r = cli({"find", file, "cat", "--meta", meta, "--json"}); // the sidecar's labels are not read
+    QCOMPARE(QJsonDocument::fromJson(r.out).object()["count"].toInt(), 0);
+  }
+
+  void compareMetricsAndTop() {
+    // B is A with every row scaled: cosine neighbourhoods are the same, L2 ones are not.
+    constexpr int n = 150, d = 5, k = 6;
+    const std::vector<float> a = randomFloats(std::size_t(n) * d, 73);
+    std::vector<float> b(a.size());
+    for (int i = 0; i < n; ++i)
+      for (int c = 0; c < d; ++c)
+        b[std::size_t(i) * d + c] = float(1 + i % 7) * a[std::size_t(i) * d + c];
+    const QString fa = m_dir.filePath("cmp-a.npy"), fb = m_dir.filePath("cmp-b.npy"),
+                  out = m_dir.filePath("cmp-overlap.npy");
+    QVERIFY(writeBytes(fa, npyBytes("<f4", {n, d}, rawBytes(a))));
+    QVERIFY(writeBytes(fb, npyBytes("<f4", {n, d}, rawBytes(b))));
+    Run r = cli({"compare", fa, fb, "--k", QString::number(k), "--metric-a", "cos", "--metric-b",
+                 "cos", "--json", "--backend", "cpu"});
+    QVERIFY2(r.code == 0, r.err.constData());
+    QJsonObject j = QJsonDocument::fromJson(r.out).object();
+    QCOMPARE(j["metric_a"].toString(), QString("cos"));
+    QCOMPARE(j["mean_overlap"].toDouble(), 1.0);
+    // A by cosine, B by L2: each item's overlap against float64.
+    r = cli({"compare", fa, fb, "--k", QString::number(k), "--metric-a", "cos", "--metric-b", "l2",
+             "--top", "4", "--out", out, "--json", "--backend", "cpu"});
+    QVERIFY2(r.code == 0, r.err.constData());
+    j = QJsonDocument::fromJson(r.out).object();
+    QCOMPARE(j["metric_b"].toString(), QString("l2"));
+    const nearscape::Matrix<float> overlap = nearscape::readNpyFloat(out.toStdString());
+    std::vector<float> expected(n);
+    for (int i = 0; i < n; ++i) {
+      QSet<int> x, y;
+      for (const auto& [dist, id] : nearest64(a.data() + std::size_t(i) * d, a, n, d, k, "cos", i))
+        x.insert(id);
+      for (const auto& [dist, id] : nearest64(b.data() + std::size_t(i) * d, b, n, d, k, "l2", i))
+        y.insert(id);
+      expected[std::size_t(i)] = float(x.intersect(y).size()) / k;
+      QCOMPARE(overlap.data()[i], expected[std::size_t(i)]);
+    }
+    const QJsonArray top = j["most_changed"].toArray();
+    QCOMPARE(top.size(), 4);
+    const float least = *std::min_element(expected.begin(), expected.end());
+    QVERIFY(least < 1.0f);
+    for (qsizetype t = 0; t < top.size(); ++t) { // the least overlap first
+      QCOMPARE(float(top[t].toObject()["overlap"].toDouble()),
+               expected[std::size_t(top[t].toObject()["id"].toInt())]);
+      if (t > 0)
+        QVERIFY(top[t].toObject()["overlap"].toDouble() >=
+                top[t - 1].toObject()["overlap"].toDouble());
+    }
+    QCOMPARE(float(top[0].toObject()["overlap"].toDouble()), least);
+    QCOMPARE(cli({"compare", fa, fb, "--metric-b", "hamming"}).code, 2);
+  }
+
+  void outliersByCosine() {
+    // --metric cos: the k-th score is each item's k-th nearest cosine distance (float64).
+    constexpr int n = 120, d = 4, k = 4;
+    const std::vector<float> x = randomFloats(std::size_t(n) * d, 74);
+    const QString file = m_dir.filePath("outcos.npy"), scores = m_dir.filePath("outcos-kth.npy");
+    QVERIFY(writeBytes(file, npyBytes("<f4", {n, d}, rawBytes(x))));
+    const Run r = cli({"outliers", file, "--k", QString::number(k), "--score", "kth", "--metric",
+                       "cos", "--out", scores, "--json", "--backend", "cpu"});
+    QVERIFY2(r.code == 0, r.err.constData());
+    QCOMPARE(QJsonDocument::fromJson(r.out).object()["metric"].toString(), QString("cos"));
+    const nearscape::Matrix<float> kth = nearscape::readNpyFloat(scores.toStdString());
+    for (int i = 0; i < n; ++i) {
+      const double want =
+          nearest64(x.data() + std::size_t(i) * d, x, n, d, k, "cos", i).back().first;
+      QVERIFY2(std::abs(kth.data()[i] - want) <= 1e-5 * std::max(1.0, want),
+               qPrintable(QString("item %1: %2 vs %3").arg(i).arg(kth.data()[i]).arg(want)));
+    }
+  }
+
+  void sweepWithQueriesTruthAndMisses() {
+    // --queries and --truth from files, --metric, --batch, --timing-runs and --missed-query: the
+    // rows' misses are true neighbours (float64) of that query; a --truth that disagrees with
+    // the exact search shows in the reference's recall.
+    constexpr int n = 500, q = 30, d = 6, k = 5, missedQuery = 3;
+    const std::vector<float> base = randomFloats(std::size_t(n) * d, 75),
+                             queries = randomFloats(std::size_t(q) * d, 76);
+    const QString file = m_dir.filePath("sq-base.npy"), qfile = m_dir.filePath("sq-queries.npy"),
+                  truth = m_dir.filePath("sq-truth.npy"), wrong = m_dir.filePath("sq-wrong.npy");
+    QVERIFY(writeBytes(file, npyBytes("<f4", {n, d}, rawBytes(base))));
+    QVERIFY(writeBytes(qfile, npyBytes("<f4", {q, d}, rawBytes(queries))));
+    // The wrong truth lists each query's nearest k times: its k-th distance is the nearest's, so
+    // of the exact search's k only the first is within it (recall@k as ann-benchmarks counts).
+    std::vector<std::int64_t> ids, nearestOnly;
+    for (int i = 0; i < q; ++i)
+      for (const auto& [dist, id] :
+           nearest64(queries.data() + std::size_t(i) * d, base, n, d, k, "cos")) {
+        ids.push_back(id);
+        nearestOnly.push_back(ids[std::size_t(i) * k]);
+      }
+    QVERIFY(writeBytes(truth, npyBytes("<i8", {q, k}, rawBytes(ids))));
+    QVERIFY(writeBytes(wrong, npyBytes("<i8", {q, k}, rawBytes(nearestOnly))));
+    const QStringList sweep = {"sweep",
+                               file,
+                               "--index",
+                               "graph",
+                               "--queries",
+                               qfile,
+                               "--metric",
+                               "cos",
+                               "--k",
+                               QString::number(k),
+                               "--grid",
+                               "ef=5,64",
+                               "--batch",
+                               "7",
+                               "--timing-runs",
+                               "2",
+                               "--latency-queries",
+                               "5",
+                               "--missed-query",
+                               QString::number(missedQuery),
+                               "--json",
+                               "--backend",
+                               "cpu"};
+    Run r = cli(sweep + QStringList{"--truth", truth});
+    QVERIFY2(r.code == 0, r.err.constData());
+    QJsonObject j = QJsonDocument::fromJson(r.out).object();
+    QCOMPARE(j["metric"].toString(), QString("cos"));
+    QCOMPARE(j["base_rows"].toInt(), n); // with --queries the whole file is the base
+    QCOMPARE(j["queries"].toInt(), q);
+    QCOMPARE(j["exact"].toObject()["recall"].toDouble(), 1.0);
+    const QJsonArray rows = j["rows"].toArray();
+    QCOMPARE(rows.size(), 2);
+    QVERIFY(rows[0].toObject()["recall"].toDouble() <= rows[1].toObject()["recall"].toDouble());
+    const std::vector<std::int64_t> trueIds(ids.begin() + missedQuery * k,
+                                            ids.begin() + (missedQuery + 1) * k);
+    for (const QJsonValue row : rows)
+      for (const QJsonValue id : row.toObject()["missed"].toArray())
+        QVERIFY2(std::count(trueIds.begin(), trueIds.end(), id.toInteger()) == 1,
+                 qPrintable(QString::number(id.toInteger())));
+    r = cli(sweep + QStringList{"--truth", wrong});
+    QVERIFY2(r.code == 0, r.err.constData());
+    j = QJsonDocument::fromJson(r.out).object();
+    QVERIFY2(std::abs(j["exact"].toObject()["recall"].toDouble() - 1.0 / k) < 1e-9,
+             qPrintable(QString::number(j["exact"].toObject()["recall"].toDouble())));
+    // Out of range: refused before any work.
+    QCOMPARE(cli(sweep + QStringList{"--timing-runs", "0"}).code, 2);
+    r = cli({"sweep", file, "--queries", file, "--truth", truth, "--k", QString::number(k),
+             "--backend", "cpu"});
+    QCOMPARE(r.code, 2); // the truth has 30 rows, the queries 500
+    QVERIFY2(r.err.contains("sq-truth.npy"), r.err.constData());
+  }
+
+  void selfTestPasses() {
+    // self-test on this machine: every check passes (the GPU one skips, with the reason, where
+    // no GPU is usable) and its scratch folder is gone afterwards.
+    QTemporaryDir scratch;
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("TMPDIR", scratch.path());
+    p.setProcessEnvironment(env);
+    p.start(QStringLiteral(NEARSCAPE_CLI_PATH), {"self-test", "--json"});
+    QVERIFY(p.waitForFinished(120000));
+    QCOMPARE(p.exitCode(), 0);
+    const QJsonObject j = QJsonDocument::fromJson(p.readAllStandardOutput()).object();
+    QVERIFY(j["passed"].toBool());
+    QStringList names;
+    for (const QJsonValue c : j["checks"].toArray()) {
+      const QJsonObject check = c.toObject();
+      names << check["name"].toString();
+      const QString status = check["status"].toString();
+      if (check["name"].toString() == "exact graph on the GPU" && !j["gpu_usable"].toBool()) {
+        QCOMPARE(status, QString("SKIP"));
+        QVERIFY(check["detail"].toString().contains(j["gpu_reason"].toString()));
+      } else {
+        QVERIFY2(status == "PASS", qPrintable(check["name"].toString() + ": " + status));
+      }
+    }
+    for (const char* name :
+         {"read npy", "read hdf5", "exact graph on the CPU", "min-max path", "map"})
+      QVERIFY2(names.contains(name), name);
+    QVERIFY(QDir(scratch.path()).isEmpty());
+    const Run text = cli({"self-test"});
+    QCOMPARE(text.code, 0);
+    QVERIFY2(text.out.contains("PASS  exact graph on the CPU") &&
+                 text.out.endsWith("self-test passed\n"),
+             text.out.constData());
+  }
+
+  void commonOptions() {
+    // --threads: the same graph on one thread or two; --seed: the same map for a seed, another
+    // for another; --log-level: debug tells the phases, info and quiet do not, others refused.
+    constexpr int n = 200, d = 5;
+    const QString file = m_dir.filePath("common.npy");
+    QVERIFY(writeBytes(file, npyBytes("<f4", {n, d}, rawBytes(randomFloats(n * d, 77)))));
+    QStringList outs;
+    for (const char* threads : {"1", "2"}) {
+      const QString out = m_dir.filePath(QString("common-t%1.graph").arg(threads));
+      QCOMPARE(cli({"knn", file, "--k", "6", "--method", "nndescent", "--threads", threads, "--out",
+                    out, "--backend", "cpu"})
+                   .code,
+               0);
+      outs << out;
+    }
+    QCOMPARE(nearscape::readGraphFile(outs[0].toStdString()).ids.view().size(), std::size_t(n * 6));
+    const auto idsOf = [](const QString& path) {
+      const nearscape::GraphFile g = nearscape::readGraphFile(path.toStdString());
+      return std::vector<std::int32_t>(g.ids.data(), g.ids.data() + g.ids.rows() * g.ids.cols());
+    };
+    QCOMPARE(idsOf(outs[0]), idsOf(outs[1]));
+    const auto mapWithSeed = [&](const QString& seed) {
+      const QString out = m_dir.filePath("common-map-" + seed + ".npy");
+      if (cli({"layout", file, "--epochs", "20", "--seed", seed, "--out", out, "--backend", "cpu"})
+              .code != 0)
+        return QByteArray();
+      return readBytes(out);
+    };
+    const QByteArray first = mapWithSeed("5");
+    QVERIFY(!first.isEmpty());
+    QCOMPARE(mapWithSeed("5"), first);
+    QVERIFY(mapWithSeed("6") != first);
+    // Sharded NN-Descent (a budget of under half its 228 KB) times its phases at debug.
+    const QStringList sharded = {
+        "knn",  file,        "--k", "6", "--method", "nndescent", "--memory-budget",
+        "100K", "--backend", "cpu"};
+    Run r = cli(sharded + QStringList{"--log-level", "debug"});
+    QCOMPARE(r.code, 0);
+    QVERIFY2(r.err.contains("nearscape: debug: sharded"), r.err.constData());
+    r = cli(sharded + QStringList{"--log-level", "info"});
+    QCOMPARE(r.code, 0);
+    QVERIFY2(!r.err.contains("debug"), r.err.constData());
+    r = cli(sharded + QStringList{"--log-level", "quiet"});
+    QCOMPARE(r.code, 0);
+    QVERIFY2(r.err.isEmpty(), r.err.constData());
+    // Without the option, $NEARSCAPE_LOG decides.
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("NEARSCAPE_LOG", "debug");
+    p.setProcessEnvironment(env);
+    p.start(QStringLiteral(NEARSCAPE_CLI_PATH), sharded);
+    QVERIFY(p.waitForFinished(60000));
+    QCOMPARE(p.exitCode(), 0);
+    QVERIFY(p.readAllStandardError().contains("nearscape: debug: sharded"));
+    r = cli({"knn", file, "--k", "3", "--log-level", "loud"});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("--log-level"), r.err.constData());
+  }
+
+  void countsOutOfRangeAreRefused() {
+    // Negative counts were taken as "all" or "the default" without a word (--show -1 listed every
+    // group, --holdout -3 blamed the data's size): each is refused, naming the option.
+    const QString file = m_dir.filePath("counts.npy");
+    QVERIFY(writeBytes(file, npyBytes("<f4", {60, 3}, rawBytes(randomFloats(180, 78)))));
+    const QList<QStringList> refused = {
+        {"duplicates", file, "--threshold", "0.1", "--show", "-1"},
+        {"duplicates", file, "--threshold", "0.1", "--max-pairs", "-1"},
+        {"find", file, "1", "--limit", "-2"},
+        {"knn", file, "--method", "nndescent", "--sample", "-3"},
+        {"layout", file, "--epochs", "-5"},
+        {"sweep", file, "--holdout", "-3"},
+        {"sweep", file, "--holdout", "0"},
+        {"sweep", file, "--holdout", "10", "--batch", "-1"},
+        {"sweep", file, "--holdout", "10", "--latency-queries", "-1"},
+        {"sweep", file, "--holdout", "10", "--missed-query", "10"},
+    };
+    for (const QStringList& args : refused) {
+      const Run r = cli(args + QStringList{"--backend", "cpu"});
+      QVERIFY2(r.code == 2, qPrintable(args.join(' ') + " → " + QString::number(r.code)));
+      const QByteArray option = args[args.size() - 2].toUtf8();
+      QVERIFY2(r.err.contains(option) || r.err.contains("misses are listed"), r.err.constData());
+    }
   }
 };
 

@@ -104,6 +104,24 @@ Backend resolveBackend(const Context& context) {
   return Backend::Cpu;
 }
 
+DeviceWarmUp::DeviceWarmUp(const Context& context) {
+  if (context.backend == Backend::Cpu)
+    return;
+  m_thread = std::thread([context] {
+    try {
+      if (resolveBackend(context) == Backend::Cuda)
+        gpu::gpuBackend()->warmUp(context);
+    } catch (...) {
+      // The work that follows meets the same problem and reports it.
+    }
+  });
+}
+
+DeviceWarmUp::~DeviceWarmUp() {
+  if (m_thread.joinable())
+    m_thread.join();
+}
+
 std::string describeBackend(const Context& context) {
   if (context.backend != Backend::Cpu) {
     const DeviceInfo device = queryDevice(context.device);

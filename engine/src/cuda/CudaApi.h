@@ -135,6 +135,14 @@ using gpu::DeviceForest;
 /// Kruskal's (weight, a, b) order of ties. Throws DeviceOutOfMemory, Error, Cancelled.
 DeviceForest boruvkaForest(const UndirectedGraph& graph, const Context& context, JobControl& job);
 
+/// gpu::GpuBackend::warmUp: a lease of `context`'s device (made and pooled) and a 64 × 64 TF32
+/// GEMM on it (Resources.cu). Throws DeviceError, DeviceOutOfMemory.
+void warmUp(const Context& context);
+
+/// CAGRA's rank-based pruning of kNN lists (gpu::GpuBackend::pruneByDetours) on the device.
+std::vector<std::int32_t> pruneByDetours(const MatrixView<std::int32_t>& knn, int degree,
+                                         const Context& context);
+
 } // namespace nearscape::cuda
 
 namespace nearscape::cuda {

@@ -9,6 +9,8 @@ namespace {
 
 class CudaBackend final : public gpu::GpuBackend {
 public:
+  void warmUp(const Context& context) override { cuda::warmUp(context); }
+
   DeviceInfo queryDevice(int ordinal) override {
     DeviceInfo info = cuda::queryDevice(ordinal);
     info.compiledWithCuda = true;
@@ -64,6 +66,11 @@ public:
   gpu::DeviceForest boruvkaForest(const UndirectedGraph& graph, const Context& context,
                                   JobControl& job) override {
     return cuda::boruvkaForest(graph, context, job);
+  }
+
+  std::vector<std::int32_t> pruneByDetours(const MatrixView<std::int32_t>& knn, int degree,
+                                           const Context& context) override {
+    return cuda::pruneByDetours(knn, degree, context);
   }
 
   void layoutEpochs(const layout::EpochStep& step, int epochs, float learningRate, int reportEvery,

@@ -1,6 +1,8 @@
 // The per-device pool of Resources (Resources.cuh).
 #include "cuda/Resources.cuh"
 
+#include "cuda/CudaApi.h"
+
 #include <map>
 #include <mutex>
 #include <utility>
@@ -98,6 +100,20 @@ ResourceLease leaseResources(int device) {
   else
     resources = std::make_unique<Resources>(device);
   return ResourceLease(std::move(resources));
+}
+
+void warmUp(const Context& context) {
+  const ResourceLease resources = leaseResources(context);
+  constexpr int kSide = 64;
+  auto* m = static_cast<float*>(resources->scratch(3 * kSide * kSide * sizeof(float)));
+  NEARSCAPE_CUDA_CHECK(
+      cudaMemsetAsync(m, 0, 3 * kSide * kSide * sizeof(float), resources->stream()));
+  const float one = 1, zero = 0;
+  NEARSCAPE_CUBLAS_CHECK(cublasSetMathMode(resources->cublas(), CUBLAS_TF32_TENSOR_OP_MATH));
+  NEARSCAPE_CUBLAS_CHECK(cublasSgemm(resources->cublas(), CUBLAS_OP_T, CUBLAS_OP_N, kSide, kSide,
+                                     kSide, &one, m, kSide, m + kSide * kSide, kSide, &zero,
+                                     m + 2 * kSide * kSide, kSide));
+  NEARSCAPE_CUDA_CHECK(cudaStreamSynchronize(resources->stream()));
 }
 
 } // namespace nearscape::cuda

@@ -15,6 +15,7 @@
 #include "cuda/DeviceBuffer.cuh"
 #include "cuda/DeviceKMeans.cuh"
 #include "cuda/NearestCentroid.cuh"
+#include "cuda/PhaseClock.cuh"
 #include "cuda/Resources.cuh"
 #include "cuda/Upload.cuh"
 #include "knn/ExactCommon.h"
@@ -622,9 +623,12 @@ std::optional<KnnResult> stepSearch(const MatrixView<float>& queries, const Matr
                                     int k, bool excludeSelf, const Context& context,
                                     JobControl& job, double maxScoredShare) {
   const auto started = std::chrono::steady_clock::now();
+  PhaseClock clock{"STEP", context};
   const DeviceClusters clusters(base, context);
+  clock.mark("clusters");
   job.check();
   auto result = clusters.search(queries, k, excludeSelf, job, maxScoredShare);
+  clock.mark(result ? "search" : "probe (gave up)");
   if (result)
     result->seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

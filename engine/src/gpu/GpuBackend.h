@@ -137,6 +137,9 @@ public:
 
   /// Never throws: any error means "not usable", with the error's text as the reason.
   virtual DeviceInfo queryDevice(int ordinal) = 0;
+  /// Starts `context`'s device: its CUDA context, a pooled stream and cuBLAS handle, and one
+  /// small GEMM (cuBLAS loads its first kernels), so that later calls do not wait for them.
+  virtual void warmUp(const Context& context) = 0;
 
   /// out[i] = ‖row i‖² (float64 accumulation).
   virtual void rowNormsSquared(const MatrixView<float>& m, float* out, const Context& context) = 0;
@@ -190,6 +193,10 @@ public:
   virtual std::vector<std::int32_t> nearestCentroids(const MatrixView<float>& data,
                                                      const MatrixView<float>& centroids, int count,
                                                      Metric metric, const Context& context) = 0;
+  /// Step 1 of optimiseSearchGraph (index/SearchGraph.h): each row of the kNN lists `knn`
+  /// (n × K) pruned by detour count to `degree` ids, −1 padded; index::pruneByDetoursCpu's result.
+  virtual std::vector<std::int32_t> pruneByDetours(const MatrixView<std::int32_t>& knn, int degree,
+                                                   const Context& context) = 0;
   /// The graph index's device side: `sample` (count ids) and `upper` (count × degree,
   /// sample-local ids) are the upper layer.
   virtual std::unique_ptr<GraphSearcher>
@@ -223,7 +230,7 @@ const PluginLoad& pluginLoad();
 
 /// The plugin's interface version: bumped whenever GpuBackend or a type it passes changes, so
 /// that a stale plugin is refused instead of crashing.
-constexpr int kPluginAbiVersion = 2;
+constexpr int kPluginAbiVersion = 3;
 /// The plugin's file name and its two C entry points (no C++ name mangling across the dlopen).
 constexpr const char* kPluginFileName = "libnearscape_cuda.so";
 constexpr const char* kPluginAbiSymbol = "nearscape_gpu_plugin_abi";

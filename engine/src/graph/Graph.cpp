@@ -5,9 +5,11 @@
 #include "nearscape/knn/Knn.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <numeric>
 #include <queue>
 
@@ -72,39 +74,67 @@ GraphPath describe(std::vector<std::int32_t> nodes, std::vector<float> steps) {
 
 } // namespace
 
-UndirectedGraph graphFromEdges(std::int64_t n, const std::vector<WeightedEdge>& edges,
-                               DuplicateEdges rule, int threads) {
-  Context context;
-  context.threads = threads;
-  const int workers = effectiveThreads(context);
-  // Both directions of every edge into per-row buckets (counting sort by row) …
-  std::vector<std::int64_t> start(static_cast<std::size_t>(n + 1), 0);
-  for (const auto& e : edges) {
-    NEARSCAPE_EXPECTS(e.a >= 0 && e.a < n && e.b >= 0 && e.b < n, "edge {" + std::to_string(e.a) +
-                                                                      ", " + std::to_string(e.b) +
-                                                                      "} is out of range");
-    ++start[e.a + 1];
-    ++start[e.b + 1];
+namespace {
+
+/// edge(t) of csrFromEdges for "no edge".
+constexpr std::int32_t kNoEdge = std::numeric_limits<std::int32_t>::min();
+
+/// The CSR graph of `count` edges, edge(t) for t in [0, count) (a = kNoEdge: none), on every core:
+/// both directions of each edge counted and placed per row (a counting sort; the order inside a
+/// row does not matter, each is sorted next), each row sorted by target (weights ascending within
+/// a target) and its repeats folded by `rule`. Buffers are filled in parallel without zeroing
+/// first: at 1M × 15 the serial zeroing and page faults were most of the time on 16 cores.
+/// Throws InvalidArgument for the first edge (by t) out of range.
+template <typename EdgeAt>
+UndirectedGraph csrFromEdges(std::int64_t n, std::int64_t count, EdgeAt edge, DuplicateEdges rule,
+                             int workers) {
+  std::unique_ptr<std::int64_t[]> start(new std::int64_t[std::size_t(n) + 1]);
+#pragma omp parallel for num_threads(workers) schedule(static)
+  for (std::int64_t i = 0; i <= n; ++i)
+    start[std::size_t(i)] = 0;
+  std::int64_t outside = -1; // the first edge out of range, if any
+#pragma omp parallel for num_threads(workers) schedule(static)
+  for (std::int64_t t = 0; t < count; ++t) {
+    const WeightedEdge e = edge(t);
+    if (e.a == kNoEdge)
+      continue;
+    if (e.a < 0 || e.a >= n || e.b < 0 || e.b >= n) {
+#pragma omp critical(nearscape_edge_outside)
+      outside = outside < 0 ? t : std::min(outside, t);
+      continue;
+    }
+    std::atomic_ref(start[std::size_t(e.a) + 1]).fetch_add(1, std::memory_order_relaxed);
+    std::atomic_ref(start[std::size_t(e.b) + 1]).fetch_add(1, std::memory_order_relaxed);
+  }
+  if (outside >= 0) {
+    const WeightedEdge e = edge(outside);
+    throw InvalidArgument("edge {" + std::to_string(e.a) + ", " + std::to_string(e.b) +
+                          "} is out of range");
   }
   for (std::int64_t i = 0; i < n; ++i)
-    start[i + 1] += start[i];
-  std::vector<std::pair<std::int32_t, float>> bucket(static_cast<std::size_t>(start[n]));
-  {
-    std::vector<std::int64_t> fill(start.begin(), start.end() - 1);
-    for (const auto& e : edges) {
-      bucket[fill[e.a]++] = {e.b, e.weight};
-      bucket[fill[e.b]++] = {e.a, e.weight};
-    }
+    start[std::size_t(i) + 1] += start[std::size_t(i)];
+  using Entry = std::pair<std::int32_t, float>;
+  std::unique_ptr<Entry[]> bucket(new Entry[std::size_t(start[std::size_t(n)])]);
+  std::unique_ptr<std::int64_t[]> fill(new std::int64_t[std::size_t(n)]);
+#pragma omp parallel for num_threads(workers) schedule(static)
+  for (std::int64_t i = 0; i < n; ++i)
+    fill[std::size_t(i)] = start[std::size_t(i)];
+#pragma omp parallel for num_threads(workers) schedule(static)
+  for (std::int64_t t = 0; t < count; ++t) {
+    const WeightedEdge e = edge(t);
+    if (e.a == kNoEdge)
+      continue;
+    bucket[std::size_t(std::atomic_ref(fill[std::size_t(e.a)]).fetch_add(1))] = {e.b, e.weight};
+    bucket[std::size_t(std::atomic_ref(fill[std::size_t(e.b)]).fetch_add(1))] = {e.a, e.weight};
   }
-  // … then each row sorted by target (weights ascending within a target) and its repeats folded.
   std::vector<std::int64_t> kept(static_cast<std::size_t>(n + 1), 0);
 #pragma omp parallel for num_threads(workers) schedule(dynamic, 1024)
   for (std::int64_t i = 0; i < n; ++i) {
-    auto* first = bucket.data() + start[i];
-    auto* last = bucket.data() + start[i + 1];
+    Entry* first = bucket.get() + start[std::size_t(i)];
+    Entry* last = bucket.get() + start[std::size_t(i) + 1];
     std::sort(first, last);
-    auto* out = first;
-    for (auto* p = first; p != last; ++p) {
+    Entry* out = first;
+    for (Entry* p = first; p != last; ++p) {
       if (out != first && (out - 1)->first == p->first) {
         float& w = (out - 1)->second;
         if (rule == DuplicateEdges::FuzzyUnion)
@@ -113,23 +143,35 @@ UndirectedGraph graphFromEdges(std::int64_t n, const std::vector<WeightedEdge>& 
       }
       *out++ = *p;
     }
-    kept[i + 1] = out - first;
+    kept[std::size_t(i) + 1] = out - first;
   }
   UndirectedGraph g;
   g.nodes = n;
   g.offsets.resize(static_cast<std::size_t>(n + 1));
   g.offsets[0] = 0;
   for (std::int64_t i = 0; i < n; ++i)
-    g.offsets[i + 1] = g.offsets[i] + kept[i + 1];
-  g.targets.resize(static_cast<std::size_t>(g.offsets[n]));
+    g.offsets[std::size_t(i) + 1] = g.offsets[std::size_t(i)] + kept[std::size_t(i) + 1];
+  g.targets.resize(static_cast<std::size_t>(g.offsets[std::size_t(n)]));
   g.weights.resize(g.targets.size());
 #pragma omp parallel for num_threads(workers) schedule(static)
   for (std::int64_t i = 0; i < n; ++i)
-    for (std::int64_t c = 0; c < kept[i + 1]; ++c) {
-      g.targets[g.offsets[i] + c] = bucket[start[i] + c].first;
-      g.weights[g.offsets[i] + c] = bucket[start[i] + c].second;
+    for (std::int64_t c = 0; c < kept[std::size_t(i) + 1]; ++c) {
+      const Entry& e = bucket[std::size_t(start[std::size_t(i)] + c)];
+      g.targets[std::size_t(g.offsets[std::size_t(i)] + c)] = e.first;
+      g.weights[std::size_t(g.offsets[std::size_t(i)] + c)] = e.second;
     }
   return g;
+}
+
+} // namespace
+
+UndirectedGraph graphFromEdges(std::int64_t n, const std::vector<WeightedEdge>& edges,
+                               DuplicateEdges rule, int threads) {
+  Context context;
+  context.threads = threads;
+  return csrFromEdges(
+      n, std::int64_t(edges.size()), [&](std::int64_t t) { return edges[std::size_t(t)]; }, rule,
+      effectiveThreads(context));
 }
 
 UndirectedGraph symmetrizeKnnGraph(const MatrixView<std::int32_t>& ids,
@@ -146,18 +188,24 @@ UndirectedGraph symmetrizeKnnGraph(const MatrixView<std::int32_t>& ids,
     if (!std::isfinite(offset))
       offset = 0;
   }
-  std::vector<WeightedEdge> edges;
-  edges.reserve(ids.size());
-  for (std::int64_t i = 0; i < n; ++i)
-    for (std::int64_t c = 0; c < ids.cols; ++c) {
-      const std::int32_t j = ids.row(i)[c];
-      if (j < 0 || j == i)
-        continue;
-      NEARSCAPE_EXPECTS(j < n, "graph id " + std::to_string(j) + " at row " + std::to_string(i) +
-                                   " is out of range");
-      edges.push_back({std::int32_t(i), j, std::max(0.0f, distances.row(i)[c] - offset)});
-    }
-  UndirectedGraph g = graphFromEdges(n, std::move(edges));
+  // Edge t is column t % k of row t / k; negative ids and self ids are no edge, ids beyond n
+  // are refused with their row.
+  const std::int64_t k = ids.cols;
+  for (std::int64_t t = 0; t < std::int64_t(ids.size()); ++t) // cheap: finds the first bad id
+    if (ids.data[t] >= n)
+      throw InvalidArgument("graph id " + std::to_string(ids.data[t]) + " at row " +
+                            std::to_string(t / k) + " is out of range");
+  Context context;
+  UndirectedGraph g = csrFromEdges(
+      n, std::int64_t(ids.size()),
+      [&](std::int64_t t) {
+        const std::int64_t i = t / k;
+        const std::int32_t j = ids.data[t];
+        if (j < 0 || j == i)
+          return WeightedEdge{kNoEdge, kNoEdge, 0.0f};
+        return WeightedEdge{std::int32_t(i), j, std::max(0.0f, distances.data[t] - offset)};
+      },
+      DuplicateEdges::KeepSmaller, effectiveThreads(context));
   g.weightOffset = offset;
   if (metric == Metric::InnerProduct)
     g.weightNote = "weights are max<x,y> - <x,y> over the graph's edges (inner product made "

@@ -4,6 +4,7 @@
 #include "index/SearchGraph.h"
 #include "nearscape/core/Dataset.h"
 #include "nearscape/core/Error.h"
+#include "nearscape/core/Log.h"
 #include "nearscape/core/Sampling.h"
 #include "nearscape/knn/NnDescent.h"
 #include "util/Hash.h"
@@ -177,14 +178,19 @@ std::unique_ptr<GraphIndex> GraphIndex::build(const MatrixView<float>& base, Met
   // Stages of the build's progress, so that the graph's own 0 → 1 is the first 90% here.
   JobControl graphStage = job.sub(0.0, 0.9);
   graphStage.progress(0.0, "kNN graph");
+  LogLaps lap(context, "graph index:");
   const KnnResult knn = buildKnnGraph(base, index->m_buildK, metric, GraphMethod::Auto, context,
                                       graphStage, buildGraphParams(index->m_buildK));
+  lap("kNN graph (" + knn.report.describe() + ")");
   job.check();
   JobControl searchGraphStage = job.sub(0.9, 1.0);
   searchGraphStage.progress(0.0, "search graph");
-  index->m_graph = optimiseSearchGraph(knn.ids.view(), degree, effectiveThreads(context));
+  index->m_graph = optimiseSearchGraph(knn.ids.view(), degree, context);
+  lap("pruned");
   index->buildUpperLayer(searchGraphStage);
+  lap("upper layer");
   index->attachDevice();
+  lap("device copy");
   index->m_buildSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   job.progress(1.0, "graph index built");
@@ -214,7 +220,7 @@ void GraphIndex::buildUpperLayer(JobControl& job) {
                m_metric == Metric::L2 ? Metric::L2 : Metric::InnerProduct, m_context, job);
   const int upperDegree = std::min(m_degree, k);
   const std::vector<std::int32_t> upper =
-      optimiseSearchGraph(knn.ids.view(), upperDegree, effectiveThreads(m_context));
+      optimiseSearchGraph(knn.ids.view(), upperDegree, m_context);
   for (std::int64_t s = 0; s < count; ++s)
     std::copy(upper.begin() + s * upperDegree, upper.begin() + (s + 1) * upperDegree,
               m_upper.begin() + s * m_degree);

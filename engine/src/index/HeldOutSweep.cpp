@@ -27,6 +27,8 @@ HeldOutSweep heldOutSweep(const MatrixView<float>& data,
     out.base = data;
     out.queries = *queries;
   } else {
+    NEARSCAPE_EXPECTS(options.holdout >= 1, "the hold-out must be at least 1 row, not " +
+                                                std::to_string(options.holdout));
     const std::int64_t count = std::min(options.holdout, data.rows / 2);
     NEARSCAPE_EXPECTS(count >= 1, "the data is too small to hold queries out of it (" +
                                       std::to_string(data.rows) + " rows); give queries");

@@ -1,15 +1,17 @@
 #include "index/SearchGraph.h"
 
+#include "gpu/Dispatch.h"
+#include "nearscape/core/Log.h"
+
 #include <algorithm>
+#include <atomic>
 #include <numeric>
 #include <utility>
 
 namespace nearscape::index {
-namespace {
 
-/// Step 1 for every node: n × degree ids ordered by (detours, rank).
-std::vector<std::int32_t> pruneByDetours(const MatrixView<std::int32_t>& knn, int degree,
-                                         int threads) {
+std::vector<std::int32_t> pruneByDetoursCpu(const MatrixView<std::int32_t>& knn, int degree,
+                                            int threads) {
   const std::int64_t n = knn.rows;
   const int K = int(knn.cols);
   std::vector<std::int32_t> pruned(std::size_t(n) * std::size_t(degree), -1);
@@ -57,32 +59,40 @@ std::vector<std::int32_t> pruneByDetours(const MatrixView<std::int32_t>& knn, in
   return pruned;
 }
 
-} // namespace
-
 std::vector<std::int32_t> optimiseSearchGraph(const MatrixView<std::int32_t>& knn, int degree,
-                                              int threads) {
+                                              const Context& context) {
   const std::int64_t n = knn.rows;
   const std::size_t deg = std::size_t(degree);
-  const std::vector<std::int32_t> pruned = pruneByDetours(knn, degree, threads);
+  const int threads = effectiveThreads(context);
+  LogLaps lap(context, "search graph:");
+  // Step 1 on the device where there is one (1M × 96 lists: 33.8 s on 16 host cores).
+  const std::vector<std::int32_t> pruned = gpu::onGpuOrCpu(
+      context, [&](gpu::GpuBackend& gpu) { return gpu.pruneByDetours(knn, degree, context); },
+      [&] { return pruneByDetoursCpu(knn, degree, threads); });
 
-  // Step 2: reverse edges grouped by target (a counting sort), each keyed by (rank, source).
+  // Step 2: reverse edges grouped by target (a counting sort on every core; each group is
+  // sorted by its (rank, source) keys next, so the order of filling does not matter).
   std::vector<std::int64_t> offsets(std::size_t(n) + 1, 0);
-  for (const std::int32_t y : pruned)
-    if (y >= 0)
-      ++offsets[std::size_t(y) + 1];
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (std::int64_t e = 0; e < std::int64_t(pruned.size()); ++e)
+    if (const std::int32_t y = pruned[std::size_t(e)]; y >= 0)
+      std::atomic_ref(offsets[std::size_t(y) + 1]).fetch_add(1, std::memory_order_relaxed);
+  lap("pruned by detours");
   std::partial_sum(offsets.begin(), offsets.end(), offsets.begin());
   std::vector<std::uint64_t> reverse(std::size_t(offsets.back()));
   {
     std::vector<std::int64_t> fill(offsets.begin(), offsets.end() - 1);
+#pragma omp parallel for num_threads(threads) schedule(static)
     for (std::int64_t x = 0; x < n; ++x)
       for (std::size_t r = 0; r < deg; ++r) {
         const std::int32_t y = pruned[std::size_t(x) * deg + r];
         if (y >= 0)
-          reverse[std::size_t(fill[std::size_t(y)]++)] =
+          reverse[std::size_t(std::atomic_ref(fill[std::size_t(y)]).fetch_add(1))] =
               (std::uint64_t(r) << 32) | std::uint64_t(x);
       }
   }
 
+  lap("reverse edges");
   // Step 3: merge.
   std::vector<std::int32_t> out(std::size_t(n) * deg, -1);
   const std::size_t half = deg / 2;
@@ -106,6 +116,7 @@ std::vector<std::int32_t> optimiseSearchGraph(const MatrixView<std::int32_t>& kn
     for (std::size_t j = half; j < deg && size < deg; ++j)
       add(kept[j]);
   }
+  lap("merged");
   return out;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // From a kNN graph to a fixed-degree graph that greedy search can travel (internal).
 
+#include "nearscape/core/Context.h"
 #include "nearscape/core/MatrixView.h"
 
 #include <cstdint>
@@ -15,9 +16,16 @@ namespace nearscape::index {
 ///     edges with the fewest detours (ties: the nearer first), in that order;
 ///  2. reverse edges: every kept x → y offers y → x, ranked by the edge's place in x's list;
 ///  3. merge: the first degree/2 kept edges, then reverse edges, then the rest of the kept ones.
-/// Returns n × degree ids (−1 pads rows with fewer distinct neighbours).
+/// Returns n × degree ids (−1 pads rows with fewer distinct neighbours). Step 1 runs on the GPU
+/// when `context` resolves to it (the same result), steps 2 and 3 on the host's cores.
 std::vector<std::int32_t> optimiseSearchGraph(const MatrixView<std::int32_t>& knn, int degree,
-                                              int threads);
+                                              const Context& context);
+
+/// Step 1 alone on the CPU: each row's distinct neighbours (ids ≥ 0, not the row itself, an id
+/// listed twice at its smaller rank) ordered by (detours, rank), the first `degree` kept, −1
+/// padded. The GPU's twin is gpu::GpuBackend::pruneByDetours.
+std::vector<std::int32_t> pruneByDetoursCpu(const MatrixView<std::int32_t>& knn, int degree,
+                                            int threads);
 
 } // namespace nearscape::index
 

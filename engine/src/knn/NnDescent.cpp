@@ -8,6 +8,7 @@
 
 #include "gpu/Dispatch.h"
 #include "knn/NnDescentLoop.h"
+#include "knn/Step.h"
 #include "nearscape/core/Dataset.h"
 #include "nearscape/core/Error.h"
 #include "nearscape/core/Log.h"
@@ -613,14 +614,50 @@ std::optional<GraphMethod> parseGraphMethod(std::string_view text) {
   return std::nullopt;
 }
 
+namespace {
+/// `auto` takes STEP's exact graph over GNND where each row scores at most this share of the
+/// data (see clusteredGraphIfCheap and docs/benchmarks.md).
+constexpr double kAutoClusteredShare = 0.02;
+} // namespace
+
+namespace {
+
+/// Up to how many items the GPU's exact graph (k = 10) beats GNND, by dimension: measured on
+/// manifold data of 50,000–1M items (docs/benchmarks.md, 2026-11-24, H100), interpolated
+/// log-log between the measured dimensions. The exact graph's time hardly depends on d (its
+/// n² selection dominates), GNND's grows faster than d.
+double gpuExactCrossover(std::int64_t d) {
+  constexpr double kDims[] = {128, 256, 768};
+  constexpr double kItems[] = {30000, 60000, 650000};
+  if (d <= kDims[0])
+    return kItems[0];
+  int i = d <= kDims[1] ? 0 : 1;
+  const double slope = std::log(kItems[i + 1] / kItems[i]) / std::log(kDims[i + 1] / kDims[i]);
+  return kItems[i] * std::pow(double(d) / kDims[i], slope);
+}
+
+} // namespace
+
 GraphMethod resolveGraphMethod(GraphMethod method, std::int64_t n, std::int64_t d, int k,
                                const Context& context) {
   if (method != GraphMethod::Auto)
     return method;
-  const bool exactIsCheaper = resolveBackend(context) == Backend::Cuda
-                                  ? n <= 100000 || k > 16 // GNND measured at ≥ 0.99 up to k = 16
-                                  : double(n) * double(n) * double(d) <= 12000.0 * 12000.0 * 784.0;
+  bool exactIsCheaper = false;
+  if (resolveBackend(context) == Backend::Cuda) {
+    // GNND's limits (k ≤ 64, d ≤ 800) leave the exact graph; GNND's time grows about as k^1.5
+    // (manifold 1M: k = 32 takes 4× k = 10) while the exact graph's hardly moves.
+    const double kFactor = std::pow(std::max(1.0, double(k) / 10.0), 1.5);
+    exactIsCheaper = k > 64 || d > 800 || double(n) <= gpuExactCrossover(d) * kFactor;
+  } else {
+    exactIsCheaper = double(n) * double(n) * double(d) <= 12000.0 * 12000.0 * 784.0;
+  }
   return exactIsCheaper ? GraphMethod::Exact : GraphMethod::NnDescent;
+}
+
+GraphMethod graphBuiltBy(const KnnResult& graph) {
+  const std::string& how = graph.report.method;
+  return how == "NN-Descent" || how == "GNND" || how == "GGM merge" ? GraphMethod::NnDescent
+                                                                    : GraphMethod::Exact;
 }
 
 KnnResult buildKnnGraph(const MatrixView<float>& data, int k, Metric metric, GraphMethod method,
@@ -628,6 +665,11 @@ KnnResult buildKnnGraph(const MatrixView<float>& data, int k, Metric metric, Gra
                         const NnDescentProgress& progress) {
   if (resolveGraphMethod(method, data.rows, data.cols, k, context) == GraphMethod::Exact)
     return knnGraph(data, k, metric, context, job);
+  // Clustered data (blobs): STEP's clusters give the exact graph sooner than GNND gives an
+  // approximate one, and a probe of a few clusters tells, before the work, whether they prune.
+  if (method == GraphMethod::Auto)
+    if (auto exact = knn::clusteredGraphIfCheap(data, k, metric, context, job, kAutoClusteredShare))
+      return std::move(*exact);
   return nnDescentGraph(data, k, metric, context, job, params, progress);
 }
 

@@ -25,4 +25,12 @@ std::optional<KnnResult> stepSearch(const MatrixView<float>& queries, const Matr
                                     int k, Metric metric, bool excludeSelf, const Context& context,
                                     JobControl& job, double maxScoredShare);
 
+/// The exact kNN graph by STEP's clusters on the GPU when a probe shows each row scoring at most
+/// `maxScoredShare` of the data — clustered data, where it beats NN-Descent on time and recall —
+/// else nullopt (L2 and k ≤ kStepMaxK only, no GPU, beyond the memory budget, or the clusters do
+/// not prune). What `method = auto` tries before NN-Descent.
+std::optional<KnnResult> clusteredGraphIfCheap(const MatrixView<float>& data, int k, Metric metric,
+                                               const Context& context, JobControl& job,
+                                               double maxScoredShare);
+
 } // namespace nearscape::knn

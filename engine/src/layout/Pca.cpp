@@ -42,9 +42,14 @@ void topEigen(const RowMatrixD& cov, int k, std::uint64_t seed, Eigen::MatrixXd&
   Eigen::MatrixXd q(d, block);
   for (Eigen::Index i = 0; i < q.size(); ++i)
     q.data()[i] = normal(rng);
+  // cov · q through BLAS on every core (Eigen's own product ran on one: 40% of fashion-mnist's
+  // PCA); cov is symmetric, so its row-major storage reads as column-major.
+  Eigen::MatrixXd product(d, block);
   for (int iter = 0; iter < 40; ++iter) {
     job.check();
-    Eigen::HouseholderQR<Eigen::MatrixXd> qr(cov * q);
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, int(d), int(block), int(d), 1.0,
+                cov.data(), int(d), q.data(), int(d), 0.0, product.data(), int(d));
+    Eigen::HouseholderQR<Eigen::MatrixXd> qr(product);
     q = qr.householderQ() * Eigen::MatrixXd::Identity(d, block);
   }
   const Eigen::MatrixXd small = q.transpose() * cov * q;

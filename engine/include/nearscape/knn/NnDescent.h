@@ -54,22 +54,29 @@ std::string_view graphMethodName(GraphMethod method);
 std::optional<GraphMethod> parseGraphMethod(std::string_view text);
 
 /// The method that builds the graph of n × d items and k neighbours on `context`'s backend: the
-/// one place where Auto is decided, by the crossovers measured (docs/benchmarks.md). Exact when
-/// it is the cheaper way — CPU, 2 cores: when n²·d ≤ 12,000² · 784 (fashion-mnist subsets: exact
-/// 0.94 s vs NN-Descent 1.13 s at 10,000 items; 3.6 s vs 1.9 s at 20,000). GPU (H200, both
-/// warm): when n ≤ 100,000 — up to there exact costs at most about twice GNND and is exact
-/// (fashion-mnist 70,000 × 784: exact 0.052 s vs GNND 0.27 s; manifold and blobs × 128 at
-/// 100,000: 0.08 vs 0.04 s, at 1M: 5.4 vs 0.41 s) — and for k > 16 (at k = 32 GNND reaches
-/// 0.965 on manifold 1M, short of the exact graph's quality that a search graph is built from).
+/// one place where Auto is decided from the shape, by the crossovers measured (docs/benchmarks.md).
+/// Exact when it is the cheaper way — CPU, 2 cores: when n²·d ≤ 12,000² · 784 (fashion-mnist
+/// subsets: exact 0.94 s vs NN-Descent 1.13 s at 10,000 items; 3.6 s vs 1.9 s at 20,000). GPU
+/// (H100, a sweep over d = 64–768 and n = 50,000–1M): when n is below a crossover that grows with
+/// d (30,000 items up to d = 128, 60,000 at 256, 650,000 at 768) and with k (as (k/10)^1.5), and
+/// beyond GNND's limits (k > 64, d > 800). GNND's recall stayed ≥ 0.995 in that sweep (k = 10
+/// and 32). buildKnnGraph may still take STEP's exact graph where this says NN-Descent.
 /// Exact and NnDescent are returned as they are. Throws DeviceUnavailable as resolveBackend.
 GraphMethod resolveGraphMethod(GraphMethod method, std::int64_t n, std::int64_t d, int k,
                                const Context& context);
 
-/// The kNN graph of `data` by `method` (Auto resolved by resolveGraphMethod); `params` and
-/// `progress` apply to NN-Descent. Throws as knnGraph and nnDescentGraph.
+/// The kNN graph of `data` by `method`; `params` and `progress` apply to NN-Descent. Auto is
+/// resolveGraphMethod's choice, except where that is NN-Descent on a GPU and STEP's clusters
+/// prune the data (clustered data, e.g. blobs): a probe on a seeded sample, then one on the data,
+/// tell before the work, and the exact graph comes sooner than GNND's (graphBuiltBy says which
+/// ran). Throws as knnGraph and nnDescentGraph.
 KnnResult buildKnnGraph(const MatrixView<float>& data, int k, Metric metric, GraphMethod method,
                         const Context& context, JobControl& job = noJobControl(),
                         const NnDescentParams& params = {}, const NnDescentProgress& progress = {});
+
+/// How `graph` was built: Exact for an exact result (the GEMM tiles, STEP, a resident base),
+/// NnDescent for NN-Descent, GNND and GGM merges (from its report's method).
+GraphMethod graphBuiltBy(const KnnResult& graph);
 
 /// buildKnnGraph with GraphMethod::Auto.
 inline KnnResult autoKnnGraph(const MatrixView<float>& data, int k, Metric metric,

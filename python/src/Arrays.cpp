@@ -1,0 +1,125 @@
+// NumPy arrays to the engine's views: the same checks, in the same words, as the CLI's .npy reader
+// (io/Npy.cpp), so that a notebook and a terminal refuse the same data the same way.
+#include "Bindings.h"
+
+#include <string_view>
+
+namespace nearscape::python {
+namespace {
+
+/// The dtype's name when the CLI reads it as vectors (vectorDtypeName in io/Npy.cpp).
+const char* vectorDtype(const py::dtype& dtype) {
+  const std::string descr = py::str(dtype.attr("str"));
+  if (descr == "<f4")
+    return "float32";
+  if (descr == "<f2")
+    return "float16";
+  if (descr == "<f8")
+    return "float64";
+  if (descr == "|u1")
+    return "uint8";
+  if (descr == "|i1")
+    return "int8";
+  return nullptr;
+}
+
+py::array asArray(py::handle value) {
+  py::module_ numpy = py::module_::import("numpy");
+  return numpy.attr("asarray")(value);
+}
+
+/// Rows and columns of a 1-D (a column) or 2-D array. Throws InvalidArgument.
+std::pair<std::int64_t, std::int64_t> shapeOf(const py::array& a, const std::string& name) {
+  if (a.ndim() < 1 || a.ndim() > 2)
+    throw InvalidArgument(name + ": expected a 1-D or 2-D array, got " + std::to_string(a.ndim()) +
+                          " dimensions");
+  const std::int64_t rows = a.shape(0), cols = a.ndim() == 2 ? a.shape(1) : 1;
+  if (rows == 0 || cols == 0)
+    throw InvalidArgument(name + ": the array is empty (shape " + std::to_string(rows) + " × " +
+                          std::to_string(cols) + ")");
+  return {rows, cols};
+}
+
+bool cContiguousAligned(const py::array& a, std::size_t alignment) {
+  return (a.flags() & py::array::c_style) &&
+         reinterpret_cast<std::uintptr_t>(a.data()) % alignment == 0;
+}
+
+} // namespace
+
+FloatRows floatRows(py::handle value, const std::string& name) {
+  py::array a = asArray(value);
+  const auto [rows, cols] = shapeOf(a, name);
+  if (!vectorDtype(a.dtype()))
+    throw InvalidArgument(name + ": unsupported dtype '" +
+                          std::string(py::str(a.dtype().attr("str"))) +
+                          "' for vectors (supported: float32, float16, float64, uint8, int8, "
+                          "little-endian)");
+  FloatRows out;
+  if (std::string_view(vectorDtype(a.dtype())) != "float32" ||
+      !cContiguousAligned(a, alignof(float))) {
+    // The one conversion: float16, uint8 and int8 exactly, float64 rounded to nearest — as the
+    // CLI converts a file of those types.
+    py::module_ numpy = py::module_::import("numpy");
+    a = numpy.attr("ascontiguousarray")(a, py::arg("dtype") = numpy.attr("float32"));
+    out.copied = true;
+  }
+  out.view = {static_cast<const float*>(a.data()), rows, cols};
+  out.owner = a;
+  return out;
+}
+
+IdRows idRows(py::handle value, const std::string& name) {
+  py::array a = asArray(value);
+  if (a.ndim() != 2)
+    throw InvalidArgument(name + ": expected a 2-D array of ids");
+  const char kind = a.dtype().kind();
+  if (kind != 'i' && kind != 'u')
+    throw InvalidArgument(name + ": ids must be integers, got '" +
+                          std::string(py::str(a.dtype().attr("str"))) + "'");
+  py::module_ numpy = py::module_::import("numpy");
+  if (a.dtype().attr("str").cast<std::string>() != "<i4" || !cContiguousAligned(a, 4)) {
+    // Values beyond int32 would wrap: refuse them instead.
+    const py::object low = a.attr("min")(), high = a.attr("max")();
+    if (low.cast<long long>() < -1 || high.cast<long long>() > 0x7fffffffLL)
+      throw InvalidArgument(name + ": ids must lie in [-1, 2^31 - 1]");
+    a = numpy.attr("ascontiguousarray")(a, py::arg("dtype") = numpy.attr("int32"));
+  }
+  return {{static_cast<const std::int32_t*>(a.data()), a.shape(0), a.shape(1)}, a};
+}
+
+Metric metricOf(const std::string& name) {
+  if (name == "inner_product")
+    return Metric::InnerProduct;
+  if (name == "cosine")
+    return Metric::Cosine;
+  const auto parsed = parseMetric(name);
+  if (!parsed) // the CLI's words
+    throw InvalidArgument("unknown metric '" + name + "' (l2, ip or cos)");
+  return *parsed;
+}
+
+Context makeContext(const std::string& backend, const py::object& memoryBudget, int threads,
+                    std::uint64_t seed) {
+  Context c;
+  const auto b = parseBackend(backend);
+  if (!b)
+    throw InvalidArgument("unknown backend '" + backend + "' (auto, cpu or cuda)");
+  c.backend = *b;
+  if (threads < 0 || threads > 1024)
+    throw InvalidArgument("threads must lie in [0, 1024] (0: all)");
+  c.threads = threads;
+  c.seed = seed;
+  if (!memoryBudget.is_none()) {
+    if (py::isinstance<py::str>(memoryBudget))
+      c.memoryBudget = parseByteSize(memoryBudget.cast<std::string>());
+    else if (py::isinstance<py::int_>(memoryBudget) && memoryBudget.cast<long long>() > 0)
+      c.memoryBudget = memoryBudget.cast<std::uint64_t>();
+    else
+      throw InvalidArgument("memory_budget must be a size such as \"2G\" or a positive number "
+                            "of bytes");
+  }
+  return c;
+}
+
+} // namespace nearscape::python

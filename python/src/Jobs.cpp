@@ -1,0 +1,183 @@
+// Long calls off the interpreter's lock, Ctrl-C and progress on the calling thread, and the
+// engine's errors as Python exceptions.
+#include "Bindings.h"
+
+#include <chrono>
+#include <condition_variable>
+#include <exception>
+#include <mutex>
+#include <thread>
+
+namespace nearscape::python {
+namespace {
+
+/// The exception classes (created once, kept for the interpreter's life).
+struct ErrorClasses {
+  PyObject* base = nullptr;        ///< NearscapeError
+  PyObject* invalid = nullptr;     ///< InvalidInputError(NearscapeError, ValueError)
+  PyObject* memory = nullptr;      ///< OutOfMemoryError(NearscapeError, MemoryError)
+  PyObject* io = nullptr;          ///< NearscapeIOError(NearscapeError, OSError)
+  PyObject* device = nullptr;      ///< DeviceError(NearscapeError)
+  PyObject* unsupported = nullptr; ///< UnsupportedError(NearscapeError, ValueError)
+  PyObject* cancelled = nullptr;   ///< CancelledError(NearscapeError)
+};
+ErrorClasses g_errors;
+
+PyObject* newError(py::module_& m, const char* name, PyObject* base, PyObject* other,
+                   const char* doc) {
+  const std::string qualified = std::string("nearscape.") + name;
+  py::tuple bases = other ? py::make_tuple(py::handle(base), py::handle(other))
+                          : py::make_tuple(py::handle(base));
+  PyObject* cls = PyErr_NewExceptionWithDoc(qualified.c_str(), doc, bases.ptr(), nullptr);
+  if (!cls)
+    throw py::error_already_set();
+  m.add_object(name, py::handle(cls));
+  return cls;
+}
+
+} // namespace
+
+void registerErrors(py::module_& m) {
+  g_errors.base = PyErr_NewExceptionWithDoc(
+      "nearscape.NearscapeError", "Base of every error the engine raises.", nullptr, nullptr);
+  m.add_object("NearscapeError", py::handle(g_errors.base));
+  g_errors.invalid = newError(m, "InvalidInputError", g_errors.base, PyExc_ValueError,
+                              "Bad input: a wrong dtype, shape, NaN/Inf, k out of range… "
+                              "(a ValueError).");
+  g_errors.memory = newError(m, "OutOfMemoryError", g_errors.base, PyExc_MemoryError,
+                             "A device or host allocation failed with no fallback left.");
+  g_errors.io = newError(m, "NearscapeIOError", g_errors.base, PyExc_OSError,
+                         "A file could not be read or written, or is malformed.");
+  g_errors.device = newError(m, "DeviceError", g_errors.base, nullptr,
+                             "The GPU was asked for by name and failed or is absent.");
+  g_errors.unsupported = newError(m, "UnsupportedError", g_errors.base, PyExc_ValueError,
+                                  "Beyond the GPU path's limits with backend='cuda'.");
+  g_errors.cancelled = newError(m, "CancelledError", g_errors.base, nullptr,
+                                "The progress callback returned False: the job stopped.");
+  py::register_exception_translator([](std::exception_ptr p) {
+    if (!p)
+      return;
+    try {
+      std::rethrow_exception(p);
+    } catch (const Cancelled& e) {
+      PyErr_SetString(g_errors.cancelled, e.what());
+    } catch (const DeviceOutOfMemory& e) {
+      PyErr_SetString(g_errors.memory, e.what());
+    } catch (const Unsupported& e) {
+      PyErr_SetString(g_errors.unsupported, e.what());
+    } catch (const DeviceUnavailable& e) {
+      PyErr_SetString(g_errors.device, e.what());
+    } catch (const DeviceError& e) {
+      PyErr_SetString(g_errors.device, e.what());
+    } catch (const InvalidArgument& e) {
+      PyErr_SetString(g_errors.invalid, e.what());
+    } catch (const FormatError& e) { // a file that is not ours (an index, a graph)
+      PyErr_SetString(g_errors.invalid, e.what());
+    } catch (const IoError& e) {
+      PyErr_SetString(g_errors.io, e.what());
+    } catch (const Error& e) {
+      PyErr_SetString(g_errors.base, e.what());
+    }
+  });
+}
+
+void rethrowNamed(const InvalidArgument& e, const std::string& data, const std::string& queries) {
+  const std::string message = e.what();
+  auto starts = [&](const char* phrase) { return message.rfind(phrase, 0) == 0; };
+  if (!data.empty() && starts("the data"))
+    throw InvalidArgument(data + ": " + message);
+  if (!queries.empty() && starts("the queries"))
+    throw InvalidArgument(queries + ": " + message);
+  throw e;
+}
+
+void runJob(const std::function<void(JobControl&)>& work, const py::object& progress) {
+  if (!progress.is_none() && !PyCallable_Check(progress.ptr()))
+    throw InvalidArgument("progress must be a function of (fraction, message), or None");
+  struct Shared {
+    std::mutex mutex;
+    std::condition_variable done;
+    bool finished = false;
+    std::exception_ptr error;
+    bool progressPending = false;
+    double fraction = 0;
+    std::string message;
+  } shared;
+  JobControl job(
+      [&shared](double fraction, const std::string& message) {
+        std::lock_guard lock(shared.mutex);
+        shared.progressPending = true;
+        shared.fraction = fraction;
+        shared.message = message;
+      },
+      std::chrono::milliseconds(100));
+
+  std::optional<py::error_already_set> raised; // Ctrl-C, or the callback's own exception
+  {
+    py::gil_scoped_release unlocked;
+    std::thread worker([&] {
+      try {
+        work(job);
+      } catch (...) {
+        std::lock_guard lock(shared.mutex);
+        shared.error = std::current_exception();
+      }
+      std::lock_guard lock(shared.mutex);
+      shared.finished = true;
+      shared.done.notify_all();
+    });
+    bool stopping = false;
+    for (;;) {
+      std::unique_lock lock(shared.mutex);
+      // 20 ms: Ctrl-C is seen well inside the 200 ms a person waits for.
+      if (shared.done.wait_for(lock, std::chrono::milliseconds(20),
+                               [&] { return shared.finished; }))
+        break;
+      if (stopping)
+        continue;
+      const bool report = shared.progressPending && !progress.is_none();
+      const double fraction = shared.fraction;
+      const std::string message = shared.message;
+      shared.progressPending = false;
+      lock.unlock();
+      py::gil_scoped_acquire locked;
+      if (PyErr_CheckSignals() != 0) {
+        raised.emplace(); // fetches KeyboardInterrupt (or what a handler raised)
+        job.requestStop();
+        stopping = true;
+        continue;
+      }
+      if (report) {
+        try {
+          const py::object answer = progress(fraction, message);
+          if (!answer.is_none() && !py::bool_(answer)) {
+            job.requestStop();
+            stopping = true;
+          }
+        } catch (py::error_already_set& e) {
+          raised.emplace(std::move(e));
+          job.requestStop();
+          stopping = true;
+        }
+      }
+    }
+    worker.join();
+  }
+  if (raised) {
+    if (shared.error) { // the engine's Cancelled, or an error it met first: the Python one wins
+      try {
+        std::rethrow_exception(shared.error);
+      } catch (const Cancelled&) {
+      } catch (...) {
+      }
+    }
+    throw std::move(*raised);
+  }
+  if (shared.error)
+    std::rethrow_exception(shared.error);
+  if (!progress.is_none()) // the last report (1.0) may have come after the last poll
+    if (shared.progressPending)
+      progress(shared.fraction, shared.message);
+}
+
+} // namespace nearscape::python

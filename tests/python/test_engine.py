@@ -1,0 +1,227 @@
+"""The Python module against nearscape-cli on the same data: equal results, the same refusals
+in the same words, zero copy where promised, Ctrl-C and the GIL."""
+
+import os
+import signal
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import nearscape as ns
+
+
+def test_knn_graph_equals_cli(cli, data, data_file, tmp_path):
+    cli("knn", data_file, "--k", 7, "--backend", "cpu", "--out", tmp_path / "ids.npy",
+        "--out-dist", tmp_path / "d.npy")
+    ids, dist = ns.knn_graph(data, 7, method="exact", backend="cpu")
+    assert ids.dtype == np.int32 and dist.dtype == np.float32 and ids.shape == (300, 7)
+    assert np.array_equal(ids, np.load(tmp_path / "ids.npy"))
+    assert np.array_equal(dist, np.load(tmp_path / "d.npy"))
+
+
+def test_nndescent_and_cosine_equal_cli(cli, data, data_file, tmp_path):
+    cli("knn", data_file, "--k", 5, "--metric", "cos", "--method", "nndescent", "--backend", "cpu",
+        "--seed", 3, "--out", tmp_path / "ids.npy", "--out-dist", tmp_path / "d.npy")
+    ids, dist = ns.knn_graph(data, 5, "cos", "nndescent", backend="cpu", seed=3)
+    assert np.array_equal(ids, np.load(tmp_path / "ids.npy"))
+    assert np.array_equal(dist, np.load(tmp_path / "d.npy"))
+
+
+def test_search_equals_cli(cli, data, data_file, tmp_path):
+    queries = data[::10] + np.float32(0.25)
+    np.save(tmp_path / "q.npy", queries)
+    cli("knn", data_file, "--queries", tmp_path / "q.npy", "--k", 4, "--backend", "cpu",
+        "--out", tmp_path / "ids.npy", "--out-dist", tmp_path / "d.npy")
+    ids, dist = ns.search(data, queries, 4, backend="cpu")
+    assert np.array_equal(ids, np.load(tmp_path / "ids.npy"))
+    assert np.array_equal(dist, np.load(tmp_path / "d.npy"))
+    exact = ns.ExactIndex.build(data, backend="cpu")
+    assert np.array_equal(exact.search(queries, 4)[0], ids)
+
+
+def test_path_equals_cli(cli, data, data_file):
+    got = ns.minimax_path(data, 3, 250, k=6, backend="cpu")
+    want = cli.json("path", data_file, "--from", 3, "--to", 250, "--k", 6, "--backend", "cpu")
+    for field in ("found", "path", "steps", "bottleneck", "bottleneck_step", "total",
+                  "components", "weights", "shortest"):
+        assert got[field] == pytest.approx(want[field]), field
+    graph = ns.knn_graph(data, 6, method="exact", backend="cpu")
+    assert ns.minimax_path(graph, 3, 250)["path"] == want["path"]
+
+
+def test_layout_equals_cli(cli, data, data_file, tmp_path):
+    cli("layout", data_file, "--epochs", 30, "--seed", 5, "--backend", "cpu",
+        "--out", tmp_path / "map.npy")
+    got = ns.layout(data, epochs=30, seed=5, backend="cpu")
+    assert got.shape == (300, 2)
+    assert np.array_equal(got, np.load(tmp_path / "map.npy"))
+
+
+def test_outliers_compare_duplicates_equal_cli(cli, data, data_file, tmp_path):
+    want = cli.json("outliers", data_file, "--k", 8, "--backend", "cpu",
+                    "--out", tmp_path / "lof.npy")
+    got = ns.outliers(data, 8, backend="cpu")
+    assert [t["id"] for t in got["top"]] == [t["id"] for t in want["top"]]
+    assert np.array_equal(got["scores"], np.load(tmp_path / "lof.npy").ravel())
+
+    other = np.ascontiguousarray(data[:, ::-1] * np.float32(2) + data[:, :1])
+    np.save(tmp_path / "b.npy", other)
+    want = cli.json("compare", data_file, tmp_path / "b.npy", "--k", 6, "--backend", "cpu")
+    got = ns.compare(data, other, 6, backend="cpu")
+    assert got["histogram"] == want["histogram"]
+    assert got["mean_overlap"] == pytest.approx(want["mean_overlap"])
+
+    twins = np.concatenate([data, data[:20] + np.float32(1e-3)])
+    np.save(tmp_path / "twins.npy", twins)
+    want = cli.json("duplicates", tmp_path / "twins.npy", "--threshold", 0.01)
+    got = ns.duplicates(twins, threshold=0.01)
+    for field in ("pairs", "groups", "items_in_groups", "redundant_items", "largest_group"):
+        assert got[field] == want[field], field
+    assert got["pair_ids"].shape == (20, 2)
+    assert [list(g) for g in got["group_list"][:10]] == [g["ids"] for g in want["top_groups"]]
+
+
+def test_sweep_recall_equals_cli(cli, data, data_file):
+    options = dict(k=5, holdout=40, grid={"ef": [5, 10, 20]}, timing_runs=1, latency_queries=0)
+    rows = ns.sweep(data, backend="cpu", as_frame=False, **options)
+    want = cli.json("sweep", data_file, "--k", 5, "--holdout", 40, "--grid", "ef=5,10,20",
+                    "--timing-runs", 1, "--latency-queries", 0, "--backend", "cpu")
+    assert [r["ef"] for r in rows[:3]] == [5, 10, 20]
+    assert [r["recall"] for r in rows[:3]] == [r["recall"] for r in want["rows"]]
+    assert rows[-1]["index"] == "exact" and rows[-1]["recall"] == 1.0
+
+
+def test_indexes_save_and_load(data, tmp_path):
+    for kind, build, search in ((ns.GraphIndex, {"degree": 16}, {"ef": 32}),
+                                (ns.IvfIndex, {"nlist": 8}, {"nprobe": 8})):
+        index = kind.build(data, **build, backend="cpu")
+        ids, _ = index.search(data[:30], 5, **search)
+        index.save(tmp_path / "index.nsi")
+        loaded = kind.load(str(tmp_path / "index.nsi"), data, backend="cpu")
+        assert np.array_equal(loaded.search(data[:30], 5, **search)[0], ids)
+        assert loaded.build_params == index.build_params
+        # nprobe = nlist scans every list: exact; the graph finds each query itself first
+        assert (ids[:, 0] == np.arange(30)).all()
+        with pytest.raises(ValueError, match="other data|content hash|hash"):
+            kind.load(str(tmp_path / "index.nsi"), data + np.float32(1), backend="cpu")
+
+
+def test_zero_copy_where_promised(data):
+    address, copied = ns._buffer_address(data)
+    assert address == data.ctypes.data and not copied
+    index = ns.GraphIndex.build(data, backend="cpu")
+    assert index._base_address == data.ctypes.data  # the index reads the caller's buffer
+    for converted in (data.astype(np.float64), np.asfortranarray(data), data[:, ::2],
+                      data.astype(np.float16)):
+        address, copied = ns._buffer_address(converted)
+        assert copied and address != converted.ctypes.data
+    # converted exactly as the CLI converts a float64 file: the same graph
+    assert np.array_equal(ns.knn_graph(data.astype(np.float64), 4, method="exact")[0],
+                          ns.knn_graph(data, 4, method="exact")[0])
+
+
+def cli_message(cli, tmp_path, array):
+    path = tmp_path / "bad.npy"
+    np.save(path, array)
+    stderr = cli("knn", path, "--k", 3, expect=2).stderr.strip()
+    prefix = f"nearscape-cli: bad input: {path}: "
+    assert stderr.startswith(prefix), stderr
+    return stderr[len(prefix):]
+
+
+@pytest.mark.parametrize("bad", ["dtype", "shape", "empty", "nan"])
+def test_bad_input_raises_the_clis_message(cli, data, tmp_path, bad):
+    array = {"dtype": data.astype(np.int64), "shape": data.reshape(30, 10, 8),
+             "empty": np.zeros((0, 8), np.float32), "nan": data.copy()}[bad]
+    if bad == "nan":
+        array[17, 2] = np.inf
+    with pytest.raises(ValueError) as raised:
+        ns.knn_graph(array, 3)
+    assert isinstance(raised.value, ns.NearscapeError)
+    assert str(raised.value) == "x: " + cli_message(cli, tmp_path, array)
+
+
+def test_other_errors():
+    with pytest.raises(ValueError, match="unknown metric"):
+        ns.knn_graph(np.ones((5, 2), np.float32), 2, metric="manhattan")
+    with pytest.raises(ValueError, match="k"):
+        ns.knn_graph(np.eye(5, dtype=np.float32), 5)
+    with pytest.raises(ns.DeviceError if not ns.device_info()["usable"] else ValueError):
+        ns.knn_graph(np.eye(5, dtype=np.float32), 2, backend="cuda",
+                     memory_budget=None if not ns.device_info()["usable"] else -1)
+
+
+@pytest.fixture(scope="module")
+def large():
+    """40,000 × 128: an exact graph of several seconds on two cores."""
+    return np.random.default_rng(1).standard_normal((40000, 128), dtype=np.float32)
+
+
+@pytest.mark.parametrize("method", ["exact", "nndescent"])
+def test_ctrl_c_cancels_within_200_ms(large, method):
+    sent = []
+
+    def interrupt():
+        sent.append(time.monotonic())
+        os.kill(os.getpid(), signal.SIGINT)
+
+    timer = threading.Timer(0.5, interrupt)
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            ns.knn_graph(large, 10, method=method, backend="cpu")
+        stopped = time.monotonic()
+    finally:
+        timer.cancel()
+    assert sent, "the call ended before Ctrl-C"
+    print(f"KeyboardInterrupt {1000 * (stopped - sent[0]):.1f} ms after SIGINT")
+    assert stopped - sent[0] < 0.2, f"took {stopped - sent[0]:.3f} s"
+
+
+def test_gil_released_and_progress_stops(large):
+    ticks, done = [], threading.Event()
+
+    def count():
+        while not done.is_set():
+            ticks.append(time.monotonic())
+            time.sleep(0.001)
+
+    reports = []
+
+    def progress(fraction, message):
+        reports.append((fraction, message))
+        return time.monotonic() - started < 0.8  # False: stop
+
+    other = threading.Thread(target=count)
+    other.start()
+    started = time.monotonic()
+    try:
+        with pytest.raises(ns.CancelledError):
+            ns.knn_graph(large, 10, method="exact", backend="cpu", progress=progress)
+    finally:
+        ended = time.monotonic()
+        done.set()
+        other.join()
+    inside = [t for t in ticks if started + 0.1 < t < ended - 0.1]
+    assert len(inside) > 50, f"the other thread ran {len(inside)} times during the call"
+    assert reports and all(0 <= f <= 1 for f, _ in reports)
+
+
+def test_type_hints_and_docstrings_cover_the_api():
+    import ast
+    from pathlib import Path
+
+    stub = ast.parse((Path(ns.__file__).parent / "__init__.pyi").read_text())
+    hinted = {node.name for node in stub.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+    assert set(ns.__all__) <= hinted, set(ns.__all__) - hinted
+    for name in ns.__all__:
+        assert getattr(ns, name).__doc__, name
+
+
+def test_sweep_as_a_data_frame(data):
+    pandas = pytest.importorskip("pandas")
+    frame = ns.sweep(data, k=5, holdout=40, grid={"ef": [5, 10]}, timing_runs=1,
+                     latency_queries=0, backend="cpu")
+    assert isinstance(frame, pandas.DataFrame) and list(frame["index"]) == ["graph"] * 2 + ["exact"]
