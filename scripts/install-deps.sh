@@ -10,6 +10,8 @@ packages=(
   cmake ninja-build g++ pkg-config
   # engine
   libeigen3-dev libopenblas-dev libhdf5-dev zlib1g-dev libxxhash-dev nlohmann-json3-dev libcli11-dev
+  # nearscape-cli under mpirun (optional at build time, as CUDA; CI tests it)
+  libopenmpi-dev openmpi-bin
   # ui
   qt6-base-dev qt6-charts-dev libqt6opengl6-dev qt6-qpa-plugins libgl-dev libvtk9-dev
   libgl1-mesa-dri libglx-mesa0 fonts-dejavu-core

@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <iostream>
 #include <optional>
+#include <sched.h>
+#include <thread>
 
 namespace nearscape::cli {
 
@@ -42,6 +44,14 @@ Context CommonOptions::context() const {
   Context c;
   c.backend = parseBackend(backend).value_or(Backend::Auto);
   c.threads = threads;
+  // Ranks sharing a host share its cores (4 ranks × all cores each thrash on 2 cores), and a
+  // rank bound to some cores (mpirun binds each to one core by default) uses only those.
+  if (const Ranks* ranks = commandRanks(); ranks && threads == 0) {
+    int cores = std::max(1, int(std::thread::hardware_concurrency()) / ranks->ranksOnThisHost());
+    if (cpu_set_t allowed; sched_getaffinity(0, sizeof allowed, &allowed) == 0)
+      cores = std::min(cores, CPU_COUNT(&allowed));
+    c.threads = std::max(1, cores);
+  }
   c.seed = seed;
   if (!memoryBudget.empty())
     c.memoryBudget = parseByteSize(memoryBudget);
@@ -58,6 +68,18 @@ Context CommonOptions::context() const {
   if (!deviceWarmUp())
     deviceWarmUp().emplace(c); // the CUDA context and cuBLAS start while the input is read
   return c;
+}
+
+namespace {
+Ranks* g_ranks = nullptr;
+} // namespace
+
+Ranks* commandRanks() {
+  return g_ranks;
+}
+
+void setCommandRanks(Ranks* ranks) {
+  g_ranks = ranks;
 }
 
 CLI::Validator atLeast(std::int64_t lowest) {
@@ -157,32 +179,40 @@ int runGuarded(const std::function<int()>& body, const InputNames& inputs) {
   struct WaitForDevice {
     ~WaitForDevice() { deviceWarmUp().reset(); }
   } waitForDevice;
+  // Under mpirun every rank prints its own error: say which rank it is.
+  auto errorTag = [] {
+    const Ranks* ranks = commandRanks();
+    return ranks ? "nearscape-cli (rank " + std::to_string(ranks->rank()) + " of " +
+                       std::to_string(ranks->size()) + "): "
+                 : std::string("nearscape-cli: ");
+  };
+  // One write a line: the ranks' lines reach mpirun's terminal whole, not interleaved.
+  auto say = [&](const std::string& text) { std::cerr << errorTag() + text + '\n' << std::flush; };
   try {
     return body();
   } catch (const Cancelled&) {
-    std::cerr << "nearscape-cli: cancelled; no output was written\n";
+    say("cancelled; no output was written");
     return kExitFailure;
   } catch (const WriteError& e) { // disk full, read-only folder: the machine, not the input
-    std::cerr << "nearscape-cli: " << e.what() << '\n';
+    say(e.what());
     return kExitFailure;
   } catch (const Unsupported& e) { // --backend cuda with what only the CPU path takes
-    std::cerr << "nearscape-cli: bad input: " << e.what()
-              << "; --backend auto runs it on the CPU\n";
+    say(std::string("bad input: ") + e.what() + "; --backend auto runs it on the CPU");
     return kExitBadInput;
   } catch (const DeviceUnavailable& e) {
-    std::cerr << "nearscape-cli: " << e.what() << '\n';
+    say(e.what());
     return kExitFailure;
   } catch (const FormatError& e) {
-    std::cerr << "nearscape-cli: bad input: " << e.what() << '\n';
+    say(std::string("bad input: ") + e.what());
     return kExitBadInput;
   } catch (const InvalidArgument& e) {
-    std::cerr << "nearscape-cli: bad input: " << withFileName(e.what(), inputs) << '\n';
+    say(std::string("bad input: ") + withFileName(e.what(), inputs));
     return kExitBadInput;
   } catch (const IoError& e) {
-    std::cerr << "nearscape-cli: " << e.what() << '\n';
+    say(e.what());
     return kExitBadInput;
   } catch (const std::exception& e) {
-    std::cerr << "nearscape-cli: error: " << e.what() << '\n';
+    say(std::string("error: ") + e.what());
     return kExitFailure;
   }
 }

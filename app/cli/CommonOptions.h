@@ -36,6 +36,9 @@ CLI::Validator atLeast(std::int64_t lowest);
 
 /// The job of the running command; SIGINT/SIGTERM request its stop.
 JobControl& commandJob();
+/// The MPI job this process is a rank of (set by main from joinRanks), or null: one process.
+Ranks* commandRanks();
+void setCommandRanks(Ranks* ranks);
 /// Installs the signal handlers that cancel commandJob().
 void installCancelHandlers();
 

@@ -1,6 +1,7 @@
 // nearscape-cli knn: exact k-nearest neighbours of every item (the kNN graph) or of queries.
 #include "Commands.h"
 #include "CommonOptions.h"
+#include "DistributedGraph.h"
 
 #include <nlohmann/json.hpp>
 
@@ -36,31 +37,39 @@ int runKnn(const KnnArgs& args) {
     throw InvalidArgument("--iters must be at least 1 (NN-Descent needs an iteration to improve "
                           "its random start)");
   JobControl& job = commandJob();
+  // Under mpirun every rank reads and checks the same inputs; the graph or the search is
+  // distributed.
+  refuseUnderRanks(!args.extend.empty(), "--extend");
   // Outputs are checked before any work, and land together at the end (or not at all).
   OutputSet outputs;
-  for (const std::string& input : {args.path, args.queries})
-    if (!input.empty())
-      addDataInput(outputs, input);
-  outputs.addInput(args.truth);
-  outputs.addInput(args.extend);
-  outputs.addInput(args.meta);
-  outputs.addOutput(args.out);
-  outputs.addOutput(args.outDist);
+  Dataset data, queries;
   auto t = std::chrono::steady_clock::now();
-  OpenOptions options;
-  options.loadThumbnails = false;
-  const Dataset data = openInput(args.path, options, job);
-  Dataset queries;
-  if (!args.queries.empty())
-    queries = openInput(args.queries, options, job);
+  onEveryRank("reading the data", [&] {
+    for (const std::string& input : {args.path, args.queries})
+      if (!input.empty())
+        addDataInput(outputs, input);
+    outputs.addInput(args.truth);
+    outputs.addInput(args.extend);
+    outputs.addInput(args.meta);
+    outputs.addOutput(args.out);
+    outputs.addOutput(args.outDist);
+    OpenOptions options;
+    options.loadThumbnails = false;
+    options.hash = isLeadRank(); // the other ranks read only their slices
+    data = openInput(args.path, options, job);
+    if (!args.queries.empty())
+      queries = openInput(args.queries, options, job);
+  });
   const double loadSeconds = since(t);
 
   const Metric metric = chooseMetric(args.metric, data);
 
   Matrix<std::int32_t> truth;
-  if (!args.truth.empty())
-    truth = readTruthIds(args.truth, args.queries.empty() ? data.size() : queries.size(), args.k,
-                         data.size());
+  onEveryRank("reading the truth", [&] {
+    if (!args.truth.empty())
+      truth = readTruthIds(args.truth, args.queries.empty() ? data.size() : queries.size(), args.k,
+                           data.size());
+  });
 
   t = std::chrono::steady_clock::now();
   // Searches are always exact; a graph's auto is resolved by the data's shape.
@@ -78,7 +87,15 @@ int runKnn(const KnnArgs& args) {
     return buildKnnGraph(rows, k, metric, *asked, context, job, nnd, onIteration);
   };
   KnnResult result;
-  if (!args.extend.empty()) {
+  nlohmann::ordered_json shares; // under mpirun: each rank's rows and seconds
+  if (Ranks* ranks = commandRanks()) {
+    result = args.queries.empty() ? graphOnRanks(data.vectors.view(), args.k, metric, method,
+                                                 context, job, nnd, shares)
+                                  : searchOnRanks(queries.vectors.view(), data.vectors.view(),
+                                                  args.k, metric, context, job, shares);
+    if (ranks->rank() != 0)
+      return kExitOk; // rank 0 writes and prints
+  } else if (!args.extend.empty()) {
     // Items added to a graph: the existing one covers the first rows, the new rows get a graph
     // of their own, and GGM (GNND §5.1) merges the two.
     if (!args.queries.empty())
@@ -153,6 +170,10 @@ int runKnn(const KnnArgs& args) {
     j["candidates_per_row"] = result.candidatesPerRow;
     j["out"] = args.out;
     j["timings"] = {{"load_s", loadSeconds}, {"knn_s", knnSeconds}, {"write_s", writeSeconds}};
+    if (const Ranks* ranks = commandRanks()) {
+      j["ranks"] = ranks->size();
+      j["per_rank"] = shares;
+    }
     std::cout << j.dump(2) << '\n';
   } else {
     std::cout << (method == GraphMethod::NnDescent ? "NN-Descent kNN graph"
@@ -163,6 +184,9 @@ int runKnn(const KnnArgs& args) {
               << "time          " << knnSeconds << " s (load " << loadSeconds << " s)\n"
               << "candidates    " << result.candidatesPerRow << " per row re-checked, "
               << result.fallbackRows << " rows recomputed directly\n";
+    for (const auto& share : shares)
+      std::cout << "rank " << share["rank"].get<int>() << "        " << share["rows"] << " rows, "
+                << share["seconds"] << " s computing, " << share["wait_s"] << " s waiting\n";
     if (recall)
       std::cout << "recall@" << args.k << "     " << *recall << '\n';
     if (!args.out.empty())

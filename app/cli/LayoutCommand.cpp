@@ -1,6 +1,7 @@
 // nearscape-cli layout: the map (2D or 3D) of the kNN graph, and how many true neighbours it keeps.
 #include "Commands.h"
 #include "CommonOptions.h"
+#include "DistributedGraph.h"
 
 #include <nlohmann/json.hpp>
 
@@ -26,19 +27,32 @@ int runLayout(const LayoutArgs& a) {
   const Context context = a.common.context();
   JobControl& job = commandJob();
   OutputSet outputs; // checked now, written at the end or not at all
-  addDataInput(outputs, a.path);
-  outputs.addInput(a.graph);
-  outputs.addOutput(a.out);
-  outputs.addOutput(a.trust);
-  NEARSCAPE_EXPECTS(a.trustK >= 1, "--trust-k must be at least 1");
-  OpenOptions options;
-  options.loadThumbnails = false;
-  const Dataset ds = openInput(a.path, options, job);
-  if (a.dim != 2 && a.dim != 3)
-    throw InvalidArgument("--dim must be 2 or 3");
+  Dataset ds;
+  onEveryRank("reading the data", [&] { // under mpirun: every rank, which agree on failures
+    addDataInput(outputs, a.path);
+    outputs.addInput(a.graph);
+    outputs.addOutput(a.out);
+    outputs.addOutput(a.trust);
+    NEARSCAPE_EXPECTS(a.trustK >= 1, "--trust-k must be at least 1");
+    OpenOptions options;
+    options.loadThumbnails = false;
+    options.hash = isLeadRank(); // the other ranks read only their slices
+    ds = openInput(a.path, options, job);
+    if (a.dim != 2 && a.dim != 3)
+      throw InvalidArgument("--dim must be 2 or 3");
+  });
   const Metric metric = chooseMetric(a.metric, ds);
   const auto started = std::chrono::steady_clock::now();
   auto t = started;
+  // Under mpirun the ranks build the graph together; rank 0 alone lays it out.
+  std::optional<KnnResult> distributed;
+  nlohmann::ordered_json shares;
+  if (commandRanks() && a.graph.empty())
+    distributed =
+        graphOnRanks(ds.vectors.view(), a.k, metric, GraphMethod::Auto, context, job, {}, shares);
+  const double distributedSeconds = since(t);
+  if (!isLeadRank())
+    return kExitOk;
   // The graph (built, or read from --graph), then the map from its PCA view.
   ExploreParams params;
   params.metric = metric;
@@ -52,10 +66,12 @@ int runLayout(const LayoutArgs& a) {
     stages.graph = [&](const Exploration&) {
       return std::optional<KnnResult>(readKnnGraph(a.graph, ds, metric));
     };
+  else if (distributed)
+    stages.graph = [&](const Exploration&) { return std::move(distributed); };
   const Exploration explored = explore(ds.vectors.view(), params, context, job, stages);
   const KnnResult& knn = explored.graph;
   const Matrix<float>& xy = explored.map;
-  const double graphSeconds = explored.seconds.graph;
+  const double graphSeconds = explored.seconds.graph + (shares.empty() ? 0 : distributedSeconds);
   const double layoutSeconds = explored.seconds.start + explored.seconds.map;
   const double totalSeconds = since(started);
   job.check();
@@ -102,6 +118,10 @@ int runLayout(const LayoutArgs& a) {
                     {"layout_s", layoutSeconds},
                     {"total_s", totalSeconds},
                     {"trust_s", trustSeconds}};
+    if (const Ranks* ranks = commandRanks()) {
+      j["ranks"] = ranks->size();
+      j["per_rank"] = shares; // empty with --graph: rank 0 did everything
+    }
     std::cout << j.dump(2) << '\n';
   } else {
     std::cout << a.dim << "D layout of " << ds.size() << " items: " << totalSeconds << " s (graph "

@@ -2,12 +2,14 @@
 // beside the plain shortest path.
 #include "Commands.h"
 #include "CommonOptions.h"
+#include "DistributedGraph.h"
 
 #include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 namespace nearscape::cli {
 namespace {
@@ -47,14 +49,28 @@ int runPath(const PathArgs& a) {
   OpenOptions options;
   options.metaPath = a.meta;
   options.loadThumbnails = false;
+  options.hash = isLeadRank(); // the other ranks read only their slices
   auto t = std::chrono::steady_clock::now();
-  const Dataset ds = openInput(a.path, options, job);
+  Dataset ds;
+  onEveryRank("reading the data", [&] { // under mpirun: every rank, which agree on failures
+    ds = openInput(a.path, options, job);
+    for (auto [name, id] : {std::pair{"--from", a.from}, std::pair{"--to", a.to}})
+      if (id < 0 || id >= ds.size())
+        throw InvalidArgument(std::string(name) + " " + std::to_string(id) +
+                              " is out of range [0, " + std::to_string(ds.size()) + ")");
+  });
   const double loadSeconds = since(t);
-  for (auto [name, id] : {std::pair{"--from", a.from}, std::pair{"--to", a.to}})
-    if (id < 0 || id >= ds.size())
-      throw InvalidArgument(std::string(name) + " " + std::to_string(id) + " is out of range [0, " +
-                            std::to_string(ds.size()) + ")");
   const Metric metric = chooseMetric(a.metric, ds);
+  // Under mpirun the ranks build the graph together; rank 0 alone finds the paths.
+  t = std::chrono::steady_clock::now();
+  std::optional<KnnResult> distributed;
+  nlohmann::ordered_json shares;
+  if (commandRanks() && a.graph.empty())
+    distributed =
+        graphOnRanks(ds.vectors.view(), a.k, metric, GraphMethod::Auto, context, job, {}, shares);
+  const double distributedSeconds = since(t);
+  if (!isLeadRank())
+    return kExitOk;
 
   // The graph (built, or read from --graph), then its spanning forest.
   ExploreParams params;
@@ -68,12 +84,14 @@ int runPath(const PathArgs& a) {
     stages.graph = [&](const Exploration&) {
       return std::optional<KnnResult>(readKnnGraph(a.graph, ds, metric));
     };
+  else if (distributed)
+    stages.graph = [&](const Exploration&) { return std::move(distributed); };
   const Exploration explored = explore(ds.vectors.view(), params, context, job, stages);
   const KnnResult& knn = explored.graph;
   const UndirectedGraph& graph = explored.undirected;
   const std::vector<WeightedEdge>& bridges = explored.bridges;
   const SpanningForest& forest = *explored.forest;
-  const double graphSeconds = explored.seconds.graph;
+  const double graphSeconds = explored.seconds.graph + (shares.empty() ? 0 : distributedSeconds);
   const double mstSeconds = explored.seconds.forest;
   t = std::chrono::steady_clock::now();
   const GraphPath minimax = minimaxPath(forest, std::int32_t(a.from), std::int32_t(a.to));
@@ -98,6 +116,10 @@ int runPath(const PathArgs& a) {
                     {"graph_s", graphSeconds},
                     {"mst_s", mstSeconds},
                     {"path_s", pathSeconds}};
+    if (const Ranks* ranks = commandRanks()) {
+      j["ranks"] = ranks->size();
+      j["per_rank"] = shares; // empty with --graph: rank 0 did everything
+    }
     std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
   } else if (!minimax.found()) {
     std::cout << "items " << a.from << " and " << a.to << " lie in different components of the "

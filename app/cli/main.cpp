@@ -1,9 +1,36 @@
 // nearscape-cli: the Nearscape engine without a GUI, for servers and scripts.
 #include "Commands.h"
 #include "CommonOptions.h"
+#include "Ranks.h"
+
 #include "VersionText.h"
+#include <iostream>
+#include <string_view>
 
 int main(int argc, char** argv) {
+  // Under mpirun: this process is one rank of the job (knn, layout and path build the graph
+  // together; rank 0 alone writes and prints).
+  std::unique_ptr<nearscape::Ranks> ranks;
+  try {
+    ranks = nearscape::cli::joinRanks(argc, argv);
+  } catch (const nearscape::Error& e) {
+    std::cerr << "nearscape-cli: " << e.what() << '\n';
+    return nearscape::cli::kExitFailure;
+  }
+  nearscape::cli::setCommandRanks(ranks.get());
+  if (ranks && ranks->size() > 1) { // the other commands would each do all the work, N times
+    for (int a = 1; a < argc; ++a) {
+      const std::string_view word = argv[a];
+      if (word.starts_with("-"))
+        continue;
+      if (word != "knn" && word != "layout" && word != "path") {
+        std::cerr << "nearscape-cli: under mpirun only knn, layout and path run (" << word
+                  << " runs as one process)\n";
+        return nearscape::cli::kExitBadInput;
+      }
+      break;
+    }
+  }
   CLI::App app{"Nearscape: kNN graphs, ANN indexes, maps and min-max paths for embeddings",
                "nearscape-cli"};
   // A callback: the backends are looked for only when --version is asked.

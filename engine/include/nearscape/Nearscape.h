@@ -24,6 +24,7 @@
 #include "nearscape/io/DatasetReader.h"
 #include "nearscape/io/GraphFile.h"
 #include "nearscape/io/Npy.h"
+#include "nearscape/knn/Distributed.h"
 #include "nearscape/knn/Knn.h"
 #include "nearscape/knn/NnDescent.h"
 #include "nearscape/layout/GraphLayout.h"

@@ -148,8 +148,10 @@ Dataset openDataset(const fs::path& path, const OpenOptions& options, JobControl
                             std::string(e.what()));
     }
   }
-  job.progress(0.95, "hashing");
-  ds.contentHash = contentHash(ds.vectors.view());
+  if (options.hash) {
+    job.progress(0.95, "hashing");
+    ds.contentHash = contentHash(ds.vectors.view());
+  }
   job.progress(1.0, "loaded");
   return ds;
 }

@@ -18,6 +18,9 @@ struct OpenOptions {
   /// into Dataset::queries/truthIds/truthDistances. Off by default: no command uses them, and
   /// they can be as large as the data (queryShapes tells their shapes without reading them).
   bool loadQueries = false;
+  /// Compute Dataset::contentHash (XXH3-128 over every byte; empty when off). Off where only some
+  /// rows are read: an MPI rank other than 0 touches only its slice of a memory-mapped file.
+  bool hash = true;
 };
 
 /// The shapes of the queries and ground truth a file carries beside its vectors; 0 × 0 when absent.
