@@ -1,5 +1,6 @@
 // NN-Descent: recall against the exact graph, determinism, bad arguments, cancellation.
 #include "DeviceSkip.h"
+#include "Oracle.h"
 #include "nearscape/Nearscape.h"
 
 #include <QTest>
@@ -50,7 +51,8 @@ private slots:
     QFETCH(Backend, backend);
     SKIP_WITHOUT_DEVICE(backend);
     const int n = 4000, d = 24, k = 10;
-    const auto x = mixture(n, d, 1);
+    const QByteArray seed = qgetenv("NEARSCAPE_TEST_SEED"); // measurement runs
+    const auto x = mixture(n, d, seed.isEmpty() ? 1 : seed.toULongLong());
     const MatrixView<float> v{x.data(), n, d};
     Context c;
     c.backend = Backend::Cpu;
@@ -61,11 +63,15 @@ private slots:
                                          [&](int it, double) { iterations = it; });
     QCOMPARE(got.backend, backend);
     QVERIFY(iterations >= 2);
-    const KnnResult exact = knnGraph(v, k, metric, c);
-    const double recall = recallAtK(got.ids.view(), exact.ids.view(), k, v, v, metric);
+    const test::OracleKnn exact = test::oracleKnn(v, v, k, metric, true);
+    const double recall = test::oracleRecall(got.ids.view(), exact, v, v, metric);
     qInfo("recall@10 %.4f after %d iterations", recall, iterations);
-    QVERIFY2(recall >= (metric == Metric::InnerProduct ? 0.90 : 0.97),
-             qPrintable(QString::number(recall)));
+    // The CPU measured 0.9983-0.9990 for every metric over seeds 1-6 (NEARSCAPE_TEST_SEED):
+    // 0.995 leaves a noise margin. GNND keeps the earlier floors until measured likewise.
+    const double floor = backend == Backend::Cpu          ? 0.995
+                         : metric == Metric::InnerProduct ? 0.90
+                                                          : 0.97;
+    QVERIFY2(recall >= floor, qPrintable(QString::number(recall)));
     for (std::int64_t i = 0; i < n; ++i) {
       for (int a = 0; a < k; ++a) {
         QVERIFY(got.ids.row(i)[a] != i);
