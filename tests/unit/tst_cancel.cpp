@@ -109,6 +109,17 @@ private slots:
         [=](JobControl& j) { pairsWithin(big, 6.0, Metric::L2, cpu(), j); });
     QTest::newRow("duplicates by quantile") << std::function<void(JobControl&)>(
         [=](JobControl& j) { pairsWithinQuantile(big, 0.5, Metric::Cosine, cpu(), j); });
+    QTest::newRow("explore pipeline") << std::function<void(JobControl&)>([=](JobControl& j) {
+      ExploreParams p;
+      p.layout.epochs = 5000;
+      explore(mid, p, cpu(), j);
+    });
+    QTest::newRow("k-means") << std::function<void(JobControl&)>([=](JobControl& j) {
+      KMeansParams p;
+      p.clusters = 1024;
+      p.iterations = 100;
+      kmeans(big, p, Metric::L2, cpu(), j);
+    });
     const Dataset& text = texts();
     QTest::newRow("search") << std::function<void(JobControl&)>(
         [&text](JobControl& j) { findItems(text, "number.*[a-z]$", MatchMode::Regex, j); });
