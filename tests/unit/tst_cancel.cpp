@@ -1,15 +1,23 @@
-// Cancellation: every long job stops within 200 ms of Cancel, on data large enough to run for
-// seconds, and returns nothing (Cancelled). The GUI's Cancel button and Ctrl-C rest on this.
+// Cancellation: every long job stops within 200 ms of Cancel, requested from another thread once
+// the job has reported progress (it is past its set-up and at work), on data large enough to run
+// for seconds, and returns nothing (Cancelled). NN-Descent is stopped in a later iteration, and the
+// CLI, interrupted mid-run, leaves no output file. The GUI's Cancel button and Ctrl-C rest on this.
 #include "TestFiles.h"
 
 #include "nearscape/Nearscape.h"
 
+#include <QDir>
+#include <QElapsedTimer>
+#include <QProcess>
 #include <QTemporaryDir>
 #include <QTest>
 
 #include <chrono>
+#include <condition_variable>
+#include <csignal>
 #include <functional>
 #include <future>
+#include <mutex>
 #include <thread>
 
 using namespace nearscape;
@@ -54,6 +62,25 @@ Context cpu() {
   return c;
 }
 
+/// A flag one thread raises and another waits for.
+class Signal {
+public:
+  void raise() {
+    const std::lock_guard lock(m_mutex);
+    m_raised = true;
+    m_changed.notify_all();
+  }
+  bool waitFor(std::chrono::milliseconds limit) {
+    std::unique_lock lock(m_mutex);
+    return m_changed.wait_for(lock, limit, [&] { return m_raised; });
+  }
+
+private:
+  std::mutex m_mutex;
+  std::condition_variable m_changed;
+  bool m_raised = false;
+};
+
 } // namespace
 
 class TestCancel : public QObject {
@@ -82,6 +109,17 @@ private slots:
         [=](JobControl& j) { pairsWithin(big, 6.0, Metric::L2, cpu(), j); });
     QTest::newRow("duplicates by quantile") << std::function<void(JobControl&)>(
         [=](JobControl& j) { pairsWithinQuantile(big, 0.5, Metric::Cosine, cpu(), j); });
+    QTest::newRow("explore pipeline") << std::function<void(JobControl&)>([=](JobControl& j) {
+      ExploreParams p;
+      p.layout.epochs = 5000;
+      explore(mid, p, cpu(), j);
+    });
+    QTest::newRow("k-means") << std::function<void(JobControl&)>([=](JobControl& j) {
+      KMeansParams p;
+      p.clusters = 1024;
+      p.iterations = 100;
+      kmeans(big, p, Metric::L2, cpu(), j);
+    });
     const Dataset& text = texts();
     QTest::newRow("search") << std::function<void(JobControl&)>(
         [&text](JobControl& j) { findItems(text, "number.*[a-z]$", MatchMode::Regex, j); });
@@ -106,7 +144,16 @@ private slots:
 
   void stopsWithin200ms() {
     QFETCH(std::function<void(JobControl&)>, job);
-    JobControl control;
+    Signal started;
+    std::atomic<double> reached{0};
+    // The stop is requested from this thread once the job reports progress: it has started.
+    JobControl control(
+        [&](double fraction, const std::string&) {
+          reached = fraction;
+          if (fraction > 0)
+            started.raise();
+        },
+        std::chrono::milliseconds(0));
     auto done = std::async(std::launch::async, [&] {
       try {
         job(control);
@@ -115,16 +162,85 @@ private slots:
         return true;
       }
     });
-    // Let it get going (past its set-up), then cancel and time how long it takes to end.
-    QVERIFY2(done.wait_for(std::chrono::milliseconds(700)) == std::future_status::timeout,
-             "the job ended before it could be cancelled: give it more work");
+    const bool reported = started.waitFor(std::chrono::seconds(20));
+    const double at = reached;
     const auto cancelled = Clock::now();
     control.requestStop();
     done.wait();
     const double ms = std::chrono::duration<double, std::milli>(Clock::now() - cancelled).count();
-    QVERIFY2(done.get(), "the job ended without Cancelled");
-    qInfo("stopped %.1f ms after Cancel", ms);
+    QVERIFY2(reported, "the job reported no progress");
+    QVERIFY2(done.get(), "the job ended without Cancelled: give it more work");
+    qInfo("stopped %.1f ms after Cancel, at %.1f%%", ms, 100 * at);
     QVERIFY2(ms <= 200, qPrintable(QString("%1 ms after Cancel").arg(ms)));
+  }
+
+  void nnDescentStopsInALaterIteration() {
+    // The stop lands after two iterations: a loop that checked only in its first would run its
+    // thirty to the end. At most the iteration under way when asked may still report.
+    const MatrixView<float> x{data(30000, 32).data(), 30000, 32};
+    Signal second;
+    std::atomic<int> last{0};
+    NnDescentParams params;
+    params.delta = 0; // every iteration runs
+    params.maxIterations = 30;
+    JobControl control;
+    auto done = std::async(std::launch::async, [&] {
+      try {
+        nnDescentGraph(x, 10, Metric::L2, cpu(), control, params, [&](int iteration, double) {
+          last = iteration;
+          if (iteration == 2)
+            second.raise();
+        });
+        return false;
+      } catch (const Cancelled&) {
+        return true;
+      }
+    });
+    QVERIFY(second.waitFor(std::chrono::seconds(60)));
+    const auto cancelled = Clock::now();
+    control.requestStop();
+    done.wait();
+    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - cancelled).count();
+    QVERIFY2(done.get(), "NN-Descent ended without Cancelled");
+    qInfo("stopped %.1f ms after Cancel, after iteration %d", ms, int(last));
+    QVERIFY2(last <= 3, qPrintable(QString("%1 iterations ran").arg(int(last))));
+    QVERIFY2(ms <= 200, qPrintable(QString("%1 ms after Cancel").arg(ms)));
+  }
+
+  void interruptedCommandLeavesNoOutput_data() {
+    QTest::addColumn<QStringList>("args"); // %in and %out stand for the input and output files
+    QTest::newRow("knn exact") << QStringList{"knn",      "%in",   "--k",   "10",
+                                              "--method", "exact", "--out", "%out"};
+    QTest::newRow("layout") << QStringList{"layout", "%in", "--epochs", "5000", "--out", "%out"};
+    QTest::newRow("duplicates") << QStringList{"duplicates", "%in",   "--threshold",
+                                               "6",          "--out", "%out"};
+  }
+  void interruptedCommandLeavesNoOutput() {
+    // Ctrl-C (SIGINT) half a second into a command that runs for seconds: it ends soon, says it
+    // was cancelled, and writes nothing — no output, no temporary file.
+    QFETCH(QStringList, args);
+    QTemporaryDir dir;
+    const QString in = dir.filePath("data.npy"), out = dir.filePath("out.npy");
+    const std::vector<float>& x = data(40000, 96);
+    QVERIFY(writeBytes(in, npyBytes("<f4", {40000, 96}, rawBytes(x))));
+    for (QString& a : args)
+      a = a == "%in" ? in : a == "%out" ? out : a;
+    args << "--backend"
+         << "cpu";
+    QProcess p;
+    p.start(QStringLiteral(NEARSCAPE_CLI_PATH), args);
+    QVERIFY(p.waitForStarted());
+    QVERIFY2(!p.waitForFinished(700), p.readAllStandardError().constData()); // still at work
+    QElapsedTimer timer;
+    timer.start();
+    ::kill(pid_t(p.processId()), SIGINT);
+    QVERIFY(p.waitForFinished(10000));
+    qInfo("ended %lld ms after SIGINT", timer.elapsed());
+    const QByteArray err = p.readAllStandardError();
+    QCOMPARE(p.exitCode(), 1);
+    QVERIFY2(err.contains("cancelled"), err.constData());
+    QVERIFY2(timer.elapsed() <= 1000, qPrintable(QString("%1 ms").arg(timer.elapsed())));
+    QCOMPARE(QDir(dir.path()).entryList(QDir::Files | QDir::Hidden), QStringList{"data.npy"});
   }
 };
 

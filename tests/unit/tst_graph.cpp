@@ -1,11 +1,13 @@
 // Min-max paths, the spanning forest, shortest paths and bridging, against brute force.
 #include "DeviceSkip.h"
+#include "Oracle.h"
 #include "nearscape/Nearscape.h"
 
 #include <QTest>
 
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <queue>
 #include <random>
 
@@ -22,7 +24,7 @@ struct RandomGraph {
   int n = 0, k = 0;
 };
 
-/// A kNN graph of random 2-D points (exact, from our engine's float64 reference).
+/// A kNN graph of random 2-D points (exact, from the test support's float64 oracle).
 RandomGraph randomKnn(int n, int k, std::uint64_t seed, float spread = 1.0f) {
   std::mt19937_64 rng(seed);
   std::normal_distribution<float> normal(0.0f, spread);
@@ -33,9 +35,12 @@ RandomGraph randomKnn(int n, int k, std::uint64_t seed, float spread = 1.0f) {
   for (auto& v : g.points)
     v = normal(rng);
   const MatrixView<float> v{g.points.data(), n, 2};
-  const KnnResult ref = knnReference(v, v, k, Metric::L2, true);
-  g.ids.assign(ref.ids.data(), ref.ids.data() + n * k);
-  g.dists.assign(ref.distances.data(), ref.distances.data() + n * k);
+  const test::OracleKnn ref = test::oracleKnn(v, v, k, Metric::L2, true);
+  for (int r = 0; r < n; ++r)
+    for (int c = 0; c < k; ++c) {
+      g.ids.push_back(ref.idRow(r)[c]);
+      g.dists.push_back(float(ref.distanceRow(r)[c]));
+    }
   return g;
 }
 
@@ -166,6 +171,64 @@ private slots:
     QVERIFY(std::abs(forest.totalWeight() - prim) <= 1e-9 * prim);
     QCOMPARE(forest.treeCount(), trees);
     QCOMPARE(std::int64_t(forest.edges().size()), g.nodes - trees);
+  }
+
+  void cpuForestWithHeavyTies_data() {
+    QTest::addColumn<int>("nodes");
+    QTest::addColumn<int>("edges");
+    QTest::addColumn<int>("distinctWeights");
+    QTest::newRow("ties everywhere") << 3000 << 9000 << 3;
+    QTest::newRow("some ties, many components") << 5000 << 3000 << 50;
+    QTest::newRow("one weight") << 400 << 2000 << 1;
+  }
+  void cpuForestWithHeavyTies() {
+    // The CPU forest against a Kruskal written here: same weight and trees, and its edges are
+    // graph edges that join every component without a cycle.
+    QFETCH(int, nodes);
+    QFETCH(int, edges);
+    QFETCH(int, distinctWeights);
+    std::mt19937_64 rng(std::uint64_t(nodes) * 31 + std::uint64_t(edges));
+    std::uniform_int_distribution<int> node(0, nodes - 1), weight(0, distinctWeights - 1);
+    std::vector<WeightedEdge> list;
+    for (int e = 0; e < edges; ++e) {
+      const int a = node(rng), b = node(rng);
+      if (a != b)
+        list.push_back({a, b, float(weight(rng)) * 0.25f + 0.5f});
+    }
+    const UndirectedGraph g = graphFromEdges(nodes, list);
+    const SpanningForest forest(g, on(Backend::Cpu));
+    std::vector<int> parent(static_cast<std::size_t>(nodes));
+    auto find = [&](int v) {
+      while (parent[std::size_t(v)] != v)
+        v = parent[std::size_t(v)] = parent[std::size_t(parent[std::size_t(v)])];
+      return v;
+    };
+    std::iota(parent.begin(), parent.end(), 0);
+    std::vector<WeightedEdge> sorted = list;
+    std::stable_sort(sorted.begin(), sorted.end(),
+                     [](const auto& x, const auto& y) { return x.weight < y.weight; });
+    double kruskal = 0;
+    std::int64_t trees = nodes;
+    for (const auto& e : sorted)
+      if (const int a = find(e.a), b = find(e.b); a != b) {
+        parent[std::size_t(a)] = b;
+        kruskal += e.weight;
+        --trees;
+      }
+    QCOMPARE(forest.totalWeight(), kruskal);
+    QCOMPARE(forest.treeCount(), trees);
+    QCOMPARE(std::int64_t(forest.edges().size()), std::int64_t(nodes) - trees);
+    std::iota(parent.begin(), parent.end(), 0);
+    for (const auto& e : forest.edges()) {
+      bool inGraph = false; // a graph edge, at its weight
+      for (std::int64_t x = g.offsets[e.a]; x < g.offsets[e.a + 1]; ++x)
+        inGraph |= g.targets[std::size_t(x)] == e.b && g.weights[std::size_t(x)] == e.weight;
+      QVERIFY(inGraph);
+      const int a = find(e.a), b = find(e.b);
+      QVERIFY2(a != b, "the forest has a cycle");
+      parent[std::size_t(a)] = b;
+    }
+    // Acyclic, nodes − components edges, each inside a component: it spans every component.
   }
 
   void gpuForestEqualsKruskal_data() {

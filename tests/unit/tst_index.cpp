@@ -1,7 +1,11 @@
 // ANN indexes (graph, IVF-Flat), k-means, sweeps and the Pareto front: recall thresholds per
 // index, metric and backend (CUDA rows QSKIP without a device), save/load, corrupted files,
 // parameter errors, cancellation.
+// Before any Qt header: Qt's `emit` macro would eat IndexCommon.h's Pool::emit.
+#include "index/GraphIndex.h"
+
 #include "DeviceSkip.h"
+#include "Oracle.h"
 #include "nearscape/Nearscape.h"
 
 #include <QTemporaryDir>
@@ -18,6 +22,7 @@
 #include <sstream>
 
 using namespace nearscape;
+using namespace nearscape::test;
 
 Q_DECLARE_METATYPE(nearscape::Metric)
 Q_DECLARE_METATYPE(nearscape::Backend)
@@ -43,12 +48,21 @@ std::vector<float> mixture(std::int64_t n, std::int64_t d, int clusters, std::ui
   return v;
 }
 
-/// Exact ground truth ids of `queries` against `base`.
+/// Exact ground truth ids of `queries` against `base`, from the test support's oracle.
 Matrix<std::int32_t> truthOf(const MatrixView<float>& queries, const MatrixView<float>& base, int k,
                              Metric metric) {
-  Context cpu;
-  cpu.backend = Backend::Cpu;
-  return knnSearch(queries, base, k, metric, cpu).ids;
+  const OracleKnn oracle = oracleKnn(queries, base, k, metric, false);
+  std::vector<std::int32_t> ids;
+  for (std::int64_t r = 0; r < oracle.rows; ++r)
+    ids.insert(ids.end(), oracle.idRow(r), oracle.idRow(r) + k);
+  return Matrix<std::int32_t>(std::move(ids), oracle.rows, k);
+}
+
+/// The seed of a measurement run (NEARSCAPE_TEST_SEED), else `fallback`: thresholds below were
+/// measured over several seeds and sit a noise margin under the lowest.
+std::uint64_t seedOr(std::uint64_t fallback) {
+  const QByteArray text = qgetenv("NEARSCAPE_TEST_SEED");
+  return text.isEmpty() ? fallback : text.toULongLong();
 }
 
 Context contextFor(Backend backend) {
@@ -73,11 +87,14 @@ private slots:
     for (Backend b : {Backend::Cpu, Backend::Cuda})
       for (Metric m : {Metric::L2, Metric::Cosine, Metric::InnerProduct}) {
         const QString tag = QString("%1/%2").arg(backendName(b).data(), metricName(m).data());
-        QTest::newRow(qPrintable("graph ef=64 " + tag)) << "graph" << b << m << "ef=64" << 0.95;
-        QTest::newRow(qPrintable("graph ef=k " + tag)) << "graph" << b << m << "ef=10" << 0.6;
-        QTest::newRow(qPrintable("ivf nprobe=16 " + tag)) << "ivf" << b << m << "nprobe=16" << 0.9;
-        QTest::newRow(qPrintable("ivf all lists " + tag))
-            << "ivf" << b << m << "nprobe=64" << 0.999;
+        // Measured on the CPU over seeds 1-6 and 11 (NEARSCAPE_TEST_SEED): ef = 64, nprobe = 16
+        // and all lists 1.0 every time, ef = k 0.971-1 (l2 0.971, ip 0.980, cos 0.991 at
+        // least); thresholds a noise margin below. (graphRecallGrowsWithEf has data where ef
+        // matters more.)
+        QTest::newRow(qPrintable("graph ef=64 " + tag)) << "graph" << b << m << "ef=64" << 0.995;
+        QTest::newRow(qPrintable("graph ef=k " + tag)) << "graph" << b << m << "ef=10" << 0.95;
+        QTest::newRow(qPrintable("ivf nprobe=16 " + tag)) << "ivf" << b << m << "nprobe=16" << 0.99;
+        QTest::newRow(qPrintable("ivf all lists " + tag)) << "ivf" << b << m << "nprobe=64" << 1.0;
       }
   }
   void recallThresholds() {
@@ -89,7 +106,7 @@ private slots:
     SKIP_WITHOUT_DEVICE(backend);
     const std::int64_t n = 6000, nq = 300, d = 24;
     const int k = 10;
-    const std::vector<float> all = mixture(n + nq, d, 40, 11);
+    const std::vector<float> all = mixture(n + nq, d, 40, seedOr(11));
     const MatrixView<float> base{all.data(), n, d}, queries{all.data() + n * d, nq, d};
     ParameterValues build;
     if (kind == "ivf")
@@ -116,7 +133,79 @@ private slots:
     }
     const Matrix<std::int32_t> truth = truthOf(queries, base, k, metric);
     const double recall = recallAtK(r.ids.view(), truth.view(), k, queries, base, metric);
+    qInfo("recall %.4f", recall);
     QVERIFY2(recall >= minimum, qPrintable(QString("recall %1 < %2").arg(recall).arg(minimum)));
+  }
+
+  void graphRecallGrowsWithEf_data() {
+    QTest::addColumn<Metric>("metric");
+    QTest::addColumn<double>("atK");     // recall at ef = k, at least
+    QTest::addColumn<double>("atLarge"); // recall at ef = 256, at least
+    QTest::addColumn<double>("gain");    // how much ef = 256 must add to ef = k, at least
+    // Measured over seeds 1-6 and 11 (NEARSCAPE_TEST_SEED): ef = 10 reaches 0.505-0.534 (l2),
+    // 0.518-0.541 (cos), 0.901-0.971 (ip); ef = 256 0.9985-0.9995, 0.9975-1, 0.999-1; the gain
+    // 0.46-0.49, 0.46-0.48, 0.030-0.099. Thresholds: those less a noise margin.
+    QTest::newRow("l2") << Metric::L2 << 0.45 << 0.99 << 0.40;
+    QTest::newRow("cos") << Metric::Cosine << 0.46 << 0.99 << 0.40;
+    QTest::newRow("ip") << Metric::InnerProduct << 0.85 << 0.99 << 0.015;
+  }
+  void graphRecallGrowsWithEf() {
+    // Data without clusters in 32 dimensions, where a pool of k candidates misses neighbours
+    // that a larger one finds: recall rises with ef (never falls beyond the noise of a best-first
+    // walk), and ef is what makes it rise.
+    QFETCH(Metric, metric);
+    QFETCH(double, atK);
+    QFETCH(double, atLarge);
+    QFETCH(double, gain);
+    const std::int64_t n = 5000, nq = 200, d = 32;
+    const int k = 10;
+    const std::vector<float> all = mixture(n + nq, d, 1, seedOr(1), nullptr, 1.0f);
+    const MatrixView<float> base{all.data(), n, d}, queries{all.data() + n * d, nq, d};
+    const auto index =
+        buildIndex(base, metric, GraphIndexParams{.degree = 16}, contextFor(Backend::Cpu));
+    const OracleKnn oracle = oracleKnn(queries, base, k, metric, false);
+    std::vector<double> recalls;
+    QString line;
+    for (int ef : {10, 16, 24, 32, 64, 128, 256}) {
+      const KnnResult r = index->search(queries, k, GraphSearchParams{.ef = ef});
+      recalls.push_back(oracleRecall(r.ids.view(), oracle, queries, base, metric));
+      line += QString(" ef=%1: %2").arg(ef).arg(recalls.back(), 0, 'f', 4);
+    }
+    qInfo("%s", qPrintable(line));
+    for (std::size_t i = 1; i < recalls.size(); ++i)
+      QVERIFY2(recalls[i] >= recalls[i - 1] - 0.005, qPrintable("recall fell:" + line));
+    QVERIFY2(recalls.front() >= atK, qPrintable(line));
+    QVERIFY2(recalls.back() >= atLarge, qPrintable(line));
+    QVERIFY2(recalls.back() - recalls.front() >= gain, qPrintable(line));
+  }
+
+  void cpuFullSearchIsExact() {
+    // A pool as large as the data reaches every node of the graph, and every list probed is a
+    // full scan: both indexes then return the exact answer (the CPU twins of the GPU tests below).
+    const std::int64_t n = 400, d = 33;
+    const std::vector<float> all = mixture(n + 50, d, 5, 3);
+    const MatrixView<float> base{all.data(), n, d}, queries{all.data() + n * d, 50, d};
+    for (Metric metric : {Metric::L2, Metric::Cosine, Metric::InnerProduct}) {
+      const auto graph = buildIndex(base, metric, GraphIndexParams{}, contextFor(Backend::Cpu));
+      const KnnResult a = graph->search(queries, 20, GraphSearchParams{.ef = 400});
+      const OracleKnn oracle = oracleKnn(queries, base, 20, metric, false);
+      QCOMPARE(oracleRecall(a.ids.view(), oracle, queries, base, metric), 1.0);
+    }
+    const std::int64_t m = 3000, nq = 80, e = 36;
+    const std::vector<float> more = mixture(m + nq, e, 12, 4);
+    const MatrixView<float> b{more.data(), m, e}, q{more.data() + m * e, nq, e};
+    for (Metric metric : {Metric::L2, Metric::InnerProduct}) {
+      const auto ivf = buildIndex(b, metric, IvfFlatParams{.nlist = 40}, contextFor(Backend::Cpu));
+      for (int k : {10, 256, 300}) {
+        const KnnResult r = ivf->search(q, k, IvfSearchParams{.nprobe = 40});
+        const OracleKnn oracle = oracleKnn(q, b, k, metric, false);
+        QCOMPARE(oracleRecall(r.ids.view(), oracle, q, b, metric), 1.0);
+        for (std::int64_t i = 0; i < nq; ++i) // float32 distances of the exact neighbours
+          for (int c = 0; c < k; ++c)
+            QVERIFY(std::abs(r.distances.row(i)[c] - oracle.distanceRow(i)[c]) <=
+                    1e-4 * (1 + std::abs(oracle.distanceRow(i)[c])));
+      }
+    }
   }
 
   void gpuSearchMatchesCpuTwin() {
@@ -207,6 +296,60 @@ private slots:
     QCOMPARE(params.size(), std::size_t(3));
     QCOMPARE(params[0].name, std::string("ef"));
     QVERIFY(index->bytes() >= std::uint64_t(n * 16 * 4));
+    // The graph itself: n rows of 16 ids, each in range, never the node itself, never twice in
+    // a row, −1 only as padding at a row's end.
+    const auto* graphIndex = dynamic_cast<const index::GraphIndex*>(index.get());
+    QVERIFY(graphIndex);
+    const MatrixView<std::int32_t> g = graphIndex->graph();
+    QCOMPARE(g.rows, n);
+    QCOMPARE(g.cols, std::int64_t(16));
+    std::int64_t edges = 0;
+    for (std::int64_t v = 0; v < n; ++v) {
+      std::set<std::int32_t> row;
+      bool padding = false;
+      for (std::int64_t j = 0; j < g.cols; ++j) {
+        const std::int32_t to = g.row(v)[j];
+        if (to < 0) {
+          QCOMPARE(to, -1);
+          padding = true;
+          continue;
+        }
+        QVERIFY2(!padding, qPrintable(QString("node %1: an edge after padding").arg(v)));
+        QVERIFY(to < n);
+        QVERIFY2(to != v, qPrintable(QString("node %1 links to itself").arg(v)));
+        QVERIFY2(row.insert(to).second,
+                 qPrintable(QString("node %1 lists %2 twice").arg(v).arg(to)));
+        ++edges;
+      }
+    }
+    QVERIFY2(edges >= n * 16 * 95 / 100, qPrintable(QString("only %1 edges").arg(edges)));
+    // Strongly connected: node 0 reaches every node along the edges, and every node reaches
+    // node 0 (along reversed edges), so a walk from any entry point can reach any node.
+    std::vector<std::vector<std::int32_t>> forward(static_cast<std::size_t>(n)),
+        backward(static_cast<std::size_t>(n));
+    for (std::int64_t v = 0; v < n; ++v)
+      for (std::int64_t j = 0; j < g.cols; ++j)
+        if (const std::int32_t to = g.row(v)[j]; to >= 0) {
+          forward[std::size_t(v)].push_back(to);
+          backward[std::size_t(to)].push_back(std::int32_t(v));
+        }
+    for (const auto* edgesOf : {&forward, &backward}) {
+      std::vector<bool> reached(std::size_t(n), false);
+      std::vector<std::int32_t> frontier{0};
+      reached[0] = true;
+      std::int64_t count = 1;
+      while (!frontier.empty()) {
+        const std::int32_t v = frontier.back();
+        frontier.pop_back();
+        for (const std::int32_t to : (*edgesOf)[std::size_t(v)])
+          if (!reached[std::size_t(to)]) {
+            reached[std::size_t(to)] = true;
+            ++count;
+            frontier.push_back(to);
+          }
+      }
+      QCOMPARE(count, n);
+    }
   }
 
   void typedParametersAndTheirReflection() {

@@ -1,6 +1,8 @@
-// Exact kNN against a float64 brute force, for every metric and backend (CUDA rows QSKIP without
-// a device), on awkward shapes, ties, duplicates, zero vectors and large norms.
+// Exact kNN against the float64 oracle of the test support (Oracle.h: written from the
+// definitions, calling nothing of the engine), for every metric and backend (CUDA rows QSKIP
+// without a device), on awkward shapes, ties, duplicates, zero vectors and large norms.
 #include "DeviceSkip.h"
+#include "Oracle.h"
 #include "nearscape/Nearscape.h"
 
 #include <QTest>
@@ -9,6 +11,7 @@
 #include <random>
 
 using namespace nearscape;
+using namespace nearscape::test;
 
 Q_DECLARE_METATYPE(nearscape::Metric)
 Q_DECLARE_METATYPE(nearscape::Backend)
@@ -23,40 +26,6 @@ std::vector<float> gaussian(std::int64_t n, std::int64_t d, std::uint64_t seed, 
   for (auto& x : v)
     x = normal(rng) + offset;
   return v;
-}
-
-/// Our result must equal the float64 reference (see compareWithReference).
-bool sameAsReference(const KnnResult& got, const KnnResult& ref, QString& why) {
-  why = QString::fromStdString(compareWithReference(got, ref));
-  return why.isEmpty();
-}
-
-/// Like sameAsReference, but distances must agree relative to their size (data of any scale):
-/// ids may differ only where the reference has a relative near tie (or at rank k, which may tie
-/// with ranks past k).
-bool sameAtAnyScale(const KnnResult& got, const KnnResult& ref, QString& why) {
-  const std::int64_t k = ref.ids.cols();
-  auto close = [](double a, double b) { return std::abs(a - b) <= 1e-6 * std::abs(b); };
-  for (std::int64_t r = 0; r < ref.ids.rows(); ++r)
-    for (std::int64_t c = 0; c < k; ++c) {
-      const float gd = got.distances.row(r)[c], rd = ref.distances.row(r)[c];
-      if (!close(gd, rd)) {
-        why =
-            QString("row %1, rank %2: distance %3, float64 says %4").arg(r).arg(c).arg(gd).arg(rd);
-        return false;
-      }
-      const bool tied = c == k - 1 || (c > 0 && close(ref.distances.row(r)[c - 1], rd)) ||
-                        close(ref.distances.row(r)[c + 1], rd);
-      if (got.ids.row(r)[c] != ref.ids.row(r)[c] && !tied) {
-        why = QString("row %1, rank %2: id %3, float64 says %4")
-                  .arg(r)
-                  .arg(c)
-                  .arg(got.ids.row(r)[c])
-                  .arg(ref.ids.row(r)[c]);
-        return false;
-      }
-    }
-  return true;
 }
 
 /// Blobs: `centres` Gaussian centres (spread `spread`) with unit Gaussian noise; a third of the
@@ -82,17 +51,14 @@ std::vector<float> blobs(std::int64_t n, std::int64_t d, int centres, float spre
 class TestKnn : public QObject {
   Q_OBJECT
 
-  /// `got` equals the float64 brute force of `q` against `b` (ties by id) and, for a graph,
-  /// never lists a row as its own neighbour.
+  /// `got` equals the oracle's brute force of `q` against `b` (equal distances by the smaller
+  /// id; a graph never lists a row as its own neighbour), distances within `tolerance`.
   void verifyAgainstReference(const KnnResult& got, const MatrixView<float>& q,
-                              const MatrixView<float>& b, int k, Metric metric, bool graph) {
-    const KnnResult ref = knnReference(q, b, k, metric, graph);
-    QString why;
-    QVERIFY2(sameAsReference(got, ref, why), qPrintable(why));
-    if (graph)
-      for (std::int64_t r = 0; r < b.rows; ++r)
-        for (int c = 0; c < k; ++c)
-          QVERIFY(got.ids.row(r)[c] != r);
+                              const MatrixView<float>& b, int k, Metric metric, bool graph,
+                              Tolerance tolerance = {}) {
+    const std::string why =
+        compareWithOracle(got, oracleKnn(q, b, k, metric, graph), q, b, metric, graph, tolerance);
+    QVERIFY2(why.empty(), (std::string(metricName(metric)) + ": " + why).c_str());
   }
 
 private:
@@ -309,9 +275,9 @@ private slots:
       std::vector<std::int64_t> rows;
       for (std::int64_t r = 0; r < n; r += 97)
         rows.push_back(r);
-      const KnnResult ref = knnReference(b, b, k, Metric::L2, true, rows);
-      QString why = QString::fromStdString(compareWithReference(got, ref, rows));
-      QVERIFY2(why.isEmpty(), qPrintable(why));
+      std::string why = compareWithOracle(got, oracleKnn(b, b, k, Metric::L2, true, rows), b, b,
+                                          Metric::L2, true, {}, rows);
+      QVERIFY2(why.empty(), why.c_str());
       // A resident index keeps the clusters for batches (one query takes the single pass).
       const ExactKnnIndex index(b, Metric::L2, contextFor(Backend::Cuda));
       auto queries = gaussian(300, d, seed(), 0.5f); // near the last 300 rows
@@ -324,9 +290,7 @@ private slots:
         const KnnResult found = index.search(qs, kAsked);
         QVERIFY2((found.report.method == "STEP") == (separated && rowsAsked >= 64),
                  found.report.describe().c_str());
-        why = QString::fromStdString(
-            compareWithReference(found, knnReference(qs, b, kAsked, Metric::L2, false)));
-        QVERIFY2(why.isEmpty(), qPrintable(why));
+        verifyAgainstReference(found, qs, b, kAsked, Metric::L2, false);
       }
     }
   }
@@ -350,11 +314,12 @@ private slots:
     const std::int64_t n = std::int64_t(grid.size() / 3);
     const MatrixView<float> v{grid.data(), n, 3};
     const KnnResult got = knnGraph(v, 12, Metric::L2, contextFor(backend));
-    const KnnResult ref = knnReference(v, v, 12, Metric::L2, true);
-    for (std::int64_t i = 0; i < n * 12; ++i) {
-      QCOMPARE(got.ids.data()[i], ref.ids.data()[i]);
-      QCOMPARE(got.distances.data()[i], ref.distances.data()[i]);
-    }
+    const OracleKnn ref = oracleKnn(v, v, 12, Metric::L2, true);
+    for (std::int64_t r = 0; r < n; ++r)
+      for (int c = 0; c < 12; ++c) {
+        QCOMPARE(got.ids.row(r)[c], ref.idRow(r)[c]);
+        QCOMPARE(got.distances.row(r)[c], float(ref.distanceRow(r)[c]));
+      }
   }
 
   void duplicatesAndZeroVectors_data() {
@@ -372,10 +337,7 @@ private slots:
     const MatrixView<float> v{data.data(), 200, 8};
     for (Metric m : {Metric::L2, Metric::Cosine, Metric::InnerProduct}) {
       const KnnResult got = knnGraph(v, 6, m, contextFor(backend));
-      const KnnResult ref = knnReference(v, v, 6, m, true);
-      QString why;
-      QVERIFY2(sameAsReference(got, ref, why),
-               qPrintable(QString(metricName(m).data()) + ": " + why));
+      verifyAgainstReference(got, v, v, 6, m, true);
       if (m == Metric::L2)
         QCOMPARE(got.ids.row(5)[0], 105); // its duplicate, at distance 0
       if (m == Metric::Cosine)
@@ -395,17 +357,13 @@ private slots:
     const auto data = gaussian(600, 32, 4, 1.0f, 1e4f);
     const MatrixView<float> v{data.data(), 600, 32};
     const KnnResult got = knnGraph(v, 10, Metric::L2, contextFor(backend));
-    const KnnResult ref = knnReference(v, v, 10, Metric::L2, true);
-    QString why;
-    QVERIFY2(sameAsReference(got, ref, why), qPrintable(why));
+    verifyAgainstReference(got, v, v, 10, Metric::L2, true);
     ExactKnnParams fp32;
     fp32.reducedPrecision = false; // GPU: float32 GEMM candidates instead of TF32
-    QVERIFY2(sameAsReference(knnGraph(v, 10, Metric::L2, contextFor(backend), noJobControl(), fp32),
-                             ref, why),
-             qPrintable("fp32: " + why));
+    verifyAgainstReference(knnGraph(v, 10, Metric::L2, contextFor(backend), noJobControl(), fp32),
+                           v, v, 10, Metric::L2, true);
     const KnnResult ip = knnGraph(v, 10, Metric::InnerProduct, contextFor(backend));
-    const KnnResult ipRef = knnReference(v, v, 10, Metric::InnerProduct, true);
-    QVERIFY2(sameAsReference(ip, ipRef, why), qPrintable("ip: " + why));
+    verifyAgainstReference(ip, v, v, 10, Metric::InnerProduct, true);
   }
 
   void magnitudesAcrossFloat16Range_data() {
@@ -428,16 +386,14 @@ private slots:
         for (const float x : *part)
           mixed.push_back(sign * x);
     const MatrixView<float> m{mixed.data(), 2 * pairs, d};
-    QString why;
-    QVERIFY2(sameAtAnyScale(knnGraph(m, 10, Metric::L2, contextFor(backend)),
-                            knnReference(m, m, 10, Metric::L2, true), why),
-             qPrintable("mixed: " + why));
+    const Tolerance anyScale{1e-6, 0.0};
+    verifyAgainstReference(knnGraph(m, 10, Metric::L2, contextFor(backend)), m, m, 10, Metric::L2,
+                           true, anyScale);
     // Values beyond 2^40 are not scaled into float16: the GPU takes 3xTF32 instead.
     const auto huge = gaussian(600, 4, seed(), 1e15f);
     const MatrixView<float> h{huge.data(), 600, 4};
     const KnnResult got = knnGraph(h, 10, Metric::L2, contextFor(backend));
-    QVERIFY2(sameAtAnyScale(got, knnReference(h, h, 10, Metric::L2, true), why),
-             qPrintable("huge: " + why));
+    verifyAgainstReference(got, h, h, 10, Metric::L2, true, anyScale);
     if (backend == Backend::Cuda)
       QVERIFY2(QString::fromStdString(got.report.precision).contains("3xTF32"),
                got.report.describe().c_str());
@@ -494,8 +450,7 @@ private slots:
     const ExactKnnIndex index(b, metric, contextFor(backend));
     QCOMPARE(int(index.backend()), int(backend));
     const KnnResult got = index.search(q, k);
-    QString why;
-    QVERIFY2(sameAsReference(got, knnReference(q, b, k, metric, false), why), qPrintable(why));
+    verifyAgainstReference(got, q, b, k, metric, false);
     QVERIFY_THROWS_EXCEPTION(InvalidArgument, index.search(q, 20000));
   }
 
@@ -527,8 +482,7 @@ private slots:
     c.backend = Backend::Cpu;
     c.memoryBudget = 256 * 1024; // forces small tiles
     const KnnResult got = knnGraph(v, 8, Metric::L2, c);
-    QString why;
-    QVERIFY2(sameAsReference(got, knnReference(v, v, 8, Metric::L2, true), why), qPrintable(why));
+    verifyAgainstReference(got, v, v, 8, Metric::L2, true);
   }
 
   void cancellationMidway() {
@@ -557,15 +511,61 @@ private slots:
   void recallCountsTiesAsHits() {
     const auto data = gaussian(400, 6, 8);
     const MatrixView<float> v{data.data(), 400, 6};
-    const KnnResult ref = knnReference(v, v, 10, Metric::L2, true);
-    QCOMPARE(recallAtK(ref.ids.view(), ref.ids.view(), 10, v, v, Metric::L2), 1.0);
-    // Replace every row's nearest by its 11th-nearest: recall drops to exactly 0.9.
-    const KnnResult ref11 = knnReference(v, v, 11, Metric::L2, true);
-    std::vector<std::int32_t> worse(ref.ids.data(), ref.ids.data() + 400 * 10);
+    const OracleKnn ref = oracleKnn(v, v, 10, Metric::L2, true); // keeps ranks 11 and 12
+    std::vector<std::int32_t> truth, worse;
     for (int r = 0; r < 400; ++r)
-      worse[r * 10] = ref11.ids.row(r)[10];
-    const double recall = recallAtK({worse.data(), 400, 10}, ref.ids.view(), 10, v, v, Metric::L2);
+      for (int c = 0; c < 10; ++c) {
+        truth.push_back(ref.idRow(r)[c]);
+        worse.push_back(ref.idRow(r)[c == 0 ? 10 : c]);
+      }
+    QCOMPARE(recallAtK({truth.data(), 400, 10}, {truth.data(), 400, 10}, 10, v, v, Metric::L2),
+             1.0);
+    // Replace every row's nearest by its 11th-nearest: recall drops to exactly 0.9.
+    const double recall =
+        recallAtK({worse.data(), 400, 10}, {truth.data(), 400, 10}, 10, v, v, Metric::L2);
     QVERIFY(std::abs(recall - 0.9) < 1e-9);
+    QVERIFY(std::abs(oracleRecall({worse.data(), 400, 10}, ref, v, v, Metric::L2) - 0.9) < 1e-9);
+  }
+
+  void engineReferenceMatchesOracle() {
+    // knnReference is the benchmarks' and GNND's own check: it must be the oracle's answer too,
+    // ties included (a grid with a duplicate of every point).
+    std::vector<float> grid;
+    for (int x = 0; x < 9; ++x)
+      for (int y = 0; y < 7; ++y)
+        for (int copy = 0; copy < 2; ++copy) {
+          grid.push_back(float(x) - 4.0f);
+          grid.push_back(float(y) * 0.5f - 1.0f);
+        }
+    const MatrixView<float> v{grid.data(), std::int64_t(grid.size() / 2), 2};
+    for (Metric m : {Metric::L2, Metric::InnerProduct, Metric::Cosine})
+      for (bool graph : {true, false})
+        verifyAgainstReference(knnReference(v, v, 9, m, graph), v, v, 9, m, graph);
+  }
+
+  void rowNormsOfEveryRow() {
+    // The CPU twin of the GPU's row norms, against a float64 sum written here.
+    auto data = gaussian(257, 19, 12, 3.0f, -1.0f);
+    std::fill(data.begin() + 19, data.begin() + 38, 0.0f); // a zero row
+    data[40] = 1e19f;                                      // its square near the largest float32
+    const MatrixView<float> v{data.data(), 257, 19};
+    for (int threads : {1, 2}) {
+      const std::vector<float> norms = rowNormsSquaredCpu(v, threads);
+      QCOMPARE(std::int64_t(norms.size()), v.rows);
+      for (std::int64_t r = 0; r < v.rows; ++r) {
+        double want = 0;
+        for (std::int64_t j = 0; j < v.cols; ++j)
+          want += double(v.row(r)[j]) * double(v.row(r)[j]);
+        QVERIFY2(norms[std::size_t(r)] == float(want),
+                 qPrintable(QString("row %1: %2, float64 says %3")
+                                .arg(r)
+                                .arg(norms[std::size_t(r)])
+                                .arg(want)));
+      }
+    }
+    Context cpu;
+    cpu.backend = Backend::Cpu;
+    QVERIFY(rowNormsSquared(v, cpu) == rowNormsSquaredCpu(v, 1));
   }
 };
 

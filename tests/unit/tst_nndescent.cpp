@@ -1,5 +1,6 @@
 // NN-Descent: recall against the exact graph, determinism, bad arguments, cancellation.
 #include "DeviceSkip.h"
+#include "Oracle.h"
 #include "nearscape/Nearscape.h"
 
 #include <QTest>
@@ -50,7 +51,8 @@ private slots:
     QFETCH(Backend, backend);
     SKIP_WITHOUT_DEVICE(backend);
     const int n = 4000, d = 24, k = 10;
-    const auto x = mixture(n, d, 1);
+    const QByteArray seed = qgetenv("NEARSCAPE_TEST_SEED"); // measurement runs
+    const auto x = mixture(n, d, seed.isEmpty() ? 1 : seed.toULongLong());
     const MatrixView<float> v{x.data(), n, d};
     Context c;
     c.backend = Backend::Cpu;
@@ -61,11 +63,15 @@ private slots:
                                          [&](int it, double) { iterations = it; });
     QCOMPARE(got.backend, backend);
     QVERIFY(iterations >= 2);
-    const KnnResult exact = knnGraph(v, k, metric, c);
-    const double recall = recallAtK(got.ids.view(), exact.ids.view(), k, v, v, metric);
+    const test::OracleKnn exact = test::oracleKnn(v, v, k, metric, true);
+    const double recall = test::oracleRecall(got.ids.view(), exact, v, v, metric);
     qInfo("recall@10 %.4f after %d iterations", recall, iterations);
-    QVERIFY2(recall >= (metric == Metric::InnerProduct ? 0.90 : 0.97),
-             qPrintable(QString::number(recall)));
+    // The CPU measured 0.9983-0.9990 for every metric over seeds 1-6 (NEARSCAPE_TEST_SEED):
+    // 0.995 leaves a noise margin. GNND keeps the earlier floors until measured likewise.
+    const double floor = backend == Backend::Cpu          ? 0.995
+                         : metric == Metric::InnerProduct ? 0.90
+                                                          : 0.97;
+    QVERIFY2(recall >= floor, qPrintable(QString::number(recall)));
     for (std::int64_t i = 0; i < n; ++i) {
       for (int a = 0; a < k; ++a) {
         QVERIFY(got.ids.row(i)[a] != i);
@@ -229,11 +235,12 @@ private slots:
     cpu.backend = Backend::Cpu;
     gpu.backend = Backend::Cuda;
     for (int k : {10, 32}) {
-      const KnnResult exact = knnGraph(v, k, Metric::L2, gpu);
+      // Both counted against the oracle, not against the GPU's own exact graph.
+      const test::OracleKnn exact = test::oracleKnn(v, v, k, Metric::L2, true);
       const KnnResult a = nnDescentGraph(v, k, Metric::L2, gpu);
       const KnnResult b = nnDescentGraph(v, k, Metric::L2, cpu);
-      const double ra = recallAtK(a.ids.view(), exact.ids.view(), k, v, v, Metric::L2);
-      const double rb = recallAtK(b.ids.view(), exact.ids.view(), k, v, v, Metric::L2);
+      const double ra = test::oracleRecall(a.ids.view(), exact, v, v, Metric::L2);
+      const double rb = test::oracleRecall(b.ids.view(), exact, v, v, Metric::L2);
       qInfo("k = %d: recall GPU %.4f (%s, %.3f s), CPU %.4f (%.3f s)", k, ra,
             a.report.describe().c_str(), a.seconds, rb, b.seconds);
       QVERIFY2(k == 10 ? ra >= rb - 0.01 : ra >= 0.98,

@@ -10,14 +10,80 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <algorithm>
+#include <csignal>
 #include <cstring>
+#include <dlfcn.h>
 #include <fcntl.h>
+#include <functional>
+#include <mutex>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
 
 using namespace nearscape;
 using namespace nearscape::test;
+
+namespace {
+
+/// What fsync and fdatasync were called on (device, inode, a folder?), recorded by the wrappers
+/// below: this executable's definitions come before the C library's for the engine's calls too.
+struct Synced {
+  dev_t device;
+  ino_t inode;
+  bool folder;
+};
+std::mutex g_syncedMutex;
+std::vector<Synced> g_synced;
+
+int recordSync(int fd, const char* name) {
+  struct stat st {};
+  if (::fstat(fd, &st) == 0) {
+    const std::lock_guard lock(g_syncedMutex);
+    g_synced.push_back({st.st_dev, st.st_ino, S_ISDIR(st.st_mode)});
+  }
+  using Sync = int (*)(int);
+  return reinterpret_cast<Sync>(::dlsym(RTLD_NEXT, name))(fd);
+}
+
+bool wasSynced(const QString& path, bool folder) {
+  struct stat st {};
+  if (::stat(path.toLocal8Bit().constData(), &st) != 0)
+    return false;
+  const std::lock_guard lock(g_syncedMutex);
+  return std::any_of(g_synced.begin(), g_synced.end(), [&](const Synced& s) {
+    return s.device == st.st_dev && s.inode == st.st_ino && s.folder == folder;
+  });
+}
+
+/// Runs `body` in a child process (which may change its user or its limits) and returns its exit
+/// status: 0 when it did what the test expects, otherwise a code the test names.
+int inChild(const std::function<int()>& body) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    int code = 100;
+    try {
+      code = body();
+    } catch (...) {
+      code = 101;
+    }
+    ::_exit(code);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 200 + WTERMSIG(status);
+}
+
+} // namespace
+
+extern "C" int fsync(int fd) {
+  return recordSync(fd, "fsync");
+}
+extern "C" int fdatasync(int fd) {
+  return recordSync(fd, "fdatasync");
+}
 
 namespace {
 
@@ -157,6 +223,108 @@ private slots:
     QCOMPARE(readBytes(dir.filePath("a.txt")), QByteArray("old a"));
     QVERIFY(!QFile::exists(dir.filePath("c.txt")));
     QCOMPARE(othersIn(dir.path(), {"a.txt"}), QStringList());
+  }
+
+  void fsyncsTheFileAndItsFolder() {
+    // Durable before it is visible: the new file's bytes are synced before the rename (its inode
+    // is the one that lands), and the folder after it (the rename itself).
+    QTemporaryDir dir;
+    const QString a = dir.filePath("a.txt");
+    writeText(a.toStdString(), "old");
+    {
+      const std::lock_guard lock(g_syncedMutex);
+      g_synced.clear();
+    }
+    writeText(a.toStdString(), "new");
+    QVERIFY2(wasSynced(a, false), "the file was not fsynced");
+    QVERIFY2(wasSynced(dir.path(), true), "its folder was not fsynced after the rename");
+  }
+
+  void renameThatFailsLeavesNoTemporary() {
+    // The target turns into a non-empty folder while the new bytes are written: the rename
+    // fails (EISDIR), the folder and what is in it stay, and no temporary file is left.
+    QTemporaryDir dir;
+    const QString target = dir.filePath("out.npy");
+    try {
+      writeFileAtomically(target.toStdString(), [&](std::FILE* f) {
+        std::fputs("new bytes", f);
+        QDir(dir.path()).mkpath("out.npy/inside");
+        writeBytes(target + "/kept.txt", "kept");
+      });
+      QFAIL("the rename onto a folder succeeded");
+    } catch (const WriteError& e) {
+      QVERIFY2(std::strstr(e.what(), "rename"), e.what());
+    }
+    QCOMPARE(readBytes(target + "/kept.txt"), QByteArray("kept"));
+    QCOMPARE(othersIn(dir.path(), {}), QStringList());
+  }
+
+  void readOnlyFolderKeepsTheOldFile() {
+    // The folder turns read-only after the output was declared (a real EACCES from creating the
+    // temporary, not the up-front check); as root, the child first becomes `nobody`, for whom
+    // permissions hold.
+    QTemporaryDir dir;
+    QVERIFY(QDir(dir.path()).mkdir("out"));
+    const QString folder = dir.filePath("out"), target = folder + "/a.txt";
+    writeText(target.toStdString(), "old");
+    const bool root = ::geteuid() == 0;
+    if (root) {
+      QCOMPARE(::chmod(dir.path().toLocal8Bit().constData(), 0755), 0);
+      QCOMPARE(::chown(folder.toLocal8Bit().constData(), 65534, 65534), 0);
+    }
+    const int status = inChild([&] {
+      if (root && (::setgid(65534) != 0 || ::setuid(65534) != 0))
+        return 2;
+      OutputSet set;
+      set.addOutput(target.toStdString());
+      if (::chmod(folder.toLocal8Bit().constData(), 0555) != 0)
+        return 3;
+      try {
+        writeText(target.toStdString(), "new");
+        return 4; // written into a read-only folder
+      } catch (const WriteError& e) {
+        return std::strstr(e.what(), "Permission denied") ? 0 : 5;
+      }
+    });
+    ::chmod(folder.toLocal8Bit().constData(), 0755);
+    QCOMPARE(status, 0);
+    QCOMPARE(readBytes(target), QByteArray("old"));
+    QCOMPARE(othersIn(folder, {"a.txt"}), QStringList());
+  }
+
+  void fullDiskKeepsTheOldFile_data() {
+    QTest::addColumn<bool>("checked"); // the writer checks each fwrite, or leaves it to the flush
+    QTest::newRow("a writer that checks") << true;
+    QTest::newRow("a writer that does not") << false;
+  }
+  void fullDiskKeepsTheOldFile() {
+    // A file-size limit (RLIMIT_FSIZE, SIGXFSZ ignored) makes writes fail as a full disk would:
+    // WriteError with the system's reason, the old file unchanged, nothing left beside it.
+    QFETCH(bool, checked);
+    QTemporaryDir dir;
+    const QString target = dir.filePath("a.npy");
+    writeText(target.toStdString(), "old");
+    const int status = inChild([&] {
+      std::signal(SIGXFSZ, SIG_IGN);
+      const struct rlimit limit { 4096, 4096 };
+      if (::setrlimit(RLIMIT_FSIZE, &limit) != 0)
+        return 2;
+      const std::vector<float> values(100 * 100, 1.5f);
+      try {
+        if (checked)
+          writeNpy(target.toStdString(), MatrixView<float>{values.data(), 100, 100});
+        else
+          writeFileAtomically(target.toStdString(), [&](std::FILE* f) {
+            std::fwrite(values.data(), sizeof(float), values.size(), f); // result ignored
+          });
+        return 3; // 40 kB written under a 4 kB limit
+      } catch (const WriteError& e) {
+        return std::strstr(e.what(), "File too large") ? 0 : 4;
+      }
+    });
+    QCOMPARE(status, 0);
+    QCOMPARE(readBytes(target), QByteArray("old"));
+    QCOMPARE(othersIn(dir.path(), {"a.npy"}), QStringList());
   }
 
   void devicesAreWrittenThroughNotReplaced() {

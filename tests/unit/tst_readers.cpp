@@ -13,6 +13,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 using namespace nearscape;
 using namespace nearscape::test;
@@ -129,6 +130,142 @@ private slots:
     QVERIFY(!ds.memoryMapped);
     for (std::size_t i = 0; i < exact.size(); ++i)
       QCOMPARE(ds.vectors.data()[i], float(exact[i]));
+  }
+
+  void npyDtypeRanges_data() {
+    QTest::addColumn<QString>("descr");
+    QTest::newRow("int8, every value") << "|i1";
+    QTest::newRow("uint8, every value") << "|u1";
+    QTest::newRow("float16, every finite value") << "<f2";
+    QTest::newRow("float64, float32's extremes") << "<f8";
+  }
+  void npyDtypeRanges() {
+    // Each dtype across its whole range — signs, subnormals, the extremes — read back and
+    // compared with values worked out here from the format's definition.
+    QFETCH(QString, descr);
+    QByteArray payload;
+    std::vector<float> expected;
+    if (descr == "|i1" || descr == "|u1") {
+      for (int byte = 0; byte < 256; ++byte) {
+        payload.append(char(byte));
+        expected.push_back(descr == "|i1" && byte >= 128 ? float(byte - 256) : float(byte));
+      }
+    } else if (descr == "<f2") {
+      // IEEE 754 binary16: sign, 5 exponent bits (bias 15), 10 fraction bits; exponent 0 is
+      // subnormal (0.fraction · 2^-14), 31 is Inf/NaN (not finite: left out).
+      for (std::uint32_t bits = 0; bits < 0x10000; ++bits) {
+        const std::uint32_t exponent = (bits >> 10) & 31, fraction = bits & 1023;
+        if (exponent == 31)
+          continue;
+        const double magnitude = exponent == 0
+                                     ? std::ldexp(double(fraction), -24)
+                                     : std::ldexp(double(1024 + fraction), int(exponent) - 25);
+        const std::uint16_t h = std::uint16_t(bits);
+        payload.append(reinterpret_cast<const char*>(&h), 2);
+        expected.push_back(float(bits & 0x8000 ? -magnitude : magnitude));
+      }
+    } else {
+      const double values[] = {0.0,
+                               -0.0,
+                               -1.0,
+                               0.1,
+                               -123456.789,
+                               double(std::numeric_limits<float>::max()),
+                               -double(std::numeric_limits<float>::max()),
+                               double(std::numeric_limits<float>::min()),
+                               -double(std::numeric_limits<float>::denorm_min()),
+                               1e-300, // below float32's range: 0
+                               16777217.0};
+      for (double v : values) {
+        payload.append(reinterpret_cast<const char*>(&v), 8);
+        expected.push_back(float(v));
+      }
+    }
+    const auto rows = std::int64_t(expected.size());
+    const QString file = path("range" + descr.mid(1) + ".npy");
+    QVERIFY(writeBytes(file, npyBytes(descr.toStdString(), {rows, 1}, payload)));
+    const Dataset ds = openDataset(file.toStdString());
+    QCOMPARE(ds.size(), rows);
+    for (std::int64_t i = 0; i < rows; ++i) {
+      const float got = ds.vectors.data()[i], want = expected[std::size_t(i)];
+      QVERIFY2(got == want && std::signbit(got) == std::signbit(want),
+               qPrintable(QString("value %1: read %2, expected %3").arg(i).arg(got).arg(want)));
+    }
+  }
+
+  void idxAndVecsDtypeRanges() {
+    // IDX's signed and big-endian types and .bvecs/.ivecs across their ranges.
+    auto bigEndian = [](std::uint64_t value, int bytes) {
+      QByteArray out;
+      for (int b = bytes - 1; b >= 0; --b)
+        out.append(char((value >> (8 * b)) & 0xff));
+      return out;
+    };
+    struct Case {
+      int type, bytes;
+      std::vector<std::uint64_t> raw; // the bit patterns
+      std::vector<float> expected;
+    };
+    auto asBits = [](auto v) {
+      std::uint64_t bits = 0;
+      std::memcpy(&bits, &v, sizeof(v));
+      return bits;
+    };
+    const std::vector<Case> cases = {
+        {0x09, 1, {0x00, 0x7f, 0x80, 0xff, 0x81}, {0, 127, -128, -1, -127}},
+        {0x08, 1, {0x00, 0x7f, 0x80, 0xff, 0x81}, {0, 127, 128, 255, 129}},
+        {0x0B, 2, {0x0000, 0x7fff, 0x8000, 0xffff, 0x1234}, {0, 32767, -32768, -1, 4660}},
+        {0x0C,
+         4,
+         {0, 0x00ffffff, 0xff000000, 0xffffffff, 0x80000000},
+         {0, 16777215, -16777216, -1, -2147483648.0f}},
+        {0x0D,
+         4,
+         {asBits(-1.5f), asBits(std::numeric_limits<float>::max()), asBits(-0.0f),
+          asBits(std::numeric_limits<float>::denorm_min()), asBits(3.25f)},
+         {-1.5f, std::numeric_limits<float>::max(), -0.0f, std::numeric_limits<float>::denorm_min(),
+          3.25f}},
+        {0x0E,
+         8,
+         {asBits(-2.5), asBits(1e-300), asBits(-0.0), asBits(1e30), asBits(0.1)},
+         {-2.5f, 0.0f, -0.0f, 1e30f, 0.1f}},
+    };
+    for (const Case& c : cases) {
+      QByteArray body;
+      for (std::uint64_t raw : c.raw)
+        body.append(bigEndian(raw, c.bytes));
+      const QString file = path(QString("range%1-images-idx2").arg(c.type));
+      QVERIFY(writeBytes(file, idxBytes(c.type, {1, std::uint32_t(c.raw.size())}, body)));
+      const Dataset ds = openDataset(file.toStdString());
+      QCOMPARE(ds.dim(), std::int64_t(c.raw.size()));
+      for (std::size_t i = 0; i < c.expected.size(); ++i) {
+        const float got = ds.vectors.data()[i];
+        QVERIFY2(got == c.expected[i] && std::signbit(got) == std::signbit(c.expected[i]),
+                 qPrintable(QString("IDX type %1, value %2: read %3, expected %4")
+                                .arg(c.type)
+                                .arg(i)
+                                .arg(got)
+                                .arg(c.expected[i])));
+      }
+    }
+    // .bvecs: every byte value, unsigned; .ivecs: the int32 extremes.
+    QByteArray bvecs, ivecs;
+    const std::int32_t dim = 256, two = 2;
+    bvecs.append(reinterpret_cast<const char*>(&dim), 4);
+    for (int b = 0; b < 256; ++b)
+      bvecs.append(char(b));
+    ivecs.append(reinterpret_cast<const char*>(&two), 4);
+    for (std::int32_t v : {std::numeric_limits<std::int32_t>::min(), -7}) {
+      ivecs.append(reinterpret_cast<const char*>(&v), 4);
+    }
+    QVERIFY(writeBytes(path("range.bvecs"), bvecs));
+    QVERIFY(writeBytes(path("range.ivecs"), ivecs));
+    const Dataset b = openDataset(path("range.bvecs").toStdString());
+    for (int i = 0; i < 256; ++i)
+      QCOMPARE(b.vectors.data()[i], float(i));
+    const Dataset iv = openDataset(path("range.ivecs").toStdString());
+    QCOMPARE(iv.vectors.data()[0], -2147483648.0f);
+    QCOMPARE(iv.vectors.data()[1], -7.0f);
   }
 
   void npyWriterRoundTrip() {
