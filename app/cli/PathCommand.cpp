@@ -80,6 +80,15 @@ int runPath(const PathArgs& a) {
   params.map = false;
   params.bridge = a.bridge;
   ExploreStages stages;
+  // The plain shortest path, for comparison, on a thread of its own while the forest is built
+  // (Dijkstra on 1M items: 0.36–0.47 s on an H100 host).
+  GraphPath shortest;
+  double shortestSeconds = 0;
+  stages.besideForest = [&](const UndirectedGraph& g) {
+    const auto started = std::chrono::steady_clock::now();
+    shortest = shortestPath(g, std::int32_t(a.from), std::int32_t(a.to));
+    shortestSeconds = since(started);
+  };
   if (!a.graph.empty())
     stages.graph = [&](const Exploration&) {
       return std::optional<KnnResult>(readKnnGraph(a.graph, ds, metric));
@@ -96,9 +105,6 @@ int runPath(const PathArgs& a) {
   t = std::chrono::steady_clock::now();
   const GraphPath minimax = minimaxPath(forest, std::int32_t(a.from), std::int32_t(a.to));
   const double pathSeconds = since(t);
-  t = std::chrono::steady_clock::now();
-  const GraphPath shortest = shortestPath(graph, std::int32_t(a.from), std::int32_t(a.to));
-  const double shortestSeconds = since(t);
   // One tree of the spanning forest per connected component of the graph.
   const std::int64_t components = forest.treeCount();
 

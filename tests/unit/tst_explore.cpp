@@ -201,6 +201,34 @@ private slots:
     QVERIFY(minimaxPath(*joined.forest, 0, 1).found());
   }
 
+  void workBesideTheForestSeesTheBridgedGraph() {
+    const int n = 400, d = 4;
+    std::vector<float> x = blobs(n, d, 2, 0.0f, 4);
+    for (int i = 0; i < n; i += 2)
+      x[std::size_t(i * d)] += 1000.0f;
+    ExploreParams params;
+    params.k = 5;
+    params.neighbours = params.map = false;
+    params.bridge = true;
+    ExploreStages stages;
+    std::int64_t edges = -1;
+    GraphPath shortest;
+    stages.besideForest = [&](const UndirectedGraph& g) {
+      edges = g.edgeCount();
+      shortest = shortestPath(g, 0, 1); // items 0 and 1 lie in different blobs: the bridge
+    };
+    const Exploration e =
+        explore({x.data(), n, d}, params, contextFor(Backend::Cpu), noJobControl(), stages);
+    QCOMPARE(edges, e.undirected.edgeCount());
+    QVERIFY(shortest.found());
+    QCOMPARE(shortest.total, shortestPath(e.undirected, 0, 1).total);
+    // What the work throws ends the pipeline with it.
+    stages.besideForest = [](const UndirectedGraph&) { throw InvalidArgument("beside"); };
+    QVERIFY_THROWS_EXCEPTION(
+        InvalidArgument,
+        explore({x.data(), n, d}, params, contextFor(Backend::Cpu), noJobControl(), stages));
+  }
+
   void progressNeverGoesBack() {
     const int n = 1200, d = 12;
     const std::vector<float> x = blobs(n, d, 5, 5.0f, 5);

@@ -176,7 +176,12 @@ Exploration explore(const MatrixView<float>& data, const ExploreParams& params,
       e.undirected = withEdges(e.undirected, e.bridges);
     }
     lap("bridged");
+    std::future<void> beside; // waits in its destructor, should the forest throw
+    if (stages.besideForest)
+      beside = std::async(std::launch::async, [&] { stages.besideForest(e.undirected); });
     e.forest = std::make_shared<SpanningForest>(e.undirected, context, forestStage);
+    if (beside.valid())
+      beside.get();
     lap("edges (" + e.forest->builtOn() + ") and rooted");
     e.seconds.forest = secondsSince(t);
     stage.progress(1.0, "spanning forest");

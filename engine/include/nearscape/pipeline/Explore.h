@@ -74,6 +74,10 @@ struct ExploreStages {
   std::function<std::optional<Matrix<float>>(const Exploration&)> start;
   /// The layout's positions as it refines (every layout.reportEvery epochs; valid during the call).
   LayoutProgress onLayout;
+  /// Work that needs only the symmetrised graph (bridges included), run on a thread of its own
+  /// while the forest is built and waited for before the forest stage ends (what it throws is
+  /// rethrown then): the path command's Dijkstra beside Borůvka.
+  std::function<void(const UndirectedGraph&)> besideForest;
   /// Each stage as it finishes, supplied or computed, with the exploration so far (to store a
   /// computed graph or map in a cache, to show it early).
   std::function<void(ExploreStage, const Exploration&)> onStage;
