@@ -1239,6 +1239,23 @@ private slots:
     QCOMPARE(r.code, 2);
     QVERIFY2(r.err.contains("--from -1 is out of range"), r.err.constData());
     QVERIFY(cli({"path", file, "--from", "1"}).code != 0); // --to is required
+
+    // A graph of ids with bad ones: the first in row order is named (the check runs on every
+    // core), with its row and column counted from 1.
+    std::vector<std::int32_t> ids(std::size_t(n) * k);
+    for (int i = 0; i < n; ++i)
+      for (int c = 0; c < k; ++c)
+        ids[std::size_t(i) * k + c] = (i + c + 1) % n;
+    ids[std::size_t(70) * k + 1] = -7;
+    ids[std::size_t(40) * k + 4] = n + 5;
+    const QString badIds = m_dir.filePath("bad-ids.npy");
+    QVERIFY(writeBytes(badIds, npyBytes("<i4", {n, k}, rawBytes(ids))));
+    r = cli({"path", file, "--from", "0", "--to", "1", "--graph", badIds, "--backend", "cpu"});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("id " + QByteArray::number(n + 5) +
+                            " at row 41, column 5 is out of "
+                            "range [-1, 100)"),
+             r.err.constData());
   }
 
   void layoutMapKeepsNeighbours_data() {
