@@ -422,9 +422,15 @@ private slots:
     options.k = 10;
     options.latencyQueries = 5;
     int streamed = 0;
-    const std::vector<SweepRow> rows = runSweep(*index, queries, base, truth.view(), options,
-                                                [&](const SweepRow&) { ++streamed; });
+    std::vector<double> bar; // the sweep's progress never goes back, nor ends early
+    JobControl job([&](double fraction, const std::string&) { bar.push_back(fraction); },
+                   std::chrono::milliseconds(0));
+    const std::vector<SweepRow> rows = runSweep(
+        *index, queries, base, truth.view(), options, [&](const SweepRow&) { ++streamed; }, job);
     QCOMPARE(streamed, int(rows.size()));
+    QVERIFY(bar.size() > rows.size());
+    QVERIFY(std::is_sorted(bar.begin(), bar.end()));
+    QVERIFY(std::count(bar.begin(), bar.end(), 1.0) == 1 && bar.back() == 1.0);
     QCOMPARE(rows.front().params.at("nprobe"), 1.0);
     QCOMPARE(rows.back().params.at("nprobe"), 50.0);
     for (std::size_t i = 1; i < rows.size(); ++i)

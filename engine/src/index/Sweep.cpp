@@ -123,7 +123,11 @@ std::vector<SweepRow> runSweep(const AnnIndex& index, const MatrixView<float>& q
   std::vector<SweepRow> rows;
   for (std::size_t g = 0; g < grid.size(); ++g) {
     job.check();
-    job.progress(double(g) / double(grid.size()), "sweep: " + formatParameters(grid[g]));
+    const double done = double(g) / double(grid.size());
+    job.progress(done, "sweep: " + formatParameters(grid[g]));
+    // The setting's many searches stop with the sweep but do not move its bar: each would
+    // report its own 0 → 1 (the bar jumped to the end during the first setting).
+    JobControl searches = job.sub(done, done);
     SweepRow row;
     row.params = grid[g];
     const IndexSearchParams setting = parseIndexSearchParams(index.kind(), grid[g]);
@@ -131,7 +135,7 @@ std::vector<SweepRow> runSweep(const AnnIndex& index, const MatrixView<float>& q
     row.bytes = index.bytes();
     measureSetting(
         [&](const MatrixView<float>& q, JobControl& j) { return index.search(q, k, setting, j); },
-        queries, base, truth, index.metric(), options, row, job);
+        queries, base, truth, index.metric(), options, row, searches);
     rows.push_back(row);
     if (onRow)
       onRow(row);
@@ -149,13 +153,14 @@ SweepRow measureExactSearch(const MatrixView<float>& queries, const MatrixView<f
                             Backend* where) {
   checkSweepInputs(queries, truth, options);
   job.progress(0.0, "timing the exact search");
+  JobControl searches = job.sub(0.0, 0.0); // stops with the job; each search's 0 → 1 unseen
   SweepRow row;
   const auto t = std::chrono::steady_clock::now();
   const ExactKnnIndex exact(base, metric, context);
   row.buildSeconds = secondsSince(t);
   measureSetting(
       [&](const MatrixView<float>& q, JobControl& j) { return exact.search(q, options.k, j); },
-      queries, base, truth, metric, options, row, job);
+      queries, base, truth, metric, options, row, searches);
   row.pareto = true;
   if (where)
     *where = exact.backend();
