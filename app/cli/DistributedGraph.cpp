@@ -12,6 +12,18 @@ void onEveryRank(const std::string& what, const std::function<void()>& body) {
     body();
 }
 
+std::function<std::optional<KnnResult>(const Exploration&)>
+suppliedGraph(const std::string& graphPath, const Dataset& data, Metric metric,
+              std::optional<KnnResult>& distributed) {
+  if (!graphPath.empty())
+    return [graphPath, &data, metric](const Exploration&) {
+      return std::optional<KnnResult>(readKnnGraph(graphPath, data, metric));
+    };
+  if (distributed)
+    return [&distributed](const Exploration&) { return std::move(distributed); };
+  return {};
+}
+
 bool isLeadRank() {
   const Ranks* ranks = commandRanks();
   return !ranks || ranks->rank() == 0;

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <functional>
+#include <optional>
 #include <string>
 
 namespace nearscape::cli {
@@ -27,6 +28,13 @@ void refuseUnderRanks(bool given, const std::string& what);
 KnnResult graphOnRanks(const MatrixView<float>& data, int k, Metric metric, GraphMethod method,
                        const Context& context, JobControl& job, const NnDescentParams& params,
                        nlohmann::ordered_json& shares);
+
+/// The graph hook of a command that explores `data` (layout, path): the graph read from
+/// `graphPath` when one is given, else the one the ranks built (`distributed`, handed over), else
+/// none (the pipeline builds it). `data` and `distributed` must outlive the hook.
+std::function<std::optional<KnnResult>(const Exploration&)>
+suppliedGraph(const std::string& graphPath, const Dataset& data, Metric metric,
+              std::optional<KnnResult>& distributed);
 
 /// The exact search of `queries` in `base` by the ranks of the job (distributedKnnSearch), each
 /// searching a slice of the base: rank 0 gets the result and `shares`; the others an empty one.

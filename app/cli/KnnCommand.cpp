@@ -110,11 +110,9 @@ int runKnn(const KnnArgs& args) {
     result = knnSearch(queries.vectors.view(), data.vectors.view(), args.k, metric, context, job);
   } else {
     result = graphOf(data.vectors.view(), args.k);
+    method = graphBuiltBy(result); // auto may take STEP's exact graph where the shape says not
   }
   const double knnSeconds = since(t);
-  // What was built: auto may take STEP's exact graph where the shape alone says NN-Descent.
-  if (args.queries.empty())
-    method = graphBuiltBy(result);
 
   std::optional<double> recall;
   if (!truth.empty()) {

@@ -62,12 +62,7 @@ int runLayout(const LayoutArgs& a) {
   params.layout.dim = a.dim;
   params.layout.epochs = a.epochs;
   ExploreStages stages;
-  if (!a.graph.empty())
-    stages.graph = [&](const Exploration&) {
-      return std::optional<KnnResult>(readKnnGraph(a.graph, ds, metric));
-    };
-  else if (distributed)
-    stages.graph = [&](const Exploration&) { return std::move(distributed); };
+  stages.graph = suppliedGraph(a.graph, ds, metric, distributed);
   const Exploration explored = explore(ds.vectors.view(), params, context, job, stages);
   const KnnResult& knn = explored.graph;
   const Matrix<float>& xy = explored.map;

@@ -89,12 +89,7 @@ int runPath(const PathArgs& a) {
     shortest = shortestPath(g, std::int32_t(a.from), std::int32_t(a.to));
     shortestSeconds = since(started);
   };
-  if (!a.graph.empty())
-    stages.graph = [&](const Exploration&) {
-      return std::optional<KnnResult>(readKnnGraph(a.graph, ds, metric));
-    };
-  else if (distributed)
-    stages.graph = [&](const Exploration&) { return std::move(distributed); };
+  stages.graph = suppliedGraph(a.graph, ds, metric, distributed);
   const Exploration explored = explore(ds.vectors.view(), params, context, job, stages);
   const KnnResult& knn = explored.graph;
   const UndirectedGraph& graph = explored.undirected;

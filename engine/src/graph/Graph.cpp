@@ -200,11 +200,15 @@ UndirectedGraph symmetrizeKnnGraph(const MatrixView<std::int32_t>& ids,
   }
   // Edge t is column t % k of row t / k; negative ids and self ids are no edge, ids beyond n
   // are refused with their row.
-  const std::int64_t k = ids.cols;
-  for (std::int64_t t = 0; t < std::int64_t(ids.size()); ++t) // cheap: finds the first bad id
+  const std::int64_t k = ids.cols, cells = std::int64_t(ids.size());
+  std::int64_t firstBad = cells;
+#pragma omp parallel for reduction(min : firstBad) schedule(static)
+  for (std::int64_t t = 0; t < cells; ++t)
     if (ids.data[t] >= n)
-      throw InvalidArgument("graph id " + std::to_string(ids.data[t]) + " at row " +
-                            std::to_string(t / k) + " is out of range");
+      firstBad = std::min(firstBad, t);
+  if (firstBad < cells)
+    throw InvalidArgument("graph id " + std::to_string(ids.data[firstBad]) + " at row " +
+                          std::to_string(firstBad / k) + " is out of range");
   Context context;
   UndirectedGraph g = csrFromEdges(
       n, std::int64_t(ids.size()),

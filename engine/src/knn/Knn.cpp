@@ -150,13 +150,12 @@ namespace knn {
 std::optional<KnnResult> clusteredGraphIfCheap(const MatrixView<float>& data, int k, Metric metric,
                                                const Context& context, JobControl& job,
                                                double maxScoredShare) {
-  validate(data, data, k, true);
-  if (metric != Metric::L2 || k > gpu::kStepMaxK || data.cols > 256 ||
-      resolveBackend(context) != Backend::Cuda)
-    return std::nullopt;
   const std::uint64_t clusterBytes = std::uint64_t(data.rows) * std::uint64_t(data.cols) * 12;
-  if (context.memoryBudget != 0 && clusterBytes > context.memoryBudget)
-    return std::nullopt;
+  if (metric != Metric::L2 || k > gpu::kStepMaxK || data.cols > 256 ||
+      (context.memoryBudget != 0 && clusterBytes > context.memoryBudget) ||
+      resolveBackend(context) != Backend::Cuda)
+    return std::nullopt; // before the data's scan: NN-Descent scans it anyway
+  validate(data, data, k, true);
   const auto started = std::chrono::steady_clock::now();
   gpu::GpuBackend* gpu = gpu::gpuBackend();
   std::optional<KnnResult> found;
