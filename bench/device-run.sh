@@ -21,7 +21,7 @@ for s in ${SUITES:-tests fashion}; do
       [ -x $bin/nearscape-cli ] && $bin/nearscape-cli self-test 2>&1 | tee -a "$out/tests.log"
       for t in tst_gpu_norms tst_gpu_primitives; do $bin/$t 2>&1 | tail -3 | tee -a "$out/tests.log"; done
       $bin/tst_knn 2>&1 | grep -E "FAIL|Totals|what|Loc" | tee -a "$out/tests.log"
-      for t in tst_nndescent tst_graph tst_layout tst_index tst_duplicates; do [ -x $bin/$t ] && $bin/$t 2>&1 | grep -E "FAIL|Totals" | tee -a "$out/tests.log"; done ;;
+      for t in tst_nndescent tst_graph tst_layout tst_index tst_duplicates tst_devices; do [ -x $bin/$t ] && $bin/$t 2>&1 | grep -E "FAIL|Totals" | tee -a "$out/tests.log"; done ;;
     faults)
       # The GPU fault walk (docs/reliability.md): every allocation, cuBLAS and launch site fails
       # once. Its many files stay here; the table comes back (whole, or as far as it got).

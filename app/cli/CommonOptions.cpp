@@ -18,6 +18,10 @@ void CommonOptions::addTo(CLI::App& command) {
   command.add_option("--backend", backend, "auto, cpu or cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
       ->capture_default_str();
+  command.add_option("--devices", devices,
+                     "GPUs to use: all, or ordinals such as 0,1 (default: GPU 0). Several split "
+                     "the work: exact kNN by query rows, NN-Descent by shards merged pairwise, "
+                     "index searches by replicas");
   // More threads than any machine has cores only costs memory; OpenMP aborts at some point.
   command.add_option("--threads", threads, "CPU threads (0 = all, at most 1024)")
       ->check(CLI::Range(0, 1024));
@@ -53,6 +57,11 @@ Context CommonOptions::context() const {
     c.threads = std::max(1, cores);
   }
   c.seed = seed;
+  if (!devices.empty() && c.backend != Backend::Cpu) {
+    c.devices = parseDevices(devices); // none for "all" on a machine without a GPU
+    if (!c.devices.empty())
+      c.device = c.devices.front();
+  }
   if (!memoryBudget.empty())
     c.memoryBudget = parseByteSize(memoryBudget);
   std::string level = logLevel;

@@ -22,9 +22,11 @@ struct CommonOptions {
   int threads = 0;
   std::uint64_t seed = 0;
   std::string memoryBudget;
+  std::string devices;  ///< --devices: "all" or GPU ordinals "0,1"; empty: GPU 0
   std::string logLevel; ///< --log-level; empty: $NEARSCAPE_LOG, else warning
 
-  /// Adds --json, --backend, --threads, --seed and --memory-budget to `command`.
+  /// Adds --json, --backend, --devices, --threads, --seed, --memory-budget and --log-level to
+  /// `command`.
   void addTo(CLI::App& command);
   /// The engine context these options describe. Throws InvalidArgument.
   Context context() const;

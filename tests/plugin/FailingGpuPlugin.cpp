@@ -59,13 +59,14 @@ public:
   DeviceInfo queryDevice(int ordinal) override {
     DeviceInfo info;
     info.compiledWithCuda = true;
-    info.usable = ordinal == 0;
+    info.usable = ordinal == 0 || ordinal == 1; // two, for --devices
     info.name = "failing test GPU";
     info.totalMemory = info.freeMemory = std::uint64_t(8) << 30;
     info.computeCapability = 90;
     info.reason = info.usable ? "" : "no such device";
     return info;
   }
+  int deviceCount() override { return 2; }
   void rowNormsSquared(const MatrixView<float>&, float*, const Context&) override {
     fail("row norms");
   }

@@ -5,6 +5,7 @@
 
 #include "TestFiles.h"
 
+#include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
@@ -181,6 +182,43 @@ private slots:
     QVERIFY2(named.code == 1, named.err.constData());
     QVERIFY2(named.err.contains("test GPU:"), named.err.constData());
     QVERIFY(QDir(dir.filePath("named")).isEmpty());
+  }
+
+  void failingGpusOfASplitFallBackTogether() {
+    // The test plugin shows two GPUs; a search split over both fails on each, and `auto` gives
+    // the CPU's result, as for one GPU. Enough rows that the split happens (4,096 a GPU).
+    QTemporaryDir dir;
+    const QString data = dir.filePath("data.npy");
+    QVERIFY(test::writeBytes(
+        data, test::npyBytes("<f4", {10000, 8}, test::rawBytes(test::randomFloats(80000, 5)))));
+    const QString cpuOut = dir.filePath("cpu.npy");
+    const Run cpu = cli({"knn", data, "--k", "5", "--out", cpuOut, "--backend", "cpu"}, QString());
+    QVERIFY2(cpu.code == 0, cpu.err.constData());
+    for (const QString failure : {"error", "oom"}) {
+      const QString out = dir.filePath("auto-" + failure + ".npy");
+      const Run spread = cli({"knn", data, "--k", "5", "--devices", "all", "--out", out, "--json"},
+                             NEARSCAPE_FAILING_GPU_PLUGIN, false, failure);
+      QVERIFY2(spread.code == 0, spread.err.constData());
+      QCOMPARE(test::readBytes(out), test::readBytes(cpuOut));
+      QVERIFY2(spread.out.contains("test GPU: exact search failed"), spread.out.constData());
+      // Named, the failure is the command's, and nothing is written.
+      const QString named = dir.filePath("named-" + failure + ".npy");
+      const Run forced =
+          cli({"knn", data, "--k", "5", "--devices", "0,1", "--backend", "cuda", "--out", named},
+              NEARSCAPE_FAILING_GPU_PLUGIN, false, failure);
+      QVERIFY2(forced.code == 1, forced.err.constData());
+      QVERIFY2(forced.err.contains("test GPU:"), forced.err.constData());
+      QVERIFY(!QFile::exists(named));
+    }
+    // Lists the plugin cannot serve are bad input, said before any work.
+    const Run missing =
+        cli({"knn", data, "--k", "5", "--devices", "0,2"}, NEARSCAPE_FAILING_GPU_PLUGIN);
+    QCOMPARE(missing.code, 2);
+    QVERIFY2(missing.err.contains("GPU 2 is not usable: no such device"), missing.err.constData());
+    const Run twice =
+        cli({"knn", data, "--k", "5", "--devices", "1,1"}, NEARSCAPE_FAILING_GPU_PLUGIN);
+    QCOMPARE(twice.code, 2);
+    QVERIFY2(twice.err.contains("names GPU 1 twice"), twice.err.constData());
   }
 
   void pluginExceptionsKeepTheirEngineType() {

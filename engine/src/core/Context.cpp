@@ -104,13 +104,63 @@ Backend resolveBackend(const Context& context) {
   return Backend::Cpu;
 }
 
+std::vector<int> parseDevices(std::string_view text) {
+  std::vector<int> devices;
+  if (text == "all") {
+    const int count = gpu::gpuBackend() ? gpu::gpuBackend()->deviceCount() : 0;
+    for (int ordinal = 0; ordinal < count; ++ordinal)
+      if (queryDevice(ordinal).usable)
+        devices.push_back(ordinal);
+    return devices;
+  }
+  std::string_view rest = text;
+  while (!rest.empty() || devices.empty()) {
+    const std::size_t comma = rest.find(',');
+    const std::string_view item = rest.substr(0, comma);
+    int ordinal = -1;
+    const auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), ordinal);
+    if (item.empty() || ec != std::errc() || ptr != item.data() + item.size() || ordinal < 0)
+      throw InvalidArgument("--devices takes 'all' or GPU ordinals such as 0,1, not '" +
+                            std::string(text) + "'");
+    for (int seen : devices)
+      if (seen == ordinal)
+        throw InvalidArgument("--devices names GPU " + std::to_string(ordinal) + " twice");
+    const DeviceInfo info = queryDevice(ordinal);
+    if (!info.usable)
+      throw InvalidArgument("GPU " + std::to_string(ordinal) + " is not usable: " + info.reason);
+    devices.push_back(ordinal);
+    if (comma == std::string_view::npos)
+      break;
+    rest = rest.substr(comma + 1);
+    if (rest.empty())
+      throw InvalidArgument("--devices ends in a comma: '" + std::string(text) + "'");
+  }
+  return devices;
+}
+
 DeviceWarmUp::DeviceWarmUp(const Context& context) {
   if (context.backend == Backend::Cpu)
     return;
   m_thread = std::thread([context] {
     try {
-      if (resolveBackend(context) == Backend::Cuda)
+      if (resolveBackend(context) != Backend::Cuda)
+        return;
+      std::vector<std::thread> others; // the further GPUs of context.devices start at once
+      for (std::size_t i = 1; i < context.devices.size(); ++i)
+        others.emplace_back([context, ordinal = context.devices[i]] {
+          Context one = context;
+          one.device = ordinal;
+          try {
+            gpu::gpuBackend()->warmUp(one);
+          } catch (...) {
+          }
+        });
+      try {
         gpu::gpuBackend()->warmUp(context);
+      } catch (...) {
+      }
+      for (std::thread& t : others)
+        t.join();
     } catch (...) {
       // The work that follows meets the same problem and reports it.
     }
@@ -125,6 +175,12 @@ DeviceWarmUp::~DeviceWarmUp() {
 std::string describeBackend(const Context& context) {
   if (context.backend != Backend::Cpu) {
     const DeviceInfo device = queryDevice(context.device);
+    if (device.usable && context.devices.size() > 1) {
+      std::string ordinals;
+      for (int ordinal : context.devices)
+        ordinals += (ordinals.empty() ? "" : ",") + std::to_string(ordinal);
+      return std::to_string(context.devices.size()) + " GPUs (" + ordinals + "): " + device.name;
+    }
     if (device.usable)
       return "GPU: " + device.name;
     return "CPU (" + std::to_string(effectiveThreads(context)) +

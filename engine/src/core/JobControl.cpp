@@ -12,7 +12,7 @@ void JobControl::check() const {
 }
 
 void JobControl::progress(double fraction, const std::string& message) {
-  if (m_parent) {
+  if (m_parent && !m_ownProgress) {
     m_parent->progress(m_from + (m_to - m_from) * std::clamp(fraction, 0.0, 1.0), message);
     return;
   }

@@ -4,6 +4,8 @@
 #include "cuda/CudaApi.h"
 #include "layout/LayoutStep.h"
 
+#include <cuda_runtime.h>
+
 namespace nearscape::cuda {
 namespace {
 
@@ -19,6 +21,15 @@ public:
 
   void rowNormsSquared(const MatrixView<float>& m, float* out, const Context& context) override {
     cuda::rowNormsSquared(m.data, m.rows, m.cols, out, context.device);
+  }
+
+  int deviceCount() override {
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess) {
+      cudaGetLastError();
+      return 0;
+    }
+    return count;
   }
 
   KnnResult exactSearch(const MatrixView<float>& queries, const MatrixView<float>& base, int k,

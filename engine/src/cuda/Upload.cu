@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
+#include <memory>
 #include <mutex>
 
 namespace nearscape::cuda {
@@ -12,52 +14,35 @@ namespace {
 constexpr std::size_t kChunk = std::size_t(32) << 20;      ///< bytes a staging buffer holds
 constexpr std::size_t kDirectBelow = std::size_t(8) << 20; ///< small copies go straight
 
-/// Two pinned staging buffers and their stream, made at the first large copy and kept (one
-/// set per process: copies take turns).
+/// Two pinned staging buffers and their stream on one device, made at its first large copy and
+/// kept. One set a device: copies to one device take turns, copies to two GPUs run at once (a
+/// single set shared by the devices serialised them and was re-pinned at every change of device).
 struct Staging {
   std::mutex mutex;
   void* buffer[2] = {nullptr, nullptr};
   cudaEvent_t done[2] = {nullptr, nullptr};
   cudaStream_t stream = nullptr;
-  int device = -1;
 
-  void ensure(int current) {
-    if (device == current)
-      return;
-    release();
+  /// Made with its device current. Throws DeviceOutOfMemory, DeviceError.
+  Staging() {
     for (int b = 0; b < 2; ++b) {
       NEARSCAPE_CUDA_ALLOC(cudaHostAlloc(&buffer[b], kChunk, cudaHostAllocDefault));
       NEARSCAPE_CUDA_CHECK(cudaEventCreateWithFlags(&done[b], cudaEventDisableTiming));
     }
     NEARSCAPE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    device = current;
-  }
-  void release() {
-    for (int b = 0; b < 2; ++b) {
-      if (buffer[b])
-        cudaFreeHost(buffer[b]);
-      if (done[b])
-        cudaEventDestroy(done[b]);
-      buffer[b] = nullptr;
-      done[b] = nullptr;
-    }
-    if (stream)
-      cudaStreamDestroy(stream);
-    stream = nullptr;
-    device = -1;
   }
 };
 
-Staging& staging() {
-  static Staging s; // never destroyed before the CUDA runtime: released with the process
-  return s;
-}
-
-/// The staging set for the current device, ready; the caller holds s.mutex.
+/// The staging set of `device` (current on the calling thread), made on first use. The sets are
+/// never freed: they live until the process ends, after which the driver reclaims them.
 Staging& stagingFor(int device) {
-  Staging& s = staging();
-  s.ensure(device);
-  return s;
+  static std::mutex registry;
+  static auto* sets = new std::map<int, std::unique_ptr<Staging>>;
+  const std::lock_guard lock(registry);
+  std::unique_ptr<Staging>& set = (*sets)[device];
+  if (!set)
+    set = std::make_unique<Staging>(); // a throw leaves it empty, to be tried again
+  return *set;
 }
 
 /// memcpy by all host threads, a MiB a piece.
@@ -85,9 +70,8 @@ void copyToDevice(void* target, const void* source, std::size_t bytes) {
       NEARSCAPE_CUDA_CHECK(cudaMemcpy(target, source, bytes, cudaMemcpyHostToDevice));
     return;
   }
-  const int device = currentDevice();
-  const std::lock_guard lock(staging().mutex);
-  Staging& s = stagingFor(device);
+  Staging& s = stagingFor(currentDevice());
+  const std::lock_guard lock(s.mutex);
   auto* out = static_cast<unsigned char*>(target);
   const auto* in = static_cast<const unsigned char*>(source);
   int b = 0;
@@ -111,9 +95,8 @@ void copyToHost(void* target, const void* source, std::size_t bytes) {
   }
   // The staging stream does not wait for the default stream, whose kernels made `source`.
   NEARSCAPE_CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
-  const int device = currentDevice();
-  const std::lock_guard lock(staging().mutex);
-  Staging& s = stagingFor(device);
+  Staging& s = stagingFor(currentDevice());
+  const std::lock_guard lock(s.mutex);
   auto* out = static_cast<unsigned char*>(target);
   const auto* in = static_cast<const unsigned char*>(source);
   auto drain = [&](int b, std::size_t offset, std::size_t size) {

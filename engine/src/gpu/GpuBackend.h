@@ -137,6 +137,8 @@ public:
 
   /// Never throws: any error means "not usable", with the error's text as the reason.
   virtual DeviceInfo queryDevice(int ordinal) = 0;
+  /// How many CUDA devices the driver shows (0 on any error). Never throws.
+  virtual int deviceCount() = 0;
   /// Starts `context`'s device: its CUDA context, a pooled stream and cuBLAS handle, and one
   /// small GEMM (cuBLAS loads its first kernels), so that later calls do not wait for them.
   virtual void warmUp(const Context& context) = 0;
@@ -234,7 +236,7 @@ const PluginLoad& pluginLoad();
 
 /// The plugin's interface version: bumped whenever GpuBackend or a type it passes changes, so
 /// that a stale plugin is refused instead of crashing.
-constexpr int kPluginAbiVersion = 3;
+constexpr int kPluginAbiVersion = 4;
 /// The plugin's file name and its two C entry points (no C++ name mangling across the dlopen).
 constexpr const char* kPluginFileName = "libnearscape_cuda.so";
 constexpr const char* kPluginAbiSymbol = "nearscape_gpu_plugin_abi";

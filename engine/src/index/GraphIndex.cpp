@@ -1,6 +1,7 @@
 #include "index/GraphIndex.h"
 
 #include "gpu/Dispatch.h"
+#include "gpu/MultiDevice.h"
 #include "index/SearchGraph.h"
 #include "nearscape/core/Dataset.h"
 #include "nearscape/core/Error.h"
@@ -232,8 +233,12 @@ void GraphIndex::attachDevice() {
   m_backend = gpu::onGpuOrCpu(
       m_context,
       [&](gpu::GpuBackend& gpu) {
-        m_device = gpu.makeGraphSearcher(m_vectors.view, m_graph.data(), m_degree, m_sample.data(),
-                                         m_upper.data(), int(m_sample.size()), m_metric, m_context);
+        auto make = [&](const Context& on) {
+          return gpu.makeGraphSearcher(m_vectors.view, m_graph.data(), m_degree, m_sample.data(),
+                                       m_upper.data(), int(m_sample.size()), m_metric, on);
+        };
+        m_device = make(m_context);
+        m_replicas = gpu::makeReplicas<gpu::GraphSearcher>(m_context, make);
         return Backend::Cuda;
       },
       [] { return Backend::Cpu; });
@@ -275,7 +280,13 @@ KnnResult GraphIndex::search(const MatrixView<float>& queries, int k,
     std::vector<std::int32_t> ids(std::size_t(queries.rows) * std::size_t(k));
     std::vector<float> scores(ids.size());
     if (gpu::tryOnDevice(m_context, [&] {
-          m_device->search(q.view, k, ef, degree, entries, ids.data(), scores.data(), job);
+          gpu::searchOnReplicas(*m_device, m_replicas, queries.rows, job,
+                                [&](const gpu::GraphSearcher& device, std::int64_t r0,
+                                    std::int64_t r1, JobControl& partJob) {
+                                  device.search({q.view.row(r0), r1 - r0, q.view.cols}, k, ef,
+                                                degree, entries, ids.data() + r0 * k,
+                                                scores.data() + r0 * k, partJob);
+                                });
         })) {
       for (float& s : scores)
         s = reportedDistance(m_metric, s);

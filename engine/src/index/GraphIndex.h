@@ -72,6 +72,8 @@ private:
   std::vector<std::int32_t> m_sample;
   std::vector<std::int32_t> m_upper;
   std::unique_ptr<gpu::GraphSearcher> m_device;
+  std::vector<std::unique_ptr<gpu::GraphSearcher>>
+      m_replicas; ///< on the other GPUs (MultiDevice.h)
 };
 
 } // namespace nearscape::index

@@ -1,6 +1,7 @@
 #include "index/IvfFlatIndex.h"
 
 #include "gpu/Dispatch.h"
+#include "gpu/MultiDevice.h"
 #include "nearscape/core/Dataset.h"
 #include "nearscape/core/Error.h"
 #include "nearscape/index/KMeans.h"
@@ -22,9 +23,13 @@ void IvfFlatIndex::attachDevice() {
   gpu::onGpuOrCpu(
       m_context,
       [&](gpu::GpuBackend& gpu) {
-        m_device = gpu.makeIvfSearcher(
-            MatrixView<float>{m_centroids.data(), m_nlist, m_d}, m_offsets.data(), m_ids.data(),
-            MatrixView<float>{m_vectors.data(), m_n, m_d}, coarseMetric(), m_context);
+        auto make = [&](const Context& on) {
+          return gpu.makeIvfSearcher(
+              MatrixView<float>{m_centroids.data(), m_nlist, m_d}, m_offsets.data(), m_ids.data(),
+              MatrixView<float>{m_vectors.data(), m_n, m_d}, coarseMetric(), on);
+        };
+        m_device = make(m_context);
+        m_replicas = gpu::makeReplicas<gpu::IvfSearcher>(m_context, make);
       },
       [] {});
 }
@@ -148,7 +153,13 @@ KnnResult IvfFlatIndex::search(const MatrixView<float>& queries, int k,
     std::vector<std::int32_t> ids(std::size_t(queries.rows) * std::size_t(k));
     std::vector<float> scores(ids.size());
     if (gpu::tryOnDevice(m_context, [&] {
-          m_device->search(q.view, k, nprobe, ids.data(), scores.data(), job);
+          gpu::searchOnReplicas(*m_device, m_replicas, queries.rows, job,
+                                [&](const gpu::IvfSearcher& device, std::int64_t r0,
+                                    std::int64_t r1, JobControl& partJob) {
+                                  device.search({q.view.row(r0), r1 - r0, m_d}, k, nprobe,
+                                                ids.data() + r0 * k, scores.data() + r0 * k,
+                                                partJob);
+                                });
         })) {
       for (float& score : scores)
         score = reportedDistance(m_metric, score);

@@ -64,6 +64,7 @@ private:
   std::vector<std::int32_t> m_ids;     ///< n: base id of each list row
   std::vector<float> m_vectors; ///< n × d in list order (working form: normalised for cosine)
   std::unique_ptr<gpu::IvfSearcher> m_device;
+  std::vector<std::unique_ptr<gpu::IvfSearcher>> m_replicas; ///< on the other GPUs (MultiDevice.h)
 };
 
 } // namespace nearscape::index

@@ -1,6 +1,7 @@
 #include "nearscape/knn/Knn.h"
 
 #include "gpu/Dispatch.h"
+#include "gpu/MultiDevice.h"
 #include "knn/ExactCommon.h"
 #include "knn/ExactCpu.h"
 #include "knn/Step.h"
@@ -48,9 +49,11 @@ KnnResult dispatch(const MatrixView<float>& queries, const MatrixView<float>& ba
 }
 
 /// The GPU's exact search: STEP's clusters first where they may pay, else the GEMM path.
+/// `allQueries`: the rows of the whole search when these queries are one GPU's share of it.
 KnnResult exactOnGpu(gpu::GpuBackend& gpu, const MatrixView<float>& queries,
                      const MatrixView<float>& base, int k, Metric metric, bool graph,
-                     const Context& context, JobControl& job, const ExactKnnParams& params) {
+                     const Context& context, JobControl& job, const ExactKnnParams& params,
+                     std::int64_t allQueries = 0) {
   // STEP's clusters where they may pay: L2, k within the kernel's buffer, data large enough that
   // the GEMM path is not already instant (or asked for). A probe decides.
   const bool tilesGiven = params.queryTile > 0 || params.baseTile > 0;
@@ -64,7 +67,7 @@ KnnResult exactOnGpu(gpu::GpuBackend& gpu, const MatrixView<float>& queries,
   // Clustering the base touches all of it many times; the GEMM path's work grows with the
   // queries. A few queries against a large base are the GEMM's (manifold 1M, 10k queries: the
   // clusters and their probe cost 0.9 s of a cold CLI search whose GEMM pass takes 0.07 s).
-  const bool manyQueries = graph || queries.rows * 4 >= base.rows;
+  const bool manyQueries = graph || std::max(allQueries, queries.rows) * 4 >= base.rows;
   if (metric == Metric::L2 && k <= gpu::kStepMaxK && !tilesGiven && withinBudget &&
       params.pruning != ExactKnnParams::Pruning::Off &&
       (always || (base.rows >= 50000 && base.cols <= 256 && manyQueries))) {
@@ -79,6 +82,63 @@ KnnResult exactOnGpu(gpu::GpuBackend& gpu, const MatrixView<float>& queries,
       return std::move(*step);
   }
   return gpu.exactSearch(queries, base, k, metric, graph, context, job, params);
+}
+
+/// Fewest query rows a GPU's share holds when a search is split over several (below, one GPU
+/// does it all: a share's fixed cost — the base's upload, a GEMM's start — outweighs the split).
+constexpr std::int64_t kMinRowsPerDevice = 4096;
+
+/// The exact search split by query rows over several GPUs, each searching the whole base for its
+/// share of the queries (Faiss's IndexReplicas splits queries the same way). A graph's rows ask
+/// for k + 1 and drop themselves, so a share needs no notion of where its rows sit in the base:
+/// under the same (distance, id) order, the k + 1 nearest rows minus the row itself (or minus
+/// the last, where the row is not among them) are its k nearest others — the one-GPU result.
+KnnResult exactOnDevices(gpu::GpuBackend& gpu, const std::vector<int>& devices,
+                         const MatrixView<float>& queries, const MatrixView<float>& base, int k,
+                         Metric metric, bool graph, const Context& context, JobControl& job,
+                         const ExactKnnParams& params) {
+  const std::size_t parts = devices.size();
+  const int asked = graph ? k + 1 : k;
+  std::vector<KnnResult> results(parts);
+  gpu::onEachDevice(devices, context, job, [&](int p, const Context& one, JobControl& partJob) {
+    const std::int64_t r0 = gpu::partBegin(queries.rows, parts, std::size_t(p));
+    const std::int64_t r1 = gpu::partBegin(queries.rows, parts, std::size_t(p) + 1);
+    results[std::size_t(p)] = exactOnGpu(gpu, {queries.row(r0), r1 - r0, queries.cols}, base, asked,
+                                         metric, false, one, partJob, params, queries.rows);
+  });
+  std::vector<std::int32_t> ids(std::size_t(queries.rows) * std::size_t(k));
+  std::vector<float> dists(ids.size());
+  KnnResult merged;
+  double candidates = 0;
+  for (std::size_t p = 0; p < parts; ++p) {
+    const KnnResult& part = results[p];
+    const std::int64_t r0 = gpu::partBegin(queries.rows, parts, p);
+#pragma omp parallel for schedule(static)
+    for (std::int64_t r = 0; r < part.ids.rows(); ++r) {
+      const std::int32_t self = graph ? std::int32_t(r0 + r) : -1;
+      std::int32_t* outIds = ids.data() + (r0 + r) * k;
+      float* outDists = dists.data() + (r0 + r) * k;
+      int kept = 0;
+      for (int c = 0; c < asked && kept < k; ++c) {
+        if (part.ids.row(r)[c] == self)
+          continue;
+        outIds[kept] = part.ids.row(r)[c];
+        outDists[kept] = part.distances.row(r)[c];
+        ++kept;
+      }
+    }
+    merged.fallbackRows += part.fallbackRows;
+    candidates += part.candidatesPerRow * double(part.ids.rows());
+  }
+  merged.ids = Matrix<std::int32_t>(std::move(ids), queries.rows, k);
+  merged.distances = Matrix<float>(std::move(dists), queries.rows, k);
+  merged.backend = Backend::Cuda;
+  merged.report = results.front().report;
+  merged.report.device = describeBackend(context);
+  merged.report.detail += std::string(merged.report.detail.empty() ? "" : ", ") +
+                          "queries split over " + std::to_string(parts) + " GPUs";
+  merged.candidatesPerRow = candidates / double(queries.rows);
+  return merged;
 }
 
 /// The CPU's exact search.
@@ -105,6 +165,10 @@ KnnResult run(const MatrixView<float>& queries, const MatrixView<float>& base, i
   KnnResult result = gpu::onGpuOrCpu(
       context,
       [&](gpu::GpuBackend& gpu) {
+        const std::vector<int> devices = gpu::spreadDevices(context);
+        if (devices.size() > 1 && queries.rows >= kMinRowsPerDevice * std::int64_t(devices.size()))
+          return exactOnDevices(gpu, devices, queries, base, k, metric, graph, context, job,
+                                params);
         return exactOnGpu(gpu, queries, base, k, metric, graph, context, job, params);
       },
       [&] { return exactOnCpu(queries, base, k, metric, graph, context, job, params); }, &fallback);

@@ -8,6 +8,7 @@
 
 #include "gpu/Dispatch.h"
 #include "knn/NnDescentLoop.h"
+#include "knn/ShardedGraph.h"
 #include "knn/Step.h"
 #include "nearscape/core/Dataset.h"
 #include "nearscape/core/Error.h"
@@ -318,19 +319,20 @@ KnnResult run(const MatrixView<float>& data, int k, Metric metric, const Context
   return result;
 }
 
-using SharedClusters = gpu::GnndClusters;
+} // namespace
+
+namespace knn {
 
 /// GNND on the GPU where there is one (with `initial`: GGM's merge of the parts split at
 /// `split`), else — or when the GPU lacks the memory or the limits (k, d) and the backend was not
 /// forced — the CPU's NN-Descent. Builds and merges both take a k-means head start on the device
 /// (about 1,000 items a cluster): first neighbours, and a merge's first candidates in the other
 /// part, come from the item's own cluster; random ones take as many iterations as a new build.
-KnnResult onGpuOrCpu(const MatrixView<float>& data, int k, Metric metric, const Context& context,
-                     JobControl& job, const NnDescentParams& params,
-                     const NnDescentProgress& progress, const MatrixView<std::int32_t>* initial,
-                     std::int64_t split, const MatrixView<float>* second = nullptr,
-                     const SharedClusters& clusters = {},
-                     const std::function<void()>& uploaded = {}) {
+KnnResult descendPiece(const MatrixView<float>& data, int k, Metric metric, const Context& context,
+                       JobControl& job, const NnDescentParams& params,
+                       const NnDescentProgress& progress, const MatrixView<std::int32_t>* initial,
+                       std::int64_t split, const MatrixView<float>* second,
+                       const gpu::GnndClusters& clusters, const std::function<void()>& uploaded) {
   const std::int64_t n = data.rows + (second ? second->rows : 0);
   std::string fallback;
   KnnResult result = gpu::onGpuOrCpu(
@@ -353,247 +355,7 @@ KnnResult onGpuOrCpu(const MatrixView<float>& data, int k, Metric metric, const 
     result.report.fallback = fallback;
   return result;
 }
-/// An event that happens once; fire() again is harmless.
-struct OneShot {
-  std::promise<void> promise;
-  std::shared_future<void> fired = promise.get_future().share();
-  std::once_flag once;
-  void fire() {
-    std::call_once(once, [this] { promise.set_value(); });
-  }
-};
-
-/// Runs `action` when the scope ends, however it ends.
-struct OnExit {
-  std::function<void()> action;
-  ~OnExit() { action(); }
-};
-
-/// Folds a merge's list of one row into its best k so far: both sorted by (distance, id) with
-/// exact distances, so an id found twice comes with (nearly) the same distance.
-void foldInto(std::int32_t* ids, float* dists, const std::int32_t* moreIds, const float* moreDists,
-              std::int64_t idOffset0, std::int64_t split, std::int64_t idOffset1, int k) {
-  thread_local std::vector<std::int32_t> outIds;
-  thread_local std::vector<float> outDists;
-  outIds.clear();
-  outDists.clear();
-  auto global = [&](std::int32_t m) {
-    return std::int32_t(m < split ? m + idOffset0 : m - split + idOffset1);
-  };
-  int a = 0, b = 0;
-  while (int(outIds.size()) < k && (a < k || b < k)) {
-    const bool hasA = a < k && ids[a] >= 0, hasB = b < k && moreIds[b] >= 0;
-    if (!hasA && !hasB)
-      break;
-    const std::int32_t idB = hasB ? global(moreIds[b]) : -1;
-    const bool takeA =
-        hasA && (!hasB || dists[a] < moreDists[b] || (dists[a] == moreDists[b] && ids[a] <= idB));
-    const std::int32_t id = takeA ? ids[a] : idB;
-    const float dist = takeA ? dists[a] : moreDists[b];
-    takeA ? ++a : ++b;
-    if (!hasA)
-      a = k;
-    if (!hasB)
-      b = k;
-    // An id found twice: the same exact distance up to the summation order of the backend
-    // that computed it, so it sits among the last few kept.
-    bool seen = false;
-    for (std::size_t c = outIds.size();
-         c-- > 0 && !seen && outDists[c] >= dist - 1e-5f * std::abs(dist);)
-      seen = outIds[c] == id;
-    if (seen)
-      continue;
-    outIds.push_back(id);
-    outDists.push_back(dist);
-  }
-  std::copy(outIds.begin(), outIds.end(), ids);
-  std::copy(outDists.begin(), outDists.end(), dists);
-  std::fill(ids + outIds.size(), ids + k, -1);
-}
-
-/// GNND §5 for data beyond the budget: shards of half the budget's items, built one at a time;
-/// then every pair of shards merged by GGM with only those two shards' rows in working memory
-/// (so no step exceeds the budget, as the paper's out-of-memory scheme), each merge's lists
-/// (exact distances) folded into every row's best k so far in host memory.
-KnnResult shardedGraph(const MatrixView<float>& data, int k, Metric metric, const Context& context,
-                       JobControl& job, const NnDescentParams& params,
-                       const NnDescentProgress& progress) {
-  const auto started = std::chrono::steady_clock::now();
-  const std::int64_t n = data.rows;
-  const std::uint64_t perItem = nnDescentBytesPerItem(data.cols, k);
-  const std::int64_t shardRows = std::int64_t(context.memoryBudget / perItem) / 2;
-  NEARSCAPE_EXPECTS(shardRows >= 2 * (k + 1),
-                    "the memory budget (" + std::to_string(context.memoryBudget) +
-                        " bytes) holds fewer than 4(k + 1) items of NN-Descent's working memory (" +
-                        std::to_string(perItem) + " bytes each): two shards of 2(k + 1) must fit");
-  const std::int64_t shards = (n + shardRows - 1) / shardRows;
-  // Every pair of shards is merged, so the work grows with the square of their count: beyond
-  // kMaxShards a tiny budget would run for hours. Refuse, saying which budget would do.
-  constexpr std::int64_t kMaxShards = 64;
-  if (shards > kMaxShards)
-    throw InvalidArgument(
-        "the memory budget (" + std::to_string(context.memoryBudget) +
-        " bytes) would split NN-Descent into " + std::to_string(shards) + " shards (" +
-        std::to_string(shards * (shards - 1) / 2) + " pairwise merges); give at least " +
-        std::to_string(2 * perItem * std::uint64_t((n + kMaxShards - 1) / kMaxShards)) +
-        " bytes (at most " + std::to_string(kMaxShards) + " shards)");
-  auto bound = [&](std::int64_t s) { return n * s / shards; };
-  auto rows = [&](std::int64_t s) {
-    return MatrixView<float>{data.row(bound(s)), bound(s + 1) - bound(s), data.cols};
-  };
-  Context inner = context;
-  inner.memoryBudget = 0;
-  // Shards and merges finish in float64 (on the GPU, where the rows are): the folded lists then
-  // compare exact distances, and no pass over all rows' neighbours is needed at the end (on the
-  // host it cost 2.9 s for manifold 10M × 96: random reads of every neighbour's row).
-  NnDescentParams partial = params;
-  partial.exactFinish = true;
-  const double steps = double(shards + shards * (shards - 1) / 2);
-  int step = 0;
-  LogLaps lap(context, "sharded"); // where the host's time goes, at the log's debug level
-  // Each shard and merge is a stage of the job: its own iterations' progress stays inside it.
-  auto stage = [&](const std::string& what) {
-    job.progress(double(step) / steps, "NN-Descent: " + what);
-    ++step;
-    return job.sub(double(step - 1) / steps, double(step) / steps);
-  };
-
-  // 0. On the GPU, one k-means codebook for all (a merge's head start needs its rows' clusters
-  // in one clustering; its own k-means took 85 ms of a 1.1 s merge of 5.2M rows): centroids of a
-  // strided sample of the whole data, 64 sample rows each, about 1,000 items a cluster of a shard
-  // (manifold 10M × 96: 600 a cluster made the shards' head start too narrow, recall 0.985 →
-  // 0.967).
-  SharedClusters shared;
-  std::vector<float> centroids;
-  std::vector<std::int32_t> labels;
-  if (resolveBackend(context) == Backend::Cuda) {
-    const int count = int(std::clamp<std::int64_t>(shardRows / 1024, 1, 4096));
-    const std::int64_t m = std::min<std::int64_t>(n, std::int64_t(count) * 64);
-    std::vector<float> sample(static_cast<std::size_t>(m * data.cols));
-#pragma omp parallel for schedule(static)
-    for (std::int64_t i = 0; i < m; ++i)
-      std::copy_n(data.row(i * n / m), data.cols, sample.data() + i * data.cols);
-    gpu::tryOptionalGpuPath([&] { // else each step clusters on its own
-      centroids =
-          gpu::gpuBackend()->gnndCodebook({sample.data(), m, data.cols}, metric, count, inner);
-      labels.resize(static_cast<std::size_t>(n));
-      shared.centroids = &centroids;
-      shared.count = count;
-    });
-    lap("codebook");
-  }
-  auto sharedFor = [&](std::int64_t a, std::int64_t b) {
-    SharedClusters c = shared;
-    if (c.centroids) {
-      if (b < 0) {
-        c.labelsOut = labels.data() + bound(a);
-      } else {
-        c.labels = labels.data() + bound(a);
-        c.secondLabels = labels.data() + bound(b);
-      }
-    }
-    return c;
-  };
-
-  // 1. Each shard's graph (global ids): the merges' starting lists, and the first best k. The
-  // buffers are left uninitialised, first touched by the threads that fill them (zero-filling
-  // 3 × 400 MB on one thread took 0.5 s of manifold 10M × 96).
-  const std::size_t entries = std::size_t(n) * std::size_t(k);
-  const std::unique_ptr<std::int32_t[]> own(new std::int32_t[entries]);
-  const std::shared_ptr<std::int32_t[]> best(new std::int32_t[entries]);
-  const std::shared_ptr<float[]> bestDist(new float[entries]);
-  RunReport last; // the last shard's or merge's: where the work ran
-  Backend lastBackend = Backend::Cpu;
-  for (std::int64_t s = 0; s < shards; ++s) {
-    JobControl shardJob = stage("shard " + std::to_string(s + 1) + " of " + std::to_string(shards));
-    const KnnResult g = onGpuOrCpu(rows(s), k, metric, inner, shardJob, partial, {}, nullptr, 0,
-                                   nullptr, sharedFor(s, -1));
-    last = g.report;
-    lastBackend = g.backend;
-    lap("shard");
-    const std::int64_t offset = bound(s);
-#pragma omp parallel for schedule(static)
-    for (std::int64_t e = 0; e < g.ids.rows() * k; ++e) {
-      const std::int32_t id = g.ids.data()[e];
-      const std::size_t at = std::size_t(offset * k + e);
-      own[at] = best[at] = id < 0 ? -1 : id + std::int32_t(offset);
-      bestDist[at] = g.distances.data()[e];
-    }
-  }
-
-  // 2. Every pair of shards, each row's best k folded in after each merge — on a host thread
-  // while the next merge runs on the device (a merge reads only the shards' own graphs), begun
-  // once that merge's rows are uploaded: both are bound by the host's memory (folding during the
-  // upload made it 3× slower).
-  std::future<void> folding;
-  auto nextUploaded = std::make_shared<OneShot>();
-  const OnExit releaseFold{[&] { nextUploaded->fire(); }}; // before `folding` waits, on a throw
-  for (std::int64_t a = 0; a < shards; ++a)
-    for (std::int64_t b = a + 1; b < shards; ++b) {
-      JobControl mergeJob =
-          stage("merge of shards " + std::to_string(a + 1) + " and " + std::to_string(b + 1));
-      const MatrixView<float> first = rows(a), second = rows(b);
-      const std::int64_t split = first.rows, m = first.rows + second.rows;
-      const std::unique_ptr<std::int32_t[]> initial(
-          new std::int32_t[std::size_t(m * k)]); // no zero fill
-#pragma omp parallel for schedule(static)
-      for (std::int64_t r = 0; r < m; ++r) {
-        const bool inFirst = r < split;
-        const std::int64_t global = inFirst ? bound(a) + r : bound(b) + r - split;
-        const std::int64_t local0 = inFirst ? bound(a) : bound(b) - split;
-        for (int c = 0; c < k; ++c) {
-          const std::int32_t id = own[std::size_t(global * k + c)];
-          initial[std::size_t(r * k + c)] = id < 0 ? -1 : std::int32_t(id - local0);
-        }
-      }
-      const MatrixView<std::int32_t> initialView{initial.get(), m, k};
-      lap("initial");
-      KnnResult merged =
-          onGpuOrCpu(first, k, metric, inner, mergeJob, partial, {}, &initialView, split, &second,
-                     sharedFor(a, b), [signal = nextUploaded] { signal->fire(); });
-      nextUploaded->fire(); // the CPU's merge calls no one
-      last = merged.report;
-      lastBackend = merged.backend;
-      lap("merge");
-      if (folding.valid())
-        folding.get();
-      lap("fold wait");
-      const bool last = a == shards - 2;
-      nextUploaded = std::make_shared<OneShot>();
-      folding = std::async(std::launch::async, [&, merged = std::move(merged), a, b, split, m,
-                                                wait = last ? nullptr : nextUploaded] {
-        if (wait)
-          wait->fired.wait();
-#pragma omp parallel for schedule(dynamic, 1024)
-        for (std::int64_t r = 0; r < m; ++r) {
-          const std::int64_t global = r < split ? bound(a) + r : bound(b) + r - split;
-          foldInto(best.get() + global * k, bestDist.get() + global * k, merged.ids.row(r),
-                   merged.distances.row(r), bound(a), split, bound(b), k);
-        }
-      });
-    }
-  if (folding.valid())
-    folding.get();
-  lap("last fold");
-
-  if (progress)
-    progress(int(steps), 0.0);
-  job.progress(1.0, "NN-Descent: done");
-  KnnResult result;
-  result.ids = Matrix<std::int32_t>(best.get(), n, k, best);
-  result.distances = Matrix<float>(bestDist.get(), n, k, bestDist);
-  result.backend = lastBackend;
-  result.report = last;
-  result.report.method = lastBackend == Backend::Cuda ? "GNND" : "NN-Descent";
-  result.report.iterations = 0; // each shard and merge ran its own
-  result.report.shards = int(shards);
-  result.report.detail = "at most " + std::to_string(shardRows) + " items a shard (memory budget)";
-  result.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  return result;
-}
-
-} // namespace
+} // namespace knn
 
 std::string_view graphMethodName(GraphMethod method) {
   switch (method) {
@@ -682,10 +444,9 @@ KnnResult nnDescentGraph(const MatrixView<float>& data, int k, Metric metric,
                          const Context& context, JobControl& job, const NnDescentParams& params,
                          const NnDescentProgress& progress) {
   validate(data, k);
-  const std::uint64_t perItem = nnDescentBytesPerItem(data.cols, k);
-  if (context.memoryBudget > 0 && perItem * std::uint64_t(data.rows) > context.memoryBudget)
-    return shardedGraph(data, k, metric, context, job, params, progress);
-  return onGpuOrCpu(data, k, metric, context, job, params, progress, nullptr, 0);
+  if (knn::buildsInShards(data.rows, data.cols, k, context))
+    return knn::shardedGraph(data, k, metric, context, job, params, progress);
+  return knn::descendPiece(data, k, metric, context, job, params, progress, nullptr, 0);
 }
 
 KnnResult mergeKnnGraphs(const MatrixView<float>& data, std::int64_t split,
@@ -715,7 +476,7 @@ KnnResult mergeKnnGraphs(const MatrixView<float>& data, std::int64_t split,
   NEARSCAPE_EXPECTS(outside == 0,
                     std::to_string(outside) + " id(s) of the two graphs lie outside their part");
   const MatrixView<std::int32_t> initial{ids.data(), data.rows, w};
-  return onGpuOrCpu(data, k, metric, context, job, params, progress, &initial, split);
+  return knn::descendPiece(data, k, metric, context, job, params, progress, &initial, split);
 }
 
 } // namespace nearscape

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 namespace nearscape {
 
@@ -25,11 +26,14 @@ using LogSink = std::function<void(LogLevel level, std::string_view message)>;
 
 /// What the engine may use. No globals: every long call takes one of these.
 struct Context {
-  Backend backend = Backend::Auto;       ///< Auto takes CUDA when a usable device exists
-  int threads = 0;                       ///< CPU threads; 0 = all hardware threads
-  std::uint64_t memoryBudget = 0;        ///< bytes for working buffers; 0 = decide from the machine
-  std::uint64_t seed = 0;                ///< seed for every randomized step
-  int device = 0;                        ///< CUDA device ordinal
+  Backend backend = Backend::Auto; ///< Auto takes CUDA when a usable device exists
+  int threads = 0;                 ///< CPU threads; 0 = all hardware threads
+  std::uint64_t memoryBudget = 0;  ///< bytes for working buffers; 0 = decide from the machine
+  std::uint64_t seed = 0;          ///< seed for every randomized step
+  int device = 0;                  ///< CUDA device ordinal
+  /// Several GPUs of one host that work is split across (gpu/MultiDevice.h): the exact kNN by
+  /// query rows, NN-Descent by shards, index searches by replicas. Fewer than two: `device` alone.
+  std::vector<int> devices;
   LogLevel logLevel = LogLevel::Warning; ///< messages up to this level are written
   LogSink logSink;                       ///< empty: "nearscape: LEVEL: message" lines on stderr
 };
@@ -57,6 +61,11 @@ DeviceInfo queryDevice(int ordinal = 0);
 /// The backend `context` resolves to (Auto → Cuda when queryDevice says usable).
 /// Throws DeviceUnavailable when Cuda is asked for explicitly and is not usable.
 Backend resolveBackend(const Context& context);
+
+/// The GPUs `text` names, for `Context::devices`: "all" (every usable GPU; none on a machine
+/// without one) or ordinals such as "0,1". Throws InvalidArgument (not such a list, an ordinal
+/// repeated, or one with no usable GPU behind it, saying why).
+std::vector<int> parseDevices(std::string_view text);
 
 /// Starts the GPU that `context` resolves to on a background thread — the CUDA plugin loaded, the
 /// device initialised, a cuBLAS handle made and pooled — so that a program's first GPU call does

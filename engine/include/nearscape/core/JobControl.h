@@ -21,6 +21,13 @@ public:
                       std::chrono::milliseconds minInterval = std::chrono::milliseconds(50))
       : m_callback(std::move(callback)), m_minInterval(minInterval) {}
 
+  /// A job that stops when `stopsWith` stops but reports its progress to `callback` alone — for
+  /// parts of one job that run at once on several threads, whose progress the caller combines.
+  JobControl(JobControl& stopsWith, ProgressCallback callback,
+             std::chrono::milliseconds minInterval = std::chrono::milliseconds(50))
+      : m_parent(&stopsWith), m_callback(std::move(callback)), m_minInterval(minInterval),
+        m_ownProgress(true) {}
+
   /// Asks the job to stop at its next check (any thread).
   void requestStop() { m_stop.store(true, std::memory_order_relaxed); }
   bool stopRequested() const {
@@ -49,6 +56,7 @@ private:
   std::chrono::milliseconds m_minInterval{50};
   std::chrono::steady_clock::time_point m_last{};
   std::atomic<bool> m_stop{false};
+  bool m_ownProgress = false; ///< progress goes to m_callback even with a parent
 };
 
 /// A JobControl that never stops and reports nothing, for callers without a job.

@@ -1,0 +1,302 @@
+// Work spread over several GPUs (gpu/MultiDevice.h): the parts' threads, progress, stops and
+// failures on any machine; then, on a GPU, the split results against one GPU's and the float64
+// oracle. A machine with one GPU runs the split as two workers on GPU 0 (devices {0, 0}): the
+// same code, the same shares. GPU rows QSKIP without a device.
+#include "DeviceSkip.h"
+#include "Oracle.h"
+#include "TestFiles.h"
+#include "gpu/GpuBackend.h"
+#include "gpu/MultiDevice.h"
+#include "nearscape/Nearscape.h"
+
+#include <QTest>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+using namespace nearscape;
+
+namespace {
+
+/// Two GPUs where the machine has them, else GPU 0 twice.
+std::vector<int> twoDevices() {
+  gpu::GpuBackend* gpu = gpu::gpuBackend();
+  if (gpu && gpu->deviceCount() >= 2 && queryDevice(1).usable)
+    return {0, 1};
+  return {0, 0};
+}
+
+Context spreadContext() {
+  Context c;
+  c.backend = Backend::Cuda;
+  c.devices = twoDevices();
+  c.device = c.devices.front();
+  return c;
+}
+
+Context oneContext() {
+  Context c;
+  c.backend = Backend::Cuda;
+  return c;
+}
+
+/// Clustered rows of unit scale: realistic, and with many near ties.
+std::vector<float> blobs(std::int64_t n, std::int64_t d, std::uint64_t seed) {
+  std::vector<float> x = test::randomFloats(std::size_t(n * d), seed);
+  const std::vector<float> centres = test::randomFloats(std::size_t(64 * d), seed + 1);
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t j = 0; j < d; ++j)
+      x[std::size_t(i * d + j)] =
+          0.2f * x[std::size_t(i * d + j)] + centres[std::size_t((i % 64) * d + j)];
+  return x;
+}
+
+std::int64_t rowsDiffering(const KnnResult& a, const KnnResult& b) {
+  std::int64_t differ = 0;
+  for (std::int64_t r = 0; r < a.ids.rows(); ++r)
+    for (std::int64_t c = 0; c < a.ids.cols(); ++c)
+      if (a.ids.row(r)[c] != b.ids.row(r)[c] || a.distances.row(r)[c] != b.distances.row(r)[c]) {
+        ++differ;
+        break;
+      }
+  return differ;
+}
+
+std::vector<std::int64_t> everyNth(std::int64_t n, std::int64_t count) {
+  std::vector<std::int64_t> rows;
+  for (std::int64_t i = 0; i < count; ++i)
+    rows.push_back(i * n / count);
+  return rows;
+}
+
+} // namespace
+
+class TestDevices : public QObject {
+  Q_OBJECT
+
+private slots:
+  void partsRunAtOnceAndReportTheirMeanProgress() {
+    std::vector<double> seen;
+    std::mutex mutex;
+    JobControl job(
+        [&](double f, const std::string&) {
+          const std::lock_guard lock(mutex);
+          seen.push_back(f);
+        },
+        std::chrono::milliseconds(0));
+    std::atomic<int> running{0}, most{0};
+    gpu::runParts(3, job, [&](int part, JobControl& partJob) {
+      const int now = ++running;
+      most = std::max(most.load(), now);
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      partJob.progress(0.5, "half");
+      std::this_thread::sleep_for(std::chrono::milliseconds(10 * (part + 1)));
+      partJob.progress(1.0, "done");
+      --running;
+    });
+    QCOMPARE(most.load(), 3); // all three at once
+    QVERIFY(!seen.empty());
+    QCOMPARE(seen.back(), 1.0); // every part done: the mean is 1
+    for (double f : seen)
+      QVERIFY(f >= 0 && f <= 1);
+    QVERIFY(seen.front() <= 0.5 + 1e-9); // one part's half is a sixth of the whole
+  }
+
+  void aFailingPartStopsTheOthersAndItsErrorIsReported() {
+    std::atomic<int> cancelled{0};
+    bool caught = false;
+    try {
+      gpu::runParts(3, noJobControl(), [&](int part, JobControl& partJob) {
+        if (part == 1) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(20));
+          throw DeviceOutOfMemory("part 1 ran out");
+        }
+        const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+        while (std::chrono::steady_clock::now() < until) { // stops long before, when told
+          try {
+            partJob.check();
+          } catch (const Cancelled&) {
+            ++cancelled;
+            throw;
+          }
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+      });
+    } catch (const DeviceOutOfMemory& e) {
+      caught = QByteArray(e.what()).contains("part 1 ran out"); // not the others' Cancelled
+    }
+    QVERIFY(caught);
+    QCOMPARE(cancelled.load(), 2);
+  }
+
+  void theJobsStopEndsEveryPart() {
+    JobControl job;
+    std::atomic<int> stopped{0};
+    std::thread stopper([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(30));
+      job.requestStop();
+    });
+    QVERIFY_THROWS_EXCEPTION(Cancelled, gpu::runParts(2, job, [&](int, JobControl& partJob) {
+                               for (;;) {
+                                 if (partJob.stopRequested()) {
+                                   ++stopped;
+                                   partJob.check();
+                                 }
+                                 std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                               }
+                             }));
+    stopper.join();
+    QCOMPARE(stopped.load(), 2);
+  }
+
+  void deviceListsAreParsedStrictly() {
+    for (const char* bad : {"", "x", "0,", ",0", "0,,1", "-1", "1.5", "0;1"})
+      QVERIFY_THROWS_EXCEPTION(InvalidArgument, parseDevices(bad));
+    if (!queryDevice(0).usable) {
+      // No GPU here: an ordinal is refused with the reason; "all" names none.
+      try {
+        parseDevices("0");
+        QFAIL("GPU 0 accepted without a usable device");
+      } catch (const InvalidArgument& e) {
+        QVERIFY2(QByteArray(e.what()).contains("GPU 0 is not usable"), e.what());
+      }
+      QVERIFY(parseDevices("all").empty());
+      Context c;
+      c.devices = {0, 1};
+      QVERIFY(gpu::spreadDevices(c).empty()); // the CPU does the work
+      return;
+    }
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, parseDevices("0,0"));
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, parseDevices("4096"));
+    QCOMPARE(parseDevices("0"), std::vector<int>{0});
+    const std::vector<int> all = parseDevices("all");
+    QVERIFY(!all.empty() && all.front() == 0);
+    Context cpu;
+    cpu.backend = Backend::Cpu;
+    cpu.devices = {0, 0};
+    QVERIFY(gpu::spreadDevices(cpu).empty());
+  }
+
+  void exactSplitEqualsOneGpu_data() {
+    QTest::addColumn<int>("metric");
+    QTest::addColumn<bool>("graph");
+    for (const Metric m : {Metric::L2, Metric::Cosine, Metric::InnerProduct})
+      for (const bool graph : {true, false})
+        QTest::addRow("%s %s", std::string(metricName(m)).c_str(), graph ? "graph" : "search")
+            << int(m) << graph;
+  }
+
+  void exactSplitEqualsOneGpu() {
+    SKIP_WITHOUT_DEVICE(Backend::Cuda);
+    QFETCH(int, metric);
+    QFETCH(bool, graph);
+    const Metric m = Metric(metric);
+    constexpr std::int64_t n = 12000, d = 24;
+    std::vector<float> x = blobs(n, d, 11);
+    for (std::int64_t j = 0; j < d; ++j) // exact duplicates: ties broken by id across shares
+      x[std::size_t(7000 * d + j)] = x[std::size_t(3 * d + j)];
+    const MatrixView<float> data{x.data(), n, d};
+    const int k = 10;
+    const KnnResult one =
+        graph ? knnGraph(data, k, m, oneContext()) : knnSearch(data, data, k, m, oneContext());
+    const KnnResult spread = graph ? knnGraph(data, k, m, spreadContext())
+                                   : knnSearch(data, data, k, m, spreadContext());
+    QVERIFY2(spread.report.detail.find("split over 2 GPUs") != std::string::npos,
+             spread.report.describe().c_str());
+    QCOMPARE(rowsDiffering(one, spread), std::int64_t(0));
+    const std::vector<std::int64_t> rows = everyNth(n, 400);
+    std::vector<std::int64_t> checked = rows;
+    checked.push_back(3);
+    checked.push_back(7000);
+    const test::OracleKnn oracle = test::oracleKnn(data, data, k, m, graph, checked);
+    const std::string diff =
+        test::compareWithOracle(spread, oracle, data, data, m, graph, {}, checked);
+    QVERIFY2(diff.empty(), diff.c_str());
+  }
+
+  void nnDescentSpreadKeepsRecall() {
+    SKIP_WITHOUT_DEVICE(Backend::Cuda);
+    constexpr std::int64_t n = 120000, d = 32;
+    const std::vector<float> x = blobs(n, d, 5);
+    const MatrixView<float> data{x.data(), n, d};
+    const int k = 10;
+    const std::vector<std::int64_t> rows = everyNth(n, 1000);
+    std::vector<float> sampled; // the checked rows' vectors: the oracle's queries
+    for (std::int64_t row : rows)
+      sampled.insert(sampled.end(), data.row(row), data.row(row) + d);
+    const MatrixView<float> queries{sampled.data(), std::int64_t(rows.size()), d};
+    const test::OracleKnn oracle = test::oracleKnn(data, data, k, Metric::L2, true, rows);
+    auto recall = [&](const KnnResult& r) {
+      std::vector<std::int32_t> found;
+      for (std::int64_t row : rows)
+        found.insert(found.end(), r.ids.row(row), r.ids.row(row) + k);
+      return test::oracleRecall({found.data(), std::int64_t(rows.size()), k}, oracle, queries, data,
+                                Metric::L2);
+    };
+    const KnnResult one = nnDescentGraph(data, k, Metric::L2, oneContext());
+    // Data one GPU holds is built there whole: halves and their merge would take longer.
+    const KnnResult whole = nnDescentGraph(data, k, Metric::L2, spreadContext());
+    QCOMPARE(whole.report.shards, 0);
+    const double r1 = recall(one), rw = recall(whole);
+    qInfo("recall@10: one GPU %.4f, two named %.4f", r1, rw);
+    QVERIFY2(r1 >= 0.95 && rw >= r1 - 0.01, qPrintable(QString("%1 vs %2").arg(rw).arg(r1)));
+    // Under a memory budget of three shards: rounded up to four, two a GPU; two rounds of
+    // builds, three of disjoint merges.
+    Context budget = spreadContext();
+    budget.memoryBudget = nnDescentBytesPerItem(d, k) * std::uint64_t(n) * 2 / 3;
+    const KnnResult sharded = nnDescentGraph(data, k, Metric::L2, budget);
+    QCOMPARE(sharded.report.shards, 4);
+    QVERIFY2(sharded.report.detail.find("2 GPUs at once") != std::string::npos,
+             sharded.report.describe().c_str());
+    Context budgetOne = budget;
+    budgetOne.devices.clear();
+    const KnnResult shardedOne = nnDescentGraph(data, k, Metric::L2, budgetOne);
+    QCOMPARE(shardedOne.report.shards, 3);
+    const double r4 = recall(sharded), r3 = recall(shardedOne);
+    qInfo("recall@10: four shards on two GPUs %.4f, three on one %.4f", r4, r3);
+    QVERIFY2(r4 >= r3 - 0.01, qPrintable(QString("%1 vs %2").arg(r4).arg(r3)));
+    for (std::int64_t r = 0; r < n; ++r) // every row a full list of distinct others
+      for (int c = 0; c < k; ++c) {
+        const std::int32_t id = sharded.ids.row(r)[c];
+        QVERIFY(id >= 0 && id < n && id != r);
+        for (int e = 0; e < c; ++e)
+          QVERIFY(sharded.ids.row(r)[e] != id);
+      }
+  }
+
+  void indexReplicasAnswerAsTheFirstCopy_data() {
+    QTest::addColumn<QString>("kind");
+    QTest::newRow("ivf") << "ivf";
+    QTest::newRow("graph") << "graph";
+  }
+
+  void indexReplicasAnswerAsTheFirstCopy() {
+    SKIP_WITHOUT_DEVICE(Backend::Cuda);
+    QFETCH(QString, kind);
+    constexpr std::int64_t n = 30000, d = 32;
+    const std::vector<float> x = blobs(n, d, 9);
+    const MatrixView<float> data{x.data(), n, d};
+    const auto index = buildIndex(data, Metric::L2,
+                                  kind == "ivf" ? IndexBuildParams{IvfFlatParams{}}
+                                                : IndexBuildParams{GraphIndexParams{}},
+                                  spreadContext());
+    QCOMPARE(index->backend(), Backend::Cuda);
+    const MatrixView<float> queries{x.data(), 6000, d}; // split: 3,000 a replica
+    const KnnResult together = index->search(queries, 10, {});
+    // The same queries a thousand at a time: too few to split, the first copy answers them.
+    for (std::int64_t r0 = 0; r0 < queries.rows; r0 += 1000) {
+      const KnnResult part = index->search({x.data() + r0 * d, 1000, d}, 10, {});
+      for (std::int64_t r = 0; r < 1000; ++r)
+        for (int c = 0; c < 10; ++c) {
+          QCOMPARE(together.ids.row(r0 + r)[c], part.ids.row(r)[c]);
+          QCOMPARE(together.distances.row(r0 + r)[c], part.distances.row(r)[c]);
+        }
+    }
+  }
+};
+
+QTEST_GUILESS_MAIN(TestDevices)
+#include "tst_devices.moc"
