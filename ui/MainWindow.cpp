@@ -245,14 +245,7 @@ MainWindow::MainWindow(Context context, QWidget* parent)
   m_neighbours->setToolTip(
       tr("Click an item in the map; Ctrl+click another for the smoothest path"));
 
-  // The status bar names the backend; why there is no GPU goes in its tooltip and the About box.
-  {
-    const DeviceInfo device = queryDevice(m_context.device);
-    m_backendText = device.usable && m_context.backend != Backend::Cpu
-                        ? tr("GPU: %1").arg(QString::fromStdString(device.name))
-                        : tr("CPU, %1 threads").arg(effectiveThreads(m_context));
-    m_summary->setToolTip(QString::fromStdString(describeBackend(m_context)));
-  }
+  updateBackendText();
   m_summary->setTextFormat(Qt::PlainText); // it quotes the file's name
   m_summary->setText(tr("No data · %1").arg(m_backendText));
   statusBar()->addWidget(m_summary, 1);
@@ -1143,11 +1136,32 @@ void MainWindow::restartExploration() {
   startExploration();
 }
 
+void MainWindow::updateBackendText() {
+  // The status bar names the backend; why there is no GPU goes in its tooltip and the About box.
+  const DeviceInfo device = queryDevice(m_context.device);
+  const QString name = QString::fromStdString(device.name);
+  m_backendText = !device.usable || m_context.backend == Backend::Cpu
+                      ? tr("CPU, %1 threads").arg(effectiveThreads(m_context))
+                  : m_context.devices.size() > 1
+                      ? tr("%1 GPUs: %2").arg(m_context.devices.size()).arg(name)
+                      : tr("GPU: %1").arg(name);
+  m_summary->setToolTip(QString::fromStdString(describeBackend(m_context)));
+  if (!m_dataset)
+    m_summary->setText(tr("No data · %1").arg(m_backendText));
+}
+
 void MainWindow::setPreferences(const Preferences& preferences) {
   const Preferences old = m_prefs;
   m_prefs = preferences;
   m_prefs.save();
   m_context.backend = m_prefs.backend;
+  try {
+    applyDevices(m_context, m_prefs.devices);
+  } catch (const std::exception& e) { // the dialog checked it; a GPU gone since: the first one
+    applyDevices(m_context, QString());
+    statusBar()->showMessage(tr("GPUs: %1").arg(QString::fromStdString(e.what())), 8000);
+  }
+  updateBackendText();
   m_sweep->setContext(m_context);
   m_duplicates->setContext(m_context);
   m_outlierPanel->setContext(m_context);
@@ -1157,7 +1171,7 @@ void MainWindow::setPreferences(const Preferences& preferences) {
   if (!m_dataset)
     return;
   if (old.graphK != m_prefs.graphK || old.graphMethod != m_prefs.graphMethod ||
-      old.backend != m_prefs.backend)
+      old.backend != m_prefs.backend || old.devices != m_prefs.devices)
     restartExploration(); // the graph and what stands on it
   else if (old.shownNeighbours != m_prefs.shownNeighbours && m_selected >= 0)
     selectItem(m_selected);

@@ -224,6 +224,8 @@ protected:
   void dropEvent(QDropEvent* event) override;
 
 private:
+  /// The status bar's backend text and tooltip, from m_context.
+  void updateBackendText();
   struct Loaded;
   struct Exploration;
   void buildMenus();

@@ -17,6 +17,7 @@ Preferences Preferences::load() {
           .value_or(GraphMethod::Auto);
   p.backend = parseBackend(settings.value("engine/backend", "auto").toString().toStdString())
                   .value_or(Backend::Auto);
+  p.devices = settings.value("engine/devices", QString()).toString().trimmed();
   p.cacheGigabytes =
       std::clamp(settings.value("cache/gigabytes", p.cacheGigabytes).toDouble(), 0.0, 100000.0);
   return p;
@@ -31,7 +32,18 @@ void Preferences::save() const {
                                       qsizetype(graphMethodName(graphMethod).size())));
   settings.setValue("engine/backend", QString::fromUtf8(backendName(backend).data(),
                                                         qsizetype(backendName(backend).size())));
+  settings.setValue("engine/devices", devices);
   settings.setValue("cache/gigabytes", cacheGigabytes);
+}
+
+void applyDevices(Context& context, const QString& devices) {
+  context.devices.clear();
+  context.device = 0;
+  if (devices.trimmed().isEmpty() || context.backend == Backend::Cpu)
+    return;
+  context.devices = parseDevices(devices.trimmed().toStdString());
+  if (!context.devices.empty())
+    context.device = context.devices.front();
 }
 
 } // namespace nearscape::ui

@@ -4,14 +4,16 @@
 #include <QDialogButtonBox>
 #include <QDoubleSpinBox>
 #include <QFormLayout>
+#include <QLabel>
+#include <QLineEdit>
 #include <QSpinBox>
 
 namespace nearscape::ui {
 
 PreferencesDialog::PreferencesDialog(const Preferences& current, QWidget* parent)
     : QDialog(parent), m_shown(new QSpinBox(this)), m_graphK(new QSpinBox(this)),
-      m_method(new QComboBox(this)), m_backend(new QComboBox(this)),
-      m_cache(new QDoubleSpinBox(this)) {
+      m_method(new QComboBox(this)), m_backend(new QComboBox(this)), m_devices(new QLineEdit(this)),
+      m_devicesError(new QLabel(this)), m_cache(new QDoubleSpinBox(this)) {
   setWindowTitle(tr("Preferences"));
   auto* form = new QFormLayout(this);
   m_shown->setRange(1, 1000);
@@ -38,6 +40,16 @@ PreferencesDialog::PreferencesDialog(const Preferences& current, QWidget* parent
   m_backend->setCurrentIndex(m_backend->findData(int(current.backend)));
   m_backend->setObjectName(QStringLiteral("backend"));
   form->addRow(tr("Backend"), m_backend);
+  m_devices->setText(current.devices);
+  m_devices->setPlaceholderText(tr("the first GPU"));
+  m_devices->setObjectName(QStringLiteral("devices"));
+  m_devices->setToolTip(tr("Several GPUs split the work: \"all\", or ordinals such as 0,1"));
+  form->addRow(tr("GPUs"), m_devices);
+  m_devicesError->setObjectName(QStringLiteral("devicesError"));
+  m_devicesError->setWordWrap(true);
+  m_devicesError->setStyleSheet(QStringLiteral("color: #b00020"));
+  m_devicesError->hide();
+  form->addRow(QString(), m_devicesError);
   m_cache->setRange(0, 100000);
   m_cache->setDecimals(1);
   m_cache->setSuffix(tr(" GB"));
@@ -46,7 +58,19 @@ PreferencesDialog::PreferencesDialog(const Preferences& current, QWidget* parent
   m_cache->setToolTip(tr("Graphs and maps kept for instant reopening; 0 keeps none"));
   form->addRow(tr("Cache size"), m_cache);
   auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
-  connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
+  connect(buttons, &QDialogButtonBox::accepted, this, [this] {
+    // A GPU list this machine cannot serve is said here, before it is kept.
+    Context probe;
+    probe.backend = Backend(m_backend->currentData().toInt());
+    try {
+      applyDevices(probe, m_devices->text());
+    } catch (const std::exception& e) {
+      m_devicesError->setText(QString::fromStdString(e.what()));
+      m_devicesError->show();
+      return;
+    }
+    accept();
+  });
   connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
   form->addRow(buttons);
 }
@@ -57,6 +81,7 @@ Preferences PreferencesDialog::preferences() const {
   p.graphK = m_graphK->value();
   p.graphMethod = GraphMethod(m_method->currentData().toInt());
   p.backend = Backend(m_backend->currentData().toInt());
+  p.devices = m_devices->text().trimmed();
   p.cacheGigabytes = m_cache->value();
   return p;
 }

@@ -7,6 +7,8 @@
 
 class QComboBox;
 class QDoubleSpinBox;
+class QLabel;
+class QLineEdit;
 class QSpinBox;
 
 namespace nearscape::ui {
@@ -23,6 +25,8 @@ private:
   QSpinBox* m_graphK;
   QComboBox* m_method;
   QComboBox* m_backend;
+  QLineEdit* m_devices;
+  QLabel* m_devicesError; ///< why the GPU list cannot be used (OK then keeps the dialog open)
   QDoubleSpinBox* m_cache;
 };
 

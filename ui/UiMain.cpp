@@ -127,6 +127,10 @@ int runGui(int argc, char** argv) {
                           QStringLiteral("file"));
   QCommandLineOption backend(QStringLiteral("backend"), QStringLiteral("auto, cpu or cuda"),
                              QStringLiteral("backend"), QStringLiteral("auto"));
+  QCommandLineOption devices(QStringLiteral("devices"),
+                             QStringLiteral("GPUs the work is split over: all, or ordinals such "
+                                            "as 0,1 (default: the preference, else the first)"),
+                             QStringLiteral("list"));
   QCommandLineOption screenshot(QStringLiteral("screenshot"),
                                 QStringLiteral("Save the window to this PNG once the map is "
                                                "refined, then quit"),
@@ -176,8 +180,8 @@ int runGui(int argc, char** argv) {
                              QStringLiteral("Compare with a second embedding of the same items "
                                             "and show both maps side by side"),
                              QStringLiteral("file"));
-  parser.addOptions({meta, backend, screenshot, select, pathTo, map3D, metric, colourBy, search,
-                     showRange, opacityBy, sizeBy, density, session, compare, sweepPlot});
+  parser.addOptions({meta, backend, devices, screenshot, select, pathTo, map3D, metric, colourBy,
+                     search, showRange, opacityBy, sizeBy, density, session, compare, sweepPlot});
   parser.process(app);
   if (parser.isSet(sweepPlot)) {
     if (parser.positionalArguments().size() != 1) {
@@ -198,6 +202,16 @@ int runGui(int argc, char** argv) {
       return 2;
     }
     context.backend = *b;
+  }
+  try {
+    applyDevices(context,
+                 parser.isSet(devices) ? parser.value(devices) : Preferences::load().devices);
+  } catch (const std::exception& e) {
+    if (parser.isSet(devices)) {
+      std::fprintf(stderr, "nearscape: %s\n", e.what());
+      return 2;
+    }
+    applyDevices(context, QString()); // a stored list this machine cannot serve: the first GPU
   }
   MainWindow window(context);
   if (parser.isSet(metric)) {

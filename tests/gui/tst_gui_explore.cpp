@@ -22,6 +22,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDateTime>
+#include <QDialogButtonBox>
 #include <QDir>
 #include <QDockWidget>
 #include <QDoubleSpinBox>
@@ -1001,6 +1002,41 @@ private slots:
     QVERIFY(test::writeBytes(other, "{\"format\": \"nearscape-session\", \"version\": 1}"));
     third.openSession(other);
     QVERIFY2(third.lastError().contains("not a valid session"), qPrintable(third.lastError()));
+  }
+
+  void gpuListIsCheckedBeforeItIsKept() {
+    MainWindow window;
+    PreferencesDialog dialog(window.preferences(), &window);
+    dialog.show();
+    auto* devices = dialog.findChild<QLineEdit*>(QStringLiteral("devices"));
+    auto* error = dialog.findChild<QLabel*>(QStringLiteral("devicesError"));
+    QPushButton* ok = dialog.findChild<QDialogButtonBox*>()->button(QDialogButtonBox::Ok);
+    QVERIFY(devices && error && ok);
+    QVERIFY(!error->isVisible());
+    // A list no machine can serve: said in the dialog, which stays open.
+    devices->setText(QStringLiteral("0,,1"));
+    QTest::mouseClick(ok, Qt::LeftButton);
+    QVERIFY(dialog.isVisible());
+    QVERIFY(error->isVisible());
+    QVERIFY2(error->text().contains("the GPU list must be"), qPrintable(error->text()));
+    // "all" is every usable GPU (none on a machine without one: the CPU works).
+    devices->setText(QStringLiteral("all"));
+    QTest::mouseClick(ok, Qt::LeftButton);
+    QVERIFY(!dialog.isVisible());
+    QCOMPARE(dialog.result(), int(QDialog::Accepted));
+    QCOMPARE(dialog.preferences().devices, QStringLiteral("all"));
+    window.setPreferences(dialog.preferences());
+    QCOMPARE(Preferences::load().devices, QStringLiteral("all"));
+    const std::vector<int> usable = parseDevices("all");
+    QString status;
+    for (const QLabel* label : window.findChildren<QLabel*>())
+      if (label->text().startsWith("No data"))
+        status = label->text();
+    QVERIFY2(status.contains(usable.size() > 1 ? "GPUs"
+                             : usable.empty()  ? "CPU"
+                                               : "GPU:"),
+             qPrintable(status));
+    window.setPreferences(Preferences{}); // the defaults again, for the other tests
   }
 
   void preferencesApplyAndPersist() {

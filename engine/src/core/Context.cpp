@@ -120,21 +120,21 @@ std::vector<int> parseDevices(std::string_view text) {
     int ordinal = -1;
     const auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), ordinal);
     if (item.empty() || ec != std::errc() || ptr != item.data() + item.size() || ordinal < 0)
-      throw InvalidArgument("--devices takes 'all' or GPU ordinals such as 0,1, not '" +
+      throw InvalidArgument("the GPU list must be 'all' or ordinals such as 0,1, not '" +
                             std::string(text) + "'");
     for (int seen : devices)
       if (seen == ordinal)
-        throw InvalidArgument("--devices names GPU " + std::to_string(ordinal) + " twice");
-    const DeviceInfo info = queryDevice(ordinal);
-    if (!info.usable)
-      throw InvalidArgument("GPU " + std::to_string(ordinal) + " is not usable: " + info.reason);
+        throw InvalidArgument("the GPU list names GPU " + std::to_string(ordinal) + " twice");
     devices.push_back(ordinal);
     if (comma == std::string_view::npos)
       break;
     rest = rest.substr(comma + 1);
     if (rest.empty())
-      throw InvalidArgument("--devices ends in a comma: '" + std::string(text) + "'");
+      throw InvalidArgument("the GPU list ends in a comma: '" + std::string(text) + "'");
   }
+  for (int ordinal : devices) // the whole list read first: a typo is told before a missing GPU
+    if (const DeviceInfo info = queryDevice(ordinal); !info.usable)
+      throw InvalidArgument("GPU " + std::to_string(ordinal) + " is not usable: " + info.reason);
   return devices;
 }
 
