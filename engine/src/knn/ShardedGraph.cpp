@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <future>
 #include <memory>
 #include <mutex>
@@ -99,9 +98,9 @@ std::vector<std::pair<std::int64_t, std::int64_t>> roundRobinPairs(std::int64_t 
 }
 
 /// The shards' builds and merges spread over several GPUs (shardedGraph's steps 1 and 2): each
-/// GPU builds the next shard not yet taken; then merges the next pair, in round-robin order, whose
-/// two shards no other merge holds, and folds its lists itself (the pair's rows are its own until
-/// then). `steps` counts builds and merges for the job's progress.
+/// GPU builds the next shard not yet taken; then merges the next pair in round-robin order and
+/// folds its lists while it merges the one after. `steps` counts builds and merges for the
+/// job's progress.
 template <typename Build, typename Merge, typename Fold, typename Note>
 void spreadOverDevices(const std::vector<int>& devices, const Context& context, JobControl& job,
                        std::int64_t shards, double steps, const Build& buildShard,
@@ -127,52 +126,48 @@ void spreadOverDevices(const std::vector<int>& devices, const Context& context, 
     }
   });
 
+  // A merge reads only the shards' own graphs, never the best lists, so merges need no order:
+  // each GPU takes the next pair. Folds write the best lists of the pair's rows: two folds that
+  // share a shard take turns (a lock a shard). A GPU's fold runs on a host thread while its next
+  // merge works, begun once that merge's rows are uploaded (as on one GPU: both are bound by the
+  // host's memory). Round-robin order keeps the pairs that run at once disjoint.
   const std::vector<std::pair<std::int64_t, std::int64_t>> pairs = roundRobinPairs(shards);
-  std::mutex mutex;
-  std::condition_variable freed;
-  std::vector<char> busy(static_cast<std::size_t>(shards), 0), taken(pairs.size(), 0);
-  std::size_t left = pairs.size();
+  std::atomic<std::size_t> nextPair{0};
+  std::vector<std::mutex> foldLocks(static_cast<std::size_t>(shards));
   gpu::onEachDevice(devices, context, job, [&](int, const Context& on, JobControl& deviceJob) {
     LogLaps lap(on, "sharded, GPU " + std::to_string(on.device) + ":");
-    for (;;) {
-      std::size_t t = pairs.size();
-      {
-        std::unique_lock lock(mutex);
-        freed.wait(lock, [&] {
-          if (left == 0 || deviceJob.stopRequested())
-            return true;
-          for (t = 0; t < pairs.size(); ++t)
-            if (!taken[t] && !busy[std::size_t(pairs[t].first)] &&
-                !busy[std::size_t(pairs[t].second)])
-              return true;
-          return false;
-        });
-        deviceJob.check();
-        if (left == 0)
-          return;
-        taken[t] = 1;
-        --left;
-        busy[std::size_t(pairs[t].first)] = busy[std::size_t(pairs[t].second)] = 1;
-      }
+    auto uploaded = std::make_shared<OneShot>(); // the running merge's rows are on the device
+    std::future<void> folding;                   // the previous merge's fold
+    const OnExit settle{[&] {                    // on a throw: the fold is let go and waited for
+      uploaded->fire();
+      if (folding.valid())
+        folding.wait();
+    }};
+    for (std::size_t t; (t = nextPair++) < pairs.size();) {
       const auto [a, b] = pairs[t];
-      const OnExit release{[&, a = a, b = b] {
-        {
-          const std::lock_guard lock(mutex);
-          busy[std::size_t(a)] = busy[std::size_t(b)] = 0;
-        }
-        freed.notify_all();
-      }};
       const auto mergeJob = stepJob(deviceJob, "merge of shards " + std::to_string(a + 1) +
                                                    " and " + std::to_string(b + 1) + " (GPU " +
                                                    std::to_string(on.device) + ")");
-      lap("wait");
-      const KnnResult merged = mergePair(a, b, on, *mergeJob, {});
+      KnnResult merged = mergePair(a, b, on, *mergeJob, [signal = uploaded] { signal->fire(); });
+      uploaded->fire(); // the CPU's merge calls no one
       noteReport(merged);
       lap("merge " + std::to_string(a + 1) + "+" + std::to_string(b + 1));
-      foldMerge(merged, a, b);
-      lap("fold");
-      ++done;
+      if (folding.valid())
+        folding.get();
+      lap("fold wait");
+      uploaded = std::make_shared<OneShot>();
+      folding = std::async(
+          std::launch::async, [&, merged = std::move(merged), a = a, b = b, wait = uploaded] {
+            wait->fired.wait();
+            const std::scoped_lock lock(foldLocks[std::size_t(a)], foldLocks[std::size_t(b)]);
+            foldMerge(merged, a, b);
+            ++done;
+          });
     }
+    uploaded->fire();
+    if (folding.valid())
+      folding.get();
+    lap("last fold");
   });
 }
 
@@ -188,7 +183,7 @@ bool buildsInShards(std::int64_t n, std::int64_t d, int k, const Context& contex
 /// (so no step exceeds the budget, as the paper's out-of-memory scheme), each merge's lists
 /// (exact distances) folded into every row's best k so far in host memory. On several GPUs,
 /// as many shards as GPUs at least (a multiple of their count); each GPU builds the next shard,
-/// then merges the next pair whose shards no other merge holds, and folds it itself.
+/// then merges the next pair and folds it beside its next merge (spreadOverDevices).
 KnnResult shardedGraph(const MatrixView<float>& data, int k, Metric metric, const Context& context,
                        JobControl& job, const NnDescentParams& params,
                        const NnDescentProgress& progress) {
