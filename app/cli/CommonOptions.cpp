@@ -62,6 +62,15 @@ Context CommonOptions::context() const {
     if (!c.devices.empty())
       c.device = c.devices.front();
   }
+  // Ranks sharing a host share its GPUs: the i-th rank of a host takes the i-th of --devices
+  // (else of the host's GPUs), in turn; a rank alone on its host splits over all of --devices.
+  if (const Ranks* ranks = commandRanks();
+      ranks && ranks->ranksOnThisHost() > 1 && c.backend != Backend::Cpu) {
+    const std::vector<int> gpus = c.devices.empty() ? parseDevices("all") : c.devices;
+    if (!gpus.empty())
+      c.device = gpus[std::size_t(ranks->rankOnThisHost()) % gpus.size()];
+    c.devices.clear();
+  }
   if (!memoryBudget.empty())
     c.memoryBudget = parseByteSize(memoryBudget);
   std::string level = logLevel;

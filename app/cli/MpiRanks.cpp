@@ -22,6 +22,7 @@ public:
     MPI_Comm host;
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host);
     MPI_Comm_size(host, &m_onThisHost);
+    MPI_Comm_rank(host, &m_rankOnHost);
     MPI_Comm_free(&host);
   }
   ~MpiRanks() override { MPI_Finalize(); }
@@ -29,6 +30,7 @@ public:
   int rank() const override { return m_rank; }
   int size() const override { return m_size; }
   int ranksOnThisHost() const override { return m_onThisHost; }
+  int rankOnThisHost() const override { return m_rankOnHost; }
 
   void send(int to, std::span<const std::byte> bytes) override {
     for (std::size_t at = 0; at < bytes.size() || at == 0; at += kPiece) {
@@ -76,7 +78,7 @@ public:
   }
 
 private:
-  int m_rank = 0, m_size = 1, m_onThisHost = 1;
+  int m_rank = 0, m_size = 1, m_onThisHost = 1, m_rankOnHost = 0;
 };
 
 bool launchedByMpi() {

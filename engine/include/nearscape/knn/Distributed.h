@@ -32,6 +32,8 @@ public:
   virtual int size() const = 0; ///< ranks in the job
   /// Ranks on this process's host (counting itself), which share its cores.
   virtual int ranksOnThisHost() const { return 1; }
+  /// This process's place among the ranks on its host, 0-based (which of the host's GPUs it takes).
+  virtual int rankOnThisHost() const { return 0; }
   /// Sends `bytes` to rank `to`; returns when the buffer may be reused.
   virtual void send(int to, std::span<const std::byte> bytes) = 0;
   /// Receives exactly `bytes.size()` bytes from rank `from`.
