@@ -226,6 +226,45 @@ private slots:
     }
   }
 
+  void gpuFewQueriesWalkAsWellAsMany() {
+    // Up to 64 queries a call take the block-per-query kernel (several nodes expanded at once);
+    // more take a warp each. Both reach the same recall on the same index, every row distinct ids
+    // in ascending distance.
+    SKIP_WITHOUT_DEVICE(Backend::Cuda);
+    const std::int64_t n = 6000, nq = 256, d = 24;
+    const int k = 10;
+    const std::vector<float> all = mixture(n + nq, d, 40, seedOr(11));
+    const MatrixView<float> base{all.data(), n, d}, queries{all.data() + n * d, nq, d};
+    for (Metric metric : {Metric::L2, Metric::Cosine, Metric::InnerProduct}) {
+      const auto index = buildIndex(base, metric, GraphIndexParams{}, contextFor(Backend::Cuda));
+      const Matrix<std::int32_t> truth = truthOf(queries, base, k, metric);
+      for (int ef : {10, 64}) {
+        const KnnResult many = index->search(queries, k, GraphSearchParams{.ef = ef});
+        std::vector<std::int32_t> few(std::size_t(nq) * k);
+        for (std::int64_t b0 = 0; b0 < nq; b0 += 32) {
+          const std::int64_t rows = b0 < 64 ? 1 : 32; // single queries, then batches of 32
+          for (std::int64_t r0 = b0; r0 < b0 + 32; r0 += rows) {
+            const KnnResult r =
+                index->search({queries.row(r0), rows, d}, k, GraphSearchParams{.ef = ef});
+            for (std::int64_t i = 0; i < rows; ++i) {
+              std::copy_n(r.ids.row(i), k, few.data() + (r0 + i) * k);
+              const std::set<std::int32_t> distinct(r.ids.row(i), r.ids.row(i) + k);
+              QCOMPARE(std::int64_t(distinct.size()), std::int64_t(k));
+              for (int j = 1; j < k; ++j)
+                QVERIFY(r.distances.row(i)[j - 1] <= r.distances.row(i)[j]);
+            }
+          }
+        }
+        const double a = recallAtK(many.ids.view(), truth.view(), k, queries, base, metric);
+        const double b = recallAtK({few.data(), nq, k}, truth.view(), k, queries, base, metric);
+        qInfo("%s ef=%d: recall %.4f a warp a query, %.4f a block a query",
+              metricName(metric).data(), ef, a, b);
+        QVERIFY2(b >= a - 0.02 && b >= (ef == 10 ? 0.95 : 0.995),
+                 qPrintable(QString("%1 vs %2").arg(b).arg(a)));
+      }
+    }
+  }
+
   void gpuIvfMatchesCpuTwin() {
     SKIP_WITHOUT_DEVICE(Backend::Cuda);
     // The same lists (the CPU's index saved, loaded on the GPU) scanned in full give the exact
