@@ -311,34 +311,57 @@ __device__ void blockSort(Entry* st, int cap) {
     }
 }
 
-/// Merges the `count` scored entries of st (capacity cap, a power of two) into the pool
-/// (SONG's selected insertion: only entries better than a full pool's worst), block-wide.
-__device__ void blockMerge(Entry*& pool, Entry*& spare, int& size, int ef, Entry* st, int count,
-                           int cap) {
+/// Merges the `count` scored entries of st into the pool (SONG's selected insertion: only entries
+/// better than a full pool's worst), block-wide, through `gathered` (room for `count` rounded up
+/// to a power of two, at least 32).
+__device__ void blockMerge(Entry*& pool, Entry*& spare, int& size, int ef, const Entry* st,
+                           int count, Entry* gathered) {
+  const int lane = threadIdx.x % 32;
   const bool full = size == ef;
   const Entry worst = full ? pool[ef - 1] : Entry{INFINITY, kNoId};
-  for (int i = threadIdx.x; i < min(cap, max(32, 2 * count)); i += blockDim.x)
-    if (i >= count || (full && !lessThan(st[i].score, st[i].id, worst.score, worst.id)))
-      st[i] = Entry{INFINITY, kNoId};
-  __syncthreads();
-  int sorted = 32; // the sort spans the staged entries only, padded to a power of two
-  while (sorted < count)
-    sorted *= 2;
-  cap = min(cap, sorted);
-  blockSort(st, cap);
-  // The kept entries come first; count them.
   __shared__ int kept;
   if (threadIdx.x == 0)
     kept = 0;
   __syncthreads();
-  for (int i = threadIdx.x; i < cap; i += blockDim.x)
-    if (st[i].id != kNoId && (i + 1 == cap || st[i + 1].id == kNoId))
-      kept = i + 1;
+  // Only the entries that can enter are gathered (in any order), so that the sort spans them
+  // alone: once the pool is full, most of a round's candidates are worse than its worst.
+  for (int base = 0; base < count; base += blockDim.x) {
+    const int i = base + threadIdx.x;
+    const bool keep =
+        i < count && (!full || lessThan(st[i].score, st[i].id, worst.score, worst.id));
+    const unsigned mask = __ballot_sync(kFull, keep);
+    int at = 0;
+    if (lane == 0 && mask)
+      at = atomicAdd(&kept, __popc(mask));
+    at = __shfl_sync(kFull, at, 0);
+    if (keep)
+      gathered[at + __popc(mask & ((1u << lane) - 1))] = st[i];
+  }
   __syncthreads();
-  const int newSize = min(ef, size + kept);
+  const int n = kept;
+  if (n == 0)
+    return; // nothing enters: the pool stays as it is
+  int span = 32;
+  while (span < n)
+    span *= 2;
+  for (int i = n + threadIdx.x; i < span; i += blockDim.x)
+    gathered[i] = Entry{INFINITY, kNoId};
+  __syncthreads();
+  if (span == 32) { // one warp's network, without the block's barriers
+    if (threadIdx.x < 32) {
+      Entry e = gathered[lane];
+      warpSort(e.score, e.id, lane);
+      gathered[lane] = e;
+    }
+    __syncthreads();
+  } else {
+    blockSort(gathered, span);
+  }
+  st = gathered;
+  const int newSize = min(ef, size + n);
   for (int i = threadIdx.x; i < size; i += blockDim.x) { // moved by the kept entries before it
     const Entry e = pool[i];
-    int lo = 0, hi = kept;
+    int lo = 0, hi = n;
     while (lo < hi) {
       const int mid = (lo + hi) / 2;
       if (lessThan(st[mid].score, st[mid].id, e.score, e.id))
@@ -349,7 +372,7 @@ __device__ void blockMerge(Entry*& pool, Entry*& spare, int& size, int ef, Entry
     if (i + lo < newSize)
       spare[i + lo] = e;
   }
-  for (int j = threadIdx.x; j < kept; j += blockDim.x) { // moved by the pool entries before it
+  for (int j = threadIdx.x; j < n; j += blockDim.x) { // moved by the pool entries before it
     const Entry e = st[j];
     int lo = 0, hi = size;
     while (lo < hi) {
@@ -462,7 +485,7 @@ __device__ void walkLayerWide(const float* __restrict__ x, int d, bool vec4, boo
     const int staged = w.staged;
     if (threadIdx.x == 0)
       w.visited += staged;
-    blockMerge(pool, spare, size, ef, st, staged, cap);
+    blockMerge(pool, spare, size, ef, st, staged, st + cap);
   }
 }
 
@@ -504,7 +527,7 @@ __global__ void __launch_bounds__(kWideWarps * 32)
   const int entered = w.staged;
   if (threadIdx.x == 0)
     w.visited = entered;
-  blockMerge(pool, spare, size, ef, st, entered, cap);
+  blockMerge(pool, spare, size, ef, st, entered, st + cap);
   walkLayerWide<TEAM>(x, d, vec4, innerProduct, Layer{upper, graphDegree, graphDegree, sample},
                       query, pool, spare, size, table, hashBits, st, cap, ef, w);
   // Into the full graph: the pool's sample-local ids become rows, all to be expanded again.
@@ -594,7 +617,7 @@ WideLaunch wideLaunch(int dPad, int ef, int useDegree, int graphDegree, int entr
   while ((1 << w.hashBits) < 4 * ef + 4 * most)
     ++w.hashBits;
   w.sharedBytes = std::size_t(dPad) * 4 + 2 * std::size_t(ef) * 8 +
-                  (std::size_t(1) << w.hashBits) * 4 + std::size_t(w.cap) * 8;
+                  (std::size_t(1) << w.hashBits) * 4 + 2 * std::size_t(w.cap) * 8;
   w.kernel = team == 4    ? graphSearchWideKernel<4>
              : team == 8  ? graphSearchWideKernel<8>
              : team == 16 ? graphSearchWideKernel<16>
