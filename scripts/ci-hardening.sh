@@ -10,7 +10,7 @@
 #   asan  build/asan  (preset asan: g++, ASan + UBSan): the engine, the CLI and the unit and CLI
 #         tests (ctest -L unit, the fuzz regressions included) with no report.
 #   tsan  build/tsan  (preset tsan: clang, TSan; OpenMP through LLVM's libomp with its Archer
-#         tool): the tests that run threads — tst_knn, tst_nndescent, tst_index, tst_outputs.
+#         tool): the tests that run threads — tst_knn, tst_nndescent, tst_index, tst_outputs, tst_devices.
 #
 #   scripts/ci-hardening.sh [fuzz|asan|tsan]...      (default: all three)
 # Environment: NEARSCAPE_FUZZ_SECONDS (per target), NEARSCAPE_FUZZ_TARGETS (a space-separated
@@ -31,7 +31,7 @@ if [[ -n "${NEARSCAPE_FUZZ_TARGETS:-}" ]]; then
   read -r -a fuzz_targets <<< "$NEARSCAPE_FUZZ_TARGETS"
 fi
 # Threads under TSan: enough to interleave, few enough to stay quick on two cores.
-tsan_tests='^(tst_knn|tst_nndescent|tst_index|tst_outputs)$'
+tsan_tests='^(tst_knn|tst_nndescent|tst_index|tst_outputs|tst_devices)$'
 
 launcher=()
 if command -v ccache > /dev/null; then
@@ -112,7 +112,7 @@ asan_stage() {
 tsan_stage() {
   local dir=build/tsan
   configure tsan || return 1
-  cmake --build "$dir" --parallel "$jobs" --target tst_knn tst_nndescent tst_index tst_outputs ||
+  cmake --build "$dir" --parallel "$jobs" --target tst_knn tst_nndescent tst_index tst_outputs tst_devices ||
     return 1
   # libomp reports its barriers and tasks to TSan through LLVM's Archer tool (named here, not
   # left to libomp's own search). ignore_noninstrumented_modules: accesses that uninstrumented

@@ -66,8 +66,11 @@ Context CommonOptions::context() const {
   // (else of the host's GPUs), in turn; a rank alone on its host splits over all of --devices.
   if (const Ranks* ranks = commandRanks();
       ranks && ranks->ranksOnThisHost() > 1 && c.backend != Backend::Cpu) {
-    const std::vector<int> gpus = c.devices.empty() ? parseDevices("all") : c.devices;
-    if (!gpus.empty())
+    // Counted, not opened: a rank makes a CUDA context on its own GPU only.
+    std::vector<int> gpus = c.devices;
+    for (int ordinal = 0; gpus.empty() && ordinal < deviceCount(); ++ordinal)
+      gpus.push_back(ordinal);
+    if (gpus.size() > 1)
       c.device = gpus[std::size_t(ranks->rankOnThisHost()) % gpus.size()];
     c.devices.clear();
   }

@@ -104,10 +104,15 @@ Backend resolveBackend(const Context& context) {
   return Backend::Cpu;
 }
 
+int deviceCount() {
+  gpu::GpuBackend* gpu = gpu::gpuBackend();
+  return gpu ? gpu->deviceCount() : 0;
+}
+
 std::vector<int> parseDevices(std::string_view text) {
   std::vector<int> devices;
   if (text == "all") {
-    const int count = gpu::gpuBackend() ? gpu::gpuBackend()->deviceCount() : 0;
+    const int count = deviceCount();
     for (int ordinal = 0; ordinal < count; ++ordinal)
       if (queryDevice(ordinal).usable)
         devices.push_back(ordinal);
@@ -145,7 +150,7 @@ DeviceWarmUp::DeviceWarmUp(const Context& context) {
     try {
       if (resolveBackend(context) != Backend::Cuda)
         return;
-      std::vector<std::thread> others; // the further GPUs of context.devices start at once
+      std::vector<std::jthread> others; // the further GPUs of context.devices start at once
       for (std::size_t i = 1; i < context.devices.size(); ++i)
         others.emplace_back([context, ordinal = context.devices[i]] {
           Context one = context;
@@ -159,7 +164,7 @@ DeviceWarmUp::DeviceWarmUp(const Context& context) {
         gpu::gpuBackend()->warmUp(context);
       } catch (...) {
       }
-      for (std::thread& t : others)
+      for (std::jthread& t : others)
         t.join();
     } catch (...) {
       // The work that follows meets the same problem and reports it.

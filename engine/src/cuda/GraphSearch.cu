@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 
 namespace nearscape::cuda {
 namespace {
@@ -604,20 +605,28 @@ struct WideLaunch {
   int hashBits, cap;
 };
 
-WideLaunch wideLaunch(int dPad, int ef, int useDegree, int graphDegree, int entries, int team) {
+/// Nothing where the block's shared memory exceeds what `device` gives a block (large d, ef and
+/// degree on a GPU of less shared memory): the warp kernel then searches.
+std::optional<WideLaunch> wideLaunch(int device, int dPad, int ef, int useDegree, int graphDegree,
+                                     int entries, int team) {
   WideLaunch w{};
   // A round stages up to a node's edges a warp (the upper layer: its whole degree), and the
   // first round the entries.
-  int most = std::max(entries, kWideWarps * std::max(useDegree, graphDegree));
+  const int staged = std::max(entries, kWideWarps * std::max(useDegree, graphDegree));
   w.cap = 32;
-  while (w.cap < most)
+  while (w.cap < staged)
     w.cap *= 2;
   // Room for a round's inserts beyond the deletion point: at most three quarters full.
   w.hashBits = 9;
-  while ((1 << w.hashBits) < 4 * ef + 4 * most)
+  while ((1 << w.hashBits) < 4 * ef + 4 * staged)
     ++w.hashBits;
   w.sharedBytes = std::size_t(dPad) * 4 + 2 * std::size_t(ef) * 8 +
                   (std::size_t(1) << w.hashBits) * 4 + 2 * std::size_t(w.cap) * 8;
+  int most = 0;
+  NEARSCAPE_CUDA_CHECK(
+      cudaDeviceGetAttribute(&most, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  if (w.sharedBytes + sizeof(WideState) + 64 > std::size_t(most))
+    return std::nullopt;
   w.kernel = team == 4    ? graphSearchWideKernel<4>
              : team == 8  ? graphSearchWideKernel<8>
              : team == 16 ? graphSearchWideKernel<16>
@@ -660,18 +669,22 @@ void DeviceGraphSearch::search(const MatrixView<float>& queries, int k, int ef, 
   const DeviceBuffer<float>& q = s.queries;
   const DeviceBuffer<std::int32_t>& outIds = s.outIds;
   const DeviceBuffer<float>& outScores = s.outScores;
+  // A few queries a call: a block each (chosen for the whole call, so that a query's answer does
+  // not depend on the batch it falls in).
+  const std::optional<WideLaunch> wide =
+      queries.rows <= kWideBelow ? wideLaunch(s.device, dPad, ef, std::min(degree, s.degree),
+                                              s.degree, std::min(entries, s.sampleCount), team)
+                                 : std::nullopt;
   for (std::int64_t b0 = 0; b0 < queries.rows; b0 += batch) {
     job.check();
     const std::int64_t nq = std::min(batch, queries.rows - b0);
     NEARSCAPE_CUDA_CHECK(
         cudaMemcpy(q.get(), queries.row(b0), std::size_t(nq) * s.d * 4, cudaMemcpyHostToDevice));
-    if (nq <= kWideBelow) {
-      const WideLaunch wide = wideLaunch(dPad, ef, std::min(degree, s.degree), s.degree,
-                                         std::min(entries, s.sampleCount), team);
-      wide.kernel<<<unsigned(nq), kWideWarps * 32, wide.sharedBytes>>>(
+    if (wide) {
+      wide->kernel<<<unsigned(nq), kWideWarps * 32, wide->sharedBytes>>>(
           s.x.get(), s.d, dPad, s.graph.get(), s.degree, std::min(degree, s.degree), s.sample.get(),
-          s.upper.get(), std::min(entries, s.sampleCount), q.get(), ef, k, wide.hashBits, wide.cap,
-          s.innerProduct, outIds.get(), outScores.get());
+          s.upper.get(), std::min(entries, s.sampleCount), q.get(), ef, k, wide->hashBits,
+          wide->cap, s.innerProduct, outIds.get(), outScores.get());
     } else {
       const unsigned blocks = unsigned((nq + kWarps - 1) / kWarps);
       kernel<<<blocks, kWarps * 32, sharedBytes>>>(

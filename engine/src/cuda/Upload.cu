@@ -23,13 +23,34 @@ struct Staging {
   cudaEvent_t done[2] = {nullptr, nullptr};
   cudaStream_t stream = nullptr;
 
-  /// Made with its device current. Throws DeviceOutOfMemory, DeviceError.
+  /// Made with its device current. Throws DeviceOutOfMemory, DeviceError (having freed what it
+  /// made).
   Staging() {
-    for (int b = 0; b < 2; ++b) {
-      NEARSCAPE_CUDA_ALLOC(cudaHostAlloc(&buffer[b], kChunk, cudaHostAllocDefault));
-      NEARSCAPE_CUDA_CHECK(cudaEventCreateWithFlags(&done[b], cudaEventDisableTiming));
+    try {
+      for (int b = 0; b < 2; ++b) {
+        NEARSCAPE_CUDA_ALLOC(cudaHostAlloc(&buffer[b], kChunk, cudaHostAllocDefault));
+        NEARSCAPE_CUDA_CHECK(cudaEventCreateWithFlags(&done[b], cudaEventDisableTiming));
+      }
+      NEARSCAPE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    } catch (...) {
+      release();
+      throw;
     }
-    NEARSCAPE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  }
+  ~Staging() { release(); }
+  Staging(const Staging&) = delete;
+  Staging& operator=(const Staging&) = delete;
+
+private:
+  void release() {
+    for (int b = 0; b < 2; ++b) {
+      if (buffer[b])
+        cudaFreeHost(buffer[b]);
+      if (done[b])
+        cudaEventDestroy(done[b]);
+    }
+    if (stream)
+      cudaStreamDestroy(stream);
   }
 };
 

@@ -48,19 +48,25 @@ void runParts(std::size_t parts, JobControl& job,
           job.progress(sum / double(parts), message);
         },
         std::chrono::milliseconds(0)));
-  std::vector<std::thread> threads;
+  std::vector<std::jthread> threads; // joined on any exit, a failed start included
   threads.reserve(parts);
+  const auto stopOnThrow = [&] { group.requestStop(); };
   for (std::size_t p = 0; p < parts; ++p)
-    threads.emplace_back([&, p] {
-      try {
-        work(int(p), *partJobs[p]);
-      } catch (...) {
-        const std::lock_guard lock(mutex);
-        failures[p] = std::current_exception();
-        group.requestStop();
-      }
-    });
-  for (std::thread& t : threads)
+    try {
+      threads.emplace_back([&, p] {
+        try {
+          work(int(p), *partJobs[p]);
+        } catch (...) {
+          const std::lock_guard lock(mutex);
+          failures[p] = std::current_exception();
+          group.requestStop();
+        }
+      });
+    } catch (...) { // no thread for this part: the others stop, and are joined as `threads` goes
+      stopOnThrow();
+      throw;
+    }
+  for (std::jthread& t : threads)
     t.join();
   // The failure that stopped the others, not the Cancelled they answered it with.
   std::exception_ptr cancelled;

@@ -40,7 +40,14 @@ inline std::int64_t partBegin(std::int64_t rows, std::size_t parts, std::size_t 
   return rows * std::int64_t(part) / std::int64_t(parts);
 }
 
-/// An index's device copies beyond its first (on context.device): one on each further GPU of
+/// `context` on the first GPU of its split (devices[0]) where it has one, else as it is: where an
+/// index's first device copy lives.
+inline Context primaryDevice(const Context& context) {
+  const std::vector<int> devices = spreadDevices(context);
+  return devices.empty() ? context : onDevice(context, devices.front());
+}
+
+/// An index's device copies beyond its first (primaryDevice): one on each further GPU of
 /// context.devices, made by `make(onDevice(context, ordinal))` — replicas, as Faiss's
 /// IndexReplicas, each searching a share of a batch's queries. A GPU that cannot hold its copy
 /// (out of memory, a device error) is left out.

@@ -237,7 +237,7 @@ void GraphIndex::attachDevice() {
           return gpu.makeGraphSearcher(m_vectors.view, m_graph.data(), m_degree, m_sample.data(),
                                        m_upper.data(), int(m_sample.size()), m_metric, on);
         };
-        m_device = make(m_context);
+        m_device = make(gpu::primaryDevice(m_context));
         m_replicas = gpu::makeReplicas<gpu::GraphSearcher>(m_context, make);
         return Backend::Cuda;
       },

@@ -28,7 +28,7 @@ void IvfFlatIndex::attachDevice() {
               MatrixView<float>{m_centroids.data(), m_nlist, m_d}, m_offsets.data(), m_ids.data(),
               MatrixView<float>{m_vectors.data(), m_n, m_d}, coarseMetric(), on);
         };
-        m_device = make(m_context);
+        m_device = make(gpu::primaryDevice(m_context));
         m_replicas = gpu::makeReplicas<gpu::IvfSearcher>(m_context, make);
       },
       [] {});

@@ -166,7 +166,11 @@ KnnResult run(const MatrixView<float>& queries, const MatrixView<float>& base, i
       context,
       [&](gpu::GpuBackend& gpu) {
         const std::vector<int> devices = gpu::spreadDevices(context);
-        if (devices.size() > 1 && queries.rows >= kMinRowsPerDevice * std::int64_t(devices.size()))
+        // A graph's shares ask for k + 1: not where that leaves STEP's k ≤ kStepMaxK, which one
+        // GPU would take (large-k graphs run on one GPU).
+        if (devices.size() > 1 &&
+            queries.rows >= kMinRowsPerDevice * std::int64_t(devices.size()) &&
+            (!graph || k < gpu::kStepMaxK))
           return exactOnDevices(gpu, devices, queries, base, k, metric, graph, context, job,
                                 params);
         return exactOnGpu(gpu, queries, base, k, metric, graph, context, job, params);

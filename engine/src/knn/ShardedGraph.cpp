@@ -106,12 +106,19 @@ void spreadOverDevices(const std::vector<int>& devices, const Context& context, 
                        std::int64_t shards, double steps, const Build& buildShard,
                        const Merge& mergePair, const Fold& foldMerge, const Note& noteReport) {
   std::atomic<int> done{0}; // builds and merges finished
-  // A step's own progress, as a share of the whole, on the job of the GPU that runs it.
+  // A step's own progress as a share of the whole, told to `job` directly (each step already
+  // knows the whole, so the parts' mean would undercount), never going back.
+  std::mutex progressMutex;
+  double shown = 0;
   auto stepJob = [&](JobControl& deviceJob, const std::string& what) {
-    return std::make_unique<JobControl>(
-        deviceJob, [&deviceJob, &done, steps, what](double fraction, const std::string&) {
-          deviceJob.progress((done.load() + fraction) / steps, "NN-Descent: " + what);
-        });
+    return std::make_unique<JobControl>(deviceJob, [&, what](double fraction, const std::string&) {
+      const double whole = (done.load() + fraction) / steps;
+      const std::lock_guard lock(progressMutex);
+      if (whole > shown) {
+        shown = whole;
+        job.progress(whole, "NN-Descent: " + what);
+      }
+    });
   };
   std::atomic<std::int64_t> nextShard{0};
   gpu::onEachDevice(devices, context, job, [&](int, const Context& on, JobControl& deviceJob) {
@@ -203,9 +210,12 @@ KnnResult shardedGraph(const MatrixView<float>& data, int k, Metric metric, cons
             std::to_string(perItem) + " bytes each): two shards of 2(k + 1) must fit");
     shards = (n + budgetRows - 1) / budgetRows;
   }
-  if (devices.size() > 1) { // every GPU busy in every round of builds and merges
+  if (devices.size() > 1) { // every GPU busy in every round of builds and merges, where the
+    // shards stay as large as one GPU's would (2(k + 1) rows at least) and within the limit
     const auto d = std::int64_t(devices.size());
-    shards = (std::max(shards, d) + d - 1) / d * d;
+    const std::int64_t rounded = (std::max(shards, d) + d - 1) / d * d;
+    if (n / rounded >= 2 * (std::int64_t(k) + 1) && rounded <= 64)
+      shards = rounded;
   }
   // Every pair of shards is merged, so the work grows with the square of their count: beyond
   // kMaxShards a tiny budget would run for hours. Refuse, saying which budget would do.

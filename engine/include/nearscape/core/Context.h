@@ -28,14 +28,18 @@ using LogSink = std::function<void(LogLevel level, std::string_view message)>;
 struct Context {
   Backend backend = Backend::Auto; ///< Auto takes CUDA when a usable device exists
   int threads = 0;                 ///< CPU threads; 0 = all hardware threads
-  std::uint64_t memoryBudget = 0;  ///< bytes for working buffers; 0 = decide from the machine
-  std::uint64_t seed = 0;          ///< seed for every randomized step
-  int device = 0;                  ///< CUDA device ordinal
+  /// Bytes for working buffers; 0 = decide from the machine. With several `devices`, each GPU's
+  /// share of the work (and the host buffers it fills) is held to it.
+  std::uint64_t memoryBudget = 0;
+  std::uint64_t seed = 0; ///< seed for every randomized step
+  int device = 0;         ///< CUDA device ordinal
   /// Several GPUs of one host that work is split across (gpu/MultiDevice.h): the exact kNN by
   /// query rows, NN-Descent by shards, index searches by replicas. Fewer than two: `device` alone.
   std::vector<int> devices;
   LogLevel logLevel = LogLevel::Warning; ///< messages up to this level are written
-  LogSink logSink;                       ///< empty: "nearscape: LEVEL: message" lines on stderr
+  /// Empty: "nearscape: LEVEL: message" lines on stderr. Called from the engine's threads (several
+  /// GPUs' at once), so it must be thread-safe.
+  LogSink logSink;
 };
 
 /// Parses sizes such as "512M", "2G", "1.5G", "4096" (bytes). Throws InvalidArgument.
@@ -61,6 +65,10 @@ DeviceInfo queryDevice(int ordinal = 0);
 /// The backend `context` resolves to (Auto → Cuda when queryDevice says usable).
 /// Throws DeviceUnavailable when Cuda is asked for explicitly and is not usable.
 Backend resolveBackend(const Context& context);
+
+/// How many CUDA devices the driver shows (0 without the CUDA plugin or a driver). Makes no
+/// CUDA context on any of them. Never throws.
+int deviceCount();
 
 /// The GPUs `text` names, for `Context::devices`: "all" (every usable GPU; none on a machine
 /// without one) or ordinals such as "0,1". Throws InvalidArgument (not such a list, an ordinal
