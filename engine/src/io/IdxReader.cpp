@@ -350,11 +350,29 @@ Dataset assemble(std::vector<IdxPart>& parts, const fs::path& source, bool thumb
                       "the IDX data");
   std::vector<float> values(count);
   std::vector<std::uint8_t> pixels(grey8 ? count : 0);
-  std::uint64_t offset = 0;
-  for (auto& p : parts) {
-    convertBody(p.images, values.data() + offset, grey8 ? pixels.data() + offset : nullptr, job);
-    offset += p.images.count;
+  // The parts (fashion-mnist's train and t10k files) inflate at once, each into its own rows;
+  // the first reports progress, the others only stop with the job.
+  std::vector<std::uint64_t> offsets(parts.size(), 0);
+  for (std::size_t i = 1; i < parts.size(); ++i)
+    offsets[i] = offsets[i - 1] + parts[i - 1].images.count;
+  std::vector<std::unique_ptr<JobControl>> quietJobs;
+  std::vector<std::future<void>> others; // wait in their destructors, before quietJobs go
+  for (std::size_t i = 1; i < parts.size(); ++i) {
+    quietJobs.push_back(std::make_unique<JobControl>(job, nullptr));
+    others.push_back(std::async(std::launch::async, [&, i, quiet = quietJobs.back().get()] {
+      convertBody(parts[i].images, values.data() + offsets[i],
+                  grey8 ? pixels.data() + offsets[i] : nullptr, *quiet);
+    }));
   }
+  try {
+    convertBody(parts.front().images, values.data(), grey8 ? pixels.data() : nullptr, job);
+  } catch (...) { // the others stop too, and are waited for as `others` goes
+    for (const auto& quiet : quietJobs)
+      quiet->requestStop();
+    throw;
+  }
+  for (std::future<void>& part : others)
+    part.get();
 
   Dataset ds;
   ds.path = name;
