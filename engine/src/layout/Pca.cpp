@@ -4,6 +4,7 @@
 
 #include "nearscape/core/Dataset.h"
 #include "nearscape/core/Error.h"
+#include "nearscape/core/Log.h"
 #include "util/Blas.h"
 
 #include <Eigen/Dense>
@@ -11,6 +12,8 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+
+#include <omp.h>
 
 namespace nearscape {
 namespace {
@@ -27,8 +30,9 @@ std::vector<std::int64_t> fitRows(std::int64_t n, std::int64_t maxRows, std::uin
 /// Top `k` eigenpairs of the symmetric `cov` (descending). Dense solver for small d; beyond,
 /// block subspace iteration with a Rayleigh-Ritz step (Halko et al. 2011), since a full
 /// decomposition of a 784 × 784 covariance already costs more than the rest of the map.
-void topEigen(const RowMatrixD& cov, int k, std::uint64_t seed, Eigen::MatrixXd& vectors,
+void topEigen(const RowMatrixD& cov, int k, const Context& context, Eigen::MatrixXd& vectors,
               Eigen::VectorXd& values, JobControl& job) {
+  const std::uint64_t seed = context.seed;
   const Eigen::Index d = cov.rows();
   if (d <= 128) {
     Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> solver(cov);
@@ -42,8 +46,11 @@ void topEigen(const RowMatrixD& cov, int k, std::uint64_t seed, Eigen::MatrixXd&
   Eigen::MatrixXd q(d, block);
   for (Eigen::Index i = 0; i < q.size(); ++i)
     q.data()[i] = normal(rng);
-  // cov · q through BLAS on every core (Eigen's own product ran on one: 40% of fashion-mnist's
-  // PCA); cov is symmetric, so its row-major storage reads as column-major.
+  // cov · q through BLAS (Eigen's own product ran on one core: 40% of fashion-mnist's PCA on 2
+  // cores), on at most 4 threads: each product is small (784 × 784 × 16), and 16 threads woken
+  // 40 times cost more than they save (H100 host, 16 cores: 90–170 ms against 23 ms on 2);
+  // cov is symmetric, so its row-major storage reads as column-major.
+  blas::setThreads(std::min(effectiveThreads(context), 4));
   Eigen::MatrixXd product(d, block);
   for (int iter = 0; iter < 40; ++iter) {
     job.check();
@@ -73,15 +80,30 @@ PcaResult computePca(const MatrixView<float>& data, const PcaParams& params, con
   const std::int64_t m = sample.empty() ? n : std::int64_t(sample.size());
   auto fitRow = [&](std::int64_t i) { return data.row(sample.empty() ? i : sample[i]); };
 
+  LogLaps lap(context, "PCA:"); // where its time goes, at the log's debug level
   job.progress(0.0, "PCA: mean");
+  // Column sums on every core: each thread sums its rows, the sums are added in thread order
+  // (static schedule), so the mean does not depend on timing.
   std::vector<double> mean(static_cast<std::size_t>(d), 0.0);
-  for (std::int64_t i = 0; i < m; ++i) {
-    const float* x = fitRow(i);
-    for (std::int64_t j = 0; j < d; ++j)
-      mean[j] += x[j];
+  std::vector<std::vector<double>> partial(static_cast<std::size_t>(threads));
+#pragma omp parallel num_threads(threads)
+  {
+    const int t = omp_get_thread_num();
+    std::vector<double>& sums = partial[std::size_t(t)];
+    sums.assign(static_cast<std::size_t>(d), 0.0);
+#pragma omp for schedule(static)
+    for (std::int64_t i = 0; i < m; ++i) {
+      const float* x = fitRow(i);
+      for (std::int64_t j = 0; j < d; ++j)
+        sums[j] += x[j];
+    }
   }
+  for (const std::vector<double>& sums : partial)
+    for (std::int64_t j = 0; j < d && !sums.empty(); ++j)
+      mean[j] += sums[j];
   for (auto& v : mean)
     v /= double(m);
+  lap("mean");
 
   // Covariance: syrk over centred row tiles in float32, accumulated across tiles in float64.
   blas::setThreads(threads);
@@ -111,13 +133,15 @@ PcaResult computePca(const MatrixView<float>& data, const PcaParams& params, con
     for (std::int64_t b = 0; b < a; ++b)
       cov(a, b) = cov(b, a);
   cov /= double(std::max<std::int64_t>(m - 1, 1));
+  lap("covariance");
 
   job.check();
   job.progress(0.85, "PCA: axes");
   const int k = params.components;
   Eigen::MatrixXd axes;
   Eigen::VectorXd variances;
-  topEigen(cov, k, context.seed, axes, variances, job);
+  topEigen(cov, k, context, axes, variances, job);
+  lap("axes");
   // Deterministic signs: the largest-magnitude entry of each axis is positive.
   for (int c = 0; c < k; ++c) {
     Eigen::Index at = 0;
@@ -160,6 +184,7 @@ PcaResult computePca(const MatrixView<float>& data, const PcaParams& params, con
     }
   }
   result.coordinates = Matrix<float>(std::move(coords), n, k);
+  lap("projection");
   job.progress(1.0, "PCA: done");
   return result;
 }
