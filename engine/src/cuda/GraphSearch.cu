@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <mutex>
 #include <optional>
 
@@ -557,6 +558,29 @@ struct DeviceGraphSearch::State {
   std::mutex mutex;
   DeviceBuffer<float> queries, outScores;
   DeviceBuffer<std::int32_t> outIds;
+  /// Pinned host memory for calls of a few queries: their copies go without the driver's
+  /// staging of pageable memory.
+  struct Pinned {
+    void* data = nullptr;
+    std::size_t bytes = 0;
+    ~Pinned() {
+      if (data)
+        cudaFreeHost(data);
+    }
+    void reserve(std::size_t want) {
+      if (bytes >= want)
+        return;
+      if (data)
+        cudaFreeHost(data);
+      data = nullptr;
+      bytes = 0;
+      NEARSCAPE_CUDA_ALLOC(cudaHostAlloc(&data, want, cudaHostAllocDefault));
+      bytes = want;
+    }
+  } pinned;
+  /// Dynamic shared memory each kernel was last allowed (set again only to grow it).
+  std::size_t warpShared = 0, wideShared = 0;
+  int sharedOptIn = 0; ///< the device's largest dynamic shared memory a block
 };
 
 DeviceGraphSearch::DeviceGraphSearch(const MatrixView<float>& vectors, const std::int32_t* graph,
@@ -574,6 +598,8 @@ DeviceGraphSearch::DeviceGraphSearch(const MatrixView<float>& vectors, const std
   s.sampleCount = count;
   s.innerProduct = metric != Metric::L2;
   NEARSCAPE_CUDA_CHECK(cudaSetDevice(s.device));
+  NEARSCAPE_CUDA_CHECK(
+      cudaDeviceGetAttribute(&s.sharedOptIn, cudaDevAttrMaxSharedMemoryPerBlockOptin, s.device));
   s.x = DeviceBuffer<float>(vectors.size());
   s.graph = DeviceBuffer<std::int32_t>(std::size_t(s.n) * std::size_t(degree));
   s.sample = DeviceBuffer<std::int32_t>(std::size_t(count));
@@ -607,8 +633,8 @@ struct WideLaunch {
 
 /// Nothing where the block's shared memory exceeds what `device` gives a block (large d, ef and
 /// degree on a GPU of less shared memory): the warp kernel then searches.
-std::optional<WideLaunch> wideLaunch(int device, int dPad, int ef, int useDegree, int graphDegree,
-                                     int entries, int team) {
+std::optional<WideLaunch> wideLaunch(int sharedOptIn, std::size_t& allowed, int dPad, int ef,
+                                     int useDegree, int graphDegree, int entries, int team) {
   WideLaunch w{};
   // A round stages up to a node's edges a warp (the upper layer: its whole degree), and the
   // first round the entries.
@@ -622,17 +648,17 @@ std::optional<WideLaunch> wideLaunch(int device, int dPad, int ef, int useDegree
     ++w.hashBits;
   w.sharedBytes = std::size_t(dPad) * 4 + 2 * std::size_t(ef) * 8 +
                   (std::size_t(1) << w.hashBits) * 4 + 2 * std::size_t(w.cap) * 8;
-  int most = 0;
-  NEARSCAPE_CUDA_CHECK(
-      cudaDeviceGetAttribute(&most, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  if (w.sharedBytes + sizeof(WideState) + 64 > std::size_t(most))
+  if (w.sharedBytes + sizeof(WideState) + 64 > std::size_t(sharedOptIn))
     return std::nullopt;
   w.kernel = team == 4    ? graphSearchWideKernel<4>
              : team == 8  ? graphSearchWideKernel<8>
              : team == 16 ? graphSearchWideKernel<16>
                           : graphSearchWideKernel<32>;
-  NEARSCAPE_CUDA_CHECK(cudaFuncSetAttribute(w.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                            int(w.sharedBytes)));
+  if (w.sharedBytes > allowed) {
+    NEARSCAPE_CUDA_CHECK(cudaFuncSetAttribute(w.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                              int(w.sharedBytes)));
+    allowed = w.sharedBytes;
+  }
   return w;
 }
 
@@ -655,8 +681,6 @@ void DeviceGraphSearch::search(const MatrixView<float>& queries, int k, int ef, 
                 : team == 8  ? graphSearchKernel<8>
                 : team == 16 ? graphSearchKernel<16>
                              : graphSearchKernel<32>;
-  NEARSCAPE_CUDA_CHECK(
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(sharedBytes)));
   const std::int64_t batch = 1 << 16; // queries per launch, between cancellation checks
   const std::int64_t rows = std::min<std::int64_t>(batch, queries.rows);
   const std::lock_guard<std::mutex> lock(s.mutex);
@@ -672,14 +696,33 @@ void DeviceGraphSearch::search(const MatrixView<float>& queries, int k, int ef, 
   // A few queries a call: a block each (chosen for the whole call, so that a query's answer does
   // not depend on the batch it falls in).
   const std::optional<WideLaunch> wide =
-      queries.rows <= kWideBelow ? wideLaunch(s.device, dPad, ef, std::min(degree, s.degree),
-                                              s.degree, std::min(entries, s.sampleCount), team)
-                                 : std::nullopt;
+      queries.rows <= kWideBelow
+          ? wideLaunch(s.sharedOptIn, s.wideShared, dPad, ef, std::min(degree, s.degree), s.degree,
+                       std::min(entries, s.sampleCount), team)
+          : std::nullopt;
+  if (!wide && sharedBytes > s.warpShared) {
+    NEARSCAPE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                              int(sharedBytes)));
+    s.warpShared = sharedBytes;
+  }
+  // A few queries: their copies through pinned memory, queued with the kernel, one wait.
+  const bool viaPinned = queries.rows <= kWideBelow;
+  const std::size_t queryBytes = std::size_t(rows) * std::size_t(s.d) * 4;
+  const std::size_t listBytes = std::size_t(rows) * std::size_t(k) * 4;
+  if (viaPinned)
+    s.pinned.reserve(queryBytes + 2 * listBytes);
+  auto* pinnedQueries = static_cast<unsigned char*>(s.pinned.data);
   for (std::int64_t b0 = 0; b0 < queries.rows; b0 += batch) {
     job.check();
     const std::int64_t nq = std::min(batch, queries.rows - b0);
-    NEARSCAPE_CUDA_CHECK(
-        cudaMemcpy(q.get(), queries.row(b0), std::size_t(nq) * s.d * 4, cudaMemcpyHostToDevice));
+    if (viaPinned) {
+      std::memcpy(pinnedQueries, queries.row(b0), queryBytes);
+      NEARSCAPE_CUDA_CHECK(
+          cudaMemcpyAsync(q.get(), pinnedQueries, queryBytes, cudaMemcpyHostToDevice, nullptr));
+    } else {
+      NEARSCAPE_CUDA_CHECK(
+          cudaMemcpy(q.get(), queries.row(b0), std::size_t(nq) * s.d * 4, cudaMemcpyHostToDevice));
+    }
     if (wide) {
       wide->kernel<<<unsigned(nq), kWideWarps * 32, wide->sharedBytes>>>(
           s.x.get(), s.d, dPad, s.graph.get(), s.degree, std::min(degree, s.degree), s.sample.get(),
@@ -693,6 +736,18 @@ void DeviceGraphSearch::search(const MatrixView<float>& queries, int k, int ef, 
           s.innerProduct, outIds.get(), outScores.get());
     }
     NEARSCAPE_CUDA_CHECK_LAUNCH();
+    if (viaPinned) {
+      unsigned char* pinnedIds = pinnedQueries + queryBytes;
+      unsigned char* pinnedScores = pinnedIds + listBytes;
+      NEARSCAPE_CUDA_CHECK(
+          cudaMemcpyAsync(pinnedIds, outIds.get(), listBytes, cudaMemcpyDeviceToHost, nullptr));
+      NEARSCAPE_CUDA_CHECK(cudaMemcpyAsync(pinnedScores, outScores.get(), listBytes,
+                                           cudaMemcpyDeviceToHost, nullptr));
+      NEARSCAPE_CUDA_CHECK(cudaStreamSynchronize(nullptr));
+      std::memcpy(ids, pinnedIds, listBytes);
+      std::memcpy(scores, pinnedScores, listBytes);
+      continue;
+    }
     NEARSCAPE_CUDA_CHECK(cudaMemcpyAsync(ids + b0 * k, outIds.get(), std::size_t(nq) * k * 4,
                                          cudaMemcpyDeviceToHost));
     NEARSCAPE_CUDA_CHECK(cudaMemcpyAsync(scores + b0 * k, outScores.get(), std::size_t(nq) * k * 4,
