@@ -65,7 +65,10 @@ std::pair<int, int> uncoveredPoint(const StudyPlot* plot, int run) {
   const StudyChart& chart = plot->chart();
   const auto& rows = chart.study()->runs[std::size_t(run)].rows;
   for (int row = int(rows.size()) - 1; row >= 0; --row)
-    if (chart.drawn(run, row) && chart.pointAt(chart.position(run, row)) == std::pair{run, row})
+    // Checked at the whole pixel the mouse is moved to: two settings a fraction of a pixel apart
+    // (timings measured in the run) would otherwise hand the hover to the other one.
+    if (chart.drawn(run, row) &&
+        chart.pointAt(QPointF(chart.position(run, row).toPoint())) == std::pair{run, row})
       return {run, row};
   return {-1, -1};
 }
