@@ -122,6 +122,36 @@ __device__ __forceinline__ void warpSort(float& s, std::uint32_t& id, int lane) 
     }
 }
 
+/// How many of the sorted entries[0, count) come before `e`.
+__device__ __forceinline__ int countBefore(const Entry* entries, int count, const Entry& e) {
+  int lo = 0, hi = count;
+  while (lo < hi) {
+    const int mid = (lo + hi) / 2;
+    if (lessThan(entries[mid].score, entries[mid].id, e.score, e.id))
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+/// The first `newSize` of the union of the sorted runs a[0, na) and b[0, nb) (no entry in both)
+/// into `out`, each entry placed by its rank in the other run; threads first, first + stride, …
+/// share the work (a warp's lanes, or a block's threads).
+__device__ __forceinline__ void mergeSorted(const Entry* a, int na, const Entry* b, int nb,
+                                            Entry* out, int newSize, int first, int stride) {
+  for (int i = first; i < na; i += stride) {
+    const int at = i + countBefore(b, nb, a[i]);
+    if (at < newSize)
+      out[at] = a[i];
+  }
+  for (int j = first; j < nb; j += stride) {
+    const int at = j + countBefore(a, na, b[j]);
+    if (at < newSize)
+      out[at] = b[j];
+  }
+}
+
 /// Merges the chunk's `count` new entries (already in m.chunk, any order) into the pool.
 __device__ __forceinline__ void mergeChunk(WarpMemory& m, int& size, int ef, int count, int lane) {
   // Selected insertion: only entries better than a full pool's worst.
@@ -137,31 +167,7 @@ __device__ __forceinline__ void mergeChunk(WarpMemory& m, int& size, int ef, int
   m.chunk[lane] = mine; // sorted; the first `kept` are real
   __syncwarp();
   const int newSize = min(ef, size + kept);
-  for (int i = lane; i < size; i += 32) { // each pool entry moves by the chunk entries before it
-    const Entry e = m.pool[i];
-    int lo = 0, hi = kept;
-    while (lo < hi) {
-      const int mid = (lo + hi) / 2;
-      if (lessThan(m.chunk[mid].score, m.chunk[mid].id, e.score, e.id))
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
-    if (i + lo < newSize)
-      m.spare[i + lo] = e;
-  }
-  if (lane < kept) { // each chunk entry moves by the pool entries before it
-    int lo = 0, hi = size;
-    while (lo < hi) {
-      const int mid = (lo + hi) / 2;
-      if (lessThan(m.pool[mid].score, m.pool[mid].id, mine.score, mine.id))
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
-    if (lane + lo < newSize)
-      m.spare[lane + lo] = mine;
-  }
+  mergeSorted(m.pool, size, m.chunk, kept, m.spare, newSize, lane, 32);
   __syncwarp();
   Entry* t = m.pool;
   m.pool = m.spare;
@@ -361,32 +367,7 @@ __device__ void blockMerge(Entry*& pool, Entry*& spare, int& size, int ef, const
   }
   st = gathered;
   const int newSize = min(ef, size + n);
-  for (int i = threadIdx.x; i < size; i += blockDim.x) { // moved by the kept entries before it
-    const Entry e = pool[i];
-    int lo = 0, hi = n;
-    while (lo < hi) {
-      const int mid = (lo + hi) / 2;
-      if (lessThan(st[mid].score, st[mid].id, e.score, e.id))
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
-    if (i + lo < newSize)
-      spare[i + lo] = e;
-  }
-  for (int j = threadIdx.x; j < n; j += blockDim.x) { // moved by the pool entries before it
-    const Entry e = st[j];
-    int lo = 0, hi = size;
-    while (lo < hi) {
-      const int mid = (lo + hi) / 2;
-      if (lessThan(pool[mid].score, pool[mid].id, e.score, e.id))
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
-    if (j + lo < newSize)
-      spare[j + lo] = e;
-  }
+  mergeSorted(pool, size, st, n, spare, newSize, int(threadIdx.x), int(blockDim.x));
   __syncthreads();
   Entry* t = pool;
   pool = spare;

@@ -50,7 +50,6 @@ void runParts(std::size_t parts, JobControl& job,
         std::chrono::milliseconds(0)));
   std::vector<std::jthread> threads; // joined on any exit, a failed start included
   threads.reserve(parts);
-  const auto stopOnThrow = [&] { group.requestStop(); };
   for (std::size_t p = 0; p < parts; ++p)
     try {
       threads.emplace_back([&, p] {
@@ -63,7 +62,7 @@ void runParts(std::size_t parts, JobControl& job,
         }
       });
     } catch (...) { // no thread for this part: the others stop, and are joined as `threads` goes
-      stopOnThrow();
+      group.requestStop();
       throw;
     }
   for (std::jthread& t : threads)
