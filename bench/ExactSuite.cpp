@@ -275,6 +275,9 @@ void addExactSuite(CLI::App& app, int& exitCode) {
                   "Working-memory budget, e.g. 256M (GPU: the base streamed in chunks beyond it)");
   cmd->add_option("--query-tile", a->params.queryTile, "Query rows per tile (0: the backend's)");
   cmd->add_option("--base-tile", a->params.baseTile, "Base rows per tile (0: the backend's)");
+  cmd->add_flag("--no-fused-tiles{false}", a->params.fusedTiles,
+                "GPU: every float16 tile through cuBLAS and the filter (the code before the "
+                "fused kernel; A/B)");
   cmd->add_flag("--resident", a->resident,
                 "Search: keep the base in an index (built once, not timed), as GPU peers do");
   cmd->callback([a, &exitCode] {

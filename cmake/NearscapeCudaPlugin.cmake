@@ -9,6 +9,7 @@ add_library(nearscape_cuda MODULE
   src/cuda/Primitives.cu
   src/cuda/ExactRows.cu
   src/cuda/ExactPass.cu
+  src/cuda/FusedTiles.cu
   src/cuda/ExactKnn.cu
   src/cuda/StepKnn.cu
   src/cuda/DeviceKMeans.cu

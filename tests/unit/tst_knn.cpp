@@ -7,6 +7,7 @@
 
 #include <QTest>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -427,6 +428,48 @@ private slots:
     QVERIFY2(got.report.streamedChunks == 2 || got.report.streamedChunks == 3,
              got.report.describe().c_str());
     verifyAgainstReference(got, q, b, k, metric, nq == 0);
+  }
+
+  void gpuFusedTilesMatchReference_data() {
+    QTest::addColumn<Metric>("metric");
+    QTest::addColumn<bool>("graph");
+    for (Metric m : {Metric::L2, Metric::Cosine, Metric::InnerProduct})
+      for (bool graph : {true, false})
+        QTest::newRow(
+            qPrintable(QString("%1 %2").arg(metricName(m).data(), graph ? "graph" : "search")))
+            << m << graph;
+  }
+  void gpuFusedTilesMatchReference() {
+    QFETCH(Metric, metric);
+    QFETCH(bool, graph);
+    SKIP_WITHOUT_DEVICE(Backend::Cuda);
+    std::random_device seed;
+    // Neither rows nor columns fill the kernel's 128-wide blocks; a third of the rows repeat
+    // others (ties); a first cuBLAS tile of 2,048 columns, then one sweep of the rest.
+    const int n = 10001, d = 64, nq = graph ? n : 3001, k = graph ? 10 : 7;
+    const auto base = blobs(n, d, 40, 3.0f, seed(), true),
+               queries = blobs(nq, d, 40, 3.0f, 7, false);
+    const MatrixView<float> b{base.data(), n, d};
+    const MatrixView<float> q = graph ? b : MatrixView<float>{queries.data(), nq, d};
+    ExactKnnParams params;
+    params.pruning = ExactKnnParams::Pruning::Off;
+    params.baseTile = 2048;
+    auto run = [&] {
+      return graph ? knnGraph(b, k, metric, contextFor(Backend::Cuda), noJobControl(), params)
+                   : knnSearch(q, b, k, metric, contextFor(Backend::Cuda), noJobControl(), params);
+    };
+    const KnnResult fused = run();
+    QVERIFY2(QString::fromStdString(fused.report.precision).contains("fused tiles"),
+             fused.report.describe().c_str());
+    verifyAgainstReference(fused, q, b, k, metric, graph);
+    params.fusedTiles = false;
+    const KnnResult plain = run();
+    QVERIFY2(!QString::fromStdString(plain.report.precision).contains("fused"),
+             plain.report.describe().c_str());
+    const std::size_t values = std::size_t(nq) * std::size_t(k);
+    QVERIFY(std::equal(plain.ids.data(), plain.ids.data() + values, fused.ids.data()));
+    QVERIFY(std::equal(plain.distances.data(), plain.distances.data() + values,
+                       fused.distances.data()));
   }
 
   void residentIndexAnyK_data() {

@@ -7,6 +7,7 @@
 #include "cuda/CudaApi.h"
 #include "cuda/ExactPass.cuh"
 #include "cuda/ExactRows.cuh"
+#include "cuda/FusedTiles.cuh"
 #include "cuda/Resources.cuh"
 #include "cuda/Upload.cuh"
 #include "knn/ExactCommon.h"
@@ -53,6 +54,7 @@ KnnResult runOnDevice(const MatrixView<float>& queries, const MatrixView<float>&
   std::vector<std::int32_t> ids(static_cast<std::size_t>(nq * k));
   std::vector<float> dists(static_cast<std::size_t>(nq * k));
   std::int64_t candidates = 0;
+  bool fusedTiles = false;
 
   // The base goes up once; it is packed again on the device when the precision changes.
   DeviceRows deviceBase;
@@ -105,6 +107,7 @@ KnnResult runOnDevice(const MatrixView<float>& queries, const MatrixView<float>&
         rows ? *rows : std::vector<std::int64_t>{}, begin, ids.data(), dists.data(), job,
         options.progressFrom + options.progressSpan * from, options.progressSpan * span, clock);
     candidates += r.candidates;
+    fusedTiles = fusedTiles || r.fused;
     std::vector<std::int64_t> overflow;
     for (const auto local : r.overflow)
       overflow.push_back(rows ? (*rows)[std::size_t(local)] : begin + local);
@@ -133,7 +136,7 @@ KnnResult runOnDevice(const MatrixView<float>& queries, const MatrixView<float>&
           const auto more = pass(Precision::Fp16, probe, nq, nullptr, 0.05, 0.9);
           remaining.insert(remaining.end(), more.begin(), more.end());
         }
-        how = "float16 candidates";
+        how = fusedTiles ? "float16 candidates, fused tiles" : "float16 candidates";
         if (!remaining.empty()) {
           how += "; 3xTF32 for " + std::to_string(remaining.size()) + " rows";
           packBase(Precision::SplitTf32);
@@ -324,6 +327,10 @@ KnnResult exactSearch(const MatrixView<float>& queries, const MatrixView<float>&
   Tiles tiles{params.queryTile > 0 ? int(params.queryTile) : 8192,
               params.baseTile > 0 ? int(params.baseTile) : 8192};
   const int d = int(base.cols);
+  // Fused sweeps want a full wave of blocks: every one of them reads each base row from L2.
+  tiles.fused = params.fusedTiles && params.reducedPrecision && fusedTilesApply(d) && k <= 32;
+  if (tiles.fused && params.queryTile == 0)
+    tiles.bq = std::max(tiles.bq, fusedWaveRows(d));
   const std::uint64_t needed = std::uint64_t(base.rows) * rowBytes(d) +
                                (excludeSelf ? 0 : std::uint64_t(queries.rows) * rowBytes(d)) +
                                tileBytes(tiles, k);

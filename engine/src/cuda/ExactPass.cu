@@ -1,6 +1,8 @@
 // One pass of the exact GEMM path (ExactPass.cuh): GEMM tiles, the filter, the prune and the
 // float64 re-check with its sort.
+#include "cuda/CandidateLists.cuh"
 #include "cuda/ExactPass.cuh"
+#include "cuda/FusedTiles.cuh"
 #include "cuda/Rerank.cuh"
 #include "cuda/Select.cuh"
 #include "cuda/WarpRows.cuh"
@@ -14,27 +16,6 @@ namespace {
 
 constexpr int kPruneThreads = 256;
 constexpr int kRerankThreads = 256;
-
-struct Candidate {
-  float lower; // approximate distance minus its rounding bound: the true one is not below it
-  std::int32_t id;
-};
-
-/// Per query row. A candidate j's approximate distance a_j lies within
-/// m_j = coefA·‖b_j‖ + coefB of the true one (its own base norm, not the largest: fashion-
-/// mnist's largest centred norm is 1.8× the median), so j is kept while a_j − m_j ≤ threshold,
-/// and a threshold is the k-th smallest a_c + m_c of k distinct candidates.
-struct RowState {
-  float threshold; // candidates whose lower estimate lies above it are dropped
-  float coefA;
-  float coefB;
-  int count;    // candidates held
-  int overflow; // 1: too many candidates within their bounds; recomputed on the CPU
-};
-
-__device__ inline float candidateMargin(const RowState& st, float baseNorm2) {
-  return st.coefA * sqrtf(baseNorm2) + st.coefB;
-}
 
 /// The k-th smallest (k ≤ 32) of the warp's 32 values, ties by lane; every lane returns it.
 __device__ inline float warpKth(float v, int k) {
@@ -246,9 +227,13 @@ PassResult searchPass(const DeviceRows& q, std::int64_t nq, const std::int64_t* 
                       const std::vector<std::int64_t>& targets, std::int64_t targetOffset,
                       std::int32_t* outIds, float* outDist, JobControl& job, double progressFrom,
                       double progressSpan, PhaseClock& clock) {
-  const int cap = int(knn::candidateCap(k));
   const int bq = int(std::min<std::int64_t>(tiles.bq, nq));
   const int bb = int(std::min<std::int64_t>(tiles.bb, nb));
+  // The fused kernel sweeps the base after a first cuBLAS tile has given every row a threshold
+  // (the delegates' k-th takes k ≤ 32).
+  const bool fused =
+      tiles.fused && precision == Precision::Fp16 && fusedTilesApply(d) && k <= 32 && nb > bb;
+  const int cap = fused ? fusedCap(k) : int(knn::candidateCap(k));
   const int capG = bb + cap;
   const int width = base.width;
   const int ldc = (bb + 3) / 4 * 4; // rows of C 16-byte aligned for the filter's vector loads
@@ -279,6 +264,7 @@ PassResult searchPass(const DeviceRows& q, std::int64_t nq, const std::int64_t* 
 
   const float zero = 0.0f;
   PassResult result;
+  result.fused = fused;
   std::vector<RowState> hostStates(static_cast<std::size_t>(bq));
   std::vector<std::int32_t> hostIds(static_cast<std::size_t>(bq) * k);
   std::vector<float> hostDist(static_cast<std::size_t>(bq) * k);
@@ -288,27 +274,42 @@ PassResult searchPass(const DeviceRows& q, std::int64_t nq, const std::int64_t* 
         states.get(), q.norms + i0, rows, int(metric), maxBaseNorm2, dotError(precision, d), d,
         q.underflow, base.underflow);
     NEARSCAPE_CUDA_CHECK_LAUNCH();
-    for (std::int64_t j0 = 0; j0 < nb; j0 += bb) {
+    for (std::int64_t j0 = 0; j0 < nb;) {
       job.check();
-      const int cols = int(std::min<std::int64_t>(bb, nb - j0));
-      // Row-major C (rows × cols) = Q · Bᵀ, i.e. column-major C (cols × rows) = B · Qᵀ.
-      NEARSCAPE_CUBLAS_CHECK(cublasGemmEx(
-          cublas, CUBLAS_OP_T, CUBLAS_OP_N, cols, rows, width, &alpha,
-          static_cast<const char*>(basePacked) + j0 * width * elementBytes, inType, width,
-          static_cast<const char*>(queryPacked) + i0 * width * elementBytes, inType, width, &zero,
-          C.get(), CUDA_R_32F, ldc, compute, CUBLAS_GEMM_DEFAULT));
-      clock.mark("gemm");
-      NEARSCAPE_CUDA_CHECK(cudaMemsetAsync(pruneCount.get(), 0, sizeof(int), stream));
+      const bool viaGemm = !fused || j0 == 0;
+      // A fused sweep as wide as the columns seen so far: its rows' thresholds stay fixed
+      // during it, so each one starts from the k-th of twice as many columns as the last.
+      const std::int64_t sweep = viaGemm ? bb : std::min(kFusedSweep, j0);
+      const int cols = int(std::min<std::int64_t>(sweep, nb - j0));
       // After the last tile every row with more than k is pruned: the re-check reads each
       // candidate's row (3 KB at d = 784), so it pays to hand it only those within the bound.
-      const bool lastTile = j0 + bb >= nb;
-      filterKernel<<<(rows + kFilterRowsPerBlock - 1) / kFilterRowsPerBlock,
-                     kFilterRowsPerBlock * kFilterWarpsPerRow * 32, 0, stream>>>(
-          C.get(), rows, cols, ldc, q.norms + i0, base.norms + j0, selfIds ? selfIds + i0 : nullptr,
-          j0, int(metric), k, states.get(), lists.get(), capG, lastTile ? k : cap, pruneList.get(),
-          pruneCount.get());
-      NEARSCAPE_CUDA_CHECK_LAUNCH();
-      clock.mark("filter");
+      // Before each fused sweep too, whose fixed thresholds should be the tightest known.
+      const bool lastTile = j0 + cols >= nb;
+      const int pruneAbove = lastTile || fused ? k : cap;
+      NEARSCAPE_CUDA_CHECK(cudaMemsetAsync(pruneCount.get(), 0, sizeof(int), stream));
+      if (viaGemm) {
+        // Row-major C (rows × cols) = Q · Bᵀ, i.e. column-major C (cols × rows) = B · Qᵀ.
+        NEARSCAPE_CUBLAS_CHECK(cublasGemmEx(
+            cublas, CUBLAS_OP_T, CUBLAS_OP_N, cols, rows, width, &alpha,
+            static_cast<const char*>(basePacked) + j0 * width * elementBytes, inType, width,
+            static_cast<const char*>(queryPacked) + i0 * width * elementBytes, inType, width, &zero,
+            C.get(), CUDA_R_32F, ldc, compute, CUBLAS_GEMM_DEFAULT));
+        clock.mark("gemm");
+        filterKernel<<<(rows + kFilterRowsPerBlock - 1) / kFilterRowsPerBlock,
+                       kFilterRowsPerBlock * kFilterWarpsPerRow * 32, 0, stream>>>(
+            C.get(), rows, cols, ldc, q.norms + i0, base.norms + j0,
+            selfIds ? selfIds + i0 : nullptr, j0, int(metric), k, states.get(), lists.get(), capG,
+            pruneAbove, pruneList.get(), pruneCount.get());
+        NEARSCAPE_CUDA_CHECK_LAUNCH();
+        clock.mark("filter");
+      } else {
+        fusedCandidates(q.half + i0 * width, rows, q.norms + i0, selfIds ? selfIds + i0 : nullptr,
+                        base.half, base.norms, maxBaseNorm2, j0, j0 + cols, d, alpha, metric,
+                        FusedLists{states.get(), lists.get(), capG, pruneAbove, pruneList.get(),
+                                   pruneCount.get()},
+                        stream);
+        clock.mark("fused tiles");
+      }
       pruneKernel<<<std::min(rows, 4096), kPruneThreads, 0, stream>>>(
           states.get(), lists.get(), capG, base.norms, pruneList.get(), pruneCount.get(), k, cap);
       NEARSCAPE_CUDA_CHECK_LAUNCH();
@@ -317,6 +318,7 @@ PassResult searchPass(const DeviceRows& q, std::int64_t nq, const std::int64_t* 
                                       (double(i0) + double(rows) * double(j0 + cols) / double(nb)) /
                                       double(nq),
                    "exact kNN (GPU)");
+      j0 += cols;
     }
     rerankKernel<<<rows, kRerankThreads, rerankShared, stream>>>(
         q.raw + i0 * d, base.raw, d, int(metric), states.get(), lists.get(), capG, k, sortSize,
@@ -346,12 +348,16 @@ PassResult searchPass(const DeviceRows& q, std::int64_t nq, const std::int64_t* 
   return result;
 }
 
+int fusedCap(int k) {
+  return std::min(kMaxCap, 4 * int(knn::candidateCap(k)));
+}
+
 /// Device bytes of a search's tile buffers (C, candidate lists, results).
 std::uint64_t tileBytes(Tiles t, int k) {
   const std::uint64_t bq = std::uint64_t(t.bq), bb = std::uint64_t(t.bb);
-  return bq * ((bb + 3) / 4 * 4) * sizeof(float) +
-         bq * (bb + knn::candidateCap(k)) * sizeof(Candidate) + bq * std::uint64_t(k) * 8 +
-         bq * (sizeof(RowState) + 16);
+  const std::uint64_t cap = t.fused ? std::uint64_t(fusedCap(k)) : knn::candidateCap(k);
+  return bq * ((bb + 3) / 4 * 4) * sizeof(float) + bq * (bb + cap) * sizeof(Candidate) +
+         bq * std::uint64_t(k) * 8 + bq * (sizeof(RowState) + 16);
 }
 
 } // namespace nearscape::cuda

@@ -17,16 +17,27 @@ namespace nearscape::cuda {
 /// Candidates a row may hold after a prune: the pass takes k ≤ kMaxCap / 4.
 constexpr int kMaxCap = 8192;
 
-/// Query and base rows of one GEMM tile.
+/// Query and base rows of one GEMM tile. `fused`: float16 passes score the base rows after the
+/// first tile with the fused kernel (FusedTiles.cuh) where it applies, in sweeps of
+/// kFusedSweep rows.
 struct Tiles {
   int bq;
   int bb;
+  bool fused = false;
 };
+
+/// Base rows of the widest fused sweep: a few milliseconds of work between checks for a stop.
+constexpr std::int64_t kFusedSweep = 131072;
+
+/// Candidates a row may hold after a prune in a fused pass: its sweeps prune only rows past the
+/// cap, so a larger one saves prunes, and a row of many near-equal distances still fits.
+int fusedCap(int k);
 
 /// What one pass over a set of query rows produced.
 struct PassResult {
   std::vector<std::int64_t> overflow; ///< local query rows whose margin kept too many candidates
   std::int64_t candidates = 0;        ///< candidates re-checked, summed over the other rows
+  bool fused = false;                 ///< the fused kernel scored tiles after the first
 };
 
 /// Exact search of the `nq` query rows in `q` against `base` (both packed for `precision`);

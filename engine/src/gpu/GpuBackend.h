@@ -236,7 +236,7 @@ const PluginLoad& pluginLoad();
 
 /// The plugin's interface version: bumped whenever GpuBackend or a type it passes changes, so
 /// that a stale plugin is refused instead of crashing.
-constexpr int kPluginAbiVersion = 4;
+constexpr int kPluginAbiVersion = 5;
 /// The plugin's file name and its two C entry points (no C++ name mangling across the dlopen).
 constexpr const char* kPluginFileName = "libnearscape_cuda.so";
 constexpr const char* kPluginAbiSymbol = "nearscape_gpu_plugin_abi";

@@ -1,0 +1,357 @@
+// Float16 tiles scored and filtered in one kernel (FusedTiles.cuh). A block holds 128 query rows
+// in shared memory and sweeps the base 128 rows at a time (the next step's rows copied in while
+// the current ones are scored: cp.async, two buffers); eight warps each compute 64 × 32 dot
+// products with mma.sync (float16 products, float32 sums, as the cuBLAS path's tensor cores) and
+// test them against their rows' thresholds where they are, in registers. Every block sweeps the
+// same base rows in the same order, so a step's rows come from L2 for all blocks but the first.
+// Faiss §3 (tiling the GEMM), Dr. Top-k §4.2 (filtering against a threshold before any select).
+#include "cuda/CudaCheck.cuh"
+#include "cuda/FusedTiles.cuh"
+#include "knn/GemmBound.h"
+
+#include <algorithm>
+
+namespace nearscape::cuda {
+namespace {
+
+constexpr int kBlockRows = 128; // query rows of a block
+constexpr int kStepCols = 128;  // base rows of a step
+constexpr int kThreads = 256;   // eight warps, 2 × 4, each 64 rows × 32 columns
+constexpr int kWarpRows = 64, kWarpCols = 32;
+constexpr int kRowTiles = kWarpRows / 16; // mma.m16n8k16 tiles of a warp
+constexpr int kColTiles = kWarpCols / 8;
+constexpr int kPad = 8; // halves after each shared row: ldmatrix's 8 rows hit distinct banks
+static_assert(kThreads >= kStepCols, "a thread owns one column of each step");
+
+int sharedStride(int d) {
+  return d + kPad;
+}
+
+std::size_t sharedBytes(int d) {
+  return std::size_t(kBlockRows + 2 * kStepCols) * sharedStride(d) * sizeof(__half) +
+         std::size_t(2) * 2 * kStepCols * sizeof(float);
+}
+
+__device__ inline unsigned sharedAddress(const void* p) {
+  return unsigned(__cvta_generic_to_shared(p));
+}
+
+/// 16 bytes from global to shared memory without a register; zeros where `valid` is false.
+__device__ inline void copyAsync16(void* dst, const void* src, bool valid) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(sharedAddress(dst)),
+               "l"(src), "r"(valid ? 16 : 0));
+}
+
+__device__ inline void commitCopies() {
+  asm volatile("cp.async.commit_group;\n" ::);
+}
+
+template <int Pending> __device__ inline void waitCopies() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending));
+}
+
+/// Four 8 × 8 matrices of halves from shared memory; lane l names row l % 8 of matrix l / 8.
+__device__ inline void loadMatrices(unsigned (&r)[4], const __half* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(sharedAddress(p)));
+}
+
+/// c += a · b for a 16 × 16 float16 tile a and a 16 × 8 tile b, sums in float32.
+__device__ inline void multiplyAdd(float (&c)[4], const unsigned (&a)[4], unsigned b0,
+                                   unsigned b1) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, "
+               "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+/// 128 rows of a row-major float16 matrix (d wide), from row `first`, into shared memory (stride
+/// ld), zeros past `valid` rows. d / 8 divides kThreads, so each thread copies the same 16-byte
+/// part of every (kThreads · 8 / d)-th row.
+__device__ inline void copyRows(__half* dst, const __half* src, std::int64_t first, int valid,
+                                int d, int ld) {
+  const int chunks = d / 8, rowsAtOnce = kThreads / chunks;
+  const int row0 = threadIdx.x / chunks, part = threadIdx.x % chunks;
+  const __half* from = src + first * d + part * 8;
+  for (int row = row0; row < kStepCols; row += rowsAtOnce) {
+    const bool ok = row < valid;
+    copyAsync16(dst + row * ld + part * 8, from + (ok ? row : 0) * d, ok);
+  }
+}
+
+struct SweepArgs {
+  const __half* queries;
+  int rows;
+  const float* queryNorms;
+  const std::int64_t* selfIds;
+  const __half* base;
+  const float* baseNorms;
+  float maxBaseNorm2;
+  std::int64_t colBegin, colEnd;
+  int d;
+  float alpha;
+  int metric;
+  FusedLists out;
+};
+
+/// A block's rows in shared memory: the pre-test's right-hand side (+inf: none pass), and the
+/// row state the full test reads.
+struct BlockRows {
+  float bound[kBlockRows], coefA[kBlockRows], coefB[kBlockRows], threshold[kBlockRows];
+  float norm[kBlockRows];
+  std::int64_t self[kBlockRows];
+  int count[kBlockRows]; // while the block alone sweeps its rows' columns
+  float largestCoefA;    // of the block's rows: the pre-test's margin, per column
+};
+
+/// The cuBLAS path's own test (ExactPass.cu's filter) for one value that passed the pre-test:
+/// appended to its row's list when its lower estimate is within the row's threshold. Out of
+/// line: rare, and inlined at every value of the unrolled loop it would bloat it.
+__device__ __noinline__ void keepIfWithin(const SweepArgs& a, BlockRows& rows, int r,
+                                          std::int64_t id, float baseNorm, float dot,
+                                          std::int64_t firstRow) {
+  if (id >= a.colEnd || rows.self[r] == id)
+    return;
+  const float lower = knn::approxDistance(Metric(a.metric), rows.norm[r], baseNorm, dot) -
+                      (rows.coefA[r] * sqrtf(baseNorm) + rows.coefB[r]);
+  if (!(lower <= rows.threshold[r]))
+    return;
+  // A block alone on its rows counts in shared memory: a global atomic's round trip would hold
+  // the block's next barrier for a microsecond. Where blocks of other columns append to the
+  // same rows, the count is the row state's in global memory.
+  int* count = gridDim.y == 1 ? &rows.count[r] : &a.out.states[firstRow + r].count;
+  const int at = atomicAdd(count, 1);
+  if (at < a.out.capacity)
+    a.out.lists[(firstRow + r) * a.out.capacity + at] = {lower, std::int32_t(id)};
+}
+
+__global__ void __launch_bounds__(kThreads, 2) sweepKernel(SweepArgs a) {
+  extern __shared__ __align__(16) unsigned char shared[];
+  const int ld = a.d + kPad;
+  __half* queryTile = reinterpret_cast<__half*>(shared);
+  __half* baseTiles = queryTile + kBlockRows * ld; // two buffers of kStepCols rows
+  // Per column of each buffer: ‖b‖², and the pre-test's column part: the block's largest
+  // margin factor times ‖b‖ minus the norm expansion's term (‖b‖² for L2, 0 otherwise), −inf
+  // past the last base row, so that nothing there passes.
+  float* colNorm = reinterpret_cast<float*>(baseTiles + 2 * kStepCols * ld);
+  float* colPart = colNorm + 2 * kStepCols;
+  __shared__ BlockRows rows;
+
+  const Metric metric = Metric(a.metric);
+  const bool l2 = metric == Metric::L2;
+  const std::int64_t firstRow = std::int64_t(blockIdx.x) * kBlockRows;
+  const int rowsHere = int(std::min<std::int64_t>(kBlockRows, a.rows - firstRow));
+
+  // Row i keeps column j while approx_ij − m_ij ≤ t_i, i.e. (L2) ‖q‖² + ‖b‖² − 2α·dot − cA_i‖b‖
+  // − cB_i ≤ t_i: the pre-test compares γα·dot + cA‖b‖ − term_j, with cA the block's largest
+  // cA_i, against A_i − cB_i − t_i − slack. The slack (2^-12 of every magnitude involved, far
+  // above float rounding) makes it a superset; what passes gets the full test.
+  if (threadIdx.x == 0)
+    rows.largestCoefA = 0;
+  __syncthreads();
+  for (int r = threadIdx.x; r < kBlockRows; r += kThreads) {
+    const std::int64_t row = firstRow + r;
+    const RowState st = r < rowsHere ? a.out.states[row] : RowState{0, 0, 0, 0, 1};
+    const float qn = r < rowsHere ? a.queryNorms[row] : 0.0f;
+    const float rowTerm = l2 ? qn : metric == Metric::Cosine ? 1.0f : 0.0f;
+    const float scale = fabsf(rowTerm) + a.maxBaseNorm2 + 2.0f * sqrtf(qn * a.maxBaseNorm2) +
+                        st.coefA * sqrtf(a.maxBaseNorm2) + st.coefB + fabsf(st.threshold);
+    const float slack = scale * (1.0f / 4096.0f);
+    rows.bound[r] = st.overflow ? INFINITY : rowTerm - st.coefB - st.threshold - slack;
+    rows.coefA[r] = st.coefA;
+    rows.coefB[r] = st.coefB;
+    rows.threshold[r] = st.threshold;
+    rows.norm[r] = qn;
+    rows.self[r] = r < rowsHere && a.selfIds ? a.selfIds[row] : -1;
+    rows.count[r] = st.count;
+    if (!st.overflow) // non-negative floats order as their bits
+      atomicMax(reinterpret_cast<int*>(&rows.largestCoefA), __float_as_int(st.coefA));
+  }
+
+  const int chunks = a.d / 8;
+  for (int c = threadIdx.x; c < kBlockRows * chunks; c += kThreads) {
+    const int row = c / chunks, part = c % chunks;
+    const bool ok = row < rowsHere;
+    copyAsync16(queryTile + row * ld + part * 8,
+                a.queries + (firstRow + (ok ? row : 0)) * a.d + part * 8, ok);
+  }
+  __syncthreads(); // largestCoefA
+  const float coefA = rows.largestCoefA;
+  // Column part blockIdx.y of gridDim.y (few query rows: more blocks than row blocks).
+  const std::int64_t stepsAll = (a.colEnd - a.colBegin + kStepCols - 1) / kStepCols;
+  const std::int64_t partSteps = (stepsAll + gridDim.y - 1) / gridDim.y;
+  const std::int64_t colBegin = a.colBegin + blockIdx.y * partSteps * kStepCols;
+  const std::int64_t colEnd = std::min(a.colEnd, colBegin + partSteps * kStepCols);
+  const int steps = colEnd > colBegin ? int((colEnd - colBegin + kStepCols - 1) / kStepCols) : 0;
+  // Thread t < kStepCols owns column t of each step; its norm is loaded a step ahead into a
+  // register, so the load's latency hides behind a step of work.
+  auto columnNorm = [&](int step) {
+    const std::int64_t col = colBegin + std::int64_t(step) * kStepCols + threadIdx.x;
+    return threadIdx.x < kStepCols && step < steps && col < colEnd ? a.baseNorms[col] : -1.0f;
+  };
+  float nextNorm = columnNorm(0);
+  auto stage = [&](int step) {
+    const int buffer = step % 2;
+    const std::int64_t first = colBegin + std::int64_t(step) * kStepCols;
+    copyRows(baseTiles + buffer * kStepCols * ld, a.base, first,
+             int(std::min<std::int64_t>(kStepCols, colEnd - first)), a.d, ld);
+    commitCopies();
+    if (threadIdx.x < kStepCols) {
+      const float bn = nextNorm;
+      colNorm[buffer * kStepCols + threadIdx.x] = bn;
+      colPart[buffer * kStepCols + threadIdx.x] =
+          bn >= 0.0f ? coefA * sqrtf(bn) - (l2 ? bn : 0.0f) : -INFINITY;
+    }
+    nextNorm = columnNorm(step + 1);
+  };
+  if (steps > 0)
+    stage(0);
+
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int warpRow = (warp / 4) * kWarpRows, warpCol = (warp % 4) * kWarpCols;
+  const float dotScale = (l2 ? 2.0f : 1.0f) * a.alpha;
+  for (int step = 0; step < steps; ++step) {
+    if (step + 1 < steps) {
+      stage(step + 1);
+      waitCopies<1>();
+    } else {
+      waitCopies<0>();
+    }
+    __syncthreads();
+    const int buffer = step % 2;
+    const __half* baseTile = baseTiles + buffer * kStepCols * ld;
+    float acc[kRowTiles][kColTiles][4] = {};
+#pragma unroll 1
+    for (int k0 = 0; k0 < a.d; k0 += 16) {
+      unsigned fa[kRowTiles][4];
+#pragma unroll
+      for (int m = 0; m < kRowTiles; ++m)
+        loadMatrices(fa[m], queryTile + (warpRow + m * 16 + lane % 8 + (lane / 8) % 2 * 8) * ld +
+                                k0 + lane / 16 * 8);
+#pragma unroll
+      for (int n = 0; n < kColTiles; n += 2) {
+        unsigned fb[4];
+        loadMatrices(fb, baseTile + (warpCol + n * 8 + lane % 8 + lane / 16 * 8) * ld + k0 +
+                             (lane / 8) % 2 * 8);
+#pragma unroll
+        for (int m = 0; m < kRowTiles; ++m) {
+          multiplyAdd(acc[m][n], fa[m], fb[0], fb[1]);
+          multiplyAdd(acc[m][n + 1], fa[m], fb[2], fb[3]);
+        }
+      }
+    }
+
+    // The accumulators' layout: value e of half h of tile (m, n) is row m·16 + lane/4 + 8·h,
+    // column n·8 + 2·(lane%4) + e of the warp's part. The pre-test costs each value a multiply-add
+    // and a max over its row's eight; only a row whose largest passes looks at which did.
+    const float* part = colPart + buffer * kStepCols + warpCol + 2 * (lane % 4);
+    float cols[kColTiles][2];
+#pragma unroll
+    for (int n = 0; n < kColTiles; ++n)
+#pragma unroll
+      for (int e = 0; e < 2; ++e)
+        cols[n][e] = part[n * 8 + e];
+    // The largest pre-test value of a thread's eight in row (m, h), against the row's bound.
+    auto rowPasses = [&](int m, int h) {
+      float largest = -INFINITY;
+#pragma unroll
+      for (int n = 0; n < kColTiles; ++n)
+#pragma unroll
+        for (int e = 0; e < 2; ++e)
+          largest = fmaxf(largest, fmaf(acc[m][n][2 * h + e], dotScale, cols[n][e]));
+      return largest >= rows.bound[warpRow + m * 16 + lane / 4 + 8 * h];
+    };
+    bool any = false;
+#pragma unroll
+    for (int m = 0; m < kRowTiles; ++m)
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+        any |= rowPasses(m, h);
+    if (any) [[unlikely]] {
+      const std::int64_t stepFirst = colBegin + std::int64_t(step) * kStepCols;
+#pragma unroll
+      for (int m = 0; m < kRowTiles; ++m)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          if (!rowPasses(m, h))
+            continue;
+          const int r = warpRow + m * 16 + lane / 4 + 8 * h;
+#pragma unroll
+          for (int n = 0; n < kColTiles; ++n)
+#pragma unroll
+            for (int e = 0; e < 2; ++e)
+              if (fmaf(acc[m][n][2 * h + e], dotScale, cols[n][e]) >= rows.bound[r]) {
+                const int j = warpCol + n * 8 + 2 * (lane % 4) + e;
+                keepIfWithin(a, rows, r, stepFirst + j, colNorm[buffer * kStepCols + j],
+                             acc[m][n][2 * h + e] * a.alpha, firstRow);
+              }
+        }
+    }
+    __syncthreads(); // the next stage overwrites this buffer
+  }
+  if (gridDim.y == 1)
+    for (int r = threadIdx.x; r < rowsHere; r += kThreads)
+      if (!a.out.states[firstRow + r].overflow)
+        a.out.states[firstRow + r].count = rows.count[r];
+}
+
+/// After a sweep: rows past their list's capacity are marked overflowed, and rows holding more
+/// than `pruneAbove` are queued for the prune.
+__global__ void finishSweepKernel(RowState* states, int rows, FusedLists out) {
+  const int row = blockIdx.x * blockDim.x + threadIdx.x;
+  if (row >= rows)
+    return;
+  RowState& st = states[row];
+  if (st.overflow)
+    return;
+  if (st.count > out.capacity) {
+    st.overflow = 1;
+    st.count = 0;
+  } else if (st.count > out.pruneAbove) {
+    out.pruneList[atomicAdd(out.pruneCount, 1)] = row;
+  }
+}
+
+} // namespace
+
+bool fusedTilesApply(int d) {
+  // Whole rows in shared memory (two blocks of d = 128, or one of 256, per SM), and d / 8 a
+  // power of two so the copies split evenly over the threads.
+  return d == 32 || d == 64 || d == 128 || d == 256;
+}
+
+int fusedWaveRows(int d) {
+  int device = 0, sms = 0, blocks = 0;
+  NEARSCAPE_CUDA_CHECK(cudaGetDevice(&device));
+  NEARSCAPE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  NEARSCAPE_CUDA_CHECK(cudaFuncSetAttribute(
+      sweepKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(sharedBytes(d))));
+  NEARSCAPE_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, sweepKernel, kThreads,
+                                                                     sharedBytes(d)));
+  return std::max(1, sms * blocks) * kBlockRows;
+}
+
+void fusedCandidates(const __half* queries, int rows, const float* queryNorms,
+                     const std::int64_t* selfIds, const __half* base, const float* baseNorms,
+                     float maxBaseNorm2, std::int64_t colBegin, std::int64_t colEnd, int d,
+                     float alpha, Metric metric, const FusedLists& out, cudaStream_t stream) {
+  if (rows <= 0 || colEnd <= colBegin)
+    return;
+  NEARSCAPE_CUDA_CHECK(cudaFuncSetAttribute(
+      sweepKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(sharedBytes(d))));
+  const SweepArgs args{queries,  rows,   queryNorms, selfIds, base,        baseNorms, maxBaseNorm2,
+                       colBegin, colEnd, d,          alpha,   int(metric), out};
+  // Too few query rows for a full wave: the columns are split over more blocks.
+  const int rowBlocks = (rows + kBlockRows - 1) / kBlockRows;
+  const int waveBlocks = fusedWaveRows(d) / kBlockRows;
+  const std::int64_t steps = (colEnd - colBegin + kStepCols - 1) / kStepCols;
+  const int parts = int(std::clamp<std::int64_t>(waveBlocks / rowBlocks, 1, steps));
+  sweepKernel<<<dim3(unsigned(rowBlocks), unsigned(parts)), kThreads, sharedBytes(d), stream>>>(
+      args);
+  NEARSCAPE_CUDA_CHECK_LAUNCH();
+  finishSweepKernel<<<(rows + 255) / 256, 256, 0, stream>>>(out.states, rows, out);
+  NEARSCAPE_CUDA_CHECK_LAUNCH();
+}
+
+} // namespace nearscape::cuda

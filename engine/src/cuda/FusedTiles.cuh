@@ -1,0 +1,44 @@
+#pragma once
+// The exact path's float16 tiles scored and filtered in one kernel (internal to the exact
+// search): tensor-core dot products of a block of query rows against a sweep of base rows, each
+// compared with its row's threshold in registers, so the query × base matrix never goes through
+// device memory. At 1M × 1M that matrix is 4 TB of writes and reads, far more than the GEMM's
+// own time; fused, the kernel is bound by the tensor cores. Candidates are appended to the same
+// lists as the cuBLAS path's filter (CandidateLists.cuh), within the same rounding bound.
+
+#include "cuda/CandidateLists.cuh"
+#include "nearscape/core/Metric.h"
+
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace nearscape::cuda {
+
+/// Whether rows of `d` dimensions fit the kernel (whole rows in shared memory, 16-wide steps).
+bool fusedTilesApply(int d);
+
+/// Query rows that keep every streaming multiprocessor of the current device busy in one wave.
+int fusedWaveRows(int d);
+
+/// Where the sweep's candidates go, and where rows that need a prune are queued.
+struct FusedLists {
+  RowState* states; ///< per query row; its threshold stays fixed during the sweep
+  Candidate* lists; ///< capacity `capacity` a row
+  int capacity;     ///< a row past it is marked overflowed
+  int pruneAbove;   ///< rows holding more are queued for the prune
+  int* pruneList;   ///< the queue
+  int* pruneCount;  ///< its length
+};
+
+/// Scores query rows [0, rows) of `queries` (float16, packed as for the GEMM, `d` wide) against
+/// base rows [colBegin, colEnd) of `base` and appends every candidate whose lower estimate lies
+/// at or below its row's threshold. `selfIds` (may be null): the base id each query may not
+/// return. `alpha` undoes the two packings' scales. Throws DeviceError.
+void fusedCandidates(const __half* queries, int rows, const float* queryNorms,
+                     const std::int64_t* selfIds, const __half* base, const float* baseNorms,
+                     float maxBaseNorm2, std::int64_t colBegin, std::int64_t colEnd, int d,
+                     float alpha, Metric metric, const FusedLists& out, cudaStream_t stream);
+
+} // namespace nearscape::cuda
