@@ -183,8 +183,10 @@ __global__ void rerankKernel(const float* __restrict__ queries, const float* __r
   const Candidate* list = lists + std::int64_t(row) * capG;
   const float* q = queries + std::int64_t(row) * d;
   const int lane = threadIdx.x % 32;
+  // The row's own size: most rows hold a few dozen candidates of a cap of hundreds.
   scoreAndSort(
-      sortSize, threadIdx.x / 32, blockDim.x / 32, threadIdx.x, blockDim.x, dist, ids,
+      min(sortSize, nextPowerOfTwo(max(count, k))), threadIdx.x / 32, blockDim.x / 32, threadIdx.x,
+      blockDim.x, dist, ids,
       [&](int c) {
         if (c >= count)
           return Scored{INFINITY, kPadId};

@@ -103,27 +103,31 @@ struct BlockRows {
   std::int64_t self[kBlockRows];
   int count[kBlockRows]; // while the block alone sweeps its rows' columns
   float largestCoefA;    // of the block's rows: the pre-test's margin, per column
+  // What the full test needs of the launch, here so that the out-of-line test takes registers.
+  std::int64_t firstRow, colEnd;
+  Candidate* lists;
+  RowState* states;
+  int capacity, metric;
 };
 
 /// The cuBLAS path's own test (ExactPass.cu's filter) for one value that passed the pre-test:
 /// appended to its row's list when its lower estimate is within the row's threshold. Out of
 /// line: rare, and inlined at every value of the unrolled loop it would bloat it.
-__device__ __noinline__ void keepIfWithin(const SweepArgs& a, BlockRows& rows, int r,
-                                          std::int64_t id, float baseNorm, float dot,
-                                          std::int64_t firstRow) {
-  if (id >= a.colEnd || rows.self[r] == id)
+__device__ __noinline__ void keepIfWithin(BlockRows& rows, int r, std::int64_t id, float baseNorm,
+                                          float dot) {
+  if (id >= rows.colEnd || rows.self[r] == id)
     return;
-  const float lower = knn::approxDistance(Metric(a.metric), rows.norm[r], baseNorm, dot) -
+  const float lower = knn::approxDistance(Metric(rows.metric), rows.norm[r], baseNorm, dot) -
                       (rows.coefA[r] * sqrtf(baseNorm) + rows.coefB[r]);
   if (!(lower <= rows.threshold[r]))
     return;
   // A block alone on its rows counts in shared memory: a global atomic's round trip would hold
   // the block's next barrier for a microsecond. Where blocks of other columns append to the
   // same rows, the count is the row state's in global memory.
-  int* count = gridDim.y == 1 ? &rows.count[r] : &a.out.states[firstRow + r].count;
+  int* count = gridDim.y == 1 ? &rows.count[r] : &rows.states[rows.firstRow + r].count;
   const int at = atomicAdd(count, 1);
-  if (at < a.out.capacity)
-    a.out.lists[(firstRow + r) * a.out.capacity + at] = {lower, std::int32_t(id)};
+  if (at < rows.capacity)
+    rows.lists[(rows.firstRow + r) * rows.capacity + at] = {lower, std::int32_t(id)};
 }
 
 __global__ void __launch_bounds__(kThreads, 2) sweepKernel(SweepArgs a) {
@@ -145,10 +149,17 @@ __global__ void __launch_bounds__(kThreads, 2) sweepKernel(SweepArgs a) {
 
   // Row i keeps column j while approx_ij − m_ij ≤ t_i, i.e. (L2) ‖q‖² + ‖b‖² − 2α·dot − cA_i‖b‖
   // − cB_i ≤ t_i: the pre-test compares γα·dot + cA‖b‖ − term_j, with cA the block's largest
-  // cA_i, against A_i − cB_i − t_i − slack. The slack (2^-12 of every magnitude involved, far
-  // above float rounding) makes it a superset; what passes gets the full test.
-  if (threadIdx.x == 0)
+  // cA_i, against A_i − cB_i − t_i − slack. The slack (2^-16 of every magnitude involved, a few
+  // hundred times the pre-test's float rounding) makes it a superset; what passes gets the full
+  // test.
+  if (threadIdx.x == 0) {
     rows.largestCoefA = 0;
+    rows.firstRow = firstRow;
+    rows.lists = a.out.lists;
+    rows.states = a.out.states;
+    rows.capacity = a.out.capacity;
+    rows.metric = a.metric;
+  }
   __syncthreads();
   for (int r = threadIdx.x; r < kBlockRows; r += kThreads) {
     const std::int64_t row = firstRow + r;
@@ -157,7 +168,7 @@ __global__ void __launch_bounds__(kThreads, 2) sweepKernel(SweepArgs a) {
     const float rowTerm = l2 ? qn : metric == Metric::Cosine ? 1.0f : 0.0f;
     const float scale = fabsf(rowTerm) + a.maxBaseNorm2 + 2.0f * sqrtf(qn * a.maxBaseNorm2) +
                         st.coefA * sqrtf(a.maxBaseNorm2) + st.coefB + fabsf(st.threshold);
-    const float slack = scale * (1.0f / 4096.0f);
+    const float slack = scale * (1.0f / 65536.0f);
     rows.bound[r] = st.overflow ? INFINITY : rowTerm - st.coefB - st.threshold - slack;
     rows.coefA[r] = st.coefA;
     rows.coefB[r] = st.coefB;
@@ -183,6 +194,8 @@ __global__ void __launch_bounds__(kThreads, 2) sweepKernel(SweepArgs a) {
   const std::int64_t partSteps = (stepsAll + gridDim.y - 1) / gridDim.y;
   const std::int64_t colBegin = a.colBegin + blockIdx.y * partSteps * kStepCols;
   const std::int64_t colEnd = std::min(a.colEnd, colBegin + partSteps * kStepCols);
+  if (threadIdx.x == 0)
+    rows.colEnd = colEnd;
   const int steps = colEnd > colBegin ? int((colEnd - colBegin + kStepCols - 1) / kStepCols) : 0;
   // Thread t < kStepCols owns column t of each step; its norm is loaded a step ahead into a
   // register, so the load's latency hides behind a step of work.
@@ -262,19 +275,20 @@ __global__ void __launch_bounds__(kThreads, 2) sweepKernel(SweepArgs a) {
           largest = fmaxf(largest, fmaf(acc[m][n][2 * h + e], dotScale, cols[n][e]));
       return largest >= rows.bound[warpRow + m * 16 + lane / 4 + 8 * h];
     };
-    bool any = false;
+    unsigned groups = 0; // bit 2m + h: row (m, h) has a value that passed
 #pragma unroll
     for (int m = 0; m < kRowTiles; ++m)
 #pragma unroll
       for (int h = 0; h < 2; ++h)
-        any |= rowPasses(m, h);
-    if (any) [[unlikely]] {
+        if (rowPasses(m, h))
+          groups |= 1u << (2 * m + h);
+    if (groups != 0) [[unlikely]] {
       const std::int64_t stepFirst = colBegin + std::int64_t(step) * kStepCols;
 #pragma unroll
       for (int m = 0; m < kRowTiles; ++m)
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-          if (!rowPasses(m, h))
+          if (!(groups & (1u << (2 * m + h))))
             continue;
           const int r = warpRow + m * 16 + lane / 4 + 8 * h;
 #pragma unroll
@@ -283,8 +297,8 @@ __global__ void __launch_bounds__(kThreads, 2) sweepKernel(SweepArgs a) {
             for (int e = 0; e < 2; ++e)
               if (fmaf(acc[m][n][2 * h + e], dotScale, cols[n][e]) >= rows.bound[r]) {
                 const int j = warpCol + n * 8 + 2 * (lane % 4) + e;
-                keepIfWithin(a, rows, r, stepFirst + j, colNorm[buffer * kStepCols + j],
-                             acc[m][n][2 * h + e] * a.alpha, firstRow);
+                keepIfWithin(rows, r, stepFirst + j, colNorm[buffer * kStepCols + j],
+                             acc[m][n][2 * h + e] * a.alpha);
               }
         }
     }
