@@ -35,8 +35,10 @@ __global__ void selectKernel(const Key* keys, int count, int rank, Key* out) {
   // Twice in a row: the second call must not see the first one's shared state.
   const Key first = cuda::blockRadixSelect<Key>(count, rank, [&](int i) { return keys[i]; });
   const Key second = cuda::blockRadixSelect<Key>(count, rank, [&](int i) { return keys[i]; });
+  // The first warp's own select must agree.
+  const Key byWarp = threadIdx.x < 32 ? cuda::warpRadixSelect<Key>(keys, count, rank) : first;
   if (threadIdx.x == 0)
-    *out = first == second ? first : Key(0);
+    *out = first == second && first == byWarp ? first : Key(0);
 }
 
 __global__ void orderedBitsKernel(const float* values, int n, std::uint32_t* bits) {

@@ -13,7 +13,8 @@ namespace nearscape::probes {
 /// Whether a CUDA device answers; `why` gets the reason when not.
 bool deviceAvailable(std::string* why);
 
-/// blockRadixSelect: the rank-th smallest (1-based) key, by one block of `threads` threads.
+/// blockRadixSelect (and warpRadixSelect, which must agree): the rank-th smallest (1-based) key,
+/// by one block of `threads` threads.
 std::uint32_t selectKey32(const std::vector<std::uint32_t>& keys, int rank, int threads);
 std::uint64_t selectKey64(const std::vector<std::uint64_t>& keys, int rank, int threads);
 

@@ -285,9 +285,10 @@ PassResult searchPass(const DeviceRows& q, std::int64_t nq, const std::int64_t* 
       const int cols = int(std::min<std::int64_t>(sweep, nb - j0));
       // After the last tile every row with more than k is pruned: the re-check reads each
       // candidate's row (3 KB at d = 784), so it pays to hand it only those within the bound.
-      // Before each fused sweep too, whose fixed thresholds should be the tightest known.
+      // Before the first fused sweep too, whose fixed thresholds should be the tightest known;
+      // the sweeps lower them after themselves (FusedLists::k).
       const bool lastTile = j0 + cols >= nb;
-      const int pruneAbove = lastTile || fused ? k : cap;
+      const int pruneAbove = lastTile || (fused && viaGemm) ? k : cap;
       NEARSCAPE_CUDA_CHECK(cudaMemsetAsync(pruneCount.get(), 0, sizeof(int), stream));
       if (viaGemm) {
         // Row-major C (rows × cols) = Q · Bᵀ, i.e. column-major C (cols × rows) = B · Qᵀ.
@@ -308,7 +309,7 @@ PassResult searchPass(const DeviceRows& q, std::int64_t nq, const std::int64_t* 
         fusedCandidates(q.half + i0 * width, rows, q.norms + i0, selfIds ? selfIds + i0 : nullptr,
                         base.half, base.norms, maxBaseNorm2, j0, j0 + cols, d, alpha, metric,
                         FusedLists{states.get(), lists.get(), capG, pruneAbove, pruneList.get(),
-                                   pruneCount.get()},
+                                   pruneCount.get(), k},
                         stream);
         clock.mark("fused tiles");
       }

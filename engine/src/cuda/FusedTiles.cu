@@ -7,6 +7,7 @@
 // Faiss §3 (tiling the GEMM), Dr. Top-k §4.2 (filtering against a threshold before any select).
 #include "cuda/CudaCheck.cuh"
 #include "cuda/FusedTiles.cuh"
+#include "cuda/Select.cuh"
 #include "knn/GemmBound.h"
 
 #include <algorithm>
@@ -69,11 +70,12 @@ __device__ inline void multiplyAdd(float (&c)[4], const unsigned (&a)[4], unsign
 /// 128 rows of a row-major float16 matrix (d wide), from row `first`, into shared memory (stride
 /// ld), zeros past `valid` rows. d / 8 divides kThreads, so each thread copies the same 16-byte
 /// part of every (kThreads · 8 / d)-th row.
-__device__ inline void copyRows(__half* dst, const __half* src, std::int64_t first, int valid,
-                                int d, int ld) {
+__device__ __forceinline__ void copyRows(__half* dst, const __half* src, std::int64_t first,
+                                         int valid, int d, int ld) {
   const int chunks = d / 8, rowsAtOnce = kThreads / chunks;
   const int row0 = threadIdx.x / chunks, part = threadIdx.x % chunks;
   const __half* from = src + first * d + part * 8;
+#pragma unroll
   for (int row = row0; row < kStepCols; row += rowsAtOnce) {
     const bool ok = row < valid;
     copyAsync16(dst + row * ld + part * 8, from + (ok ? row : 0) * d, ok);
@@ -130,9 +132,11 @@ __device__ __noinline__ void keepIfWithin(BlockRows& rows, int r, std::int64_t i
     rows.lists[(rows.firstRow + r) * rows.capacity + at] = {lower, std::int32_t(id)};
 }
 
-__global__ void __launch_bounds__(kThreads, 2) sweepKernel(SweepArgs a) {
+/// D, the rows' width, is a template parameter: the dot products' loop unrolls with every
+/// shared-memory address an immediate offset, which halves the instructions of a step.
+template <int D> __global__ void __launch_bounds__(kThreads, 2) sweepKernel(SweepArgs a) {
   extern __shared__ __align__(16) unsigned char shared[];
-  const int ld = a.d + kPad;
+  constexpr int ld = D + kPad;
   __half* queryTile = reinterpret_cast<__half*>(shared);
   __half* baseTiles = queryTile + kBlockRows * ld; // two buffers of kStepCols rows
   // Per column of each buffer: ‖b‖², and the pre-test's column part: the block's largest
@@ -180,12 +184,12 @@ __global__ void __launch_bounds__(kThreads, 2) sweepKernel(SweepArgs a) {
       atomicMax(reinterpret_cast<int*>(&rows.largestCoefA), __float_as_int(st.coefA));
   }
 
-  const int chunks = a.d / 8;
+  constexpr int chunks = D / 8;
   for (int c = threadIdx.x; c < kBlockRows * chunks; c += kThreads) {
     const int row = c / chunks, part = c % chunks;
     const bool ok = row < rowsHere;
     copyAsync16(queryTile + row * ld + part * 8,
-                a.queries + (firstRow + (ok ? row : 0)) * a.d + part * 8, ok);
+                a.queries + (firstRow + (ok ? row : 0)) * D + part * 8, ok);
   }
   __syncthreads(); // largestCoefA
   const float coefA = rows.largestCoefA;
@@ -208,7 +212,7 @@ __global__ void __launch_bounds__(kThreads, 2) sweepKernel(SweepArgs a) {
     const int buffer = step % 2;
     const std::int64_t first = colBegin + std::int64_t(step) * kStepCols;
     copyRows(baseTiles + buffer * kStepCols * ld, a.base, first,
-             int(std::min<std::int64_t>(kStepCols, colEnd - first)), a.d, ld);
+             int(std::min<std::int64_t>(kStepCols, colEnd - first)), D, ld);
     commitCopies();
     if (threadIdx.x < kStepCols) {
       const float bn = nextNorm;
@@ -235,8 +239,8 @@ __global__ void __launch_bounds__(kThreads, 2) sweepKernel(SweepArgs a) {
     const int buffer = step % 2;
     const __half* baseTile = baseTiles + buffer * kStepCols * ld;
     float acc[kRowTiles][kColTiles][4] = {};
-#pragma unroll 1
-    for (int k0 = 0; k0 < a.d; k0 += 16) {
+#pragma unroll
+    for (int k0 = 0; k0 < D; k0 += 16) {
       unsigned fa[kRowTiles][4];
 #pragma unroll
       for (int m = 0; m < kRowTiles; ++m)
@@ -304,10 +308,33 @@ __global__ void __launch_bounds__(kThreads, 2) sweepKernel(SweepArgs a) {
     }
     __syncthreads(); // the next stage overwrites this buffer
   }
-  if (gridDim.y == 1)
-    for (int r = threadIdx.x; r < rowsHere; r += kThreads)
-      if (!a.out.states[firstRow + r].overflow)
-        a.out.states[firstRow + r].count = rows.count[r];
+  if (gridDim.y > 1)
+    return;
+  for (int r = threadIdx.x; r < rowsHere; r += kThreads)
+    if (!a.out.states[firstRow + r].overflow)
+      a.out.states[firstRow + r].count = rows.count[r];
+  // The block swept all of its rows' columns: each row's threshold becomes the k-th smallest
+  // upper estimate of its list (as the prune's, without its launch and compaction), a warp a
+  // row, the keys in the base tiles' shared memory, free now.
+  constexpr int keysPerWarp =
+      int(2 * kStepCols * ld * sizeof(__half) / sizeof(std::uint32_t)) / (kThreads / 32);
+  std::uint32_t* keys = reinterpret_cast<std::uint32_t*>(baseTiles) + warp * keysPerWarp;
+  for (int r = warp; r < rowsHere; r += kThreads / 32) {
+    const int count = rows.count[r];
+    if (count <= a.out.k || count > keysPerWarp || rows.bound[r] == INFINITY)
+      continue;
+    const Candidate* list = a.out.lists + (firstRow + r) * a.out.capacity;
+    for (int i = lane; i < count; i += 32) {
+      const Candidate c = list[i];
+      const float bn = a.baseNorms[c.id];
+      keys[i] = orderedBits(c.lower + 2.0f * (rows.coefA[r] * sqrtf(bn) + rows.coefB[r]));
+    }
+    __syncwarp();
+    const float kth = fromOrderedBits(warpRadixSelect(keys, count, a.out.k));
+    if (lane == 0 && kth < rows.threshold[r])
+      a.out.states[firstRow + r].threshold = kth;
+    __syncwarp();
+  }
 }
 
 /// After a sweep: rows past their list's capacity are marked overflowed, and rows holding more
@@ -327,6 +354,21 @@ __global__ void finishSweepKernel(RowState* states, int rows, FusedLists out) {
   }
 }
 
+/// The kernel for rows of d dimensions (fusedTilesApply).
+using SweepKernel = void (*)(SweepArgs);
+SweepKernel sweepKernelFor(int d) {
+  switch (d) {
+  case 32:
+    return sweepKernel<32>;
+  case 64:
+    return sweepKernel<64>;
+  case 128:
+    return sweepKernel<128>;
+  default:
+    return sweepKernel<256>;
+  }
+}
+
 } // namespace
 
 bool fusedTilesApply(int d) {
@@ -339,10 +381,11 @@ int fusedWaveRows(int d) {
   int device = 0, sms = 0, blocks = 0;
   NEARSCAPE_CUDA_CHECK(cudaGetDevice(&device));
   NEARSCAPE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  NEARSCAPE_CUDA_CHECK(cudaFuncSetAttribute(
-      sweepKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(sharedBytes(d))));
-  NEARSCAPE_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, sweepKernel, kThreads,
-                                                                     sharedBytes(d)));
+  const SweepKernel kernel = sweepKernelFor(d);
+  NEARSCAPE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            int(sharedBytes(d))));
+  NEARSCAPE_CUDA_CHECK(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, kThreads, sharedBytes(d)));
   return std::max(1, sms * blocks) * kBlockRows;
 }
 
@@ -352,19 +395,21 @@ void fusedCandidates(const __half* queries, int rows, const float* queryNorms,
                      float alpha, Metric metric, const FusedLists& out, cudaStream_t stream) {
   if (rows <= 0 || colEnd <= colBegin)
     return;
-  NEARSCAPE_CUDA_CHECK(cudaFuncSetAttribute(
-      sweepKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(sharedBytes(d))));
-  const SweepArgs args{queries,  rows,   queryNorms, selfIds, base,        baseNorms, maxBaseNorm2,
-                       colBegin, colEnd, d,          alpha,   int(metric), out};
+  const SweepKernel kernel = sweepKernelFor(d);
+  NEARSCAPE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            int(sharedBytes(d))));
+  SweepArgs args{queries,  rows,   queryNorms, selfIds, base,        baseNorms, maxBaseNorm2,
+                 colBegin, colEnd, d,          alpha,   int(metric), out};
   // Too few query rows for a full wave: the columns are split over more blocks.
   const int rowBlocks = (rows + kBlockRows - 1) / kBlockRows;
   const int waveBlocks = fusedWaveRows(d) / kBlockRows;
   const std::int64_t steps = (colEnd - colBegin + kStepCols - 1) / kStepCols;
   const int parts = int(std::clamp<std::int64_t>(waveBlocks / rowBlocks, 1, steps));
-  sweepKernel<<<dim3(unsigned(rowBlocks), unsigned(parts)), kThreads, sharedBytes(d), stream>>>(
-      args);
+  if (parts > 1) // blocks of other columns fill the same lists: the prune lowers the thresholds
+    args.out.pruneAbove = std::min(out.pruneAbove, out.k);
+  kernel<<<dim3(unsigned(rowBlocks), unsigned(parts)), kThreads, sharedBytes(d), stream>>>(args);
   NEARSCAPE_CUDA_CHECK_LAUNCH();
-  finishSweepKernel<<<(rows + 255) / 256, 256, 0, stream>>>(out.states, rows, out);
+  finishSweepKernel<<<(rows + 255) / 256, 256, 0, stream>>>(out.states, rows, args.out);
   NEARSCAPE_CUDA_CHECK_LAUNCH();
 }
 

@@ -30,6 +30,10 @@ struct FusedLists {
   int pruneAbove;   ///< rows holding more are queued for the prune
   int* pruneList;   ///< the queue
   int* pruneCount;  ///< its length
+  /// After the sweep a row's threshold is the k-th smallest upper estimate of its list: lowered
+  /// by the sweep itself where one block sweeps all of a row's columns, by the prune (rows with
+  /// more than k queued) where several do.
+  int k;
 };
 
 /// Scores query rows [0, rows) of `queries` (float16, packed as for the GEMM, `d` wide) against
