@@ -36,6 +36,26 @@ class TestNnDescent : public QObject {
   Q_OBJECT
 
 private slots:
+  void autoFollowsTheMeasuredCrossover() {
+    // docs/benchmarks.md, 2026-11-25 (H100): GNND is faster at 100,000 × 128 for k = 10, the
+    // fused exact kernel at 200,000 and 500,000 × 128 for k = 32; d = 784 (no fused kernel)
+    // keeps the exact graph to about 650,000 items.
+    SKIP_WITHOUT_DEVICE(Backend::Cuda);
+    Context gpu;
+    gpu.backend = Backend::Cuda;
+    auto pick = [&](std::int64_t n, std::int64_t d, int k) {
+      return resolveGraphMethod(GraphMethod::Auto, n, d, k, gpu);
+    };
+    QCOMPARE(pick(100000, 128, 10), GraphMethod::NnDescent);
+    QCOMPARE(pick(20000, 128, 10), GraphMethod::Exact);
+    QCOMPARE(pick(200000, 128, 32), GraphMethod::Exact);
+    QCOMPARE(pick(500000, 128, 32), GraphMethod::Exact);
+    QCOMPARE(pick(2000000, 128, 32), GraphMethod::NnDescent);
+    QCOMPARE(pick(500000, 784, 10), GraphMethod::Exact);
+    QCOMPARE(pick(2000000, 784, 10), GraphMethod::NnDescent);
+    QCOMPARE(pick(100000, 128, 100), GraphMethod::Exact); // beyond GNND's k
+  }
+
   void recallAgainstExact_data() {
     QTest::addColumn<Metric>("metric");
     QTest::addColumn<Backend>("backend");

@@ -328,7 +328,7 @@ KnnResult exactSearch(const MatrixView<float>& queries, const MatrixView<float>&
               params.baseTile > 0 ? int(params.baseTile) : 8192};
   const int d = int(base.cols);
   // Fused sweeps want a full wave of blocks: every one of them reads each base row from L2.
-  tiles.fused = params.fusedTiles && params.reducedPrecision && fusedTilesApply(d) && k <= 32;
+  tiles.fused = params.fusedTiles && params.reducedPrecision && knn::gpuFusedTiles(d, k);
   if (tiles.fused && params.queryTile == 0)
     tiles.bq = std::max(tiles.bq, fusedWaveRows(d));
   const std::uint64_t needed = std::uint64_t(base.rows) * rowBytes(d) +

@@ -6,6 +6,7 @@
 #include "cuda/Rerank.cuh"
 #include "cuda/Select.cuh"
 #include "cuda/WarpRows.cuh"
+#include "knn/ExactCommon.h"
 #include "knn/GemmBound.h"
 
 #include <algorithm>
@@ -234,7 +235,7 @@ PassResult searchPass(const DeviceRows& q, std::int64_t nq, const std::int64_t* 
   // The fused kernel sweeps the base after a first cuBLAS tile has given every row a threshold
   // (the delegates' k-th takes k ≤ 32).
   const bool fused =
-      tiles.fused && precision == Precision::Fp16 && fusedTilesApply(d) && k <= 32 && nb > bb;
+      tiles.fused && precision == Precision::Fp16 && knn::gpuFusedTiles(d, k) && nb > bb;
   const int cap = fused ? fusedCap(k) : int(knn::candidateCap(k));
   const int capG = bb + cap;
   const int width = base.width;

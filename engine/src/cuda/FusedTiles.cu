@@ -354,7 +354,7 @@ __global__ void finishSweepKernel(RowState* states, int rows, FusedLists out) {
   }
 }
 
-/// The kernel for rows of d dimensions (fusedTilesApply).
+/// The kernel for rows of d dimensions (knn::gpuFusedTiles).
 using SweepKernel = void (*)(SweepArgs);
 SweepKernel sweepKernelFor(int d) {
   switch (d) {
@@ -370,12 +370,6 @@ SweepKernel sweepKernelFor(int d) {
 }
 
 } // namespace
-
-bool fusedTilesApply(int d) {
-  // Whole rows in shared memory (two blocks of d = 128, or one of 256, per SM), and d / 8 a
-  // power of two so the copies split evenly over the threads.
-  return d == 32 || d == 64 || d == 128 || d == 256;
-}
 
 int fusedWaveRows(int d) {
   int device = 0, sms = 0, blocks = 0;

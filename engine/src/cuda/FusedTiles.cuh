@@ -16,10 +16,8 @@
 
 namespace nearscape::cuda {
 
-/// Whether rows of `d` dimensions fit the kernel (whole rows in shared memory, 16-wide steps).
-bool fusedTilesApply(int d);
-
-/// Query rows that keep every streaming multiprocessor of the current device busy in one wave.
+/// Query rows that keep every streaming multiprocessor of the current device busy in one wave
+/// (d: as knn::gpuFusedTiles takes).
 int fusedWaveRows(int d);
 
 /// Where the sweep's candidates go, and where rows that need a prune are queued.

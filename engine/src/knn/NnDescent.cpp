@@ -7,6 +7,7 @@
 #include "nearscape/knn/NnDescent.h"
 
 #include "gpu/Dispatch.h"
+#include "knn/ExactCommon.h"
 #include "knn/NnDescentLoop.h"
 #include "knn/ShardedGraph.h"
 #include "knn/Step.h"
@@ -385,9 +386,9 @@ constexpr double kAutoClusteredShare = 0.02;
 namespace {
 
 /// Up to how many items the GPU's exact graph (k = 10) beats GNND, by dimension: measured on
-/// manifold data of 50,000–1M items (docs/benchmarks.md, 2026-11-24, H100), interpolated
-/// log-log between the measured dimensions. The exact graph's time hardly depends on d (its
-/// n² selection dominates), GNND's grows faster than d.
+/// manifold data of 50,000–1M items (docs/benchmarks.md, 2026-11-24 and, after the fused
+/// kernel, 2026-11-25, H100), interpolated log-log between the measured dimensions. Below 100,000
+/// items the exact graph's fixed costs decide, so the fused kernel did not move these.
 double gpuExactCrossover(std::int64_t d) {
   constexpr double kDims[] = {128, 256, 768};
   constexpr double kItems[] = {30000, 60000, 650000};
@@ -407,8 +408,11 @@ GraphMethod resolveGraphMethod(GraphMethod method, std::int64_t n, std::int64_t 
   bool exactIsCheaper = false;
   if (resolveBackend(context) == Backend::Cuda) {
     // GNND's limits (k ≤ 64, d ≤ 800) leave the exact graph; GNND's time grows about as k^1.5
-    // (manifold 1M: k = 32 takes 4× k = 10) while the exact graph's hardly moves.
-    const double kFactor = std::pow(std::max(1.0, double(k) / 10.0), 1.5);
+    // (manifold 1M: k = 32 takes 4× k = 10) while the exact graph's hardly moves — with the
+    // fused kernel, hardly at all: at k = 32 it beats GNND up to about 550,000 items (d = 128),
+    // (k / 10)^2.5 times the k = 10 crossover.
+    const double kFactor =
+        std::pow(std::max(1.0, double(k) / 10.0), knn::gpuFusedTiles(d, k) ? 2.5 : 1.5);
     exactIsCheaper = k > 64 || d > 800 || double(n) <= gpuExactCrossover(d) * kFactor;
   } else {
     exactIsCheaper = double(n) * double(n) * double(d) <= 12000.0 * 12000.0 * 784.0;
