@@ -331,10 +331,14 @@ KnnResult exactSearch(const MatrixView<float>& queries, const MatrixView<float>&
   tiles.fused = params.fusedTiles && params.reducedPrecision && knn::gpuFusedTiles(d, k);
   if (tiles.fused && params.queryTile == 0)
     tiles.bq = std::max(tiles.bq, fusedWaveRows(d));
-  const std::uint64_t needed = std::uint64_t(base.rows) * rowBytes(d) +
-                               (excludeSelf ? 0 : std::uint64_t(queries.rows) * rowBytes(d)) +
-                               tileBytes(tiles, k);
-  if (needed > deviceBudget(context))
+  auto needed = [&] {
+    return std::uint64_t(base.rows) * rowBytes(d) +
+           (excludeSelf ? 0 : std::uint64_t(queries.rows) * rowBytes(d)) + tileBytes(tiles, k);
+  };
+  // A wave of query rows costs gigabytes of lists: under a budget, fewer rows before streaming.
+  while (needed() > deviceBudget(context) && tiles.fused && tiles.bq > 8192)
+    tiles.bq = std::max(8192, tiles.bq / 2);
+  if (needed() > deviceBudget(context))
     return streamOnDevice(queries, base, k, metric, excludeSelf, context, job, params,
                           deviceBudget(context));
   RunOptions options;
