@@ -353,7 +353,7 @@ PassResult searchPass(const DeviceRows& q, std::int64_t nq, const std::int64_t* 
 }
 
 int fusedCap(int k) {
-  return std::min(kMaxCap, 4 * int(knn::candidateCap(k)));
+  return std::min(kMaxCap, 8 * int(knn::candidateCap(k)));
 }
 
 /// Device bytes of a search's tile buffers (C, candidate lists, results).

@@ -29,8 +29,8 @@ struct Tiles {
 /// Base rows of the widest fused sweep: a few milliseconds of work between checks for a stop.
 constexpr std::int64_t kFusedSweep = 131072;
 
-/// Candidates a row may hold after a prune in a fused pass: its sweeps prune only rows past the
-/// cap, so a larger one saves prunes, and a row of many near-equal distances still fits.
+/// Candidates a row may hold after a prune in a fused pass: 8× the cuBLAS path's. Manifold 1M ×
+/// 128 has 0.6% of its rows past 4×, 0.02% past 8× (docs/benchmarks.md); they take 3xTF32.
 int fusedCap(int k);
 
 /// What one pass over a set of query rows produced.
