@@ -472,6 +472,38 @@ private slots:
                        fused.distances.data()));
   }
 
+  void gpuFusedSweepsOfManyRowsMatchCublas() {
+    SKIP_WITHOUT_DEVICE(Backend::Cuda);
+    // More query rows than a wave of blocks: each block sweeps all of its rows' columns, counts
+    // in shared memory and lowers its rows' thresholds itself, over three sweeps (8,192 columns
+    // by cuBLAS, then 8,192, 16,384 and the rest fused); a third of the rows repeat others.
+    std::random_device seed;
+    const int n = 40000, d = 32, k = 10;
+    const auto data = blobs(n, d, 60, 2.0f, seed(), true);
+    const MatrixView<float> v{data.data(), n, d};
+    ExactKnnParams params;
+    params.pruning = ExactKnnParams::Pruning::Off;
+    const KnnResult fused =
+        knnGraph(v, k, Metric::L2, contextFor(Backend::Cuda), noJobControl(), params);
+    QVERIFY2(QString::fromStdString(fused.report.precision).contains("fused tiles"),
+             fused.report.describe().c_str());
+    params.fusedTiles = false;
+    const KnnResult plain =
+        knnGraph(v, k, Metric::L2, contextFor(Backend::Cuda), noJobControl(), params);
+    const std::size_t values = std::size_t(n) * k;
+    QVERIFY(std::equal(plain.ids.data(), plain.ids.data() + values, fused.ids.data()));
+    QVERIFY(std::equal(plain.distances.data(), plain.distances.data() + values,
+                       fused.distances.data()));
+    // And the first rows against the float64 oracle.
+    const int rows = 400;
+    KnnResult head;
+    head.ids = Matrix<std::int32_t>(
+        std::vector<std::int32_t>(fused.ids.data(), fused.ids.data() + rows * k), rows, k);
+    head.distances = Matrix<float>(
+        std::vector<float>(fused.distances.data(), fused.distances.data() + rows * k), rows, k);
+    verifyAgainstReference(head, MatrixView<float>{data.data(), rows, d}, v, k, Metric::L2, true);
+  }
+
   void residentIndexAnyK_data() {
     QTest::addColumn<Backend>("backend");
     QTest::addColumn<Metric>("metric");

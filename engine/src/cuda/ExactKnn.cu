@@ -188,6 +188,12 @@ KnnResult runOnDevice(const MatrixView<float>& queries, const MatrixView<float>&
   return result;
 }
 
+/// Whether float16 passes may sweep with the fused kernel (cuda/FusedTiles.cuh) on this device.
+bool fusedApplies(int d, int k, const ExactKnnParams& params) {
+  return params.fusedTiles && params.reducedPrecision && knn::gpuFusedTiles(d, k) &&
+         fusedTilesFit(d);
+}
+
 /// Device bytes a resident row may take: raw, packed (3xTF32: 12 bytes a value at worst), norm.
 std::uint64_t rowBytes(int d) {
   return 16ull * std::uint64_t(d) + 8;
@@ -236,8 +242,11 @@ KnnResult streamOnDevice(const MatrixView<float>& queries, const MatrixView<floa
   const std::int64_t nq = queries.rows, nb = base.rows;
   const int d = int(base.cols);
   Tiles tiles{8192, 8192};
-  while (tileBytes(tiles, k) > budget / 4 && tiles.bq > 256)
-    tiles = {tiles.bq / 2, tiles.bb / 2};
+  tiles.fused = fusedApplies(d, k, params);
+  while (tileBytes(tiles, k) > budget / 4 && tiles.bq > 256) {
+    tiles.bq /= 2;
+    tiles.bb /= 2;
+  }
   const std::uint64_t left = budget > tileBytes(tiles, k) ? budget - tileBytes(tiles, k) : 0;
   // A third for a block of queries (raw and packed), two thirds for two raw chunks and one
   // packed.
@@ -328,16 +337,16 @@ KnnResult exactSearch(const MatrixView<float>& queries, const MatrixView<float>&
               params.baseTile > 0 ? int(params.baseTile) : 8192};
   const int d = int(base.cols);
   // Fused sweeps want a full wave of blocks: every one of them reads each base row from L2.
-  tiles.fused = params.fusedTiles && params.reducedPrecision && knn::gpuFusedTiles(d, k);
+  tiles.fused = fusedApplies(d, k, params);
   if (tiles.fused && params.queryTile == 0)
-    tiles.bq = std::max(tiles.bq, fusedWaveRows(d));
+    tiles.fusedBq = std::max(tiles.bq, fusedWaveRows(d));
   auto needed = [&] {
     return std::uint64_t(base.rows) * rowBytes(d) +
            (excludeSelf ? 0 : std::uint64_t(queries.rows) * rowBytes(d)) + tileBytes(tiles, k);
   };
   // A wave of query rows costs gigabytes of lists: under a budget, fewer rows before streaming.
-  while (needed() > deviceBudget(context) && tiles.fused && tiles.bq > 8192)
-    tiles.bq = std::max(8192, tiles.bq / 2);
+  while (needed() > deviceBudget(context) && tiles.fusedBq > tiles.bq)
+    tiles.fusedBq = std::max(tiles.bq, tiles.fusedBq / 2);
   if (needed() > deviceBudget(context))
     return streamOnDevice(queries, base, k, metric, excludeSelf, context, job, params,
                           deviceBudget(context));
@@ -351,9 +360,14 @@ KnnResult exactSearch(const MatrixView<float>& queries, const MatrixView<float>&
       return runOnDevice(queries, base, k, metric, options, context, job, params, tiles);
     } catch (const DeviceOutOfMemory&) {
       cudaGetLastError();
+      if (tiles.fusedBq > tiles.bq) {
+        tiles.fusedBq = std::max(tiles.bq, tiles.fusedBq / 4);
+        continue;
+      }
       if (tiles.bq <= 256)
         break;
       tiles.bq /= 4;
+      tiles.fusedBq = 0;
     }
   }
   return streamOnDevice(queries, base, k, metric, excludeSelf, context, job, params,

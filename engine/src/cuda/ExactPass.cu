@@ -230,12 +230,13 @@ PassResult searchPass(const DeviceRows& q, std::int64_t nq, const std::int64_t* 
                       const std::vector<std::int64_t>& targets, std::int64_t targetOffset,
                       std::int32_t* outIds, float* outDist, JobControl& job, double progressFrom,
                       double progressSpan, PhaseClock& clock) {
-  const int bq = int(std::min<std::int64_t>(tiles.bq, nq));
   const int bb = int(std::min<std::int64_t>(tiles.bb, nb));
   // The fused kernel sweeps the base after a first cuBLAS tile has given every row a threshold
   // (the delegates' k-th takes k ≤ 32).
   const bool fused =
       tiles.fused && precision == Precision::Fp16 && knn::gpuFusedTiles(d, k) && nb > bb;
+  const int bq =
+      int(std::min<std::int64_t>(fused && tiles.fusedBq > 0 ? tiles.fusedBq : tiles.bq, nq));
   const int cap = fused ? fusedCap(k) : int(knn::candidateCap(k));
   const int capG = bb + cap;
   const int width = base.width;
@@ -358,7 +359,8 @@ int fusedCap(int k) {
 
 /// Device bytes of a search's tile buffers (C, candidate lists, results).
 std::uint64_t tileBytes(Tiles t, int k) {
-  const std::uint64_t bq = std::uint64_t(t.bq), bb = std::uint64_t(t.bb);
+  const std::uint64_t bq = std::uint64_t(std::max(t.bq, t.fused ? t.fusedBq : 0)),
+                      bb = std::uint64_t(t.bb);
   const std::uint64_t cap = t.fused ? std::uint64_t(fusedCap(k)) : knn::candidateCap(k);
   return bq * ((bb + 3) / 4 * 4) * sizeof(float) + bq * (bb + cap) * sizeof(Candidate) +
          bq * std::uint64_t(k) * 8 + bq * (sizeof(RowState) + 16);

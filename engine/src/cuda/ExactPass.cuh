@@ -24,6 +24,7 @@ struct Tiles {
   int bq;
   int bb;
   bool fused = false;
+  int fusedBq = 0; ///< query rows of a fused pass (a wave of blocks); 0: bq
 };
 
 /// Base rows of the widest fused sweep: a few milliseconds of work between checks for a stop.

@@ -33,6 +33,11 @@ std::size_t sharedBytes(int d) {
          std::size_t(2) * 2 * kStepCols * sizeof(float);
 }
 
+/// Keys a warp can hold in the base tiles' shared memory once a sweep is over.
+constexpr int keysPerWarp(int d) {
+  return int(2 * kStepCols * (d + kPad) * sizeof(__half) / sizeof(std::uint32_t)) / (kThreads / 32);
+}
+
 __device__ inline unsigned sharedAddress(const void* p) {
   return unsigned(__cvta_generic_to_shared(p));
 }
@@ -135,6 +140,10 @@ __device__ __noinline__ void keepIfWithin(BlockRows& rows, int r, std::int64_t i
 /// D, the rows' width, is a template parameter: the dot products' loop unrolls with every
 /// shared-memory address an immediate offset, which halves the instructions of a step.
 template <int D> __global__ void __launch_bounds__(kThreads, 2) sweepKernel(SweepArgs a) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+  // cp.async, mma.m16n8k16 and __reduce_add_sync need sm_80: fusedTilesFit refuses older GPUs.
+  __trap();
+#else
   extern __shared__ __align__(16) unsigned char shared[];
   constexpr int ld = D + kPad;
   __half* queryTile = reinterpret_cast<__half*>(shared);
@@ -170,7 +179,7 @@ template <int D> __global__ void __launch_bounds__(kThreads, 2) sweepKernel(Swee
     const RowState st = r < rowsHere ? a.out.states[row] : RowState{0, 0, 0, 0, 1};
     const float qn = r < rowsHere ? a.queryNorms[row] : 0.0f;
     const float rowTerm = l2 ? qn : metric == Metric::Cosine ? 1.0f : 0.0f;
-    const float scale = fabsf(rowTerm) + a.maxBaseNorm2 + 2.0f * sqrtf(qn * a.maxBaseNorm2) +
+    const float scale = fabsf(rowTerm) + a.maxBaseNorm2 + 2.0f * sqrtf(qn) * sqrtf(a.maxBaseNorm2) +
                         st.coefA * sqrtf(a.maxBaseNorm2) + st.coefB + fabsf(st.threshold);
     const float slack = scale * (1.0f / 65536.0f);
     rows.bound[r] = st.overflow ? INFINITY : rowTerm - st.coefB - st.threshold - slack;
@@ -222,8 +231,12 @@ template <int D> __global__ void __launch_bounds__(kThreads, 2) sweepKernel(Swee
     }
     nextNorm = columnNorm(step + 1);
   };
-  if (steps > 0)
+  if (steps > 0) {
     stage(0);
+  } else { // no columns here: the query rows' copies must land before the block ends
+    commitCopies();
+    waitCopies<0>();
+  }
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int warpRow = (warp / 4) * kWarpRows, warpCol = (warp % 4) * kWarpCols;
@@ -316,13 +329,12 @@ template <int D> __global__ void __launch_bounds__(kThreads, 2) sweepKernel(Swee
   // The block swept all of its rows' columns: each row's threshold becomes the k-th smallest
   // upper estimate of its list (as the prune's, without its launch and compaction), a warp a
   // row, the keys in the base tiles' shared memory, free now.
-  constexpr int keysPerWarp =
-      int(2 * kStepCols * ld * sizeof(__half) / sizeof(std::uint32_t)) / (kThreads / 32);
-  std::uint32_t* keys = reinterpret_cast<std::uint32_t*>(baseTiles) + warp * keysPerWarp;
+  constexpr int keyRoom = keysPerWarp(D);
+  std::uint32_t* keys = reinterpret_cast<std::uint32_t*>(baseTiles) + warp * keyRoom;
   for (int r = warp; r < rowsHere; r += kThreads / 32) {
     const int count = rows.count[r];
-    if (count <= a.out.k || count > keysPerWarp || rows.bound[r] == INFINITY)
-      continue;
+    if (count <= a.out.k || count > min(keyRoom, a.out.capacity) || rows.bound[r] == INFINITY)
+      continue; // a row past the shared keys is queued for the prune (finishSweepKernel)
     const Candidate* list = a.out.lists + (firstRow + r) * a.out.capacity;
     for (int i = lane; i < count; i += 32) {
       const Candidate c = list[i];
@@ -335,11 +347,13 @@ template <int D> __global__ void __launch_bounds__(kThreads, 2) sweepKernel(Swee
       a.out.states[firstRow + r].threshold = kth;
     __syncwarp();
   }
+#endif
 }
 
 /// After a sweep: rows past their list's capacity are marked overflowed, and rows holding more
-/// than `pruneAbove` are queued for the prune.
-__global__ void finishSweepKernel(RowState* states, int rows, FusedLists out) {
+/// than `pruneAbove` — or more than k beyond the `tightened` the sweep lowered thresholds for —
+/// are queued for the prune.
+__global__ void finishSweepKernel(RowState* states, int rows, FusedLists out, int tightened) {
   const int row = blockIdx.x * blockDim.x + threadIdx.x;
   if (row >= rows)
     return;
@@ -349,7 +363,7 @@ __global__ void finishSweepKernel(RowState* states, int rows, FusedLists out) {
   if (st.count > out.capacity) {
     st.overflow = 1;
     st.count = 0;
-  } else if (st.count > out.pruneAbove) {
+  } else if (st.count > out.pruneAbove || (st.count > out.k && st.count > tightened)) {
     out.pruneList[atomicAdd(out.pruneCount, 1)] = row;
   }
 }
@@ -370,6 +384,15 @@ SweepKernel sweepKernelFor(int d) {
 }
 
 } // namespace
+
+bool fusedTilesFit(int d) {
+  int device = 0, major = 0, optIn = 0;
+  NEARSCAPE_CUDA_CHECK(cudaGetDevice(&device));
+  NEARSCAPE_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  NEARSCAPE_CUDA_CHECK(
+      cudaDeviceGetAttribute(&optIn, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  return major >= 8 && std::size_t(optIn) >= sharedBytes(d) + sizeof(BlockRows);
+}
 
 int fusedWaveRows(int d) {
   int device = 0, sms = 0, blocks = 0;
@@ -398,12 +421,16 @@ void fusedCandidates(const __half* queries, int rows, const float* queryNorms,
   const int rowBlocks = (rows + kBlockRows - 1) / kBlockRows;
   const int waveBlocks = fusedWaveRows(d) / kBlockRows;
   const std::int64_t steps = (colEnd - colBegin + kStepCols - 1) / kStepCols;
-  const int parts = int(std::clamp<std::int64_t>(waveBlocks / rowBlocks, 1, steps));
+  const std::int64_t wanted = std::clamp<std::int64_t>(waveBlocks / rowBlocks, 1, steps);
+  const std::int64_t partSteps = (steps + wanted - 1) / wanted;
+  const int parts = int((steps + partSteps - 1) / partSteps); // none left without columns
   if (parts > 1) // blocks of other columns fill the same lists: the prune lowers the thresholds
     args.out.pruneAbove = std::min(out.pruneAbove, out.k);
   kernel<<<dim3(unsigned(rowBlocks), unsigned(parts)), kThreads, sharedBytes(d), stream>>>(args);
   NEARSCAPE_CUDA_CHECK_LAUNCH();
-  finishSweepKernel<<<(rows + 255) / 256, 256, 0, stream>>>(out.states, rows, args.out);
+  // One block a row: the sweep lowered the thresholds of rows whose lists fit its shared keys.
+  const int tightened = parts == 1 ? keysPerWarp(d) : 0;
+  finishSweepKernel<<<(rows + 255) / 256, 256, 0, stream>>>(out.states, rows, args.out, tightened);
   NEARSCAPE_CUDA_CHECK_LAUNCH();
 }
 

@@ -16,6 +16,11 @@
 
 namespace nearscape::cuda {
 
+/// Whether the current device runs the kernel for rows of `d` dimensions (as knn::gpuFusedTiles
+/// takes): compute capability 8.0 or later (cp.async, mma.m16n8k16) and a block's shared memory
+/// for 384 rows of d halves (d = 256 needs Hopper's 227 KB; d = 128 fits an A100, not an RTX).
+bool fusedTilesFit(int d);
+
 /// Query rows that keep every streaming multiprocessor of the current device busy in one wave
 /// (d: as knn::gpuFusedTiles takes).
 int fusedWaveRows(int d);
