@@ -9,7 +9,7 @@ packages=(
   # build
   cmake ninja-build g++ pkg-config
   # engine
-  libeigen3-dev libopenblas-dev libhdf5-dev zlib1g-dev libxxhash-dev nlohmann-json3-dev libcli11-dev
+  libeigen3-dev libopenblas-dev libhdf5-dev zlib1g-dev libdeflate-dev libxxhash-dev nlohmann-json3-dev libcli11-dev
   # nearscape-cli under mpirun (optional at build time, as CUDA; CI tests it)
   libopenmpi-dev openmpi-bin
   # ui

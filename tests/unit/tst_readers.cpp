@@ -5,6 +5,7 @@
 #include "nearscape/io/AtomicFile.h"
 
 #include <QCryptographicHash>
+#include <QFile>
 #include <QFileInfo>
 #include <QTemporaryDir>
 #include <QTest>
@@ -420,6 +421,29 @@ private slots:
     const Dataset one = openDataset((folder + "/t10k-images-idx3-ubyte").toStdString());
     QCOMPARE(one.size(), 1);
     QCOMPARE(one.labels, std::vector<std::int32_t>{2});
+  }
+
+  void idxGzOneMemberOrTwo() {
+    // One gzip member is inflated whole (libdeflate); two members stream through zlib. Same rows.
+    QByteArray pixels;
+    for (int i = 0; i < 5 * 3 * 3; ++i)
+      pixels.append(char(i * 3));
+    const QByteArray bytes = idxBytes(0x08, {5, 3, 3}, pixels);
+    QVERIFY(writeGzip(path("one-images-idx3-ubyte.gz"), bytes));
+    QVERIFY(writeGzip(path("first.gz"), bytes.left(20)));
+    QVERIFY(writeGzip(path("second.gz"), bytes.mid(20)));
+    QFile first(path("first.gz")), second(path("second.gz"));
+    QVERIFY(first.open(QIODevice::ReadOnly) && second.open(QIODevice::ReadOnly));
+    QVERIFY(writeBytes(path("two-images-idx3-ubyte.gz"), first.readAll() + second.readAll()));
+    const Dataset one = openDataset(path("one-images-idx3-ubyte.gz").toStdString());
+    const Dataset two = openDataset(path("two-images-idx3-ubyte.gz").toStdString());
+    QCOMPARE(one.size(), 5);
+    QCOMPARE(two.size(), 5);
+    for (std::int64_t i = 0; i < 5; ++i)
+      for (std::int64_t j = 0; j < 9; ++j) {
+        QCOMPARE(one.vectors.row(i)[j], float(std::uint8_t(pixels[int(i * 9 + j)])));
+        QCOMPARE(two.vectors.row(i)[j], one.vectors.row(i)[j]);
+      }
   }
 
   void idxBadInputs() {

@@ -4,6 +4,7 @@
 #include "nearscape/core/Error.h"
 #include "nearscape/io/MappedFile.h"
 
+#include <libdeflate.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -13,6 +14,7 @@
 #include <cstring>
 #include <future>
 #include <memory>
+#include <optional>
 
 namespace nearscape::io {
 namespace {
@@ -42,12 +44,60 @@ std::size_t idxTypeSize(int type) {
   }
 }
 
+/// Gzip files whose data (the trailer's ISIZE) is at most this are inflated whole by libdeflate,
+/// about three times zlib's speed (fashion-mnist's 47 MB of training images: 0.10 s against
+/// 0.31 s on the build machine); larger ones stream through zlib in bounded pieces.
+constexpr std::uint64_t kWholeInflateLimit = std::uint64_t(256) << 20;
+
+/// The whole data of the gzip file open on `fd` (`size` bytes), or nothing where it is not a
+/// single gzip member of at most kWholeInflateLimit bytes that inflates cleanly (zlib then reads
+/// it, and reports what is wrong). The output buffer is the trailer's size, within the deflate
+/// ratio: libdeflate never writes past it.
+std::optional<std::vector<std::uint8_t>> inflateWhole(int fd, std::uint64_t size) {
+  std::uint8_t magic[2] = {};
+  if (size < 18 || size > kWholeInflateLimit || ::pread(fd, magic, 2, 0) != 2 || magic[0] != 0x1f ||
+      magic[1] != 0x8b)
+    return std::nullopt;
+  std::vector<std::uint8_t> packed(static_cast<std::size_t>(size));
+  for (std::size_t done = 0; done < packed.size();) {
+    const ssize_t got = ::pread(fd, packed.data() + done, packed.size() - done, off_t(done));
+    if (got <= 0)
+      return std::nullopt;
+    done += std::size_t(got);
+  }
+  const std::uint64_t isize =
+      std::uint64_t(packed[size - 4]) | std::uint64_t(packed[size - 3]) << 8 |
+      std::uint64_t(packed[size - 2]) << 16 | std::uint64_t(packed[size - 1]) << 24;
+  if (isize > kWholeInflateLimit || isize > size * kMaxDeflateRatio)
+    return std::nullopt;
+  std::vector<std::uint8_t> data(static_cast<std::size_t>(isize));
+  std::unique_ptr<libdeflate_decompressor, void (*)(libdeflate_decompressor*)> inflater(
+      libdeflate_alloc_decompressor(), libdeflate_free_decompressor);
+  std::size_t in = 0, out = 0;
+  if (!inflater ||
+      libdeflate_gzip_decompress_ex(inflater.get(), packed.data(), packed.size(), data.data(),
+                                    data.size(), &in, &out) != LIBDEFLATE_SUCCESS ||
+      in != packed.size() || out != data.size())
+    return std::nullopt;
+  return data;
+}
+
 // Reads a gzip (or plain: zlib passes it through) stream in bounded pieces, never more than the
-// caller asks for: what follows the header's shape is never inflated.
+// caller asks for: what follows the header's shape is never inflated — except gzip files of up
+// to kWholeInflateLimit bytes, inflated whole at open by libdeflate and read from memory.
 class GzStream {
 public:
   explicit GzStream(const fs::path& path) : m_name(path.string()) {
     const int fd = openRegularFile(path, &m_fileSize); // a FIFO or device is refused, not read
+    if (auto whole = inflateWhole(fd, m_fileSize)) {
+      ::close(fd);
+      m_whole = std::move(*whole);
+      return;
+    }
+    if (::lseek(fd, 0, SEEK_SET) != 0) {
+      ::close(fd);
+      throw IoError(m_name + ": cannot read");
+    }
     m_file = gzdopen(fd, "rb");
     if (!m_file) {
       ::close(fd);
@@ -55,12 +105,23 @@ public:
     }
     gzbuffer(m_file, 1 << 17);
   }
-  ~GzStream() { gzclose(m_file); }
+  ~GzStream() {
+    if (m_file)
+      gzclose(m_file);
+  }
   GzStream(const GzStream&) = delete;
   GzStream& operator=(const GzStream&) = delete;
 
   /// Reads up to `size` bytes into `dst`; returns how many were read (fewer at the end).
   std::size_t read(std::uint8_t* dst, std::size_t size, JobControl* job) {
+    if (!m_file) {
+      if (job)
+        job->check();
+      const std::size_t n = std::min<std::size_t>(size, m_whole.size() - m_at);
+      std::memcpy(dst, m_whole.data() + m_at, n);
+      m_at += n;
+      return n;
+    }
     std::size_t done = 0;
     while (done < size) {
       if (job)
@@ -82,18 +143,32 @@ public:
     return done;
   }
 
+  /// The next `size` bytes where the data is in memory (inflated whole) and holds them, taken
+  /// as read; null otherwise.
+  const std::uint8_t* take(std::size_t size) {
+    if (m_file || m_whole.size() - m_at < size)
+      return nullptr;
+    const std::uint8_t* at = m_whole.data() + m_at;
+    m_at += size;
+    return at;
+  }
+
   /// The most bytes of data the file can yield after the `consumed` ones: its own size, or the
   /// deflate ratio times it when compressed (known once a first read has looked at it).
   std::uint64_t capacityAfter(std::uint64_t consumed) const {
+    if (!m_file)
+      return m_whole.size() > consumed ? m_whole.size() - consumed : 0;
     const std::uint64_t ratio = gzdirect(m_file) ? 1 : kMaxDeflateRatio;
     const std::uint64_t total = m_fileSize > UINT64_MAX / ratio ? UINT64_MAX : m_fileSize * ratio;
     return total > consumed ? total - consumed : 0;
   }
-  bool compressed() const { return !gzdirect(m_file); }
+  bool compressed() const { return !m_file || !gzdirect(m_file); }
   const std::string& name() const { return m_name; }
 
 private:
-  gzFile m_file = nullptr;
+  gzFile m_file = nullptr;           // null: inflated whole into m_whole
+  std::vector<std::uint8_t> m_whole; // read from m_at on
+  std::size_t m_at = 0;
   std::string m_name;
   std::uint64_t m_fileSize = 0;
 };
@@ -207,6 +282,18 @@ float idxValue(const IdxArray& a, std::size_t i) {
 /// reading fashion-mnist (the conversion mostly first-touch page faults of the float array).
 void convertBody(IdxSource& src, float* values, std::uint8_t* pixels, JobControl& job) {
   const std::size_t typeSize = idxTypeSize(src.type);
+  // Inflated whole: converted by every core at once (the float array's first-touch page faults
+  // spread with it).
+  if (const std::uint8_t* raw = src.in->take(std::size_t(src.count) * typeSize)) {
+    job.check();
+    const int type = src.type;
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < std::int64_t(src.count); ++i)
+      values[i] = idxValueAt(raw + std::size_t(i) * typeSize, type);
+    if (pixels)
+      std::memcpy(pixels, raw, std::size_t(src.count));
+    return;
+  }
   const std::size_t piece = (std::size_t(1) << 22) / typeSize; // values per read
   std::vector<std::uint8_t> buffers[2];
   for (auto& b : buffers)
