@@ -330,6 +330,13 @@ private slots:
     QVERIFY(timer.elapsed() < 1000);
   }
 
+  void gzIdxOfNothingIsRefused() {
+    // A gzip member of no data (inflated whole: an empty body to read from).
+    const QString file = path("empty-images-idx3-ubyte.gz");
+    QVERIFY(writeGzip(file, QByteArray()));
+    expectOpenError(file, "FormatError", "no IDX header");
+  }
+
   void gzIdxIsNotInflatedPastItsShape() {
     // What follows the header's shape (here a corrupt second gzip member) is never inflated.
     const QString file = path("trailing-images-idx3-ubyte.gz");

@@ -494,6 +494,17 @@ private slots:
     QVERIFY(std::equal(plain.ids.data(), plain.ids.data() + values, fused.ids.data()));
     QVERIFY(std::equal(plain.distances.data(), plain.distances.data() + values,
                        fused.distances.data()));
+    // k = 64: no delegates for the first tile's threshold, the prune's instead.
+    params.fusedTiles = true;
+    const KnnResult wide =
+        knnGraph(v, 64, Metric::L2, contextFor(Backend::Cuda), noJobControl(), params);
+    QVERIFY2(QString::fromStdString(wide.report.precision).contains("fused tiles"),
+             wide.report.describe().c_str());
+    params.fusedTiles = false;
+    const KnnResult widePlain =
+        knnGraph(v, 64, Metric::L2, contextFor(Backend::Cuda), noJobControl(), params);
+    QVERIFY(std::equal(widePlain.ids.data(), widePlain.ids.data() + std::size_t(n) * 64,
+                       wide.ids.data()));
     // And the first rows against the float64 oracle.
     const int rows = 400;
     KnnResult head;

@@ -232,7 +232,7 @@ PassResult searchPass(const DeviceRows& q, std::int64_t nq, const std::int64_t* 
                       double progressSpan, PhaseClock& clock) {
   const int bb = int(std::min<std::int64_t>(tiles.bb, nb));
   // The fused kernel sweeps the base after a first cuBLAS tile has given every row a threshold
-  // (the delegates' k-th takes k ≤ 32).
+  // (the delegates' k-th for k ≤ 32, the prune's after it for any k).
   const bool fused =
       tiles.fused && precision == Precision::Fp16 && knn::gpuFusedTiles(d, k) && nb > bb;
   const int bq =

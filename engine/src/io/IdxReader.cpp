@@ -118,7 +118,8 @@ public:
       if (job)
         job->check();
       const std::size_t n = std::min<std::size_t>(size, m_whole.size() - m_at);
-      std::memcpy(dst, m_whole.data() + m_at, n);
+      if (n > 0) // an empty inflated body has no data() to copy from
+        std::memcpy(dst, m_whole.data() + m_at, n);
       m_at += n;
       return n;
     }

@@ -13,10 +13,11 @@
 namespace nearscape::knn {
 
 /// Whether the GPU's exact path scores its float16 tiles in the fused kernel
-/// (cuda/FusedTiles.cu): whole rows in shared memory with d / 8 a power of two, and k ≤ 32 (a
-/// row's first threshold comes from 32 delegates). The graph method's `auto` reads it too.
+/// (cuda/FusedTiles.cu): whole rows in shared memory with d / 8 a power of two, and k ≤ 256 (a
+/// fused pass's candidate cap, 8 × 4k, stays within the re-check's 8,192). The graph method's
+/// `auto` reads it too.
 constexpr bool gpuFusedTiles(std::int64_t d, int k) {
-  return (d == 32 || d == 64 || d == 128 || d == 256) && k <= 32;
+  return (d == 32 || d == 64 || d == 128 || d == 256) && k <= 256;
 }
 
 /// How rows are transformed before the GEMM, and what approximate distance a dot product of

@@ -410,9 +410,9 @@ GraphMethod resolveGraphMethod(GraphMethod method, std::int64_t n, std::int64_t 
     // GNND's limits (k ≤ 64, d ≤ 800) leave the exact graph; GNND's time grows about as k^1.5
     // (manifold 1M: k = 32 takes 4× k = 10) while the exact graph's hardly moves — with the
     // fused kernel, hardly at all: at k = 32 it beats GNND up to about 550,000 items (d = 128),
-    // (k / 10)^2.5 times the k = 10 crossover.
+    // (k / 10)^2.5 times the k = 10 crossover (measured to k = 32; beyond it, 1.5 as before).
     const double kFactor =
-        std::pow(std::max(1.0, double(k) / 10.0), knn::gpuFusedTiles(d, k) ? 2.5 : 1.5);
+        std::pow(std::max(1.0, double(k) / 10.0), knn::gpuFusedTiles(d, k) && k <= 32 ? 2.5 : 1.5);
     exactIsCheaper = k > 64 || d > 800 || double(n) <= gpuExactCrossover(d) * kFactor;
   } else {
     exactIsCheaper = double(n) * double(n) * double(d) <= 12000.0 * 12000.0 * 784.0;

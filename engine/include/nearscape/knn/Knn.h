@@ -27,7 +27,7 @@ struct ExactKnnParams {
   std::int64_t baseTile = 0;    ///< base rows per GEMM tile; 0 = chosen from the memory budget
   bool reducedPrecision = true; ///< GPU only: float16 candidates (then the exact re-check)
   /// GPU only: float16 tiles scored and filtered in one kernel, the dot products never stored
-  /// (≤ 256 dimensions, a multiple of 16; k ≤ 32); off: every tile through cuBLAS (A/B, tests).
+  /// (d of 32, 64, 128 or 256; k ≤ 256); off: every tile through cuBLAS (A/B, tests).
   bool fusedTiles = true;
   /// STEP's cluster pruning (L2): Auto takes it where a probe of the queries shows it pruning
   /// most of the base (GPU: ≤ 256 dimensions, CPU: ≤ 16), Always whenever it applies (tests),
