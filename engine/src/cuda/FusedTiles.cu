@@ -96,7 +96,6 @@ struct SweepArgs {
   const float* baseNorms;
   float maxBaseNorm2;
   std::int64_t colBegin, colEnd;
-  int d;
   float alpha;
   int metric;
   FusedLists out;
@@ -412,14 +411,13 @@ void fusedCandidates(const __half* queries, int rows, const float* queryNorms,
                      float alpha, Metric metric, const FusedLists& out, cudaStream_t stream) {
   if (rows <= 0 || colEnd <= colBegin)
     return;
-  const SweepKernel kernel = sweepKernelFor(d);
-  NEARSCAPE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                            int(sharedBytes(d))));
-  SweepArgs args{queries,  rows,   queryNorms, selfIds, base,        baseNorms, maxBaseNorm2,
-                 colBegin, colEnd, d,          alpha,   int(metric), out};
-  // Too few query rows for a full wave: the columns are split over more blocks.
+  SweepArgs args{queries,      rows,     queryNorms, selfIds, base,        baseNorms,
+                 maxBaseNorm2, colBegin, colEnd,     alpha,   int(metric), out};
+  // Too few query rows for a full wave: the columns are split over more blocks. (fusedWaveRows
+  // also sets the kernel's shared-memory attribute the launch needs.)
   const int rowBlocks = (rows + kBlockRows - 1) / kBlockRows;
   const int waveBlocks = fusedWaveRows(d) / kBlockRows;
+  const SweepKernel kernel = sweepKernelFor(d);
   const std::int64_t steps = (colEnd - colBegin + kStepCols - 1) / kStepCols;
   const std::int64_t wanted = std::clamp<std::int64_t>(waveBlocks / rowBlocks, 1, steps);
   const std::int64_t partSteps = (steps + wanted - 1) / wanted;
