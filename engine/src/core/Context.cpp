@@ -5,6 +5,8 @@
 
 #include <charconv>
 #include <cmath>
+#include <map>
+#include <mutex>
 #include <thread>
 
 namespace nearscape {
@@ -177,9 +179,32 @@ DeviceWarmUp::~DeviceWarmUp() {
     m_thread.join();
 }
 
+namespace {
+
+/// queryDevice(ordinal) for a report's device name: a usable device's answer is kept (it goes
+/// into every result, a batch-1 search's too, and asking the driver again each time cost tens of
+/// microseconds a call); an unusable one's is asked again.
+DeviceInfo deviceForReport(int ordinal) {
+  static std::mutex mutex;
+  static std::map<int, DeviceInfo> usable;
+  {
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (const auto it = usable.find(ordinal); it != usable.end())
+      return it->second;
+  }
+  DeviceInfo device = queryDevice(ordinal);
+  if (device.usable) {
+    const std::lock_guard<std::mutex> lock(mutex);
+    usable.emplace(ordinal, device);
+  }
+  return device;
+}
+
+} // namespace
+
 std::string describeBackend(const Context& context) {
   if (context.backend != Backend::Cpu) {
-    const DeviceInfo device = queryDevice(context.device);
+    const DeviceInfo device = deviceForReport(context.device);
     if (device.usable && context.devices.size() > 1) {
       std::string ordinals;
       for (int ordinal : context.devices)

@@ -2,9 +2,32 @@
 
 #include <cuda_runtime.h>
 
+#include <mutex>
 #include <string>
+#include <unordered_map>
 
 namespace nearscape::cuda {
+namespace {
+
+/// A device's properties, fixed for the process: read once (cudaGetDeviceProperties fills some
+/// hundred fields through the driver, tens of microseconds that every batch-1 search paid in
+/// its report's device name).
+bool cachedProperties(int ordinal, cudaDeviceProp& prop, cudaError_t& status) {
+  static std::mutex mutex;
+  static std::unordered_map<int, cudaDeviceProp> known;
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (const auto it = known.find(ordinal); it != known.end()) {
+    prop = it->second;
+    return true;
+  }
+  status = cudaGetDeviceProperties(&prop, ordinal);
+  if (status != cudaSuccess)
+    return false;
+  known.emplace(ordinal, prop);
+  return true;
+}
+
+} // namespace
 
 DeviceInfo queryDevice(int ordinal) {
   DeviceInfo info;
@@ -34,8 +57,7 @@ DeviceInfo queryDevice(int ordinal) {
     return info;
   }
   cudaDeviceProp prop{};
-  status = cudaGetDeviceProperties(&prop, ordinal);
-  if (status == cudaSuccess)
+  if (cachedProperties(ordinal, prop, status))
     status = cudaSetDevice(ordinal);
   size_t freeBytes = 0, totalBytes = 0;
   if (status == cudaSuccess)

@@ -537,8 +537,10 @@ struct DeviceGraphSearch::State {
   DeviceBuffer<std::int32_t> graph, sample, upper;
   // A search's buffers, kept between searches (batch-1 latency pays no allocation).
   std::mutex mutex;
-  DeviceBuffer<float> queries, outScores;
-  DeviceBuffer<std::int32_t> outIds;
+  DeviceBuffer<float> queries;
+  /// A batch's ids, then its scores (float bits): one copy back brings both (a batch-1 call
+  /// waits for each copy's round trip).
+  DeviceBuffer<std::int32_t> outLists;
   /// Pinned host memory for calls of a few queries: their copies go without the driver's
   /// staging of pageable memory.
   struct Pinned {
@@ -667,13 +669,11 @@ void DeviceGraphSearch::search(const MatrixView<float>& queries, int k, int ef, 
   const std::lock_guard<std::mutex> lock(s.mutex);
   if (s.queries.size() < std::size_t(rows) * std::size_t(s.d))
     s.queries = DeviceBuffer<float>(std::size_t(rows) * std::size_t(s.d));
-  if (s.outIds.size() < std::size_t(rows) * std::size_t(k)) {
-    s.outIds = DeviceBuffer<std::int32_t>(std::size_t(rows) * std::size_t(k));
-    s.outScores = DeviceBuffer<float>(std::size_t(rows) * std::size_t(k));
-  }
+  if (s.outLists.size() < 2 * std::size_t(rows) * std::size_t(k))
+    s.outLists = DeviceBuffer<std::int32_t>(2 * std::size_t(rows) * std::size_t(k));
   const DeviceBuffer<float>& q = s.queries;
-  const DeviceBuffer<std::int32_t>& outIds = s.outIds;
-  const DeviceBuffer<float>& outScores = s.outScores;
+  std::int32_t* outIds = s.outLists.get();
+  float* outScores = reinterpret_cast<float*>(outIds + std::size_t(rows) * std::size_t(k));
   // A few queries a call: a block each (chosen for the whole call, so that a query's answer does
   // not depend on the batch it falls in).
   const std::optional<WideLaunch> wide =
@@ -708,30 +708,28 @@ void DeviceGraphSearch::search(const MatrixView<float>& queries, int k, int ef, 
       wide->kernel<<<unsigned(nq), kWideWarps * 32, wide->sharedBytes>>>(
           s.x.get(), s.d, dPad, s.graph.get(), s.degree, std::min(degree, s.degree), s.sample.get(),
           s.upper.get(), std::min(entries, s.sampleCount), q.get(), ef, k, wide->hashBits,
-          wide->cap, s.innerProduct, outIds.get(), outScores.get());
+          wide->cap, s.innerProduct, outIds, outScores);
     } else {
       const unsigned blocks = unsigned((nq + kWarps - 1) / kWarps);
       kernel<<<blocks, kWarps * 32, sharedBytes>>>(
           s.x.get(), s.d, dPad, s.graph.get(), s.degree, std::min(degree, s.degree), s.sample.get(),
           s.upper.get(), std::min(entries, s.sampleCount), q.get(), nq, ef, k, hashBits,
-          s.innerProduct, outIds.get(), outScores.get());
+          s.innerProduct, outIds, outScores);
     }
     NEARSCAPE_CUDA_CHECK_LAUNCH();
     if (viaPinned) {
+      // One batch (rows = nq): ids and scores lie together, one copy.
       unsigned char* pinnedIds = pinnedQueries + queryBytes;
-      unsigned char* pinnedScores = pinnedIds + listBytes;
       NEARSCAPE_CUDA_CHECK(
-          cudaMemcpyAsync(pinnedIds, outIds.get(), listBytes, cudaMemcpyDeviceToHost, nullptr));
-      NEARSCAPE_CUDA_CHECK(cudaMemcpyAsync(pinnedScores, outScores.get(), listBytes,
-                                           cudaMemcpyDeviceToHost, nullptr));
+          cudaMemcpyAsync(pinnedIds, outIds, 2 * listBytes, cudaMemcpyDeviceToHost, nullptr));
       NEARSCAPE_CUDA_CHECK(cudaStreamSynchronize(nullptr));
       std::memcpy(ids, pinnedIds, listBytes);
-      std::memcpy(scores, pinnedScores, listBytes);
+      std::memcpy(scores, pinnedIds + listBytes, listBytes);
       continue;
     }
-    NEARSCAPE_CUDA_CHECK(cudaMemcpyAsync(ids + b0 * k, outIds.get(), std::size_t(nq) * k * 4,
-                                         cudaMemcpyDeviceToHost));
-    NEARSCAPE_CUDA_CHECK(cudaMemcpyAsync(scores + b0 * k, outScores.get(), std::size_t(nq) * k * 4,
+    NEARSCAPE_CUDA_CHECK(
+        cudaMemcpyAsync(ids + b0 * k, outIds, std::size_t(nq) * k * 4, cudaMemcpyDeviceToHost));
+    NEARSCAPE_CUDA_CHECK(cudaMemcpyAsync(scores + b0 * k, outScores, std::size_t(nq) * k * 4,
                                          cudaMemcpyDeviceToHost));
     NEARSCAPE_CUDA_CHECK(cudaStreamSynchronize(nullptr));
   }

@@ -2,6 +2,7 @@
 #include "cuda/Resources.cuh"
 
 #include "cuda/CudaApi.h"
+#include "cuda/Upload.cuh"
 
 #include <map>
 #include <mutex>
@@ -104,6 +105,7 @@ ResourceLease leaseResources(int device) {
 
 void warmUp(const Context& context) {
   const ResourceLease resources = leaseResources(context);
+  prepareCopies(); // the first step of a search: its data's upload
   constexpr int kSide = 64;
   auto* m = static_cast<float*>(resources->scratch(3 * kSide * kSide * sizeof(float)));
   NEARSCAPE_CUDA_CHECK(

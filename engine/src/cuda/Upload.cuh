@@ -10,6 +10,10 @@
 
 namespace nearscape::cuda {
 
+/// Makes the current device's pinned staging set now (the device's warm-up), so that the first
+/// large copy does not pay for it. Throws DeviceOutOfMemory, DeviceError.
+void prepareCopies();
+
 /// Copies `bytes` from host `source` to device `target` (current device); returns when done.
 /// Throws DeviceOutOfMemory (pinned memory), Error.
 void copyToDevice(void* target, const void* source, std::size_t bytes);
