@@ -68,7 +68,10 @@ NonFiniteScan scanNonFinite(const MatrixView<float>& m) {
   std::int64_t count = 0;
   std::int64_t first = std::numeric_limits<std::int64_t>::max();
   double maxAbs = 0, maxSquaredNorm = 0;
-#pragma omp parallel for reduction(+ : count) reduction(min : first) \
+  // A few rows (a click's query) are scanned by this thread alone: waking a team of threads
+  // costs more than the scan.
+  const bool parallel = m.rows * m.cols >= (std::int64_t(1) << 16);
+#pragma omp parallel for if (parallel) reduction(+ : count) reduction(min : first) \
     reduction(max : maxAbs, maxSquaredNorm) schedule(static)
   for (std::int64_t r = 0; r < m.rows; ++r) {
     const float* x = m.row(r);

@@ -538,11 +538,11 @@ struct DeviceGraphSearch::State {
   // A search's buffers, kept between searches (batch-1 latency pays no allocation).
   std::mutex mutex;
   DeviceBuffer<float> queries;
-  /// A batch's ids, then its scores (float bits): one copy back brings both (a batch-1 call
-  /// waits for each copy's round trip).
+  /// A batch's ids, then its scores (float bits).
   DeviceBuffer<std::int32_t> outLists;
-  /// Pinned host memory for calls of a few queries: their copies go without the driver's
-  /// staging of pageable memory.
+  /// Pinned host memory for calls of a few queries, mapped into the device's address space: the
+  /// kernel reads the queries and writes its lists there itself, so a batch-1 call is one launch
+  /// and one wait (copies of a few hundred bytes each cost a round trip).
   struct Pinned {
     void* data = nullptr;
     std::size_t bytes = 0;
@@ -557,7 +557,7 @@ struct DeviceGraphSearch::State {
         cudaFreeHost(data);
       data = nullptr;
       bytes = 0;
-      NEARSCAPE_CUDA_ALLOC(cudaHostAlloc(&data, want, cudaHostAllocDefault));
+      NEARSCAPE_CUDA_ALLOC(cudaHostAlloc(&data, want, cudaHostAllocMapped));
       bytes = want;
     }
   } pinned;
@@ -686,7 +686,7 @@ void DeviceGraphSearch::search(const MatrixView<float>& queries, int k, int ef, 
                                               int(sharedBytes)));
     s.warpShared = sharedBytes;
   }
-  // A few queries: their copies through pinned memory, queued with the kernel, one wait.
+  // A few queries: read and answered in mapped pinned memory, one wait.
   const bool viaPinned = queries.rows <= kWideBelow;
   const std::size_t queryBytes = std::size_t(rows) * std::size_t(s.d) * 4;
   const std::size_t listBytes = std::size_t(rows) * std::size_t(k) * 4;
@@ -696,10 +696,14 @@ void DeviceGraphSearch::search(const MatrixView<float>& queries, int k, int ef, 
   for (std::int64_t b0 = 0; b0 < queries.rows; b0 += batch) {
     job.check();
     const std::int64_t nq = std::min(batch, queries.rows - b0);
+    // Under unified addressing a mapped host pointer is also the device's.
+    const float* inQueries = viaPinned ? reinterpret_cast<const float*>(pinnedQueries) : q.get();
+    std::int32_t* toIds =
+        viaPinned ? reinterpret_cast<std::int32_t*>(pinnedQueries + queryBytes) : outIds;
+    float* toScores =
+        viaPinned ? reinterpret_cast<float*>(pinnedQueries + queryBytes + listBytes) : outScores;
     if (viaPinned) {
       std::memcpy(pinnedQueries, queries.row(b0), queryBytes);
-      NEARSCAPE_CUDA_CHECK(
-          cudaMemcpyAsync(q.get(), pinnedQueries, queryBytes, cudaMemcpyHostToDevice, nullptr));
     } else {
       NEARSCAPE_CUDA_CHECK(
           cudaMemcpy(q.get(), queries.row(b0), std::size_t(nq) * s.d * 4, cudaMemcpyHostToDevice));
@@ -707,24 +711,21 @@ void DeviceGraphSearch::search(const MatrixView<float>& queries, int k, int ef, 
     if (wide) {
       wide->kernel<<<unsigned(nq), kWideWarps * 32, wide->sharedBytes>>>(
           s.x.get(), s.d, dPad, s.graph.get(), s.degree, std::min(degree, s.degree), s.sample.get(),
-          s.upper.get(), std::min(entries, s.sampleCount), q.get(), ef, k, wide->hashBits,
-          wide->cap, s.innerProduct, outIds, outScores);
+          s.upper.get(), std::min(entries, s.sampleCount), inQueries, ef, k, wide->hashBits,
+          wide->cap, s.innerProduct, toIds, toScores);
     } else {
       const unsigned blocks = unsigned((nq + kWarps - 1) / kWarps);
       kernel<<<blocks, kWarps * 32, sharedBytes>>>(
           s.x.get(), s.d, dPad, s.graph.get(), s.degree, std::min(degree, s.degree), s.sample.get(),
-          s.upper.get(), std::min(entries, s.sampleCount), q.get(), nq, ef, k, hashBits,
-          s.innerProduct, outIds, outScores);
+          s.upper.get(), std::min(entries, s.sampleCount), inQueries, nq, ef, k, hashBits,
+          s.innerProduct, toIds, toScores);
     }
     NEARSCAPE_CUDA_CHECK_LAUNCH();
     if (viaPinned) {
-      // One batch (rows = nq): ids and scores lie together, one copy.
-      unsigned char* pinnedIds = pinnedQueries + queryBytes;
-      NEARSCAPE_CUDA_CHECK(
-          cudaMemcpyAsync(pinnedIds, outIds, 2 * listBytes, cudaMemcpyDeviceToHost, nullptr));
+      // One batch (rows = nq), answered in place.
       NEARSCAPE_CUDA_CHECK(cudaStreamSynchronize(nullptr));
-      std::memcpy(ids, pinnedIds, listBytes);
-      std::memcpy(scores, pinnedIds + listBytes, listBytes);
+      std::memcpy(ids, toIds, listBytes);
+      std::memcpy(scores, toScores, listBytes);
       continue;
     }
     NEARSCAPE_CUDA_CHECK(
