@@ -2,6 +2,7 @@
 
 #include "gpu/GpuBackend.h"
 #include "nearscape/core/Error.h"
+#include "nearscape/core/Log.h"
 
 #include <charconv>
 #include <cmath>
@@ -150,8 +151,11 @@ DeviceWarmUp::DeviceWarmUp(const Context& context) {
     return;
   m_thread = std::thread([context] {
     try {
+      LogLaps lap(context, "device start:");                      // at the log's debug level
+      const std::jthread driver([] { gpu::startDriverEarly(); }); // beside the plugin's load
       if (resolveBackend(context) != Backend::Cuda)
         return;
+      lap("plugin, driver and context");
       std::vector<std::jthread> others; // the further GPUs of context.devices start at once
       for (std::size_t i = 1; i < context.devices.size(); ++i)
         others.emplace_back([context, ordinal = context.devices[i]] {

@@ -3,6 +3,7 @@
 
 #include "cuda/CudaApi.h"
 #include "cuda/Upload.cuh"
+#include "nearscape/core/Log.h"
 
 #include <map>
 #include <mutex>
@@ -104,8 +105,14 @@ ResourceLease leaseResources(int device) {
 }
 
 void warmUp(const Context& context) {
+  LogLaps lap(context, "device warm-up:"); // at the log's debug level
   const ResourceLease resources = leaseResources(context);
-  prepareCopies(); // the first step of a search: its data's upload
+  lap("context and resources");
+  // The first step of a search, its data's upload, needs the pinned staging set. Made before
+  // cuBLAS's start, not beside it: pinning memory while cuBLAS loads its kernels waited on the
+  // driver, and the upload with it (H100: 45–60 ms → 60–170 ms).
+  prepareCopies();
+  lap("pinned staging");
   constexpr int kSide = 64;
   auto* m = static_cast<float*>(resources->scratch(3 * kSide * kSide * sizeof(float)));
   NEARSCAPE_CUDA_CHECK(
@@ -115,6 +122,8 @@ void warmUp(const Context& context) {
   NEARSCAPE_CUBLAS_CHECK(cublasSgemm(resources->cublas(), CUBLAS_OP_T, CUBLAS_OP_N, kSide, kSide,
                                      kSide, &one, m, kSide, m + kSide * kSide, kSide, &zero,
                                      m + 2 * kSide * kSide, kSide));
+  NEARSCAPE_CUDA_CHECK(cudaStreamSynchronize(resources->stream()));
+  lap("first SGEMM");
   // The exact path's first tile: a float16 GEMM of its usual shape (8,192 base rows, d = 128),
   // whose kernels cuBLAS loads on first use — 40–60 ms on an H100 host, off the search's path
   // here (the whole start measured: devices 100 ms, context 100 ms, first SGEMM 90–110 ms).
@@ -129,6 +138,7 @@ void warmUp(const Context& context) {
       CUDA_R_16F, kDim, half.get() + std::size_t(kRows) * kDim, CUDA_R_16F, kDim, &zero, out.get(),
       CUDA_R_32F, kRows, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
   NEARSCAPE_CUDA_CHECK(cudaStreamSynchronize(resources->stream()));
+  lap("first float16 GEMM");
 }
 
 } // namespace nearscape::cuda

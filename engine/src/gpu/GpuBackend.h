@@ -224,6 +224,12 @@ public:
 /// driver) are reported by the backend's queryDevice instead.
 GpuBackend* gpuBackend(std::string* whyNot = nullptr);
 
+/// Initialises the NVIDIA driver (cuInit through libcuda.so.1) where a plugin may be loaded:
+/// run beside the plugin's load, whose cuBLAS libraries take as long to map as the driver takes
+/// to start (about 100 ms each on an H100 host), so that the device is ready sooner. Does
+/// nothing without a driver; errors are left to the runtime to report.
+void startDriverEarly();
+
 /// What the first gpuBackend() call found: the backend, or why not.
 struct PluginLoad {
   GpuBackend* backend = nullptr;

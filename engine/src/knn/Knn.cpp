@@ -7,6 +7,7 @@
 #include "knn/Step.h"
 #include "nearscape/core/Dataset.h"
 #include "nearscape/core/Error.h"
+#include "nearscape/core/Log.h"
 
 #include <algorithm>
 #include <chrono>
@@ -160,11 +161,16 @@ KnnResult exactOnCpu(const MatrixView<float>& queries, const MatrixView<float>& 
 
 KnnResult run(const MatrixView<float>& queries, const MatrixView<float>& base, int k, Metric metric,
               bool graph, const Context& context, JobControl& job, const ExactKnnParams& params) {
+  // At the log's debug level: the data's check, and the wait for a device still starting (a
+  // cold CLI run's GPU starts while its files are read).
+  LogLaps lap(context, "exact kNN:");
   validate(queries, base, k, graph);
+  lap("data checked");
   std::string fallback;
   KnnResult result = gpu::onGpuOrCpu(
       context,
       [&](gpu::GpuBackend& gpu) {
+        lap("device ready");
         const std::vector<int> devices = gpu::spreadDevices(context);
         // A graph's shares ask for k + 1: not where that leaves STEP's k ≤ kStepMaxK, which one
         // GPU would take (large-k graphs run on one GPU).
