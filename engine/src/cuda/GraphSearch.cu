@@ -545,6 +545,7 @@ struct DeviceGraphSearch::State {
   /// and one wait (copies of a few hundred bytes each cost a round trip).
   struct Pinned {
     void* data = nullptr;
+    void* device = nullptr; ///< the same memory, as the device addresses it
     std::size_t bytes = 0;
     ~Pinned() {
       if (data)
@@ -555,9 +556,10 @@ struct DeviceGraphSearch::State {
         return;
       if (data)
         cudaFreeHost(data);
-      data = nullptr;
+      data = device = nullptr;
       bytes = 0;
       NEARSCAPE_CUDA_ALLOC(cudaHostAlloc(&data, want, cudaHostAllocMapped));
+      NEARSCAPE_CUDA_CHECK(cudaHostGetDevicePointer(&device, data, 0));
       bytes = want;
     }
   } pinned;
@@ -696,12 +698,12 @@ void DeviceGraphSearch::search(const MatrixView<float>& queries, int k, int ef, 
   for (std::int64_t b0 = 0; b0 < queries.rows; b0 += batch) {
     job.check();
     const std::int64_t nq = std::min(batch, queries.rows - b0);
-    // Under unified addressing a mapped host pointer is also the device's.
-    const float* inQueries = viaPinned ? reinterpret_cast<const float*>(pinnedQueries) : q.get();
-    std::int32_t* toIds =
-        viaPinned ? reinterpret_cast<std::int32_t*>(pinnedQueries + queryBytes) : outIds;
+    // The mapped memory as the device addresses it.
+    auto* mapped = static_cast<unsigned char*>(s.pinned.device);
+    const float* inQueries = viaPinned ? reinterpret_cast<const float*>(mapped) : q.get();
+    std::int32_t* toIds = viaPinned ? reinterpret_cast<std::int32_t*>(mapped + queryBytes) : outIds;
     float* toScores =
-        viaPinned ? reinterpret_cast<float*>(pinnedQueries + queryBytes + listBytes) : outScores;
+        viaPinned ? reinterpret_cast<float*>(mapped + queryBytes + listBytes) : outScores;
     if (viaPinned) {
       std::memcpy(pinnedQueries, queries.row(b0), queryBytes);
     } else {
@@ -724,8 +726,8 @@ void DeviceGraphSearch::search(const MatrixView<float>& queries, int k, int ef, 
     if (viaPinned) {
       // One batch (rows = nq), answered in place.
       NEARSCAPE_CUDA_CHECK(cudaStreamSynchronize(nullptr));
-      std::memcpy(ids, toIds, listBytes);
-      std::memcpy(scores, toScores, listBytes);
+      std::memcpy(ids, pinnedQueries + queryBytes, listBytes);
+      std::memcpy(scores, pinnedQueries + queryBytes + listBytes, listBytes);
       continue;
     }
     NEARSCAPE_CUDA_CHECK(

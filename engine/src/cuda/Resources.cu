@@ -3,6 +3,7 @@
 
 #include "cuda/CudaApi.h"
 #include "cuda/Upload.cuh"
+#include "nearscape/core/Error.h"
 #include "nearscape/core/Log.h"
 
 #include <map>
@@ -111,7 +112,11 @@ void warmUp(const Context& context) {
   // The first step of a search, its data's upload, needs the pinned staging set. Made before
   // cuBLAS's start, not beside it: pinning memory while cuBLAS loads its kernels waited on the
   // driver, and the upload with it (H100: 45–60 ms → 60–170 ms).
-  prepareCopies();
+  try {
+    prepareCopies();
+  } catch (const Error&) {
+    // Pinned memory short: a large copy meets it again and reports it; cuBLAS still starts.
+  }
   lap("pinned staging");
   constexpr int kSide = 64;
   auto* m = static_cast<float*>(resources->scratch(3 * kSide * kSide * sizeof(float)));

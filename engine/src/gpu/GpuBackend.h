@@ -228,7 +228,7 @@ GpuBackend* gpuBackend(std::string* whyNot = nullptr);
 /// run beside the plugin's load, whose cuBLAS libraries take as long to map as the driver takes
 /// to start (about 100 ms each on an H100 host), so that the device is ready sooner. Does
 /// nothing without a driver; errors are left to the runtime to report.
-void startDriverEarly();
+void startDriverEarly() noexcept;
 
 /// What the first gpuBackend() call found: the backend, or why not.
 struct PluginLoad {

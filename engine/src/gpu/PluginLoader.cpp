@@ -105,20 +105,25 @@ PluginLoad loadPlugin() {
 
 } // namespace
 
-void startDriverEarly() {
-  // Only where a plugin could use it: a CPU-only install never touches the driver.
-  bool plugin = std::getenv("NEARSCAPE_CUDA_PLUGIN") != nullptr;
-  for (const fs::path& dir : pluginCandidates())
-    plugin = plugin || isFile(dir / kPluginFileName);
-  if (!plugin)
-    return;
-  void* driver = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!driver)
-    return; // no driver: the plugin's load says so
-  using Init = int (*)(unsigned);
-  if (auto init = reinterpret_cast<Init>(::dlsym(driver, "cuInit")))
-    init(0); // an error here is the runtime's to report, when it initialises again
-  // Not closed: the runtime opens the same library and finds it initialised.
+void startDriverEarly() noexcept {
+  try {
+    // Only where a plugin would be loaded: a CPU-only install never touches the driver.
+    const char* forced = std::getenv("NEARSCAPE_CUDA_PLUGIN");
+    bool plugin = forced && *forced && isFile(forced);
+    for (const fs::path& dir : pluginCandidates())
+      plugin = plugin || (!(forced && *forced) && isFile(dir / kPluginFileName));
+    if (!plugin)
+      return;
+    void* driver = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!driver)
+      return; // no driver: the plugin's load says so
+    using Init = int (*)(unsigned);
+    if (auto init = reinterpret_cast<Init>(::dlsym(driver, "cuInit")))
+      init(0); // an error here is the runtime's to report, when it initialises again
+    // Not closed: the runtime opens the same library and finds it initialised.
+  } catch (...) {
+    // Only an early start: the plugin's load follows whatever happens here.
+  }
 }
 
 const PluginLoad& pluginLoad() {

@@ -8,7 +8,6 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
-#include <future>
 #include <limits>
 #include <memory>
 #include <numeric>
@@ -87,11 +86,14 @@ constexpr std::int32_t kNoEdge = std::numeric_limits<std::int32_t>::min();
 /// first: at 1M × 15 the serial zeroing and page faults were most of the time on 16 cores.
 /// `perRow` > 0 says edge t starts at row t / perRow (a kNN graph's rows): a row's own edges then
 /// go in order without atomics, and only the reverse ones are counted and placed with atomics
-/// (manifold 1M × 10 on an H100 host's 16 cores: 340 → about 200 ms with the next two changes).
+/// (manifold 1M × 10 on an H100 host's 16 cores: symmetrising 427–474 → 334–366 ms with the
+/// rows' insertion sort).
 /// Throws InvalidArgument for the first edge (by t) out of range.
 template <typename EdgeAt>
 UndirectedGraph csrFromEdges(std::int64_t n, std::int64_t count, EdgeAt edge, DuplicateEdges rule,
                              int workers, int perRow = 0) {
+  if (perRow > 0 && count != n * perRow)
+    perRow = 0; // not whole rows: the general placement
   // A row's own edges (perRow) and the entries placed into it so far, then its start.
   std::unique_ptr<std::int64_t[]> start(new std::int64_t[std::size_t(n) + 1]);
   std::unique_ptr<std::int64_t[]> own(new std::int64_t[std::size_t(n)]);
@@ -137,14 +139,6 @@ UndirectedGraph csrFromEdges(std::int64_t n, std::int64_t count, EdgeAt edge, Du
   for (std::int64_t i = 0; i < n; ++i)
     start[std::size_t(i) + 1] += start[std::size_t(i)] + (perRow > 0 ? own[std::size_t(i)] : 0);
   const std::int64_t entries = start[std::size_t(n)];
-  // The graph's arrays, sized for every entry and zeroed (std::vector's resize, one thread) on
-  // a thread of their own while the rows are placed and sorted; cut to what is kept at the end.
-  UndirectedGraph g;
-  g.nodes = n;
-  std::future<void> sized = std::async(std::launch::async, [&g, entries] {
-    g.targets.resize(std::size_t(entries));
-    g.weights.resize(std::size_t(entries));
-  });
   // A plain struct, not std::pair: `new Entry[]` then leaves the memory untouched (pair's
   // constructor zeroed 240 MB on one thread at 1M × 15), and the parallel fill touches it first.
   struct Entry {
@@ -189,7 +183,7 @@ UndirectedGraph csrFromEdges(std::int64_t n, std::int64_t count, EdgeAt edge, Du
     Entry* first = bucket.get() + start[std::size_t(i)];
     Entry* last = bucket.get() + start[std::size_t(i) + 1];
     if (last - first <= 32) { // a kNN graph's row: insertion sort beats std::sort's set-up
-      for (Entry* p = first + 1; p < last; ++p) {
+      for (Entry* p = first + (last > first ? 1 : 0); p < last; ++p) {
         const Entry v = *p;
         Entry* q = p;
         for (; q > first && v < *(q - 1); --q)
@@ -211,11 +205,16 @@ UndirectedGraph csrFromEdges(std::int64_t n, std::int64_t count, EdgeAt edge, Du
     }
     kept[std::size_t(i)] = out - first;
   }
+  UndirectedGraph g;
+  g.nodes = n;
   g.offsets.resize(static_cast<std::size_t>(n + 1));
   g.offsets[0] = 0;
   for (std::int64_t i = 0; i < n; ++i)
     g.offsets[std::size_t(i) + 1] = g.offsets[std::size_t(i)] + kept[std::size_t(i)];
-  sized.get();
+  // Sized to what is kept (a kNN graph's mutual edges fold: about 1.3·n·k of 2·n·k entries), so
+  // the graph holds no spare capacity for its life.
+  g.targets.resize(static_cast<std::size_t>(g.offsets[std::size_t(n)]));
+  g.weights.resize(g.targets.size());
 #pragma omp parallel for num_threads(workers) schedule(static)
   for (std::int64_t i = 0; i < n; ++i)
     for (std::int64_t c = 0; c < kept[std::size_t(i)]; ++c) {
@@ -223,8 +222,6 @@ UndirectedGraph csrFromEdges(std::int64_t n, std::int64_t count, EdgeAt edge, Du
       g.targets[std::size_t(g.offsets[std::size_t(i)] + c)] = e.first;
       g.weights[std::size_t(g.offsets[std::size_t(i)] + c)] = e.second;
     }
-  g.targets.resize(std::size_t(g.offsets[std::size_t(n)])); // shorter: neither moved nor freed
-  g.weights.resize(g.targets.size());
   return g;
 }
 
