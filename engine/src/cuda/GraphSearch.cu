@@ -537,9 +537,8 @@ struct DeviceGraphSearch::State {
   DeviceBuffer<std::int32_t> graph, sample, upper;
   // A search's buffers, kept between searches (batch-1 latency pays no allocation).
   std::mutex mutex;
-  DeviceBuffer<float> queries;
-  /// A batch's ids, then its scores (float bits).
-  DeviceBuffer<std::int32_t> outLists;
+  DeviceBuffer<float> queries, outScores;
+  DeviceBuffer<std::int32_t> outIds;
   /// Pinned host memory for calls of a few queries, mapped into the device's address space: the
   /// kernel reads the queries and writes its lists there itself, so a batch-1 call is one launch
   /// and one wait (copies of a few hundred bytes each cost a round trip).
@@ -671,11 +670,13 @@ void DeviceGraphSearch::search(const MatrixView<float>& queries, int k, int ef, 
   const std::lock_guard<std::mutex> lock(s.mutex);
   if (s.queries.size() < std::size_t(rows) * std::size_t(s.d))
     s.queries = DeviceBuffer<float>(std::size_t(rows) * std::size_t(s.d));
-  if (s.outLists.size() < 2 * std::size_t(rows) * std::size_t(k))
-    s.outLists = DeviceBuffer<std::int32_t>(2 * std::size_t(rows) * std::size_t(k));
+  if (s.outIds.size() < std::size_t(rows) * std::size_t(k)) {
+    s.outIds = DeviceBuffer<std::int32_t>(std::size_t(rows) * std::size_t(k));
+    s.outScores = DeviceBuffer<float>(std::size_t(rows) * std::size_t(k));
+  }
   const DeviceBuffer<float>& q = s.queries;
-  std::int32_t* outIds = s.outLists.get();
-  float* outScores = reinterpret_cast<float*>(outIds + std::size_t(rows) * std::size_t(k));
+  std::int32_t* outIds = s.outIds.get();
+  float* outScores = s.outScores.get();
   // A few queries a call: a block each (chosen for the whole call, so that a query's answer does
   // not depend on the batch it falls in).
   const std::optional<WideLaunch> wide =
