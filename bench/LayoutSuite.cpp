@@ -291,6 +291,11 @@ void addNnDescentSuite(CLI::App& app, int& exitCode) {
       ->capture_default_str();
   cmd->add_option("--iters", a->params.maxIterations, "Most iterations")->capture_default_str();
   cmd->add_option("--delta", a->params.delta, "Stop below this update rate")->capture_default_str();
+  cmd->add_option("--sample", a->params.sampleSize,
+                  "NEW/OLD samples per node (0: 2k; the GPU takes 16 or 32)")
+      ->capture_default_str();
+  cmd->add_option("--list-size", a->params.listSize, "GNND's working lists' length (0: 2k, ≤ 32)")
+      ->capture_default_str();
   cmd->add_option("--merge-iters", a->params.mergeIterations, "Most iterations of a GPU GGM merge")
       ->capture_default_str();
   cmd->add_option("--memory-budget", a->memoryBudget,

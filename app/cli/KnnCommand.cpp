@@ -21,6 +21,7 @@ struct KnnArgs {
   int k = 10;
   int iters = NnDescentParams{}.maxIterations;
   int sample = 0;
+  int listSize = 0;
   CommonOptions common;
 };
 
@@ -82,6 +83,7 @@ int runKnn(const KnnArgs& args) {
   NnDescentParams nnd;
   nnd.maxIterations = args.iters;
   nnd.sampleSize = args.sample;
+  nnd.listSize = args.listSize;
   const NnDescentProgress onIteration = [&](int, double rate) { rates.push_back(rate); };
   auto graphOf = [&](const MatrixView<float>& rows, int k) {
     return buildKnnGraph(rows, k, metric, *asked, context, job, nnd, onIteration);
@@ -212,6 +214,11 @@ void addKnnCommand(CLI::App& app, int& exitCode) {
   cmd->add_option("--sample", args->sample,
                   "NN-Descent: NEW/OLD neighbours sampled per node and iteration (0: 2k)")
       ->check(atLeast(0))
+      ->capture_default_str();
+  cmd->add_option("--list-size", args->listSize,
+                  "NN-Descent on a GPU: the working lists' length, k to 64 (0: 2k, at most 32); "
+                  "longer lists reach further on nearly equidistant data")
+      ->check(CLI::Range(0, 64))
       ->capture_default_str();
   cmd->add_option("--out", args->out,
                   "Write the result here: ids as .npy (int32, rows × k), or any other name for our "

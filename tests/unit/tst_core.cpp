@@ -128,6 +128,76 @@ private slots:
     QVERIFY(std::abs(r.coordinates.row(0)[0] - dot) < 1e-3);
   }
 
+  void pcaWideDataMatchesPowerIteration() {
+    // d > 128 takes the subspace iteration, which stops once its eigenvalues settle. A slowly
+    // decaying spectrum (sd 10 · 0.97^j) makes an early stop visible: its axes must be the
+    // sample covariance's top two eigenvectors (here by plain power iteration in float64, run
+    // far past convergence), and its coordinates (one float32 GEMM) the centred projections.
+    const int n = 4000, d = 300;
+    std::mt19937_64 rng(5);
+    std::normal_distribution<double> normal;
+    std::vector<float> x(std::size_t(n) * d);
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < d; ++j)
+        x[std::size_t(i) * d + j] = float(j % 7 + 10 * std::pow(0.97, j) * normal(rng));
+    PcaParams params;
+    params.components = 2;
+    const PcaResult r = computePca({x.data(), n, d}, params, Context{});
+
+    std::vector<double> mean(d, 0.0), cov(std::size_t(d) * d, 0.0);
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < d; ++j)
+        mean[j] += x[std::size_t(i) * d + j] / double(n);
+    std::vector<double> centred(d);
+    for (int i = 0; i < n; ++i) {
+      for (int j = 0; j < d; ++j)
+        centred[j] = x[std::size_t(i) * d + j] - mean[j];
+      for (int a = 0; a < d; ++a)
+        for (int b = 0; b < d; ++b)
+          cov[std::size_t(a) * d + b] += centred[a] * centred[b];
+    }
+    std::vector<std::vector<double>> axes;
+    for (int c = 0; c < 2; ++c) {
+      std::vector<double> v(d, 1.0), next(d);
+      for (int iter = 0; iter < 3000; ++iter) {
+        for (const auto& found : axes) { // deflation: stay orthogonal to the axes found
+          double along = 0;
+          for (int j = 0; j < d; ++j)
+            along += v[j] * found[j];
+          for (int j = 0; j < d; ++j)
+            v[j] -= along * found[j];
+        }
+        double norm = 0;
+        for (int a = 0; a < d; ++a) {
+          next[a] = 0;
+          for (int b = 0; b < d; ++b)
+            next[a] += cov[std::size_t(a) * d + b] * v[b];
+          norm += next[a] * next[a];
+        }
+        for (int j = 0; j < d; ++j)
+          v[j] = next[j] / std::sqrt(norm);
+      }
+      axes.push_back(v);
+    }
+    for (int c = 0; c < 2; ++c) {
+      double along = 0;
+      for (int j = 0; j < d; ++j)
+        along += r.axes[c * d + j] * axes[c][j];
+      QVERIFY2(1 - std::abs(along) < 1e-7, qPrintable(QString("axis %1: %2").arg(c).arg(along)));
+    }
+    for (int i : {0, 1, 1234, n - 1})
+      for (int c = 0; c < 2; ++c) {
+        double dot = 0, scale = 0;
+        for (int j = 0; j < d; ++j) {
+          dot += (double(x[std::size_t(i) * d + j]) - r.mean[j]) * r.axes[c * d + j];
+          scale += std::abs(double(x[std::size_t(i) * d + j]) * r.axes[c * d + j]);
+        }
+        QVERIFY2(
+            std::abs(r.coordinates.row(i)[c] - dot) <= 1e-5 * scale + 1e-6,
+            qPrintable(QString("row %1: %2 vs %3").arg(i).arg(r.coordinates.row(i)[c]).arg(dot)));
+      }
+  }
+
   void pcaRejectsBadInput() {
     std::vector<float> x = {1, 2, NAN, 4};
     PcaParams params;

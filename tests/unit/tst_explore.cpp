@@ -93,7 +93,7 @@ private slots:
     QCOMPARE(one.ids.row(0)[0], 5);
     PcaParams pca;
     pca.components = dim;
-    pca.maxSampleRows = 25000;
+    pca.maxSampleRows = ExploreParams{}.pca.maxSampleRows;
     const PcaResult start = computePca(data, pca, context);
     QVERIFY(sameFloats(e.start, start.coordinates));
     const Matrix<float> map = layoutGraph(g.ids.view(), g.distances.view(),

@@ -587,13 +587,17 @@ KnnResult gnndGraph(const MatrixView<float>& data, int k, Metric metric, const C
   const std::int64_t n = data.rows + (warm.second ? warm.second->rows : 0);
   const int d = int(data.cols);
   // Lists a little longer than k converge further; at least 16 when the data allows.
-  const int K = int(std::min<std::int64_t>(n - 1, std::max(k, std::min(2 * k, 32))));
+  const int asked = params.listSize > 0 ? params.listSize : std::min(2 * k, 32);
+  const int K = int(std::min<std::int64_t>(n - 1, std::max(k, asked)));
   NEARSCAPE_GPU_LIMIT(k >= 1 && K <= 64, "the GPU NN-Descent takes k ≤ 64");
   NEARSCAPE_GPU_LIMIT(n < (std::int64_t(1) << 30),
                       "the GPU NN-Descent takes fewer than 2^30 items");
   auto joinBytes = [d](int s) { return sizeof(float) * std::size_t(4 * s + 1) * std::size_t(d); };
   NEARSCAPE_GPU_LIMIT(joinBytes(16) <= 200 * 1024, "the GPU NN-Descent takes d ≤ 800");
-  const int S = K >= 32 && joinBytes(32) <= 200 * 1024 ? 32 : 16;
+  // Samples of 16 or 32 (the join's instances): 32 for lists of 32 and more, unless asked for
+  // fewer (params.sampleSize, rounded to one of the two).
+  const bool wide = params.sampleSize > 0 ? params.sampleSize > 16 : K >= 32;
+  const int S = wide && joinBytes(32) <= 200 * 1024 ? 32 : 16;
   const std::size_t joinShared = joinBytes(S);
   const ResourceLease resources = leaseResources(context);
 

@@ -47,17 +47,27 @@ void topEigen(const RowMatrixD& cov, int k, const Context& context, Eigen::Matri
   for (Eigen::Index i = 0; i < q.size(); ++i)
     q.data()[i] = normal(rng);
   // cov · q through BLAS (Eigen's own product ran on one core: 40% of fashion-mnist's PCA on 2
-  // cores), on at most 4 threads: each product is small (784 × 784 × 16), and 16 threads woken
-  // 40 times cost more than they save (H100 host, 16 cores: 90–170 ms against 23 ms on 2);
-  // cov is symmetric, so its row-major storage reads as column-major.
-  blas::setThreads(std::min(effectiveThreads(context), 4));
+  // cores) on one thread: each product is small (784 × 784 × 16, 20 MFLOP), and woken threads
+  // cost more than they save (H100 host, 16 cores: 90–170 ms on 16 threads, 85–91 ms on 4 while
+  // the GPU's graph ran beside it, 23 ms on this 2-core machine). cov is symmetric, so its
+  // row-major storage reads as column-major.
+  blas::setThreads(1);
   Eigen::MatrixXd product(d, block);
+  // The iteration stops once the top k of R's diagonal (→ the eigenvalues as q converges) hold
+  // to 1e-12 of the largest: the axes then sit within about 1e-6 of their limit (the eigenvalues
+  // converge as the square of the vectors), far below what a map's start can show.
+  Eigen::VectorXd previous = Eigen::VectorXd::Zero(k);
   for (int iter = 0; iter < 40; ++iter) {
     job.check();
     cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, int(d), int(block), int(d), 1.0,
                 cov.data(), int(d), q.data(), int(d), 0.0, product.data(), int(d));
     Eigen::HouseholderQR<Eigen::MatrixXd> qr(product);
     q = qr.householderQ() * Eigen::MatrixXd::Identity(d, block);
+    const Eigen::VectorXd diagonal = qr.matrixQR().diagonal().head(k).cwiseAbs();
+    const double change = (diagonal - previous).cwiseAbs().maxCoeff();
+    previous = diagonal;
+    if (iter >= 4 && change <= 1e-12 * std::max(diagonal.maxCoeff(), 1e-300))
+      break;
   }
   const Eigen::MatrixXd small = q.transpose() * cov * q;
   Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> solver(small);
@@ -160,29 +170,25 @@ PcaResult computePca(const MatrixView<float>& data, const PcaParams& params, con
       result.axes[c * d + j] = axes(j, c);
 
   job.progress(0.9, "PCA: projecting");
-  // Projection of every row: x·a − mean·a, so each row is read once.
+  // Projection of every row as one GEMM (rows × d by d × k, float32 sums: a map's start needs
+  // no more), then the mean's projection subtracted.
   std::vector<float> axesF(result.axes.begin(), result.axes.end());
   std::vector<double> meanDot(static_cast<std::size_t>(k), 0.0);
   for (int c = 0; c < k; ++c)
     for (std::int64_t j = 0; j < d; ++j)
       meanDot[c] += mean[j] * result.axes[c * d + j];
   std::vector<float> coords(static_cast<std::size_t>(n * k));
-  const std::int64_t chunk = 8192;
+  blas::setThreads(threads);
+  const std::int64_t chunk = 65536; // a cancel is seen between chunks
   for (std::int64_t start = 0; start < n; start += chunk) {
     job.check();
-    const std::int64_t end = std::min(n, start + chunk);
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (std::int64_t i = start; i < end; ++i) {
-      const float* x = data.row(i);
-      for (int c = 0; c < k; ++c) {
-        const float* a = axesF.data() + c * d;
-        double s = 0;
-        for (std::int64_t j = 0; j < d; ++j)
-          s += double(x[j]) * a[j];
-        coords[i * k + c] = static_cast<float>(s - meanDot[c]);
-      }
-    }
+    const std::int64_t rows = std::min(chunk, n - start);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(rows), k, int(d), 1.0f,
+                data.row(start), int(d), axesF.data(), int(d), 0.0f, coords.data() + start * k, k);
   }
+  for (std::int64_t i = 0; i < n; ++i)
+    for (int c = 0; c < k; ++c)
+      coords[i * k + c] = static_cast<float>(coords[i * k + c] - meanDot[c]);
   result.coordinates = Matrix<float>(std::move(coords), n, k);
   lap("projection");
   job.progress(1.0, "PCA: done");

@@ -24,6 +24,9 @@ struct NnDescentParams {
   /// candidates from its rows' clusters; manifold 10M × 96 in 4 shards: 4 reach recall 0.937,
   /// 5 reach 0.993, 6 reach 0.996 at 3% more time — docs/benchmarks.md).
   int mergeIterations = 5;
+  /// GPU (GNND): the working lists' length, k ≤ length ≤ 64; 0 = 2k, at most 32. Longer lists
+  /// reach further on data whose neighbourhoods are nearly equidistant (high-dimensional blobs).
+  int listSize = 0;
 };
 
 /// Bytes of NN-Descent's working memory per item of d dimensions and k neighbours.
