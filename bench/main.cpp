@@ -9,6 +9,7 @@
 #include "nearscape/Nearscape.h"
 
 int main(int argc, char** argv) {
+  nearscape::restartWithMatchingBlasKernels(argv);
   CLI::App app{"Nearscape benchmarks: our engine against a peer measured in the same run",
                "nearscape-bench"};
   app.require_subcommand(1);

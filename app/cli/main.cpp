@@ -4,10 +4,13 @@
 #include "Ranks.h"
 
 #include "VersionText.h"
+#include "nearscape/core/BlasKernels.h"
 #include <iostream>
 #include <string_view>
 
 int main(int argc, char** argv) {
+  // Before anything, MPI's start included: a restart must find the process as it began.
+  nearscape::restartWithMatchingBlasKernels(argv);
   // Under mpirun: this process is one rank of the job (knn, layout and path build the graph
   // together; rank 0 alone writes and prints).
   std::unique_ptr<nearscape::Ranks> ranks;

@@ -11,7 +11,8 @@ const char* buildCommit() {
 
 std::string versionText(const std::string& program) {
   std::string text = program + " " + engineVersion() + " (commit " + buildCommit() + ")\n";
-  text += "backends: cpu (" + std::to_string(effectiveThreads(Context{})) + " threads)";
+  text += "backends: cpu (" + std::to_string(effectiveThreads(Context{})) + " threads, OpenBLAS " +
+          blasKernelsName() + " kernels)";
   const DeviceInfo device = queryDevice(0);
   if (device.usable)
     text += ", cuda (" + device.name + ", compute capability " +

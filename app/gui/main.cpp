@@ -1,11 +1,13 @@
 // nearscape: the desktop explorer.
 #include "UiMain.h"
 #include "VersionText.h"
+#include "nearscape/core/BlasKernels.h"
 
 #include <cstdio>
 #include <cstring>
 
 int main(int argc, char** argv) {
+  nearscape::restartWithMatchingBlasKernels(argv);
   // --version before Qt starts: it needs no display, and names the commit and the backends.
   for (int i = 1; i < argc; ++i)
     if (std::strcmp(argv[i], "--version") == 0 || std::strcmp(argv[i], "-v") == 0) {

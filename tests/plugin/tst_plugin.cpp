@@ -53,6 +53,30 @@ private slots:
     QVERIFY2(r.out.contains("backends: cpu ("), r.out.constData());
   }
 
+  void versionNamesBlasKernels() {
+    // A CPU with AVX2 never runs OpenBLAS's SSE3 fallback (restartWithMatchingBlasKernels); a
+    // user's OPENBLAS_CORETYPE is kept as it is, without a restart.
+    auto version = [](const QString& coreType) {
+      QProcess p;
+      QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+      env.remove("OPENBLAS_CORETYPE");
+      if (!coreType.isEmpty())
+        env.insert("OPENBLAS_CORETYPE", coreType);
+      p.setProcessEnvironment(env);
+      p.start(NEARSCAPE_CLI_PATH, {"--version"});
+      p.waitForFinished(120000);
+      return p.readAllStandardOutput();
+    };
+    const QByteArray chosen = version("Prescott");
+    QVERIFY2(chosen.contains("OpenBLAS Prescott kernels"), chosen.constData());
+    const QByteArray detected = version(QString());
+    QVERIFY2(detected.contains("OpenBLAS "), detected.constData());
+#if defined(__x86_64__)
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+      QVERIFY2(!detected.contains("Prescott kernels"), detected.constData());
+#endif
+  }
+
   void eachFailureHasItsReason_data() {
     QTest::addColumn<QString>("plugin");
     QTest::addColumn<QString>("reason");

@@ -304,6 +304,16 @@ private slots:
           continue;
         }
         QVERIFY(std::abs(p.total - s[a * n + b]) <= 1e-5 * (1 + s[a * n + b]));
+        // A walk from a to b whose every step is an edge of g of the step's weight.
+        QCOMPARE(p.nodes.front(), a);
+        QCOMPARE(p.nodes.back(), b);
+        QCOMPARE(p.steps.size() + 1, p.nodes.size());
+        for (std::size_t i = 0; i < p.steps.size(); ++i) {
+          bool edge = false;
+          for (std::int64_t e = g.offsets[p.nodes[i]]; e < g.offsets[p.nodes[i] + 1]; ++e)
+            edge |= g.targets[e] == p.nodes[i + 1] && g.weights[e] == p.steps[i];
+          QVERIFY(edge);
+        }
         const GraphPath mm = minimaxPath(forest, a, b);
         QVERIFY(p.total <= mm.total + 1e-5);            // shortest never longer in total
         QVERIFY(mm.bottleneck <= p.bottleneck + 1e-6f); // min-max never has a larger step

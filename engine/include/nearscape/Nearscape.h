@@ -4,6 +4,7 @@
 
 #include "nearscape/analysis/Duplicates.h"
 #include "nearscape/analysis/NeighbourhoodScores.h"
+#include "nearscape/core/BlasKernels.h"
 #include "nearscape/core/Context.h"
 #include "nearscape/core/Dataset.h"
 #include "nearscape/core/Error.h"
