@@ -294,7 +294,9 @@ void addNnDescentSuite(CLI::App& app, int& exitCode) {
   cmd->add_option("--sample", a->params.sampleSize,
                   "NEW/OLD samples per node (0: 2k; the GPU takes 16 or 32)")
       ->capture_default_str();
-  cmd->add_option("--list-size", a->params.listSize, "GNND's working lists' length (0: 2k, ≤ 32)")
+  cmd->add_option("--list-size", a->params.listSize,
+                  "GNND's working lists' length, k to 64 (0: 2k, at most 32)")
+      ->check(CLI::Range(0, 64))
       ->capture_default_str();
   cmd->add_option("--merge-iters", a->params.mergeIterations, "Most iterations of a GPU GGM merge")
       ->capture_default_str();

@@ -190,7 +190,7 @@ private slots:
         double dot = 0, scale = 0;
         for (int j = 0; j < d; ++j) {
           dot += (double(x[std::size_t(i) * d + j]) - r.mean[j]) * r.axes[c * d + j];
-          scale += std::abs(double(x[std::size_t(i) * d + j]) * r.axes[c * d + j]);
+          scale += std::abs((double(x[std::size_t(i) * d + j]) - r.mean[j]) * r.axes[c * d + j]);
         }
         QVERIFY2(
             std::abs(r.coordinates.row(i)[c] - dot) <= 1e-5 * scale + 1e-6,

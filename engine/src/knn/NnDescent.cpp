@@ -207,6 +207,8 @@ KnnResult run(const MatrixView<float>& data, int k, Metric metric, const Context
       newCount[i] = nc;
       oldCount[i] = oc;
     }
+    // A stop is seen between the steps too: under ASan each takes a large part of 200 ms.
+    job.check();
     // 2. Reverse samples: j learns of i when i sampled j; each keeps s of them by hash order.
     for (std::int64_t i = 0; i < n; ++i) {
       newRev[i].clear();
@@ -218,6 +220,7 @@ KnnResult run(const MatrixView<float>& data, int k, Metric metric, const Context
       for (int c = 0; c < oldCount[i]; ++c)
         oldRev[oldList[std::size_t(i * s + c)]].push_back(std::int32_t(i));
     }
+    job.check();
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 256)
     for (std::int64_t j = 0; j < n; ++j)
       for (auto* rev : {&newRev[j], &oldRev[j]})
@@ -439,16 +442,18 @@ KnnResult buildKnnGraph(const MatrixView<float>& data, int k, Metric metric, Gra
   return nnDescentGraph(data, k, metric, context, job, params, progress);
 }
 
-std::uint64_t nnDescentBytesPerItem(std::int64_t d, int k) {
-  // The vector, lists of up to 2k (id, distance), NEW/OLD samples and their reverses, proposals.
-  return std::uint64_t(d) * 4 + std::uint64_t(2 * k) * 8 + 4ull * 32 * 4 + 64ull * 8;
+std::uint64_t nnDescentBytesPerItem(std::int64_t d, int k, int listSize) {
+  // The vector, lists of up to 2k or listSize (id, distance), NEW/OLD samples and their
+  // reverses, proposals.
+  const int lists = listSize > 0 ? std::max(k, listSize) : 2 * k;
+  return std::uint64_t(d) * 4 + std::uint64_t(lists) * 8 + 4ull * 32 * 4 + 64ull * 8;
 }
 
 KnnResult nnDescentGraph(const MatrixView<float>& data, int k, Metric metric,
                          const Context& context, JobControl& job, const NnDescentParams& params,
                          const NnDescentProgress& progress) {
   validate(data, k);
-  if (knn::buildsInShards(data.rows, data.cols, k, context))
+  if (knn::buildsInShards(data.rows, data.cols, k, context, params.listSize))
     return knn::shardedGraph(data, k, metric, context, job, params, progress);
   return knn::descendPiece(data, k, metric, context, job, params, progress, nullptr, 0);
 }

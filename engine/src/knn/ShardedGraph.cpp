@@ -180,9 +180,9 @@ void spreadOverDevices(const std::vector<int>& devices, const Context& context, 
 
 } // namespace
 
-bool buildsInShards(std::int64_t n, std::int64_t d, int k, const Context& context) {
+bool buildsInShards(std::int64_t n, std::int64_t d, int k, const Context& context, int listSize) {
   return context.memoryBudget > 0 &&
-         nnDescentBytesPerItem(d, k) * std::uint64_t(n) > context.memoryBudget;
+         nnDescentBytesPerItem(d, k, listSize) * std::uint64_t(n) > context.memoryBudget;
 }
 
 /// GNND §5 for data beyond the budget: shards of half the budget's items, built one at a time;
@@ -196,7 +196,7 @@ KnnResult shardedGraph(const MatrixView<float>& data, int k, Metric metric, cons
                        const NnDescentProgress& progress) {
   const auto started = std::chrono::steady_clock::now();
   const std::int64_t n = data.rows;
-  const std::uint64_t perItem = nnDescentBytesPerItem(data.cols, k);
+  const std::uint64_t perItem = nnDescentBytesPerItem(data.cols, k, params.listSize);
   const std::vector<int> devices = gpu::spreadDevices(context);
   const bool overBudget =
       context.memoryBudget > 0 && perItem * std::uint64_t(n) > context.memoryBudget;

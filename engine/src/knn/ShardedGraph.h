@@ -24,7 +24,8 @@ KnnResult descendPiece(const MatrixView<float>& data, int k, Metric metric, cons
 /// budget. Several GPUs alone do not shard: data one GPU holds is built sooner whole there than
 /// in halves and their GGM merge (manifold 10M × 96, two H200: 4.3 s on one, 4.9 s in halves on
 /// two — docs/benchmarks.md).
-bool buildsInShards(std::int64_t n, std::int64_t d, int k, const Context& context);
+bool buildsInShards(std::int64_t n, std::int64_t d, int k, const Context& context,
+                    int listSize = 0);
 
 /// GNND §5: shards built and every pair merged by GGM, each row's best k kept in host memory
 /// (nnDescentGraph's semantics). On several GPUs the shards and the merges of disjoint pairs run

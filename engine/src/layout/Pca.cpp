@@ -54,7 +54,7 @@ void topEigen(const RowMatrixD& cov, int k, const Context& context, Eigen::Matri
   blas::setThreads(1);
   Eigen::MatrixXd product(d, block);
   // The iteration stops once the top k of R's diagonal (→ the eigenvalues as q converges) hold
-  // to 1e-12 of the largest: the axes then sit within about 1e-6 of their limit (the eigenvalues
+  // to 1e-12: the axes then sit within about 1e-6 of their limit (the eigenvalues
   // converge as the square of the vectors), far below what a map's start can show.
   Eigen::VectorXd previous = Eigen::VectorXd::Zero(k);
   for (int iter = 0; iter < 40; ++iter) {
@@ -63,10 +63,15 @@ void topEigen(const RowMatrixD& cov, int k, const Context& context, Eigen::Matri
                 cov.data(), int(d), q.data(), int(d), 0.0, product.data(), int(d));
     Eigen::HouseholderQR<Eigen::MatrixXd> qr(product);
     q = qr.householderQ() * Eigen::MatrixXd::Identity(d, block);
+    // Each component against its own size (a small one converges no sooner than a large one),
+    // with a floor of the largest's 1e-15 for components of (nearly) zero variance.
     const Eigen::VectorXd diagonal = qr.matrixQR().diagonal().head(k).cwiseAbs();
-    const double change = (diagonal - previous).cwiseAbs().maxCoeff();
+    const double floor = 1e-15 * diagonal.maxCoeff();
+    bool settled = iter >= 4;
+    for (int c = 0; c < k && settled; ++c)
+      settled = std::abs(diagonal[c] - previous[c]) <= 1e-12 * diagonal[c] + floor;
     previous = diagonal;
-    if (iter >= 4 && change <= 1e-12 * std::max(diagonal.maxCoeff(), 1e-300))
+    if (settled)
       break;
   }
   const Eigen::MatrixXd small = q.transpose() * cov * q;
@@ -170,25 +175,27 @@ PcaResult computePca(const MatrixView<float>& data, const PcaParams& params, con
       result.axes[c * d + j] = axes(j, c);
 
   job.progress(0.9, "PCA: projecting");
-  // Projection of every row as one GEMM (rows × d by d × k, float32 sums: a map's start needs
-  // no more), then the mean's projection subtracted.
+  // Projection of every row as one GEMM a chunk (rows × d by d × k, float32 sums: a map's start
+  // needs no more) on rows centred first, so that an offset far larger than the spread costs no
+  // digits.
   std::vector<float> axesF(result.axes.begin(), result.axes.end());
-  std::vector<double> meanDot(static_cast<std::size_t>(k), 0.0);
-  for (int c = 0; c < k; ++c)
-    for (std::int64_t j = 0; j < d; ++j)
-      meanDot[c] += mean[j] * result.axes[c * d + j];
   std::vector<float> coords(static_cast<std::size_t>(n * k));
   blas::setThreads(threads);
-  const std::int64_t chunk = 65536; // a cancel is seen between chunks
+  const std::int64_t chunk = std::min<std::int64_t>(n, 8192); // a cancel is seen between chunks
+  std::vector<float> centred(static_cast<std::size_t>(chunk * d));
   for (std::int64_t start = 0; start < n; start += chunk) {
     job.check();
     const std::int64_t rows = std::min(chunk, n - start);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(rows), k, int(d), 1.0f,
-                data.row(start), int(d), axesF.data(), int(d), 0.0f, coords.data() + start * k, k);
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const float* x = data.row(start + r);
+      float* t = centred.data() + r * d;
+      for (std::int64_t j = 0; j < d; ++j)
+        t[j] = static_cast<float>(x[j] - mean[j]);
+    }
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(rows), k, int(d), 1.0f, centred.data(),
+                int(d), axesF.data(), int(d), 0.0f, coords.data() + start * k, k);
   }
-  for (std::int64_t i = 0; i < n; ++i)
-    for (int c = 0; c < k; ++c)
-      coords[i * k + c] = static_cast<float>(coords[i * k + c] - meanDot[c]);
   result.coordinates = Matrix<float>(std::move(coords), n, k);
   lap("projection");
   job.progress(1.0, "PCA: done");

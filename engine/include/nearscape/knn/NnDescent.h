@@ -29,8 +29,9 @@ struct NnDescentParams {
   int listSize = 0;
 };
 
-/// Bytes of NN-Descent's working memory per item of d dimensions and k neighbours.
-std::uint64_t nnDescentBytesPerItem(std::int64_t d, int k);
+/// Bytes of NN-Descent's working memory per item of d dimensions and k neighbours, with lists of
+/// `listSize` (NnDescentParams::listSize; 0: the default's 2k).
+std::uint64_t nnDescentBytesPerItem(std::int64_t d, int k, int listSize = 0);
 
 /// Called after each iteration with its number and the share of entries it changed.
 using NnDescentProgress = std::function<void(int iteration, double updateRate)>;
