@@ -248,10 +248,12 @@ PassResult searchPass(const DeviceRows& q, std::int64_t nq, const std::int64_t* 
   DeviceBuffer<std::int32_t> tileIds{std::size_t(bq) * k};
   DeviceBuffer<float> tileDist{std::size_t(bq) * k};
   const cudaStream_t stream = resources.stream();
-  const cublasHandle_t cublas = resources.cublas();
-  NEARSCAPE_CUBLAS_CHECK(cublasSetMathMode(cublas, precision == Precision::SplitTf32
-                                                       ? CUBLAS_TF32_TENSOR_OP_MATH
-                                                       : CUBLAS_DEFAULT_MATH));
+  // A fused pass's first tile is the fused kernel's own GEMM: it never waits for cuBLAS's start.
+  const cublasHandle_t cublas = fused ? nullptr : resources.cublas();
+  if (cublas)
+    NEARSCAPE_CUBLAS_CHECK(cublasSetMathMode(cublas, precision == Precision::SplitTf32
+                                                         ? CUBLAS_TF32_TENSOR_OP_MATH
+                                                         : CUBLAS_DEFAULT_MATH));
   const cublasComputeType_t compute =
       precision == Precision::SplitTf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
   const bool half = precision == Precision::Fp16;
@@ -293,12 +295,17 @@ PassResult searchPass(const DeviceRows& q, std::int64_t nq, const std::int64_t* 
       const int pruneAbove = lastTile || (fused && viaGemm) ? k : cap;
       NEARSCAPE_CUDA_CHECK(cudaMemsetAsync(pruneCount.get(), 0, sizeof(int), stream));
       if (viaGemm) {
-        // Row-major C (rows × cols) = Q · Bᵀ, i.e. column-major C (cols × rows) = B · Qᵀ.
-        NEARSCAPE_CUBLAS_CHECK(cublasGemmEx(
-            cublas, CUBLAS_OP_T, CUBLAS_OP_N, cols, rows, width, &alpha,
-            static_cast<const char*>(basePacked) + j0 * width * elementBytes, inType, width,
-            static_cast<const char*>(queryPacked) + i0 * width * elementBytes, inType, width, &zero,
-            C.get(), CUDA_R_32F, ldc, compute, CUBLAS_GEMM_DEFAULT));
+        if (fused) {
+          fusedDots(q.half + i0 * width, rows, base.half, base.norms, j0, j0 + cols, d, alpha,
+                    C.get(), ldc, stream);
+        } else {
+          // Row-major C (rows × cols) = Q · Bᵀ, i.e. column-major C (cols × rows) = B · Qᵀ.
+          NEARSCAPE_CUBLAS_CHECK(cublasGemmEx(
+              cublas, CUBLAS_OP_T, CUBLAS_OP_N, cols, rows, width, &alpha,
+              static_cast<const char*>(basePacked) + j0 * width * elementBytes, inType, width,
+              static_cast<const char*>(queryPacked) + i0 * width * elementBytes, inType, width,
+              &zero, C.get(), CUDA_R_32F, ldc, compute, CUBLAS_GEMM_DEFAULT));
+        }
         clock.mark("gemm");
         filterKernel<<<(rows + kFilterRowsPerBlock - 1) / kFilterRowsPerBlock,
                        kFilterRowsPerBlock * kFilterWarpsPerRow * 32, 0, stream>>>(

@@ -99,6 +99,8 @@ struct SweepArgs {
   float alpha;
   int metric;
   FusedLists out;
+  float* dots; ///< the dots kernel's output (row-major, ldDots apart; column 0 is colBegin)
+  int ldDots;
 };
 
 /// A block's rows in shared memory: the pre-test's right-hand side (+inf: none pass), and the
@@ -137,8 +139,11 @@ __device__ __noinline__ void keepIfWithin(BlockRows& rows, int r, std::int64_t i
 }
 
 /// D, the rows' width, is a template parameter: the dot products' loop unrolls with every
-/// shared-memory address an immediate offset, which halves the instructions of a step.
-template <int D> __global__ void __launch_bounds__(kThreads, 2) sweepKernel(SweepArgs a) {
+/// shared-memory address an immediate offset, which halves the instructions of a step. `Dots`:
+/// the same tiles write their dot products (times alpha) out instead of testing them — a first
+/// tile's GEMM without cuBLAS, whose start a cold search would wait for.
+template <int D, bool Dots = false>
+__global__ void __launch_bounds__(kThreads, 2) sweepKernel(SweepArgs a) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
   // cp.async, mma.m16n8k16 and __reduce_add_sync need sm_80: fusedTilesFit refuses older GPUs.
   __trap();
@@ -173,7 +178,7 @@ template <int D> __global__ void __launch_bounds__(kThreads, 2) sweepKernel(Swee
     rows.metric = a.metric;
   }
   __syncthreads();
-  for (int r = threadIdx.x; r < kBlockRows; r += kThreads) {
+  for (int r = threadIdx.x; r < kBlockRows && !Dots; r += kThreads) { // Dots: no row state
     const std::int64_t row = firstRow + r;
     const RowState st = r < rowsHere ? a.out.states[row] : RowState{0, 0, 0, 0, 1};
     const float qn = r < rowsHere ? a.queryNorms[row] : 0.0f;
@@ -274,6 +279,31 @@ template <int D> __global__ void __launch_bounds__(kThreads, 2) sweepKernel(Swee
     // The accumulators' layout: value e of half h of tile (m, n) is row m·16 + lane/4 + 8·h,
     // column n·8 + 2·(lane%4) + e of the warp's part. The pre-test costs each value a multiply-add
     // and a max over its row's eight; only a row whose largest passes looks at which did.
+    if constexpr (Dots) {
+      const std::int64_t stepFirst = colBegin + std::int64_t(step) * kStepCols;
+#pragma unroll
+      for (int m = 0; m < kRowTiles; ++m)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int r = warpRow + m * 16 + lane / 4 + 8 * h;
+          if (r >= rowsHere)
+            continue;
+          float* out = a.dots + (firstRow + r) * a.ldDots + (stepFirst - a.colBegin);
+#pragma unroll
+          for (int n = 0; n < kColTiles; ++n) {
+            const int j = warpCol + n * 8 + 2 * (lane % 4);
+            const std::int64_t col = stepFirst + j;
+            if (col + 1 < colEnd) {
+              *reinterpret_cast<float2*>(out + j) = {acc[m][n][2 * h] * a.alpha,
+                                                     acc[m][n][2 * h + 1] * a.alpha};
+            } else if (col < colEnd) {
+              out[j] = acc[m][n][2 * h] * a.alpha;
+            }
+          }
+        }
+      __syncthreads(); // the next stage overwrites this buffer
+      continue;
+    }
     const float* part = colPart + buffer * kStepCols + warpCol + 2 * (lane % 4);
     float cols[kColTiles][2];
 #pragma unroll
@@ -320,31 +350,33 @@ template <int D> __global__ void __launch_bounds__(kThreads, 2) sweepKernel(Swee
     }
     __syncthreads(); // the next stage overwrites this buffer
   }
-  if (gridDim.y > 1)
-    return;
-  for (int r = threadIdx.x; r < rowsHere; r += kThreads)
-    if (!a.out.states[firstRow + r].overflow)
-      a.out.states[firstRow + r].count = rows.count[r];
-  // The block swept all of its rows' columns: each row's threshold becomes the k-th smallest
-  // upper estimate of its list (as the prune's, without its launch and compaction), a warp a
-  // row, the keys in the base tiles' shared memory, free now.
-  constexpr int keyRoom = keysPerWarp(D);
-  std::uint32_t* keys = reinterpret_cast<std::uint32_t*>(baseTiles) + warp * keyRoom;
-  for (int r = warp; r < rowsHere; r += kThreads / 32) {
-    const int count = rows.count[r];
-    if (count <= a.out.k || count > min(keyRoom, a.out.capacity) || rows.bound[r] == INFINITY)
-      continue; // a row past the shared keys is queued for the prune (finishSweepKernel)
-    const Candidate* list = a.out.lists + (firstRow + r) * a.out.capacity;
-    for (int i = lane; i < count; i += 32) {
-      const Candidate c = list[i];
-      const float bn = a.baseNorms[c.id];
-      keys[i] = orderedBits(c.lower + 2.0f * (rows.coefA[r] * sqrtf(bn) + rows.coefB[r]));
+  if constexpr (!Dots) {
+    if (gridDim.y > 1)
+      return;
+    for (int r = threadIdx.x; r < rowsHere; r += kThreads)
+      if (!a.out.states[firstRow + r].overflow)
+        a.out.states[firstRow + r].count = rows.count[r];
+    // The block swept all of its rows' columns: each row's threshold becomes the k-th smallest
+    // upper estimate of its list (as the prune's, without its launch and compaction), a warp a
+    // row, the keys in the base tiles' shared memory, free now.
+    constexpr int keyRoom = keysPerWarp(D);
+    std::uint32_t* keys = reinterpret_cast<std::uint32_t*>(baseTiles) + warp * keyRoom;
+    for (int r = warp; r < rowsHere; r += kThreads / 32) {
+      const int count = rows.count[r];
+      if (count <= a.out.k || count > min(keyRoom, a.out.capacity) || rows.bound[r] == INFINITY)
+        continue; // a row past the shared keys is queued for the prune (finishSweepKernel)
+      const Candidate* list = a.out.lists + (firstRow + r) * a.out.capacity;
+      for (int i = lane; i < count; i += 32) {
+        const Candidate c = list[i];
+        const float bn = a.baseNorms[c.id];
+        keys[i] = orderedBits(c.lower + 2.0f * (rows.coefA[r] * sqrtf(bn) + rows.coefB[r]));
+      }
+      __syncwarp();
+      const float kth = fromOrderedBits(warpRadixSelect(keys, count, a.out.k));
+      if (lane == 0 && kth < rows.threshold[r])
+        a.out.states[firstRow + r].threshold = kth;
+      __syncwarp();
     }
-    __syncwarp();
-    const float kth = fromOrderedBits(warpRadixSelect(keys, count, a.out.k));
-    if (lane == 0 && kth < rows.threshold[r])
-      a.out.states[firstRow + r].threshold = kth;
-    __syncwarp();
   }
 #endif
 }
@@ -369,17 +401,29 @@ __global__ void finishSweepKernel(RowState* states, int rows, FusedLists out, in
 
 /// The kernel for rows of d dimensions (knn::gpuFusedTiles).
 using SweepKernel = void (*)(SweepArgs);
-SweepKernel sweepKernelFor(int d) {
+template <bool Dots = false> SweepKernel sweepKernelFor(int d) {
   switch (d) {
   case 32:
-    return sweepKernel<32>;
+    return sweepKernel<32, Dots>;
   case 64:
-    return sweepKernel<64>;
+    return sweepKernel<64, Dots>;
   case 128:
-    return sweepKernel<128>;
+    return sweepKernel<128, Dots>;
   default:
-    return sweepKernel<256>;
+    return sweepKernel<256, Dots>;
   }
+}
+
+/// Blocks of the columns [colBegin, colEnd) for `rows` query rows: too few rows for a full wave
+/// split the columns over more blocks.
+dim3 sweepGrid(int rows, std::int64_t colBegin, std::int64_t colEnd, int d) {
+  const int rowBlocks = (rows + kBlockRows - 1) / kBlockRows;
+  const int waveBlocks = fusedWaveRows(d) / kBlockRows;
+  const std::int64_t steps = (colEnd - colBegin + kStepCols - 1) / kStepCols;
+  const std::int64_t wanted = std::clamp<std::int64_t>(waveBlocks / rowBlocks, 1, steps);
+  const std::int64_t partSteps = (steps + wanted - 1) / wanted;
+  const int parts = int((steps + partSteps - 1) / partSteps); // none left without columns
+  return dim3(unsigned(rowBlocks), unsigned(parts));
 }
 
 } // namespace
@@ -411,24 +455,40 @@ void fusedCandidates(const __half* queries, int rows, const float* queryNorms,
                      float alpha, Metric metric, const FusedLists& out, cudaStream_t stream) {
   if (rows <= 0 || colEnd <= colBegin)
     return;
-  SweepArgs args{queries,      rows,     queryNorms, selfIds, base,        baseNorms,
-                 maxBaseNorm2, colBegin, colEnd,     alpha,   int(metric), out};
-  // Too few query rows for a full wave: the columns are split over more blocks. (fusedWaveRows
-  // also sets the kernel's shared-memory attribute the launch needs.)
-  const int rowBlocks = (rows + kBlockRows - 1) / kBlockRows;
-  const int waveBlocks = fusedWaveRows(d) / kBlockRows;
-  const SweepKernel kernel = sweepKernelFor(d);
-  const std::int64_t steps = (colEnd - colBegin + kStepCols - 1) / kStepCols;
-  const std::int64_t wanted = std::clamp<std::int64_t>(waveBlocks / rowBlocks, 1, steps);
-  const std::int64_t partSteps = (steps + wanted - 1) / wanted;
-  const int parts = int((steps + partSteps - 1) / partSteps); // none left without columns
+  SweepArgs args{queries,  rows,   queryNorms, selfIds,     base, baseNorms, maxBaseNorm2,
+                 colBegin, colEnd, alpha,      int(metric), out,  nullptr,   0};
+  // (fusedWaveRows, through sweepGrid, also sets the kernel's shared-memory attribute.)
+  const dim3 grid = sweepGrid(rows, colBegin, colEnd, d);
+  const int parts = int(grid.y);
   if (parts > 1) // blocks of other columns fill the same lists: the prune lowers the thresholds
     args.out.pruneAbove = std::min(out.pruneAbove, out.k);
-  kernel<<<dim3(unsigned(rowBlocks), unsigned(parts)), kThreads, sharedBytes(d), stream>>>(args);
+  sweepKernelFor(d)<<<grid, kThreads, sharedBytes(d), stream>>>(args);
   NEARSCAPE_CUDA_CHECK_LAUNCH();
   // One block a row: the sweep lowered the thresholds of rows whose lists fit its shared keys.
   const int tightened = parts == 1 ? keysPerWarp(d) : 0;
   finishSweepKernel<<<(rows + 255) / 256, 256, 0, stream>>>(out.states, rows, args.out, tightened);
+  NEARSCAPE_CUDA_CHECK_LAUNCH();
+}
+
+void fusedDots(const __half* queries, int rows, const __half* base, const float* baseNorms,
+               std::int64_t colBegin, std::int64_t colEnd, int d, float alpha, float* dots,
+               int ldDots, cudaStream_t stream) {
+  if (rows <= 0 || colEnd <= colBegin)
+    return;
+  SweepArgs args{};
+  args.queries = queries;
+  args.rows = rows;
+  args.base = base;
+  args.baseNorms = baseNorms;
+  args.colBegin = colBegin;
+  args.colEnd = colEnd;
+  args.alpha = alpha;
+  args.dots = dots;
+  args.ldDots = ldDots;
+  const SweepKernel kernel = sweepKernelFor<true>(d);
+  NEARSCAPE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            int(sharedBytes(d))));
+  kernel<<<sweepGrid(rows, colBegin, colEnd, d), kThreads, sharedBytes(d), stream>>>(args);
   NEARSCAPE_CUDA_CHECK_LAUNCH();
 }
 

@@ -33,14 +33,20 @@ Resources::Resources(int device) : m_device(device) {
   NEARSCAPE_CUDA_CHECK(cudaSetDevice(device));
   NEARSCAPE_CUDA_CHECK(cudaGetDeviceProperties(&m_properties, device));
   NEARSCAPE_CUDA_CHECK(cudaStreamCreate(&m_stream));
-  try {
-    m_cublas = std::make_unique<CublasHandle>();
-    NEARSCAPE_CUBLAS_CHECK(cublasSetStream(m_cublas->get(), m_stream));
-  } catch (...) {
-    m_cublas.reset();
-    cudaStreamDestroy(m_stream);
-    throw;
+}
+
+cublasHandle_t Resources::cublas() {
+  if (!m_cublas) {
+    auto handle = std::make_unique<CublasHandle>();
+    NEARSCAPE_CUBLAS_CHECK(cublasSetStream(handle->get(), m_stream));
+    m_cublas = std::move(handle);
   }
+  return m_cublas->get();
+}
+
+void Resources::resetMathMode() {
+  if (m_cublas)
+    cublasSetMathMode(m_cublas->get(), CUBLAS_DEFAULT_MATH);
 }
 
 Resources::~Resources() {
@@ -81,7 +87,7 @@ ResourceLease::~ResourceLease() {
     return; // the entry is dropped (its destructor frees what it can)
   }
   m_resources->trimScratch(kIdleScratchBytes);
-  cublasSetMathMode(m_resources->cublas(), CUBLAS_DEFAULT_MATH);
+  m_resources->resetMathMode();
   Pool& p = pool();
   const std::lock_guard lock(p.mutex);
   p.idle[m_resources->device()].push_back(std::move(m_resources));

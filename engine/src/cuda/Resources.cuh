@@ -19,7 +19,7 @@ namespace nearscape::cuda {
 
 class Resources {
 public:
-  /// Makes `device` current and creates the stream and the cuBLAS handle on it.
+  /// Makes `device` current and creates the stream on it.
   /// Throws DeviceError (no such device, a failed CUDA or cuBLAS call), DeviceOutOfMemory.
   explicit Resources(int device);
   ~Resources();
@@ -31,8 +31,12 @@ public:
   /// A blocking stream (it orders with the legacy default stream, so work that code still queues
   /// there stays ordered with this stream's).
   cudaStream_t stream() const { return m_stream; }
-  /// Bound to stream(); its math mode is the default one whenever a lease begins.
-  cublasHandle_t cublas() const { return m_cublas->get(); }
+  /// Bound to stream(), made at its first use: work that needs no cuBLAS (a float16 search's
+  /// fused tiles) never waits for cuBLAS's start beside it. Its math mode is the default one
+  /// whenever a lease begins. Throws DeviceError, DeviceOutOfMemory.
+  cublasHandle_t cublas();
+  /// The default math mode again, where the handle was made.
+  void resetMathMode();
   /// At least `bytes` of device memory, the same block until the next scratch() call that asks
   /// for more. Throws DeviceOutOfMemory.
   void* scratch(std::size_t bytes);

@@ -76,8 +76,12 @@ KnnResult exactOnGpu(gpu::GpuBackend& gpu, const MatrixView<float>& queries,
     // and has its own limits.
     std::optional<KnnResult> step;
     gpu::tryOptionalGpuPath([&] {
+      const bool fusedTiles =
+          params.fusedTiles && params.reducedPrecision && knn::gpuFusedTiles(base.cols, k);
       step = gpu.stepSearch(queries, base, k, graph, context, job,
-                            always ? 2.0 : gpu::kStepMaxScoredShare);
+                            always       ? 2.0
+                            : fusedTiles ? gpu::kStepMaxScoredShareFused
+                                         : gpu::kStepMaxScoredShare);
     });
     if (step)
       return std::move(*step);
