@@ -11,6 +11,7 @@
 #include <limits>
 #include <memory>
 #include <numeric>
+#include <parallel/algorithm>
 #include <queue>
 
 namespace nearscape {
@@ -307,9 +308,11 @@ namespace {
 std::vector<WeightedEdge> kruskalForest(const UndirectedGraph& graph, JobControl& job) {
   std::vector<WeightedEdge> edges = edgesOf(graph);
   job.progress(0.1, "MST: sorting edges");
-  std::sort(edges.begin(), edges.end(), [](const WeightedEdge& x, const WeightedEdge& y) {
-    return x.weight != y.weight ? x.weight < y.weight : x.a != y.a ? x.a < y.a : x.b < y.b;
-  });
+  // On every core (libstdc++'s OpenMP sort): the order is total, so the forest is the same.
+  __gnu_parallel::sort(
+      edges.begin(), edges.end(), [](const WeightedEdge& x, const WeightedEdge& y) {
+        return x.weight != y.weight ? x.weight < y.weight : x.a != y.a ? x.a < y.a : x.b < y.b;
+      });
   job.check();
   UnionFind uf(graph.nodes);
   std::vector<WeightedEdge> forest;
