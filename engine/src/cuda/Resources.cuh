@@ -20,7 +20,7 @@ namespace nearscape::cuda {
 class Resources {
 public:
   /// Makes `device` current and creates the stream on it.
-  /// Throws DeviceError (no such device, a failed CUDA or cuBLAS call), DeviceOutOfMemory.
+  /// Throws DeviceError (no such device, a failed CUDA call), DeviceOutOfMemory.
   explicit Resources(int device);
   ~Resources();
   Resources(const Resources&) = delete;

@@ -305,14 +305,18 @@ Components connectedComponents(const UndirectedGraph& graph) {
 
 namespace {
 
-std::vector<WeightedEdge> kruskalForest(const UndirectedGraph& graph, JobControl& job) {
+std::vector<WeightedEdge> kruskalForest(const UndirectedGraph& graph, int threads,
+                                        JobControl& job) {
   std::vector<WeightedEdge> edges = edgesOf(graph);
   job.progress(0.1, "MST: sorting edges");
-  // On every core (libstdc++'s OpenMP sort): the order is total, so the forest is the same.
+  // On the context's cores (libstdc++'s OpenMP sort): the order is total, so the forest is the
+  // same.
   __gnu_parallel::sort(
-      edges.begin(), edges.end(), [](const WeightedEdge& x, const WeightedEdge& y) {
+      edges.begin(), edges.end(),
+      [](const WeightedEdge& x, const WeightedEdge& y) {
         return x.weight != y.weight ? x.weight < y.weight : x.a != y.a ? x.a < y.a : x.b < y.b;
-      });
+      },
+      __gnu_parallel::default_parallel_tag(threads));
   job.check();
   UnionFind uf(graph.nodes);
   std::vector<WeightedEdge> forest;
@@ -338,7 +342,7 @@ SpanningForest::SpanningForest(const UndirectedGraph& graph, const Context& cont
         return std::string("CUDA (Borůvka)");
       },
       [&] {
-        m_edges = kruskalForest(graph, job);
+        m_edges = kruskalForest(graph, effectiveThreads(context), job);
         return std::string("CPU (Kruskal)");
       },
       &fallback);

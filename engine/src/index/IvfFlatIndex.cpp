@@ -98,18 +98,18 @@ std::unique_ptr<IvfFlatIndex> IvfFlatIndex::build(const MatrixView<float>& base,
   index->m_centroids.assign(km.centroids.data(),
                             km.centroids.data() + km.centroids.rows() * base.cols);
   job.check();
-  index->fillLists(base);
+  index->fillLists(base, job);
   index->attachDevice();
   index->m_buildSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return index;
 }
 
-void IvfFlatIndex::fillLists(const MatrixView<float>& base) {
+void IvfFlatIndex::fillLists(const MatrixView<float>& base, JobControl& job) {
   const int threads = effectiveThreads(m_context);
   const WorkingVectors work(base, m_metric, threads);
-  const std::vector<std::int32_t> list =
-      nearestCentroids(work.view, {m_centroids.data(), m_nlist, m_d}, 1, coarseMetric(), m_context);
+  const std::vector<std::int32_t> list = nearestCentroids(
+      work.view, {m_centroids.data(), m_nlist, m_d}, 1, coarseMetric(), m_context, job);
   m_offsets.assign(std::size_t(m_nlist) + 1, 0);
   for (const std::int32_t j : list)
     ++m_offsets[std::size_t(j) + 1];

@@ -50,7 +50,8 @@ private:
   void attachDevice();
   KnnResult searchCpu(const WorkingVectors& q, int k, int nprobe, JobControl& job) const;
   /// Fills the lists from the centroids: assignment, counting sort, vectors copied list by list.
-  void fillLists(const MatrixView<float>& base);
+  /// Throws Cancelled (the assignment sees `job`'s stop).
+  void fillLists(const MatrixView<float>& base, JobControl& job = noJobControl());
   /// Squared L2 for L2; −dot for inner product and cosine (vectors normalised for cosine).
   Metric coarseMetric() const { return m_metric == Metric::L2 ? Metric::L2 : Metric::InnerProduct; }
 

@@ -76,8 +76,10 @@ KnnResult exactOnGpu(gpu::GpuBackend& gpu, const MatrixView<float>& queries,
     // and has its own limits.
     std::optional<KnnResult> step;
     gpu::tryOptionalGpuPath([&] {
-      const bool fusedTiles =
-          params.fusedTiles && params.reducedPrecision && knn::gpuFusedTiles(base.cols, k);
+      // (The fused tiles need sm_80 or later; the CUDA side also checks its shared memory.)
+      const bool fusedTiles = params.fusedTiles && params.reducedPrecision &&
+                              knn::gpuFusedTiles(base.cols, k) &&
+                              queryDevice(context.device).computeCapability >= 80;
       step = gpu.stepSearch(queries, base, k, graph, context, job,
                             always       ? 2.0
                             : fusedTiles ? gpu::kStepMaxScoredShareFused

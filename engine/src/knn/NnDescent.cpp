@@ -175,6 +175,8 @@ KnnResult run(const MatrixView<float>& data, int k, Metric metric, const Context
     // 1. Sample up to s NEW (marking them OLD) and s OLD neighbours per node.
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 256)
     for (std::int64_t i = 0; i < n; ++i) {
+      if (job.stopRequested()) // the step's rows are skipped; the check after it throws
+        continue;
       Entry* r = graph.row(i);
       const int size = graph.size(i);
       std::vector<std::pair<std::uint64_t, int>> fresh, old;
@@ -215,6 +217,8 @@ KnnResult run(const MatrixView<float>& data, int k, Metric metric, const Context
       oldRev[i].clear();
     }
     for (std::int64_t i = 0; i < n; ++i) {
+      if (i % 4096 == 0) // one thread: with wide samples (a graph index's k = 64) the step alone
+        job.check();     // took 200 ms under ASan
       for (int c = 0; c < newCount[i]; ++c)
         newRev[newList[std::size_t(i * s + c)]].push_back(std::int32_t(i));
       for (int c = 0; c < oldCount[i]; ++c)
@@ -224,7 +228,7 @@ KnnResult run(const MatrixView<float>& data, int k, Metric metric, const Context
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 256)
     for (std::int64_t j = 0; j < n; ++j)
       for (auto* rev : {&newRev[j], &oldRev[j]})
-        if (int(rev->size()) > s) {
+        if (int(rev->size()) > s && !job.stopRequested()) {
           std::partial_sort(
               rev->begin(), rev->begin() + s, rev->end(), [&](std::int32_t a, std::int32_t b) {
                 return mixBits(iterSeed ^ std::uint64_t(a) ^ (std::uint64_t(j) << 32)) <

@@ -37,9 +37,11 @@ KMeansResult kmeans(const MatrixView<float>& data, const KMeansParams& params, M
 /// For each row of `data`, the `count` nearest centroids (by squared L2, or by largest dot product
 /// for inner product and cosine; ties to the smaller index), as rows × count ids. Uses BLAS GEMM
 /// tiles on the CPU, cuBLAS on CUDA (context's backend); the ranking is float32's (a quantiser,
-/// not an exact search), so the backends may differ where scores tie within rounding.
+/// not an exact search), so the backends may differ where scores tie within rounding. The CPU
+/// checks `job` for a stop between its tiles. Throws Cancelled.
 std::vector<std::int32_t> nearestCentroids(const MatrixView<float>& data,
                                            const MatrixView<float>& centroids, int count,
-                                           Metric metric, const Context& context);
+                                           Metric metric, const Context& context,
+                                           JobControl& job = noJobControl());
 
 } // namespace nearscape
