@@ -3,6 +3,7 @@
 
 #include "BenchUtil.h"
 
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -38,6 +39,8 @@ int runExact(const ExactArgs& a) {
   Context context;
   context.backend = parseBackend(a.backend).value_or(Backend::Auto);
   context.threads = a.threads;
+  if (const char* level = std::getenv("NEARSCAPE_LOG")) // the search's phases at "debug"
+    context.logLevel = parseLogLevel(level).value_or(context.logLevel);
   if (!a.memoryBudget.empty())
     context.memoryBudget = parseByteSize(a.memoryBudget);
   const Metric metric = parseMetric(a.metric).value_or(Metric::L2);
@@ -278,6 +281,9 @@ void addExactSuite(CLI::App& app, int& exitCode) {
   cmd->add_flag("--no-fused-tiles{false}", a->params.fusedTiles,
                 "GPU: every float16 tile through cuBLAS and the filter (the code before the "
                 "fused kernel; A/B)");
+  cmd->add_flag("--no-paired-sweeps{false}", a->params.pairedSweeps,
+                "GPU: a graph's fused sweeps score every row against every column, each pair "
+                "twice (the code before the paired sweeps; A/B)");
   cmd->add_flag("--resident", a->resident,
                 "Search: keep the base in an index (built once, not timed), as GPU peers do");
   cmd->callback([a, &exitCode] {

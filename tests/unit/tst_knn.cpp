@@ -515,6 +515,52 @@ private slots:
     verifyAgainstReference(head, MatrixView<float>{data.data(), rows, d}, v, k, Metric::L2, true);
   }
 
+  void gpuPairedSweepsMatchOneSided_data() {
+    QTest::addColumn<Metric>("metric");
+    QTest::addColumn<int>("k");
+    for (Metric m : {Metric::L2, Metric::Cosine, Metric::InnerProduct})
+      for (int k : {10, 32})
+        QTest::newRow(qPrintable(QString("%1 k=%2").arg(metricName(m).data()).arg(k))) << m << k;
+  }
+  void gpuPairedSweepsMatchOneSided() {
+    QFETCH(Metric, metric);
+    QFETCH(int, k);
+    SKIP_WITHOUT_DEVICE(Backend::Cuda);
+    // Groups of 2,048 rows: 14 of them, the last holding the 3,377 left (its diagonal in two
+    // parts), four bands (1, 2–3, 4–7, 8–13) scored once for both rows, for k = 10 and for the
+    // largest k the paired sweeps take. A third of the rows repeat others.
+    std::random_device seed;
+    const int n = 30001, d = 64;
+    const auto data = blobs(n, d, 50, 2.5f, seed(), true);
+    const MatrixView<float> v{data.data(), n, d};
+    ExactKnnParams params;
+    params.pruning = ExactKnnParams::Pruning::Off;
+    params.baseTile = 2048;
+    const KnnResult pairs =
+        knnGraph(v, k, metric, contextFor(Backend::Cuda), noJobControl(), params);
+    QVERIFY2(QString::fromStdString(pairs.report.precision).contains("each pair once"),
+             pairs.report.describe().c_str());
+    params.pairedSweeps = false;
+    const KnnResult oneSided =
+        knnGraph(v, k, metric, contextFor(Backend::Cuda), noJobControl(), params);
+    QVERIFY2(!QString::fromStdString(oneSided.report.precision).contains("each pair once"),
+             oneSided.report.describe().c_str());
+    const std::size_t values = std::size_t(n) * std::size_t(k);
+    QVERIFY(std::equal(oneSided.ids.data(), oneSided.ids.data() + values, pairs.ids.data()));
+    QVERIFY(std::equal(oneSided.distances.data(), oneSided.distances.data() + values,
+                       pairs.distances.data()));
+    // The last rows (the longer last group) against the float64 oracle.
+    const int rows = 300, from = n - rows;
+    KnnResult tail;
+    tail.ids = Matrix<std::int32_t>(
+        std::vector<std::int32_t>(pairs.ids.row(from), pairs.ids.row(from) + rows * k), rows, k);
+    tail.distances = Matrix<float>(
+        std::vector<float>(pairs.distances.row(from), pairs.distances.row(from) + rows * k), rows,
+        k);
+    const KnnResult cpu = knnGraph(v, k, metric, contextFor(Backend::Cpu));
+    QVERIFY(std::equal(cpu.ids.row(from), cpu.ids.row(from) + rows * k, tail.ids.data()));
+  }
+
   void residentIndexAnyK_data() {
     QTest::addColumn<Backend>("backend");
     QTest::addColumn<Metric>("metric");

@@ -5,6 +5,7 @@
 #include "cuda/FusedTiles.cuh"
 #include "cuda/Rerank.cuh"
 #include "cuda/Select.cuh"
+#include "cuda/Upload.cuh"
 #include "cuda/WarpRows.cuh"
 #include "knn/ExactCommon.h"
 #include "knn/GemmBound.h"
@@ -169,6 +170,80 @@ __global__ void pruneKernel(RowState* __restrict__ states, Candidate* __restrict
   }
 }
 
+/// Candidates a lane holds in the warp prune: rows of up to 32× as many are pruned by a warp.
+constexpr int kWarpPruneKeys = 16;
+constexpr int kWarpPruneThreads = 256;
+
+/// pruneKernel's work, a warp per queued row, the row's candidates in registers: one read of the
+/// list and of its base norms instead of one per radix pass, and no block barriers (a row holds
+/// a few dozen candidates; a block of 256 threads a row waited on its barriers). Rows holding
+/// more are queued in `bigList` for pruneKernel.
+__global__ void warpPruneKernel(RowState* __restrict__ states, Candidate* __restrict__ lists,
+                                int capG, const float* __restrict__ baseNorms,
+                                const int* __restrict__ pruneList,
+                                const int* __restrict__ pruneCount, int k, int cap,
+                                int* __restrict__ bigList, int* __restrict__ bigCount) {
+  const int lane = threadIdx.x % 32, warps = blockDim.x / 32;
+  const int queued = *pruneCount;
+  for (int e = blockIdx.x * warps + threadIdx.x / 32; e < queued; e += gridDim.x * warps) {
+    const int row = pruneList[e];
+    const RowState st = states[row];
+    const int count = st.count;
+    if (count > 32 * kWarpPruneKeys) {
+      if (lane == 0)
+        bigList[atomicAdd(bigCount, 1)] = row;
+      continue;
+    }
+    Candidate* list = lists + std::int64_t(row) * capG;
+    Candidate c[kWarpPruneKeys];
+    std::uint32_t key[kWarpPruneKeys];
+#pragma unroll
+    for (int j = 0; j < kWarpPruneKeys; ++j) {
+      const int i = j * 32 + lane;
+      key[j] = ~0u; // past the list: never among the first k (count > k)
+      if (i < count) {
+        c[j] = list[i];
+        key[j] = orderedBits(c[j].lower + 2.0f * candidateMargin(st, baseNorms[c[j].id]));
+      }
+    }
+    // The k-th smallest upper estimate, bit by bit from the top (warpRadixSelect, in registers).
+    std::uint32_t prefix = 0;
+    int rank = k;
+    for (int bit = 31; bit >= 0; --bit) {
+      const std::uint32_t high = ~0u << bit;
+      int zeros = 0;
+#pragma unroll
+      for (int j = 0; j < kWarpPruneKeys; ++j)
+        zeros += (key[j] & high) == prefix ? 1 : 0;
+      zeros = __reduce_add_sync(0xffffffffu, zeros);
+      if (zeros < rank) {
+        rank -= zeros;
+        prefix |= 1u << bit;
+      }
+    }
+    const float threshold = fminf(st.threshold, fromOrderedBits(prefix));
+    // Survivors in their order; every candidate is in registers, so writing in place is safe.
+    int written = 0;
+#pragma unroll
+    for (int j = 0; j < kWarpPruneKeys; ++j) {
+      const bool keep = j * 32 + lane < count && c[j].lower <= threshold;
+      const unsigned mask = __ballot_sync(0xffffffffu, keep);
+      if (keep)
+        list[written + __popc(mask & ((1u << lane) - 1))] = c[j];
+      written += __popc(mask);
+    }
+    if (lane == 0) {
+      states[row].threshold = threshold;
+      if (written > cap) {
+        states[row].overflow = 1;
+        states[row].count = 0;
+      } else {
+        states[row].count = written;
+      }
+    }
+  }
+}
+
 /// One block per row: exact float64 distances of the candidates (a warp per candidate), a
 /// bitonic sort by (distance, id) in shared memory, the first k written out.
 __global__ void rerankKernel(const float* __restrict__ queries, const float* __restrict__ base,
@@ -201,9 +276,10 @@ __global__ void rerankKernel(const float* __restrict__ queries, const float* __r
   }
 }
 
+/// `largestCoefA` (may be null): raised to the largest coefA of the rows (zeroed before).
 __global__ void initStatesKernel(RowState* states, const float* qNorms, int bq, int metric,
                                  float maxBaseNorm2, double dotRel, int d, double underflowQ,
-                                 double underflowB) {
+                                 double underflowB, float* largestCoefA = nullptr) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= bq)
     return;
@@ -217,6 +293,45 @@ __global__ void initStatesKernel(RowState* states, const float* qNorms, int bq, 
   const knn::BoundTerms t = knn::gemmBoundTerms(Metric(metric), dotRel, qn, bnMax);
   const double a = t.perBaseNorm, b = t.constant;
   states[i] = {INFINITY, float(a * (1 + 1e-6)), float((b + absolute) * (1 + 1e-6)), 0, 0};
+  if (largestCoefA) // non-negative floats order as their bits
+    atomicMax(reinterpret_cast<int*>(largestCoefA), __float_as_int(states[i].coefA));
+}
+
+/// ids[i] = first + i: the base row each of a graph's query rows may not return.
+__global__ void iotaKernel(std::int64_t* ids, int n, std::int64_t first) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n)
+    ids[i] = first + i;
+}
+
+/// A warp a row: its candidates from the wide lists of a first tile into the pass's lists.
+__global__ void copyListsKernel(const RowState* states, const Candidate* from, int capFrom,
+                                Candidate* to, int capTo, int rows) {
+  const int row = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+  if (row >= rows)
+    return;
+  const RowState st = states[row];
+  if (st.overflow)
+    return;
+  for (int i = threadIdx.x % 32; i < st.count && i < capTo; i += 32)
+    to[std::int64_t(row) * capTo + i] = from[std::int64_t(row) * capFrom + i];
+}
+
+/// Prunes the rows queued in pruneList (of `states`/`lists`, capG apart): a warp a row, rows past
+/// the warp's registers by pruneKernel after. `big`: room for as many rows as the queue; `bigCount`
+/// one int.
+void pruneRows(RowState* states, Candidate* lists, int capG, const float* baseNorms,
+               const int* pruneList, const int* pruneCount, int k, int cap, std::int64_t rows,
+               int* big, int* bigCount, cudaStream_t stream) {
+  NEARSCAPE_CUDA_CHECK(cudaMemsetAsync(bigCount, 0, sizeof(int), stream));
+  const int warps = kWarpPruneThreads / 32;
+  warpPruneKernel<<<unsigned(std::min<std::int64_t>((rows + warps - 1) / warps, 8192)),
+                    kWarpPruneThreads, 0, stream>>>(states, lists, capG, baseNorms, pruneList,
+                                                    pruneCount, k, cap, big, bigCount);
+  NEARSCAPE_CUDA_CHECK_LAUNCH();
+  pruneKernel<<<unsigned(std::min<std::int64_t>(rows, 4096)), kPruneThreads, 0, stream>>>(
+      states, lists, capG, baseNorms, big, bigCount, k, cap);
+  NEARSCAPE_CUDA_CHECK_LAUNCH();
 }
 
 } // namespace
@@ -244,7 +359,8 @@ PassResult searchPass(const DeviceRows& q, std::int64_t nq, const std::int64_t* 
   DeviceBuffer<float> C{std::size_t(bq) * ldc};
   DeviceBuffer<RowState> states{std::size_t(bq)};
   DeviceBuffer<Candidate> lists{std::size_t(bq) * capG};
-  DeviceBuffer<int> pruneList{std::size_t(bq)}, pruneCount{1};
+  DeviceBuffer<int> pruneList{std::size_t(bq)}, pruneCount{1}, bigList{std::size_t(bq)},
+      bigCount{1};
   DeviceBuffer<std::int32_t> tileIds{std::size_t(bq) * k};
   DeviceBuffer<float> tileDist{std::size_t(bq) * k};
   const cudaStream_t stream = resources.stream();
@@ -322,9 +438,8 @@ PassResult searchPass(const DeviceRows& q, std::int64_t nq, const std::int64_t* 
                         stream);
         clock.mark("fused tiles");
       }
-      pruneKernel<<<std::min(rows, 4096), kPruneThreads, 0, stream>>>(
-          states.get(), lists.get(), capG, base.norms, pruneList.get(), pruneCount.get(), k, cap);
-      NEARSCAPE_CUDA_CHECK_LAUNCH();
+      pruneRows(states.get(), lists.get(), capG, base.norms, pruneList.get(), pruneCount.get(), k,
+                cap, rows, bigList.get(), bigCount.get(), stream);
       clock.mark("prune");
       job.progress(progressFrom + progressSpan *
                                       (double(i0) + double(rows) * double(j0 + cols) / double(nb)) /
@@ -344,11 +459,17 @@ PassResult searchPass(const DeviceRows& q, std::int64_t nq, const std::int64_t* 
     NEARSCAPE_CUDA_CHECK(cudaMemcpy(hostDist.data(), tileDist.get(), sizeof(float) * rows * k,
                                     cudaMemcpyDeviceToHost));
     for (int r = 0; r < rows; ++r) {
-      if (hostStates[r].overflow) {
+      if (hostStates[r].overflow)
         result.overflow.push_back(i0 + r);
+      else
+        result.candidates += hostStates[r].count;
+    }
+    // By every host thread: the output is fresh memory, its pages faulted in at first touch
+    // (1M × 96 on one thread: 0.4 s).
+#pragma omp parallel for schedule(static)
+    for (int r = 0; r < rows; ++r) {
+      if (hostStates[r].overflow)
         continue;
-      }
-      result.candidates += hostStates[r].count;
       const std::int64_t target =
           targets.empty() ? targetOffset + i0 + r : targets[std::size_t(i0 + r)];
       std::memcpy(outIds + target * k, hostIds.data() + std::size_t(r) * k,
@@ -357,6 +478,119 @@ PassResult searchPass(const DeviceRows& q, std::int64_t nq, const std::int64_t* 
     }
     clock.mark("copy back");
   }
+  return result;
+}
+
+std::int64_t pairGroupRows(Tiles tiles) {
+  return std::max<std::int64_t>(128, tiles.bb / 128 * 128);
+}
+
+std::uint64_t pairsBytes(std::int64_t n, Tiles tiles, int k) {
+  const std::uint64_t g = std::uint64_t(pairGroupRows(tiles)), rows = std::uint64_t(n);
+  const std::uint64_t cap = std::uint64_t(fusedCap(k)), widest = 2 * g;
+  return rows * (cap * sizeof(Candidate) + sizeof(RowState) + sizeof(int) + 8ull * k) +
+         g * (widest * sizeof(float) + (widest + cap) * sizeof(Candidate) + 8);
+}
+
+PassResult pairsPass(const DeviceRows& rows, std::int64_t n, int d, float maxBaseNorm2,
+                     Metric metric, int k, Tiles tiles, Resources& resources, std::int32_t* outIds,
+                     float* outDist, JobControl& job, double progressFrom, double progressSpan,
+                     PhaseClock& clock) {
+  const cudaStream_t stream = resources.stream();
+  const std::int64_t group = pairGroupRows(tiles), groups = n / group;
+  const int cap = fusedCap(k);
+  const std::int64_t widest = n - (groups - 1) * group; // the last group holds the rest
+  const int capWide = int(widest) + cap;
+  const int ldc = int((widest + 3) / 4 * 4);
+  const float alpha = 1.0f / (rows.scale * rows.scale);
+  DeviceBuffer<RowState> states{std::size_t(n)};
+  DeviceBuffer<Candidate> lists{std::size_t(n) * std::size_t(cap)};
+  DeviceBuffer<int> pruneList{std::size_t(n)}, pruneCount{1}, bigList{std::size_t(n)}, bigCount{1};
+  DeviceBuffer<float> largestCoefA{1};
+  NEARSCAPE_CUDA_CHECK(cudaMemsetAsync(largestCoefA.get(), 0, sizeof(float), stream));
+  initStatesKernel<<<unsigned((n + 255) / 256), 256, 0, stream>>>(
+      states.get(), rows.norms, int(n), int(metric), maxBaseNorm2, dotError(Precision::Fp16, d), d,
+      rows.underflow, rows.underflow, largestCoefA.get());
+  NEARSCAPE_CUDA_CHECK_LAUNCH();
+  auto prune = [&](RowState* st, Candidate* l, int capacity, std::int64_t queued) {
+    pruneRows(st, l, capacity, rows.norms, pruneList.get(), pruneCount.get(), k, cap, queued,
+              bigList.get(), bigCount.get(), stream);
+  };
+  const double pairs = double(groups) * double(groups + 1) / 2;
+  double done = 0;
+  {
+    // The diagonal: each group's rows against its own columns, both ways, as a first tile (the
+    // sweep's dots, the filter's first thresholds), pruned to ≤ cap into the pass's lists.
+    DeviceBuffer<float> C{std::size_t(group) * std::size_t(ldc)};
+    DeviceBuffer<Candidate> wide{std::size_t(group) * std::size_t(capWide)};
+    DeviceBuffer<std::int64_t> selfIds{std::size_t(group)};
+    for (std::int64_t g = 0; g < groups; ++g) {
+      const std::int64_t c0 = g * group, c1 = g + 1 == groups ? n : c0 + group;
+      for (std::int64_t r0 = c0; r0 < c1; r0 += group) {
+        job.check();
+        const int here = int(std::min(group, c1 - r0));
+        iotaKernel<<<(here + 255) / 256, 256, 0, stream>>>(selfIds.get(), here, r0);
+        NEARSCAPE_CUDA_CHECK_LAUNCH();
+        NEARSCAPE_CUDA_CHECK(cudaMemsetAsync(pruneCount.get(), 0, sizeof(int), stream));
+        fusedDots(rows.half + r0 * d, here, rows.half, rows.norms, c0, c1, d, alpha, C.get(), ldc,
+                  stream);
+        filterKernel<<<(here + kFilterRowsPerBlock - 1) / kFilterRowsPerBlock,
+                       kFilterRowsPerBlock * kFilterWarpsPerRow * 32, 0, stream>>>(
+            C.get(), here, int(c1 - c0), ldc, rows.norms + r0, rows.norms + c0, selfIds.get(), c0,
+            int(metric), k, states.get() + r0, wide.get(), capWide, k, pruneList.get(),
+            pruneCount.get());
+        NEARSCAPE_CUDA_CHECK_LAUNCH();
+        prune(states.get() + r0, wide.get(), capWide, here);
+        copyListsKernel<<<(here + 7) / 8, 256, 0, stream>>>(states.get() + r0, wide.get(), capWide,
+                                                            lists.get() + r0 * cap, cap, here);
+        NEARSCAPE_CUDA_CHECK_LAUNCH();
+      }
+    }
+    done += double(groups);
+    clock.mark("diagonal");
+  }
+  // Bands of groups each twice as far as the last: a row's threshold, fixed during a band, is
+  // the k-th of about as many columns as the band brings (as the one-sided sweeps double).
+  for (std::int64_t lo = 1; lo < groups; lo *= 2) {
+    job.check();
+    NEARSCAPE_CUDA_CHECK(cudaMemsetAsync(pruneCount.get(), 0, sizeof(int), stream));
+    fusedPairs(rows.half, rows.norms, n, maxBaseNorm2, group, int(lo), int(2 * lo), d, alpha,
+               metric, largestCoefA.get(),
+               FusedLists{states.get(), lists.get(), cap, k, pruneList.get(), pruneCount.get(), k},
+               stream);
+    clock.mark("fused pairs");
+    prune(states.get(), lists.get(), cap, n);
+    clock.mark("prune");
+    for (std::int64_t delta = lo; delta < std::min(2 * lo, groups); ++delta)
+      done += double(groups - delta);
+    job.progress(progressFrom + progressSpan * done / pairs, "exact kNN (GPU)");
+  }
+
+  const int sortSize = nextPowerOfTwo(cap);
+  const std::size_t rerankShared = std::size_t(sortSize) * (sizeof(double) + sizeof(std::int32_t));
+  if (rerankShared > 48 * 1024)
+    NEARSCAPE_CUDA_CHECK(cudaFuncSetAttribute(
+        rerankKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(rerankShared)));
+  DeviceBuffer<std::int32_t> ids{std::size_t(n) * k};
+  DeviceBuffer<float> dist{std::size_t(n) * k};
+  rerankKernel<<<unsigned(n), kRerankThreads, rerankShared, stream>>>(
+      rows.raw, rows.raw, d, int(metric), states.get(), lists.get(), cap, k, sortSize, ids.get(),
+      dist.get());
+  NEARSCAPE_CUDA_CHECK_LAUNCH();
+  clock.mark("rerank");
+  std::vector<RowState> hostStates(static_cast<std::size_t>(n));
+  copyToHost(hostStates.data(), states.get(), sizeof(RowState) * std::size_t(n));
+  copyToHost(outIds, ids.get(), sizeof(std::int32_t) * std::size_t(n) * k);
+  copyToHost(outDist, dist.get(), sizeof(float) * std::size_t(n) * k);
+  PassResult result;
+  result.fused = true;
+  for (std::int64_t r = 0; r < n; ++r) {
+    if (hostStates[std::size_t(r)].overflow)
+      result.overflow.push_back(r);
+    else
+      result.candidates += hostStates[std::size_t(r)].count;
+  }
+  clock.mark("copy back");
   return result;
 }
 

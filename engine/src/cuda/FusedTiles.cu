@@ -24,13 +24,35 @@ constexpr int kColTiles = kWarpCols / 8;
 constexpr int kPad = 8; // halves after each shared row: ldmatrix's 8 rows hit distinct banks
 static_assert(kThreads >= kStepCols, "a thread owns one column of each step");
 
+/// What a sweep does with its tiles: tests them against its rows' thresholds (Filter), writes
+/// their dot products out (Dots), or tests each against both of its rows' thresholds — the
+/// block's row and the column's row — for a graph whose pairs are each scored once (Pairs).
+enum class SweepMode { Filter, Dots, Pairs };
+
 int sharedStride(int d) {
   return d + kPad;
 }
 
-std::size_t sharedBytes(int d) {
+/// Pairs: a candidate on its way to a row's list. Appends wait in shared memory and go to the
+/// lists together: a global atomic's round trip (the row's count, shared by every block that
+/// appends to it) would hold the block's next barrier for a microsecond at each one.
+struct Pending {
+  std::int32_t row;
+  Candidate candidate;
+};
+constexpr int kQueue = 256;          ///< appends a block holds
+constexpr int kFlushAt = kQueue / 2; ///< held after a step: handed to the lists
+
+/// Per column of each of two buffers: ‖b‖², the pre-test's column part, and (Pairs) the
+/// column's own row bound; then (Pairs) the queue of appends.
+constexpr int columnArrays(SweepMode mode) {
+  return mode == SweepMode::Pairs ? 3 : 2;
+}
+
+std::size_t sharedBytes(int d, SweepMode mode = SweepMode::Filter) {
   return std::size_t(kBlockRows + 2 * kStepCols) * sharedStride(d) * sizeof(__half) +
-         std::size_t(2) * 2 * kStepCols * sizeof(float);
+         std::size_t(columnArrays(mode)) * 2 * kStepCols * sizeof(float) +
+         (mode == SweepMode::Pairs ? kQueue * sizeof(Pending) : 0);
 }
 
 /// Keys a warp can hold in the base tiles' shared memory once a sweep is over.
@@ -101,6 +123,11 @@ struct SweepArgs {
   FusedLists out;
   float* dots; ///< the dots kernel's output (row-major, ldDots apart; column 0 is colBegin)
   int ldDots;
+  // Pairs: the rows are the base's, in groups of groupRows (the last one holds the rest); a
+  // block of group g scores the columns of groups [g + bandLo, g + bandHi).
+  std::int64_t groupRows;
+  int groups, bandLo, bandHi;
+  const float* largestCoefA; ///< of all rows: the column side's pre-test margin
 };
 
 /// A block's rows in shared memory: the pre-test's right-hand side (+inf: none pass), and the
@@ -115,8 +142,42 @@ struct BlockRows {
   std::int64_t firstRow, colEnd;
   Candidate* lists;
   RowState* states;
-  int capacity, metric;
+  int capacity, metric, rowsHere;
+  bool sharedCounts; ///< the block alone appends to its rows: counts in `count`
+  Pending* queue;    ///< Pairs: appends waiting for the lists (else null)
+  int queued;        ///< appends made to the queue (those past kQueue went straight on)
 };
+
+/// Appends `c` to the list of `row` (of all rows; its count in global memory): through the
+/// block's queue where there is one and room in it.
+__device__ inline void appendToRow(BlockRows& rows, std::int64_t row, Candidate c) {
+  if (rows.queue) {
+    const int at = atomicAdd(&rows.queued, 1);
+    if (at < kQueue) {
+      rows.queue[at] = {std::int32_t(row), c};
+      return;
+    }
+  }
+  const int slot = atomicAdd(&rows.states[row].count, 1);
+  if (slot < rows.capacity)
+    rows.lists[row * rows.capacity + slot] = c;
+}
+
+/// Hands the queue's appends to their rows' lists, all threads at once (their atomics' round
+/// trips overlap), and empties it. Called by the whole block, after a barrier.
+__device__ void flushQueue(BlockRows& rows) {
+  const int held = min(rows.queued, kQueue);
+  for (int i = threadIdx.x; i < held; i += blockDim.x) {
+    const Pending p = rows.queue[i];
+    const int slot = atomicAdd(&rows.states[p.row].count, 1);
+    if (slot < rows.capacity)
+      rows.lists[std::int64_t(p.row) * rows.capacity + slot] = p.candidate;
+  }
+  __syncthreads();
+  if (threadIdx.x == 0)
+    rows.queued = 0;
+  __syncthreads(); // before anyone reads the count again (the check after the last step)
+}
 
 /// The cuBLAS path's own test (ExactPass.cu's filter) for one value that passed the pre-test:
 /// appended to its row's list when its lower estimate is within the row's threshold. Out of
@@ -131,19 +192,42 @@ __device__ __noinline__ void keepIfWithin(BlockRows& rows, int r, std::int64_t i
     return;
   // A block alone on its rows counts in shared memory: a global atomic's round trip would hold
   // the block's next barrier for a microsecond. Where blocks of other columns append to the
-  // same rows, the count is the row state's in global memory.
-  int* count = gridDim.y == 1 ? &rows.count[r] : &rows.states[rows.firstRow + r].count;
-  const int at = atomicAdd(count, 1);
+  // same rows, the count is the row state's in global memory (Pairs: through the queue).
+  if (!rows.sharedCounts) {
+    appendToRow(rows, rows.firstRow + r, {lower, std::int32_t(id)});
+    return;
+  }
+  const int at = atomicAdd(&rows.count[r], 1);
   if (at < rows.capacity)
     rows.lists[(rows.firstRow + r) * rows.capacity + at] = {lower, std::int32_t(id)};
 }
 
+/// Pairs: the same test with the roles swapped — block row r as a candidate of column `col`'s
+/// row, against that row's state (fixed during the sweep; its count is shared by every block).
+__device__ __noinline__ void keepForColumn(BlockRows& rows, std::int64_t col, float colNorm, int r,
+                                           float dot) {
+  if (col >= rows.colEnd || r >= rows.rowsHere)
+    return;
+  RowState* state = rows.states + col;
+  if (state->overflow)
+    return;
+  const float rowNorm = rows.norm[r];
+  const float lower = knn::approxDistance(Metric(rows.metric), colNorm, rowNorm, dot) -
+                      (state->coefA * sqrtf(rowNorm) + state->coefB);
+  if (!(lower <= state->threshold))
+    return;
+  appendToRow(rows, col, {lower, std::int32_t(rows.firstRow + r)});
+}
+
 /// D, the rows' width, is a template parameter: the dot products' loop unrolls with every
-/// shared-memory address an immediate offset, which halves the instructions of a step. `Dots`:
-/// the same tiles write their dot products (times alpha) out instead of testing them — a first
-/// tile's GEMM without cuBLAS, whose start a cold search would wait for.
-template <int D, bool Dots = false>
+/// shared-memory address an immediate offset, which halves the instructions of a step. Dots: the
+/// same tiles write their dot products (times alpha) out instead of testing them — a first
+/// tile's GEMM without cuBLAS, whose start a cold search would wait for. Pairs: a graph's dot
+/// products are symmetric, so a block scores only columns of later groups and tests each value
+/// for its column's row too (half the tiles of sweeping every row against every column).
+template <int D, SweepMode Mode = SweepMode::Filter>
 __global__ void __launch_bounds__(kThreads, 2) sweepKernel(SweepArgs a) {
+  constexpr bool Dots = Mode == SweepMode::Dots, Pairs = Mode == SweepMode::Pairs;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
   // cp.async, mma.m16n8k16 and __reduce_add_sync need sm_80: fusedTilesFit refuses older GPUs.
   __trap();
@@ -157,6 +241,8 @@ __global__ void __launch_bounds__(kThreads, 2) sweepKernel(SweepArgs a) {
   // past the last base row, so that nothing there passes.
   float* colNorm = reinterpret_cast<float*>(baseTiles + 2 * kStepCols * ld);
   float* colPart = colNorm + 2 * kStepCols;
+  // Pairs: per column, its own row's pre-test bound (as rows.bound for the block's rows).
+  float* colBound = colPart + 2 * kStepCols;
   __shared__ BlockRows rows;
 
   const Metric metric = Metric(a.metric);
@@ -176,17 +262,25 @@ __global__ void __launch_bounds__(kThreads, 2) sweepKernel(SweepArgs a) {
     rows.states = a.out.states;
     rows.capacity = a.out.capacity;
     rows.metric = a.metric;
+    rows.rowsHere = rowsHere;
+    rows.sharedCounts = gridDim.y == 1 && !Pairs;
+    rows.queue = Pairs ? reinterpret_cast<Pending*>(colBound + 2 * kStepCols) : nullptr;
+    rows.queued = 0;
   }
   __syncthreads();
-  for (int r = threadIdx.x; r < kBlockRows && !Dots; r += kThreads) { // Dots: no row state
-    const std::int64_t row = firstRow + r;
-    const RowState st = r < rowsHere ? a.out.states[row] : RowState{0, 0, 0, 0, 1};
-    const float qn = r < rowsHere ? a.queryNorms[row] : 0.0f;
+  // A row's pre-test bound, from its state and squared norm.
+  auto preTestBound = [&](const RowState& st, float qn) {
     const float rowTerm = l2 ? qn : metric == Metric::Cosine ? 1.0f : 0.0f;
     const float scale = fabsf(rowTerm) + a.maxBaseNorm2 + 2.0f * sqrtf(qn) * sqrtf(a.maxBaseNorm2) +
                         st.coefA * sqrtf(a.maxBaseNorm2) + st.coefB + fabsf(st.threshold);
     const float slack = scale * (1.0f / 65536.0f);
-    rows.bound[r] = st.overflow ? INFINITY : rowTerm - st.coefB - st.threshold - slack;
+    return st.overflow ? INFINITY : rowTerm - st.coefB - st.threshold - slack;
+  };
+  for (int r = threadIdx.x; r < kBlockRows && !Dots; r += kThreads) { // Dots: no row state
+    const std::int64_t row = firstRow + r;
+    const RowState st = r < rowsHere ? a.out.states[row] : RowState{0, 0, 0, 0, 1};
+    const float qn = r < rowsHere ? a.queryNorms[row] : 0.0f;
+    rows.bound[r] = preTestBound(st, qn);
     rows.coefA[r] = st.coefA;
     rows.coefB[r] = st.coefB;
     rows.threshold[r] = st.threshold;
@@ -206,11 +300,17 @@ __global__ void __launch_bounds__(kThreads, 2) sweepKernel(SweepArgs a) {
   }
   __syncthreads(); // largestCoefA
   const float coefA = rows.largestCoefA;
-  // Column part blockIdx.y of gridDim.y (few query rows: more blocks than row blocks).
-  const std::int64_t stepsAll = (a.colEnd - a.colBegin + kStepCols - 1) / kStepCols;
-  const std::int64_t partSteps = (stepsAll + gridDim.y - 1) / gridDim.y;
-  const std::int64_t colBegin = a.colBegin + blockIdx.y * partSteps * kStepCols;
-  const std::int64_t colEnd = std::min(a.colEnd, colBegin + partSteps * kStepCols);
+  std::int64_t colBegin, colEnd;
+  if constexpr (Pairs) { // the columns of groups [g + bandLo, g + bandHi), the last one longer
+    const std::int64_t g = std::min<std::int64_t>(firstRow / a.groupRows, a.groups - 1);
+    colBegin = (g + a.bandLo) * a.groupRows;
+    colEnd = g + a.bandHi >= a.groups ? a.colEnd : (g + a.bandHi) * a.groupRows;
+  } else { // column part blockIdx.y of gridDim.y (few query rows: more blocks than row blocks)
+    const std::int64_t stepsAll = (a.colEnd - a.colBegin + kStepCols - 1) / kStepCols;
+    const std::int64_t partSteps = (stepsAll + gridDim.y - 1) / gridDim.y;
+    colBegin = a.colBegin + blockIdx.y * partSteps * kStepCols;
+    colEnd = std::min(a.colEnd, colBegin + partSteps * kStepCols);
+  }
   if (threadIdx.x == 0)
     rows.colEnd = colEnd;
   const int steps = colEnd > colBegin ? int((colEnd - colBegin + kStepCols - 1) / kStepCols) : 0;
@@ -221,6 +321,14 @@ __global__ void __launch_bounds__(kThreads, 2) sweepKernel(SweepArgs a) {
     return threadIdx.x < kStepCols && step < steps && col < colEnd ? a.baseNorms[col] : -1.0f;
   };
   float nextNorm = columnNorm(0);
+  // Pairs: the columns' own row states, loaded a step ahead too.
+  auto columnState = [&](int step) {
+    const std::int64_t col = colBegin + std::int64_t(step) * kStepCols + threadIdx.x;
+    return Pairs && threadIdx.x < kStepCols && step < steps && col < colEnd
+               ? a.out.states[col]
+               : RowState{0, 0, 0, 0, 1};
+  };
+  RowState nextState = columnState(0);
   auto stage = [&](int step) {
     const int buffer = step % 2;
     const std::int64_t first = colBegin + std::int64_t(step) * kStepCols;
@@ -232,8 +340,12 @@ __global__ void __launch_bounds__(kThreads, 2) sweepKernel(SweepArgs a) {
       colNorm[buffer * kStepCols + threadIdx.x] = bn;
       colPart[buffer * kStepCols + threadIdx.x] =
           bn >= 0.0f ? coefA * sqrtf(bn) - (l2 ? bn : 0.0f) : -INFINITY;
+      if constexpr (Pairs)
+        colBound[buffer * kStepCols + threadIdx.x] = preTestBound(nextState, fmaxf(bn, 0.0f));
     }
     nextNorm = columnNorm(step + 1);
+    if constexpr (Pairs)
+      nextState = columnState(step + 1);
   };
   if (steps > 0) {
     stage(0);
@@ -245,6 +357,20 @@ __global__ void __launch_bounds__(kThreads, 2) sweepKernel(SweepArgs a) {
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int warpRow = (warp / 4) * kWarpRows, warpCol = (warp % 4) * kWarpCols;
   const float dotScale = (l2 ? 2.0f : 1.0f) * a.alpha;
+  // Pairs: the block's rows as candidates of the columns' rows — the pre-test's row part (the
+  // largest margin factor of all rows times ‖q‖, minus ‖q‖² for L2), −inf past the last row.
+  float rowPart[kRowTiles][2];
+  if constexpr (Pairs) {
+    const float largest = *a.largestCoefA;
+#pragma unroll
+    for (int m = 0; m < kRowTiles; ++m)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int r = warpRow + m * 16 + lane / 4 + 8 * h;
+        const float qn = rows.norm[r];
+        rowPart[m][h] = r < rowsHere ? largest * sqrtf(qn) - (l2 ? qn : 0.0f) : -INFINITY;
+      }
+  }
   for (int step = 0; step < steps; ++step) {
     if (step + 1 < steps) {
       stage(step + 1);
@@ -328,8 +454,8 @@ __global__ void __launch_bounds__(kThreads, 2) sweepKernel(SweepArgs a) {
       for (int h = 0; h < 2; ++h)
         if (rowPasses(m, h))
           groups |= 1u << (2 * m + h);
+    const std::int64_t stepFirst = colBegin + std::int64_t(step) * kStepCols;
     if (groups != 0) [[unlikely]] {
-      const std::int64_t stepFirst = colBegin + std::int64_t(step) * kStepCols;
 #pragma unroll
       for (int m = 0; m < kRowTiles; ++m)
 #pragma unroll
@@ -348,10 +474,53 @@ __global__ void __launch_bounds__(kThreads, 2) sweepKernel(SweepArgs a) {
               }
         }
     }
+    if constexpr (Pairs) {
+      // The same values down the columns: a thread's eight rows of column (n, e), their largest
+      // against the column's row bound; only a column whose largest passes looks at which did.
+      const float* bound = colBound + buffer * kStepCols + warpCol + 2 * (lane % 4);
+      unsigned columns = 0; // bit 2n + e
+#pragma unroll
+      for (int n = 0; n < kColTiles; ++n)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          float largest = -INFINITY;
+#pragma unroll
+          for (int m = 0; m < kRowTiles; ++m)
+#pragma unroll
+            for (int h = 0; h < 2; ++h)
+              largest = fmaxf(largest, fmaf(acc[m][n][2 * h + e], dotScale, rowPart[m][h]));
+          if (largest >= bound[n * 8 + e])
+            columns |= 1u << (2 * n + e);
+        }
+      if (columns != 0) [[unlikely]] {
+#pragma unroll
+        for (int n = 0; n < kColTiles; ++n)
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            if (!(columns & (1u << (2 * n + e))))
+              continue;
+            const int j = warpCol + n * 8 + 2 * (lane % 4) + e;
+#pragma unroll
+            for (int m = 0; m < kRowTiles; ++m)
+#pragma unroll
+              for (int h = 0; h < 2; ++h)
+                if (fmaf(acc[m][n][2 * h + e], dotScale, rowPart[m][h]) >= bound[n * 8 + e])
+                  keepForColumn(rows, stepFirst + j, colNorm[buffer * kStepCols + j],
+                                warpRow + m * 16 + lane / 4 + 8 * h,
+                                acc[m][n][2 * h + e] * a.alpha);
+          }
+      }
+    }
     __syncthreads(); // the next stage overwrites this buffer
+    if constexpr (Pairs)
+      if (rows.queued >= kFlushAt) // the same for all threads: read after the barrier
+        flushQueue(rows);
   }
+  if constexpr (Pairs)
+    if (rows.queued > 0)
+      flushQueue(rows);
   if constexpr (!Dots) {
-    if (gridDim.y > 1)
+    if (!rows.sharedCounts) // other blocks append to these rows too: the prune lowers them
       return;
     for (int r = threadIdx.x; r < rowsHere; r += kThreads)
       if (!a.out.states[firstRow + r].overflow)
@@ -401,16 +570,16 @@ __global__ void finishSweepKernel(RowState* states, int rows, FusedLists out, in
 
 /// The kernel for rows of d dimensions (knn::gpuFusedTiles).
 using SweepKernel = void (*)(SweepArgs);
-template <bool Dots = false> SweepKernel sweepKernelFor(int d) {
+template <SweepMode Mode = SweepMode::Filter> SweepKernel sweepKernelFor(int d) {
   switch (d) {
   case 32:
-    return sweepKernel<32, Dots>;
+    return sweepKernel<32, Mode>;
   case 64:
-    return sweepKernel<64, Dots>;
+    return sweepKernel<64, Mode>;
   case 128:
-    return sweepKernel<128, Dots>;
+    return sweepKernel<128, Mode>;
   default:
-    return sweepKernel<256, Dots>;
+    return sweepKernel<256, Mode>;
   }
 }
 
@@ -455,8 +624,19 @@ void fusedCandidates(const __half* queries, int rows, const float* queryNorms,
                      float alpha, Metric metric, const FusedLists& out, cudaStream_t stream) {
   if (rows <= 0 || colEnd <= colBegin)
     return;
-  SweepArgs args{queries,  rows,   queryNorms, selfIds,     base, baseNorms, maxBaseNorm2,
-                 colBegin, colEnd, alpha,      int(metric), out,  nullptr,   0};
+  SweepArgs args{};
+  args.queries = queries;
+  args.rows = rows;
+  args.queryNorms = queryNorms;
+  args.selfIds = selfIds;
+  args.base = base;
+  args.baseNorms = baseNorms;
+  args.maxBaseNorm2 = maxBaseNorm2;
+  args.colBegin = colBegin;
+  args.colEnd = colEnd;
+  args.alpha = alpha;
+  args.metric = int(metric);
+  args.out = out;
   // (fusedWaveRows, through sweepGrid, also sets the kernel's shared-memory attribute.)
   const dim3 grid = sweepGrid(rows, colBegin, colEnd, d);
   const int parts = int(grid.y);
@@ -485,10 +665,46 @@ void fusedDots(const __half* queries, int rows, const __half* base, const float*
   args.alpha = alpha;
   args.dots = dots;
   args.ldDots = ldDots;
-  const SweepKernel kernel = sweepKernelFor<true>(d);
+  const SweepKernel kernel = sweepKernelFor<SweepMode::Dots>(d);
   NEARSCAPE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                             int(sharedBytes(d))));
   kernel<<<sweepGrid(rows, colBegin, colEnd, d), kThreads, sharedBytes(d), stream>>>(args);
+  NEARSCAPE_CUDA_CHECK_LAUNCH();
+}
+
+void fusedPairs(const __half* rows, const float* norms, std::int64_t n, float maxBaseNorm2,
+                std::int64_t groupRows, int bandLo, int bandHi, int d, float alpha, Metric metric,
+                const float* largestCoefA, const FusedLists& out, cudaStream_t stream) {
+  const std::int64_t groups = n / groupRows;
+  if (groupRows % kBlockRows != 0 || bandLo < 1 || bandLo >= groups)
+    return;
+  SweepArgs args{};
+  args.queries = rows;
+  args.rows = int(n);
+  args.queryNorms = norms;
+  args.base = rows;
+  args.baseNorms = norms;
+  args.maxBaseNorm2 = maxBaseNorm2;
+  args.colBegin = 0;
+  args.colEnd = n;
+  args.alpha = alpha;
+  args.metric = int(metric);
+  args.out = out;
+  args.out.pruneAbove = out.k; // every block's columns' rows gain candidates: all are pruned
+  args.groupRows = groupRows;
+  args.groups = int(groups);
+  args.bandLo = bandLo;
+  args.bandHi = bandHi;
+  args.largestCoefA = largestCoefA;
+  const SweepKernel kernel = sweepKernelFor<SweepMode::Pairs>(d);
+  const std::size_t bytes = sharedBytes(d, SweepMode::Pairs);
+  NEARSCAPE_CUDA_CHECK(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
+  // Only groups with a partner in the band have work; the earliest (the most columns) go first.
+  const std::int64_t blocks = (groups - bandLo) * groupRows / kBlockRows;
+  kernel<<<unsigned(blocks), kThreads, bytes, stream>>>(args);
+  NEARSCAPE_CUDA_CHECK_LAUNCH();
+  finishSweepKernel<<<unsigned((n + 255) / 256), 256, 0, stream>>>(out.states, int(n), args.out, 0);
   NEARSCAPE_CUDA_CHECK_LAUNCH();
 }
 

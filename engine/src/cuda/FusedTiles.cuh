@@ -57,4 +57,14 @@ void fusedDots(const __half* queries, int rows, const __half* base, const float*
                std::int64_t colBegin, std::int64_t colEnd, int d, float alpha, float* dots,
                int ldDots, cudaStream_t stream);
 
+/// A graph's sweep band (all `n` rows of `rows` are both queries and base, packed alike): rows
+/// in groups of `groupRows` (a multiple of 128; the last group also holds the rest), each row of
+/// group g scored once against each row of groups [g + bandLo, g + bandHi) and every value
+/// tested for both rows — each against its own row's fixed threshold, appended to its list in
+/// `out` (all n rows). `largestCoefA` (device): the largest coefA of the rows' states. Rows are
+/// queued for the prune when they hold more than k. Throws DeviceError.
+void fusedPairs(const __half* rows, const float* norms, std::int64_t n, float maxBaseNorm2,
+                std::int64_t groupRows, int bandLo, int bandHi, int d, float alpha, Metric metric,
+                const float* largestCoefA, const FusedLists& out, cudaStream_t stream);
+
 } // namespace nearscape::cuda

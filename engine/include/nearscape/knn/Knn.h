@@ -29,6 +29,10 @@ struct ExactKnnParams {
   /// GPU only: float16 tiles scored and filtered in one kernel, the dot products never stored
   /// (d of 32, 64, 128 or 256; k ≤ 256); off: every tile through cuBLAS (A/B, tests).
   bool fusedTiles = true;
+  /// GPU only: a graph's fused float16 sweeps score each pair of rows once and test the value
+  /// for both rows (half the tiles; every row's candidate list on the device at once, where it
+  /// fits); off: each row sweeps every column (A/B, tests).
+  bool pairedSweeps = true;
   /// STEP's cluster pruning (L2): Auto takes it where a probe of the queries shows it pruning
   /// most of the base (GPU: ≤ 256 dimensions, CPU: ≤ 16), Always whenever it applies (tests),
   /// Off never.
