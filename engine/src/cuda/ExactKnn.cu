@@ -144,9 +144,11 @@ KnnResult runOnDevice(const MatrixView<float>& queries, const MatrixView<float>&
         // k = 32 (the delegates' first thresholds): manifold 1M × 128 on an H100, k = 10: 0.73
         // against 0.95 s; k = 96 appends so many candidates a band that it took 1.96 against
         // 1.44 s (docs/benchmarks.md).
+        // Not in a streamed chunk: its budget is the stream's, partly held by its buffers.
         const bool pairs =
-            options.sameRows && options.selfOffset == 0 && tiles.fused && params.pairedSweeps &&
-            nq == nb && k <= kPairsMaxK && nb >= 2 * pairGroupRows(tiles) &&
+            options.sameRows && options.selfOffset == 0 && !options.deviceBase && tiles.fused &&
+            params.pairedSweeps && nq == nb && k <= kPairsMaxK && nb >= 2 * pairGroupRows(tiles) &&
+            fusedPairsFit(d) &&
             pairsBytes(nb, tiles, k) + std::uint64_t(nb) * rowBytes(d) <= deviceBudget(context);
         if (pairs) {
           const PassResult r =

@@ -215,7 +215,12 @@ __global__ void warpPruneKernel(RowState* __restrict__ states, Candidate* __rest
 #pragma unroll
       for (int j = 0; j < kWarpPruneKeys; ++j)
         zeros += (key[j] & high) == prefix ? 1 : 0;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
       zeros = __reduce_add_sync(0xffffffffu, zeros);
+#else // the package's older architectures: the cuBLAS path prunes there too
+      for (int offset = 16; offset > 0; offset /= 2)
+        zeros += __shfl_xor_sync(0xffffffffu, zeros, offset);
+#endif
       if (zeros < rank) {
         rank -= zeros;
         prefix |= 1u << bit;
@@ -488,7 +493,7 @@ std::int64_t pairGroupRows(Tiles tiles) {
 std::uint64_t pairsBytes(std::int64_t n, Tiles tiles, int k) {
   const std::uint64_t g = std::uint64_t(pairGroupRows(tiles)), rows = std::uint64_t(n);
   const std::uint64_t cap = std::uint64_t(fusedCap(k)), widest = 2 * g;
-  return rows * (cap * sizeof(Candidate) + sizeof(RowState) + sizeof(int) + 8ull * k) +
+  return rows * (cap * sizeof(Candidate) + sizeof(RowState) + 2 * sizeof(int) + 8ull * k) +
          g * (widest * sizeof(float) + (widest + cap) * sizeof(Candidate) + 8);
 }
 

@@ -302,7 +302,7 @@ __global__ void __launch_bounds__(kThreads, 2) sweepKernel(SweepArgs a) {
   const float coefA = rows.largestCoefA;
   std::int64_t colBegin, colEnd;
   if constexpr (Pairs) { // the columns of groups [g + bandLo, g + bandHi), the last one longer
-    const std::int64_t g = std::min<std::int64_t>(firstRow / a.groupRows, a.groups - 1);
+    const std::int64_t g = firstRow / a.groupRows; // never the last group: it has no later one
     colBegin = (g + a.bandLo) * a.groupRows;
     colEnd = g + a.bandHi >= a.groups ? a.colEnd : (g + a.bandHi) * a.groupRows;
   } else { // column part blockIdx.y of gridDim.y (few query rows: more blocks than row blocks)
@@ -606,6 +606,15 @@ bool fusedTilesFit(int d) {
   return major >= 8 && std::size_t(optIn) >= sharedBytes(d) + sizeof(BlockRows);
 }
 
+bool fusedPairsFit(int d) {
+  int device = 0, optIn = 0;
+  NEARSCAPE_CUDA_CHECK(cudaGetDevice(&device));
+  NEARSCAPE_CUDA_CHECK(
+      cudaDeviceGetAttribute(&optIn, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  return fusedTilesFit(d) &&
+         std::size_t(optIn) >= sharedBytes(d, SweepMode::Pairs) + sizeof(BlockRows);
+}
+
 int fusedWaveRows(int d) {
   int device = 0, sms = 0, blocks = 0;
   NEARSCAPE_CUDA_CHECK(cudaGetDevice(&device));
@@ -676,8 +685,10 @@ void fusedPairs(const __half* rows, const float* norms, std::int64_t n, float ma
                 std::int64_t groupRows, int bandLo, int bandHi, int d, float alpha, Metric metric,
                 const float* largestCoefA, const FusedLists& out, cudaStream_t stream) {
   const std::int64_t groups = n / groupRows;
-  if (groupRows % kBlockRows != 0 || bandLo < 1 || bandLo >= groups)
-    return;
+  if (groupRows % kBlockRows != 0 || bandLo < 1 || bandLo >= groups) // would skip pairs
+    throw DeviceError("fusedPairs: a band of groups of " + std::to_string(groupRows) +
+                      " rows from " + std::to_string(bandLo) + " in " + std::to_string(n) +
+                      " rows");
   SweepArgs args{};
   args.queries = rows;
   args.rows = int(n);
@@ -690,7 +701,6 @@ void fusedPairs(const __half* rows, const float* norms, std::int64_t n, float ma
   args.alpha = alpha;
   args.metric = int(metric);
   args.out = out;
-  args.out.pruneAbove = out.k; // every block's columns' rows gain candidates: all are pruned
   args.groupRows = groupRows;
   args.groups = int(groups);
   args.bandLo = bandLo;

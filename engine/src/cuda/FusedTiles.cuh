@@ -21,6 +21,10 @@ namespace nearscape::cuda {
 /// for 384 rows of d halves (d = 256 needs Hopper's 227 KB; d = 128 fits an A100, not an RTX).
 bool fusedTilesFit(int d);
 
+/// Whether the current device also runs the paired sweeps (fusedPairs) for rows of `d`
+/// dimensions: fusedTilesFit, and shared memory for the columns' bounds and the appends' queue.
+bool fusedPairsFit(int d);
+
 /// Query rows that keep every streaming multiprocessor of the current device busy in one wave
 /// (d: as knn::gpuFusedTiles takes).
 int fusedWaveRows(int d);
