@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
@@ -20,6 +21,11 @@ double median(std::vector<double> v) {
     return 0;
   std::sort(v.begin(), v.end());
   return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+void logLevelFromEnvironment(Context& context) {
+  if (const char* level = std::getenv("NEARSCAPE_LOG"))
+    context.logLevel = parseLogLevel(level).value_or(context.logLevel);
 }
 
 nlohmann::json runPeer(const std::string& command) {

@@ -14,6 +14,9 @@ namespace nearscape::bench {
 double secondsSince(std::chrono::steady_clock::time_point start);
 double median(std::vector<double> values);
 
+/// The log level NEARSCAPE_LOG names ("debug": the engine's phases), when it is set and valid.
+void logLevelFromEnvironment(Context& context);
+
 /// Runs `command` through the shell; returns the last line of its stdout parsed as JSON, or
 /// throws Error with its output when it fails.
 nlohmann::json runPeer(const std::string& command);

@@ -3,7 +3,6 @@
 
 #include "BenchUtil.h"
 
-#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -39,8 +38,7 @@ int runExact(const ExactArgs& a) {
   Context context;
   context.backend = parseBackend(a.backend).value_or(Backend::Auto);
   context.threads = a.threads;
-  if (const char* level = std::getenv("NEARSCAPE_LOG")) // the search's phases at "debug"
-    context.logLevel = parseLogLevel(level).value_or(context.logLevel);
+  logLevelFromEnvironment(context);
   if (!a.memoryBudget.empty())
     context.memoryBudget = parseByteSize(a.memoryBudget);
   const Metric metric = parseMetric(a.metric).value_or(Metric::L2);

@@ -4,7 +4,6 @@
 
 #include "BenchUtil.h"
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -24,8 +23,7 @@ int runExplore(const ExploreArgs& a) {
   const auto parsed = parseBackend(a.backend);
   NEARSCAPE_EXPECTS(parsed.has_value(), "--backend must be auto, cpu or cuda");
   context.backend = *parsed;
-  if (const char* level = std::getenv("NEARSCAPE_LOG")) // the stages' phases at "debug"
-    context.logLevel = parseLogLevel(level).value_or(context.logLevel);
+  logLevelFromEnvironment(context);
   const std::string label =
       a.label.empty() ? std::filesystem::path(a.data).filename().string() : a.label;
   // The parameters MainWindow uses on opening a file (Preferences' defaults: k = 15, a 2D map,

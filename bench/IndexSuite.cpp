@@ -2,7 +2,6 @@
 
 #include "BenchUtil.h"
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
@@ -51,8 +50,7 @@ int runIndex(const IndexArgs& a) {
   Context context;
   context.threads = a.threads;
   context.backend = *parseBackend(a.backend);
-  if (const char* level = std::getenv("NEARSCAPE_LOG")) // the build's phases at "debug"
-    context.logLevel = parseLogLevel(level).value_or(context.logLevel);
+  logLevelFromEnvironment(context);
   OpenOptions options;
   options.loadThumbnails = false;
   const Dataset ds = openDataset(a.data, options);

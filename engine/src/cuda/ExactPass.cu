@@ -3,6 +3,7 @@
 #include "cuda/CandidateLists.cuh"
 #include "cuda/ExactPass.cuh"
 #include "cuda/FusedTiles.cuh"
+#include "cuda/Primitives.cuh"
 #include "cuda/Rerank.cuh"
 #include "cuda/Select.cuh"
 #include "cuda/Upload.cuh"
@@ -125,6 +126,17 @@ __global__ void filterKernel(const float* __restrict__ C, int bq, int bb, int ld
   }
 }
 
+/// A pruned row's state: its lowered threshold and survivors, or overflowed past `cap`.
+__device__ inline void setPruned(RowState& state, float threshold, int written, int cap) {
+  state.threshold = threshold;
+  if (written > cap) {
+    state.overflow = 1;
+    state.count = 0;
+  } else {
+    state.count = written;
+  }
+}
+
 /// One block per queued row: finds the k-th smallest upper estimate lower_c + 2·m_c (radix
 /// select on the float's ordered bits), lowers the threshold to it and compacts the survivors.
 __global__ void pruneKernel(RowState* __restrict__ states, Candidate* __restrict__ lists, int capG,
@@ -157,15 +169,8 @@ __global__ void pruneKernel(RowState* __restrict__ states, Candidate* __restrict
         list[atomicAdd(&written, 1)] = cnd;
       __syncthreads();
     }
-    if (threadIdx.x == 0) {
-      states[row].threshold = threshold;
-      if (written > cap) {
-        states[row].overflow = 1;
-        states[row].count = 0;
-      } else {
-        states[row].count = written;
-      }
-    }
+    if (threadIdx.x == 0)
+      setPruned(states[row], threshold, written, cap);
     __syncthreads();
   }
 }
@@ -206,27 +211,7 @@ __global__ void warpPruneKernel(RowState* __restrict__ states, Candidate* __rest
         key[j] = orderedBits(c[j].lower + 2.0f * candidateMargin(st, baseNorms[c[j].id]));
       }
     }
-    // The k-th smallest upper estimate, bit by bit from the top (warpRadixSelect, in registers).
-    std::uint32_t prefix = 0;
-    int rank = k;
-    for (int bit = 31; bit >= 0; --bit) {
-      const std::uint32_t high = ~0u << bit;
-      int zeros = 0;
-#pragma unroll
-      for (int j = 0; j < kWarpPruneKeys; ++j)
-        zeros += (key[j] & high) == prefix ? 1 : 0;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-      zeros = __reduce_add_sync(0xffffffffu, zeros);
-#else // the package's older architectures: the cuBLAS path prunes there too
-      for (int offset = 16; offset > 0; offset /= 2)
-        zeros += __shfl_xor_sync(0xffffffffu, zeros, offset);
-#endif
-      if (zeros < rank) {
-        rank -= zeros;
-        prefix |= 1u << bit;
-      }
-    }
-    const float threshold = fminf(st.threshold, fromOrderedBits(prefix));
+    const float threshold = fminf(st.threshold, fromOrderedBits(warpRadixSelect(key, k)));
     // Survivors in their order; every candidate is in registers, so writing in place is safe.
     int written = 0;
 #pragma unroll
@@ -237,15 +222,8 @@ __global__ void warpPruneKernel(RowState* __restrict__ states, Candidate* __rest
         list[written + __popc(mask & ((1u << lane) - 1))] = c[j];
       written += __popc(mask);
     }
-    if (lane == 0) {
-      states[row].threshold = threshold;
-      if (written > cap) {
-        states[row].overflow = 1;
-        states[row].count = 0;
-      } else {
-        states[row].count = written;
-      }
-    }
+    if (lane == 0)
+      setPruned(states[row], threshold, written, cap);
   }
 }
 
@@ -302,13 +280,6 @@ __global__ void initStatesKernel(RowState* states, const float* qNorms, int bq, 
     atomicMax(reinterpret_cast<int*>(largestCoefA), __float_as_int(states[i].coefA));
 }
 
-/// ids[i] = first + i: the base row each of a graph's query rows may not return.
-__global__ void iotaKernel(std::int64_t* ids, int n, std::int64_t first) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n)
-    ids[i] = first + i;
-}
-
 /// A warp a row: its candidates from the wide lists of a first tile into the pass's lists.
 __global__ void copyListsKernel(const RowState* states, const Candidate* from, int capFrom,
                                 Candidate* to, int capTo, int rows) {
@@ -320,6 +291,15 @@ __global__ void copyListsKernel(const RowState* states, const Candidate* from, i
     return;
   for (int i = threadIdx.x % 32; i < st.count && i < capTo; i += 32)
     to[std::int64_t(row) * capTo + i] = from[std::int64_t(row) * capFrom + i];
+}
+
+/// The re-check's shared memory for lists sorted `sortSize` wide, allowed to the kernel.
+std::size_t rerankSharedBytes(int sortSize) {
+  const std::size_t bytes = std::size_t(sortSize) * (sizeof(double) + sizeof(std::int32_t));
+  if (bytes > 48 * 1024)
+    NEARSCAPE_CUDA_CHECK(cudaFuncSetAttribute(
+        rerankKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
+  return bytes;
 }
 
 /// Prunes the rows queued in pruneList (of `states`/`lists`, capG apart): a warp a row, rows past
@@ -384,10 +364,7 @@ PassResult searchPass(const DeviceRows& q, std::int64_t nq, const std::int64_t* 
   const std::size_t elementBytes = half ? sizeof(__half) : sizeof(float);
   const float alpha = 1.0f / (q.scale * base.scale); // powers of two: exact
   const int sortSize = nextPowerOfTwo(cap);
-  const std::size_t rerankShared = std::size_t(sortSize) * (sizeof(double) + sizeof(std::int32_t));
-  if (rerankShared > 48 * 1024)
-    NEARSCAPE_CUDA_CHECK(cudaFuncSetAttribute(
-        rerankKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(rerankShared)));
+  const std::size_t rerankShared = rerankSharedBytes(sortSize);
 
   const float zero = 0.0f;
   PassResult result;
@@ -534,8 +511,7 @@ PassResult pairsPass(const DeviceRows& rows, std::int64_t n, int d, float maxBas
       for (std::int64_t r0 = c0; r0 < c1; r0 += group) {
         job.check();
         const int here = int(std::min(group, c1 - r0));
-        iotaKernel<<<(here + 255) / 256, 256, 0, stream>>>(selfIds.get(), here, r0);
-        NEARSCAPE_CUDA_CHECK_LAUNCH();
+        fillIota(selfIds.get(), here, r0, stream); // each row's own id
         NEARSCAPE_CUDA_CHECK(cudaMemsetAsync(pruneCount.get(), 0, sizeof(int), stream));
         fusedDots(rows.half + r0 * d, here, rows.half, rows.norms, c0, c1, d, alpha, C.get(), ldc,
                   stream);
@@ -572,10 +548,7 @@ PassResult pairsPass(const DeviceRows& rows, std::int64_t n, int d, float maxBas
   }
 
   const int sortSize = nextPowerOfTwo(cap);
-  const std::size_t rerankShared = std::size_t(sortSize) * (sizeof(double) + sizeof(std::int32_t));
-  if (rerankShared > 48 * 1024)
-    NEARSCAPE_CUDA_CHECK(cudaFuncSetAttribute(
-        rerankKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(rerankShared)));
+  const std::size_t rerankShared = rerankSharedBytes(sortSize);
   DeviceBuffer<std::int32_t> ids{std::size_t(n) * k};
   DeviceBuffer<float> dist{std::size_t(n) * k};
   rerankKernel<<<unsigned(n), kRerankThreads, rerankShared, stream>>>(

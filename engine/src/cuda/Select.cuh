@@ -61,24 +61,57 @@ __device__ Key blockRadixSelect(int count, int rank, KeyOf keyOf) {
   return kth;
 }
 
-/// The `rank`-th smallest (1-based, repeated keys counted once each) of keys[0, count), read
-/// from memory the warp shares (shared or global), 1 ≤ rank ≤ count. Every lane of the warp
-/// calls it and gets the key; no block barrier.
-template <typename Key> __device__ Key warpRadixSelect(const Key* keys, int count, int rank) {
-  const int lane = threadIdx.x % 32;
+/// The sum of `v` over the warp's 32 lanes, in every lane.
+__device__ inline int warpSum(int v) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  return __reduce_add_sync(0xffffffffu, v);
+#else // the package's older architectures
+  for (int offset = 16; offset > 0; offset /= 2)
+    v += __shfl_xor_sync(0xffffffffu, v, offset);
+  return v;
+#endif
+}
+
+/// The radix select of the two below: `zerosUnder(high, prefix)` counts the lane's keys whose
+/// bits under `high` equal `prefix`.
+template <typename Key, typename ZerosUnder>
+__device__ Key warpRadixSelectBy(int rank, ZerosUnder zerosUnder) {
   Key prefix = 0;
   for (int bit = int(8 * sizeof(Key)) - 1; bit >= 0; --bit) {
     const Key high = ~Key(0) << bit; // the bits decided so far and this one, which prefix has 0
-    int zeros = 0;
-    for (int i = lane; i < count; i += 32)
-      zeros += (keys[i] & high) == prefix ? 1 : 0;
-    zeros = __reduce_add_sync(0xffffffffu, zeros);
+    const int zeros = warpSum(zerosUnder(high, prefix));
     if (zeros < rank) {
       rank -= zeros;
       prefix |= Key(1) << bit;
     }
   }
   return prefix;
+}
+
+/// The `rank`-th smallest (1-based, repeated keys counted once each) of keys[0, count), read
+/// from memory the warp shares (shared or global), 1 ≤ rank ≤ count. Every lane of the warp
+/// calls it and gets the key; no block barrier.
+template <typename Key> __device__ Key warpRadixSelect(const Key* keys, int count, int rank) {
+  const int lane = threadIdx.x % 32;
+  return warpRadixSelectBy<Key>(rank, [&](Key high, Key prefix) {
+    int zeros = 0;
+    for (int i = lane; i < count; i += 32)
+      zeros += (keys[i] & high) == prefix ? 1 : 0;
+    return zeros;
+  });
+}
+
+/// The same over keys the lanes hold in registers, N each (fill past the end with ~0: never
+/// chosen while rank ≤ the keys there are).
+template <int N>
+__device__ std::uint32_t warpRadixSelect(const std::uint32_t (&keys)[N], int rank) {
+  return warpRadixSelectBy<std::uint32_t>(rank, [&](std::uint32_t high, std::uint32_t prefix) {
+    int zeros = 0;
+#pragma unroll
+    for (int j = 0; j < N; ++j)
+      zeros += (keys[j] & high) == prefix ? 1 : 0;
+    return zeros;
+  });
 }
 
 } // namespace nearscape::cuda
