@@ -298,6 +298,9 @@ void addNnDescentSuite(CLI::App& app, int& exitCode) {
                   "GNND's working lists' length, k to 64 (0: 2k, at most 32)")
       ->check(CLI::Range(0, 64))
       ->capture_default_str();
+  cmd->add_flag(
+      "--no-cluster-seeds", [a](std::int64_t) { a->params.clusterSeeds = false; },
+      "GNND: no cluster seeds once the lists converge");
   cmd->add_option("--merge-iters", a->params.mergeIterations, "Most iterations of a GPU GGM merge")
       ->capture_default_str();
   cmd->add_option("--memory-budget", a->memoryBudget,

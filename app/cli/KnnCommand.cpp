@@ -22,6 +22,7 @@ struct KnnArgs {
   int iters = NnDescentParams{}.maxIterations;
   int sample = 0;
   int listSize = 0;
+  bool noClusterSeeds = false;
   CommonOptions common;
 };
 
@@ -84,6 +85,7 @@ int runKnn(const KnnArgs& args) {
   nnd.maxIterations = args.iters;
   nnd.sampleSize = args.sample;
   nnd.listSize = args.listSize;
+  nnd.clusterSeeds = !args.noClusterSeeds;
   const NnDescentProgress onIteration = [&](int, double rate) { rates.push_back(rate); };
   auto graphOf = [&](const MatrixView<float>& rows, int k) {
     return buildKnnGraph(rows, k, metric, *asked, context, job, nnd, onIteration);
@@ -220,6 +222,9 @@ void addKnnCommand(CLI::App& app, int& exitCode) {
                   "longer lists reach further on nearly equidistant data")
       ->check(CLI::Range(0, 64))
       ->capture_default_str();
+  cmd->add_flag("--no-cluster-seeds", args->noClusterSeeds,
+                "NN-Descent on a GPU: once the lists converge, do not propose each item's nearest "
+                "in its k-means cluster and the nearest other one");
   cmd->add_option("--out", args->out,
                   "Write the result here: ids as .npy (int32, rows × k), or any other name for our "
                   "graph file (ids, distances, the data's hash, the parameters)");

@@ -296,6 +296,29 @@ private slots:
     }
   }
 
+  void gpuSampleProbeKeepsClustersOnLargeBases() {
+    // From 500,000 rows a sample of every 16th row decides first whether the whole base's
+    // clusters can prune (docs/benchmarks.md): blobs must still take the cluster search — its
+    // clusters as many as the whole base's, or they would merge blobs and prune nothing — and
+    // one Gaussian the GEMM path; both exact on a sample of rows.
+    SKIP_WITHOUT_DEVICE(Backend::Cuda);
+    const int n = 640000, d = 32, k = 10;
+    std::random_device seed;
+    for (const bool separated : {true, false}) {
+      // 640 blobs: about four k-means clusters each (2,500 clusters of 256 rows)
+      const auto data = separated ? blobs(n, d, 640, 6.0f, seed(), false) : gaussian(n, d, seed());
+      const MatrixView<float> b{data.data(), n, d};
+      const KnnResult got = knnGraph(b, k, Metric::L2, contextFor(Backend::Cuda));
+      QVERIFY2((got.report.method == "STEP") == separated, got.report.describe().c_str());
+      std::vector<std::int64_t> rows;
+      for (std::int64_t r = 0; r < n; r += 6007)
+        rows.push_back(r);
+      const std::string why = compareWithOracle(got, oracleKnn(b, b, k, Metric::L2, true, rows), b,
+                                                b, Metric::L2, true, {}, rows);
+      QVERIFY2(why.empty(), why.c_str());
+    }
+  }
+
   void tiesBreakBySmallerId_data() {
     QTest::addColumn<Backend>("backend");
     addBackendRows("grid", [](QTestData&) {});

@@ -47,9 +47,10 @@ using gpu::kStepMaxScoredShare;
 /// per cluster the others sorted by their Lemma-1 key): built once, searched many times.
 class DeviceClusters final : public gpu::ClusterIndex {
 public:
-  /// Uploads and clusters `base` (host; the caller keeps it alive).
+  /// Uploads and clusters `base` (host; the caller keeps it alive) into `clusters` clusters
+  /// (0: about 256 members each, at most 4,096).
   /// Throws Unsupported (2^30 rows or more), DeviceOutOfMemory, Error.
-  DeviceClusters(const MatrixView<float>& base, const Context& context);
+  DeviceClusters(const MatrixView<float>& base, const Context& context, int clusters = 0);
   ~DeviceClusters();
   DeviceClusters(const DeviceClusters&) = delete;
   DeviceClusters& operator=(const DeviceClusters&) = delete;
@@ -60,9 +61,15 @@ public:
   /// Error, Cancelled.
   std::optional<KnnResult> search(const MatrixView<float>& queries, int k, bool graph,
                                   JobControl& job, double maxScoredShare) const override;
+  /// Whether the probe of the base's own graph passes (each probed row scoring at most
+  /// `maxScoredShare` of the base); the rest is not searched.
+  bool probePrunes(int k, JobControl& job, double maxScoredShare) const;
   double buildSeconds() const override;
 
 private:
+  std::optional<KnnResult> search(const MatrixView<float>& queries, int k, bool graph,
+                                  JobControl& job, double maxScoredShare, bool probeOnly) const;
+
   struct State;
   std::unique_ptr<State> m_state;
 };

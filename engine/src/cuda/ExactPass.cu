@@ -515,20 +515,23 @@ PassResult pairsPass(const DeviceRows& rows, std::int64_t n, int d, float maxBas
         NEARSCAPE_CUDA_CHECK(cudaMemsetAsync(pruneCount.get(), 0, sizeof(int), stream));
         fusedDots(rows.half + r0 * d, here, rows.half, rows.norms, c0, c1, d, alpha, C.get(), ldc,
                   stream);
+        clock.mark("diagonal dots");
         filterKernel<<<(here + kFilterRowsPerBlock - 1) / kFilterRowsPerBlock,
                        kFilterRowsPerBlock * kFilterWarpsPerRow * 32, 0, stream>>>(
             C.get(), here, int(c1 - c0), ldc, rows.norms + r0, rows.norms + c0, selfIds.get(), c0,
             int(metric), k, states.get() + r0, wide.get(), capWide, k, pruneList.get(),
             pruneCount.get());
         NEARSCAPE_CUDA_CHECK_LAUNCH();
+        clock.mark("diagonal filter");
         prune(states.get() + r0, wide.get(), capWide, here);
+        clock.mark("diagonal prune");
         copyListsKernel<<<(here + 7) / 8, 256, 0, stream>>>(states.get() + r0, wide.get(), capWide,
                                                             lists.get() + r0 * cap, cap, here);
         NEARSCAPE_CUDA_CHECK_LAUNCH();
+        clock.mark("diagonal copy");
       }
     }
     done += double(groups);
-    clock.mark("diagonal");
   }
   // Bands of groups each twice as far as the last: a row's threshold, fixed during a band, is
   // the k-th of about as many columns as the band brings (as the one-sided sweeps double).

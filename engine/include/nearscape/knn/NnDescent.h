@@ -27,6 +27,11 @@ struct NnDescentParams {
   /// GPU (GNND): the working lists' length, k ≤ length ≤ 64; 0 = 2k, at most 32. Longer lists
   /// reach further on data whose neighbourhoods are nearly equidistant (high-dimensional blobs).
   int listSize = 0;
+  /// GPU (GNND), a build with its k-means head start: once the lists converge, each item's
+  /// nearest among the members of its cluster and of the nearest other cluster (exact within
+  /// them) are proposed, and the descent goes on to spread them. On blobs 1M × 128 the descent
+  /// alone stalls at recall 0.93 (docs/benchmarks.md).
+  bool clusterSeeds = true;
 };
 
 /// Bytes of NN-Descent's working memory per item of d dimensions and k neighbours, with lists of
