@@ -104,9 +104,9 @@ class TestNnDescent : public QObject {
 
 private slots:
   void autoFollowsTheMeasuredCrossover() {
-    // docs/benchmarks.md, 2026-11-25 (H100): GNND is faster at 100,000 × 128 for k = 10, the
-    // fused exact kernel at 200,000 and 500,000 × 128 for k = 32; d = 784 (no fused kernel)
-    // keeps the exact graph to about 650,000 items.
+    // docs/benchmarks.md, 2026-11-25 session 18 (H100): at k = 10 GNND is faster from about
+    // 50,000 × 128 and 220,000 × 256; at k = 32 the fused exact graph up to about 1.5M × 128;
+    // d = 784 (no fused kernel) keeps the exact graph to about 650,000 items.
     SKIP_WITHOUT_DEVICE(Backend::Cuda);
     Context gpu;
     gpu.backend = Backend::Cuda;
@@ -114,9 +114,12 @@ private slots:
       return resolveGraphMethod(GraphMethod::Auto, n, d, k, gpu);
     };
     QCOMPARE(pick(100000, 128, 10), GraphMethod::NnDescent);
+    QCOMPARE(pick(70000, 128, 10), GraphMethod::NnDescent);
     QCOMPARE(pick(20000, 128, 10), GraphMethod::Exact);
+    QCOMPARE(pick(200000, 256, 10), GraphMethod::Exact);
+    QCOMPARE(pick(500000, 256, 10), GraphMethod::NnDescent);
     QCOMPARE(pick(200000, 128, 32), GraphMethod::Exact);
-    QCOMPARE(pick(500000, 128, 32), GraphMethod::Exact);
+    QCOMPARE(pick(1000000, 128, 32), GraphMethod::Exact);
     QCOMPARE(pick(2000000, 128, 32), GraphMethod::NnDescent);
     QCOMPARE(pick(500000, 784, 10), GraphMethod::Exact);
     QCOMPARE(pick(2000000, 784, 10), GraphMethod::NnDescent);

@@ -48,7 +48,7 @@ using gpu::kStepMaxScoredShare;
 class DeviceClusters final : public gpu::ClusterIndex {
 public:
   /// Uploads and clusters `base` (host; the caller keeps it alive) into `clusters` clusters
-  /// (0: about 256 members each, at most 4,096).
+  /// (0: about 256 members each; at most 4,096 either way).
   /// Throws Unsupported (2^30 rows or more), DeviceOutOfMemory, Error.
   DeviceClusters(const MatrixView<float>& base, const Context& context, int clusters = 0);
   ~DeviceClusters();
@@ -62,7 +62,8 @@ public:
   std::optional<KnnResult> search(const MatrixView<float>& queries, int k, bool graph,
                                   JobControl& job, double maxScoredShare) const override;
   /// Whether the probe of the base's own graph passes (each probed row scoring at most
-  /// `maxScoredShare` of the base); the rest is not searched.
+  /// `maxScoredShare` of the base); the rest is not searched. (A base of so few blocks that
+  /// the probe is the whole search — under 16 — is searched whole and passes.)
   bool probePrunes(int k, JobControl& job, double maxScoredShare) const;
   double buildSeconds() const override;
 

@@ -96,10 +96,10 @@ __device__ void warpSort(float* dist, std::int32_t* id, int slots, int lane) {
       [] { __syncwarp(); });
 }
 
-/// Starting proposals: `draws` nodes per node (never the node itself), appended after the
-/// proposals already in its bucket (its cluster seeds), merged like any others. With a clustering
-/// (and no cluster seeds) every other draw comes from the node's own cluster (when it has
-/// others); the rest come from anywhere, without which the descent would stay inside the clusters.
+/// Starting proposals: `draws` nodes per node (never the node itself), appended after what its
+/// bucket already holds (nothing, as called now), merged like any others. With a clustering every
+/// other draw comes from the node's own cluster (when it has others); the rest come from
+/// anywhere, without which the descent would stay inside the clusters.
 __global__ void seedKernel(const float* __restrict__ x, std::int64_t n, int d, bool ip, int draws,
                            std::uint64_t seed, const std::int32_t* __restrict__ clusterOf,
                            const std::int64_t* __restrict__ memberStart,
@@ -134,7 +134,7 @@ struct SeedBlock {
 };
 constexpr int kSeedRows = 32;             ///< rows a seed block holds (and columns a tile)
 constexpr int kSeedList = 32;             ///< seeds a row keeps at most (a lane each)
-constexpr int kSeedOwnColumns = 2048;     ///< a larger cluster's rows see a window of it
+constexpr int kSeedOwnColumns = 2048;     ///< a larger cluster's rows see 2,048 of its members
 constexpr int kSeedPartnerColumns = 1024; ///< members of the nearest other cluster seen
 constexpr int kSeedThreads = 128;
 
@@ -171,10 +171,10 @@ __global__ void partnerKernel(const float* __restrict__ centroids, int count, in
 }
 
 /// The cluster seeds: each row's `L` nearest (working distance, ties by id) among the members of
-/// its own k-means cluster and of the nearest other cluster — exact within them, a brute-force
-/// kNN per cluster — as proposals. On data of high intrinsic dimension (blobs in 128-d) the
-/// descent stalls short of its rows' own blob (recall 0.93 on blobs 1M); where k-means split a
-/// blob in two, the nearest other cluster is its other half. Proposed once the descent has
+/// its own k-means cluster and of the nearest other cluster — exact within those columns, a
+/// brute-force kNN per cluster — as proposals. On data of high intrinsic dimension (blobs in
+/// 128-d) the descent stalls short of its rows' own blob (recall 0.93 on blobs 1M); where k-means
+/// split a blob in two, the nearest other cluster is its other half. Proposed once the descent has
 /// converged, not as first lists: from exact in-cluster lists the descent never left the
 /// clusters on manifold data (recall 0.89 against 0.995 from random members). A block takes 32
 /// rows of one cluster and scores 32-column tiles (each thread 1 row × 8 columns, summed in
@@ -198,8 +198,11 @@ __global__ void __launch_bounds__(kSeedThreads)
   const int t = threadIdx.x, lane = t % 32, w = t / 32;
   if (t < kSeedRows)
     rowId[t] = t < rows ? members[block.begin + t] : kNone;
-  // The columns: the own cluster (a window around these rows when it is large), then the
-  // nearest other cluster's first members.
+  // The columns: the own cluster (when larger than kSeedOwnColumns, a slice of its members —
+  // listed by row, so a sample of it, not the rows nearest these), then the nearest other
+  // cluster's first members (again a sample where it is larger). Clusters hold about 1,000
+  // items (n / 1,024, at most 4,096 clusters): the slices matter only beyond 4M items or where
+  // k-means leaves a cluster far larger than the rest.
   const std::int64_t a0 = memberStart[block.cluster], a1 = memberStart[block.cluster + 1];
   std::int64_t w0 = a0, w1 = a1;
   if (a1 - a0 > kSeedOwnColumns) {

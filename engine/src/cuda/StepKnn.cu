@@ -431,7 +431,8 @@ DeviceClusters::DeviceClusters(const MatrixView<float>& base, const Context& con
   s.resources.emplace(leaseResources(context));
   s.cublas = (*s.resources)->cublas();
   NEARSCAPE_CUBLAS_CHECK(cublasSetMathMode(s.cublas, CUBLAS_TF32_TENSOR_OP_MATH));
-  s.clusters = int(std::min<std::int64_t>(clusterCount > 0 ? clusterCount : clustersFor(n), n));
+  s.clusters = int(std::min<std::int64_t>(
+      clusterCount > 0 ? std::min(clusterCount, kMaxClusters) : clustersFor(n), n));
   const int clusters = s.clusters;
   {
     DeviceBuffer<float> raw = uploaded(base.data, std::size_t(n) * std::size_t(d));
@@ -656,10 +657,11 @@ constexpr std::int64_t kSampleProbeMinRows = 500000;
 /// Whether STEP may pay on the graph of `base`: the graph of every kSampleStride-th row, in as many
 /// clusters as the whole base's (so they split the data's structure alike: fewer would merge
 /// blobs that the whole base's clusters keep apart, and prune nothing), probed for the
-/// k / kSampleStride nearest (about the same distance as the whole base's k-th). A sample row then
-/// touches about the clusters a whole row would, each holding kSampleStride times fewer rows: its
-/// share of the sample scored is the whole row's share of the base. The whole search still runs
-/// its own probe: this spares it only where it would surely give up.
+/// k / kSampleStride nearest, rounded, at least 1 (about the whole base's k-th distance; for
+/// k < 24 a little farther, so the sample errs towards giving up). A sample row then touches about
+/// the clusters a whole row would, each holding kSampleStride times fewer rows: its share of the
+/// sample scored stands for the whole row's share of the base. Where the sample passes, the whole
+/// search still runs its own probe; where it gives up, the whole base's clusters are not built.
 bool clustersMayPrune(const MatrixView<float>& base, int k, const Context& context, JobControl& job,
                       double maxScoredShare) {
   const std::int64_t n = base.rows, d = base.cols;

@@ -239,9 +239,10 @@ std::optional<KnnResult> clusteredGraphIfCheap(const MatrixView<float>& data, in
   const auto started = std::chrono::steady_clock::now();
   gpu::GpuBackend* gpu = gpu::gpuBackend();
   std::optional<KnnResult> found;
-  // The clusters of the whole data, and a probe of a few of them that gives up early. A sample's
-  // clusters tell nothing: blobs 1M (1,000 blobs) in 3,906 clusters score 0.1% of the data a row,
-  // a 65,536-row sample in 256 clusters 99% of itself.
+  // STEP's clusters and a probe that gives up early (from 500,000 rows a sample decides first).
+  // A sample in fewer clusters than the whole data's tells nothing: blobs 1M (1,000 blobs) in
+  // 3,906 clusters score 0.1% of the data a row, a 65,536-row sample in 256 clusters 99% of
+  // itself; the sample's clusters are as many as the whole data's.
   gpu::tryOptionalGpuPath(
       [&] { found = gpu->stepSearch(data, data, k, true, context, job, maxScoredShare); });
   if (found)

@@ -393,15 +393,15 @@ constexpr double kAutoClusteredShare = 0.02;
 namespace {
 
 /// Up to how many items the GPU's exact graph (k = 10) beats GNND, by dimension: measured on
-/// manifold data of 50,000–1M items (docs/benchmarks.md, 2026-11-24 and, after the fused
-/// kernel, 2026-11-25, H100), interpolated log-log between the measured dimensions. Below 100,000
-/// items the exact graph's fixed costs decide, so the fused kernel did not move these.
+/// manifold data of 30,000–500,000 items (docs/benchmarks.md, 2026-11-25 session 18, H100: the
+/// paired exact sweeps and GNND's cluster seeds), interpolated log-log between the measured
+/// dimensions.
 double gpuExactCrossover(std::int64_t d) {
-  constexpr double kDims[] = {128, 256, 768};
-  constexpr double kItems[] = {30000, 60000, 650000};
+  constexpr double kDims[] = {64, 128, 256, 768};
+  constexpr double kItems[] = {30000, 50000, 220000, 650000};
   if (d <= kDims[0])
     return kItems[0];
-  int i = d <= kDims[1] ? 0 : 1;
+  const int i = d <= kDims[1] ? 0 : d <= kDims[2] ? 1 : 2;
   const double slope = std::log(kItems[i + 1] / kItems[i]) / std::log(kDims[i + 1] / kDims[i]);
   return kItems[i] * std::pow(double(d) / kDims[i], slope);
 }
@@ -416,10 +416,11 @@ GraphMethod resolveGraphMethod(GraphMethod method, std::int64_t n, std::int64_t 
   if (resolveBackend(context) == Backend::Cuda) {
     // GNND's limits (k ≤ 64, d ≤ 800) leave the exact graph; GNND's time grows about as k^1.5
     // (manifold 1M: k = 32 takes 4× k = 10) while the exact graph's hardly moves — with the
-    // fused kernel, hardly at all: at k = 32 it beats GNND up to about 550,000 items (d = 128),
-    // (k / 10)^2.5 times the k = 10 crossover (measured to k = 32; beyond it, 1.5 as before).
+    // fused kernel, hardly at all: at k = 32 it beats GNND up to about 1.5M items (d = 128:
+    // 1.41 against 1.78 s at 1M, 4.43 against 3.85 s at 2M), (k / 10)^2.9 times the k = 10
+    // crossover (measured to k = 32; beyond it, 1.5 as before).
     const double kFactor =
-        std::pow(std::max(1.0, double(k) / 10.0), knn::gpuFusedTiles(d, k) && k <= 32 ? 2.5 : 1.5);
+        std::pow(std::max(1.0, double(k) / 10.0), knn::gpuFusedTiles(d, k) && k <= 32 ? 2.9 : 1.5);
     exactIsCheaper = k > 64 || d > 800 || double(n) <= gpuExactCrossover(d) * kFactor;
   } else {
     exactIsCheaper = double(n) * double(n) * double(d) <= 12000.0 * 12000.0 * 784.0;

@@ -66,11 +66,12 @@ std::optional<GraphMethod> parseGraphMethod(std::string_view text);
 /// one place where Auto is decided from the shape, by the crossovers measured (docs/benchmarks.md).
 /// Exact when it is the cheaper way — CPU, 2 cores: when n²·d ≤ 12,000² · 784 (fashion-mnist
 /// subsets: exact 0.94 s vs NN-Descent 1.13 s at 10,000 items; 3.6 s vs 1.9 s at 20,000). GPU
-/// (H100, a sweep over d = 64–768 and n = 50,000–1M): when n is below a crossover that grows with
-/// d (30,000 items up to d = 128, 60,000 at 256, 650,000 at 768) and with k (as (k/10)^1.5), and
-/// beyond GNND's limits (k > 64, d > 800). GNND's recall stayed ≥ 0.995 in that sweep (k = 10
-/// and 32). buildKnnGraph may still take STEP's exact graph where this says NN-Descent.
-/// Exact and NnDescent are returned as they are. Throws DeviceUnavailable as resolveBackend.
+/// (H100, a sweep over d = 64–768 and n = 30,000–2M): when n is below a crossover that grows with
+/// d (30,000 items up to d = 64, 50,000 at 128, 220,000 at 256, 650,000 at 768) and with k (as
+/// (k/10)^2.9 where the fused exact kernel applies, (k/10)^1.5 elsewhere), and beyond GNND's
+/// limits (k > 64, d > 800). GNND's recall stayed ≥ 0.996 in that sweep (k = 10 and 32).
+/// buildKnnGraph may still take STEP's exact graph where this says NN-Descent. Exact and NnDescent
+/// are returned as they are. Throws DeviceUnavailable as resolveBackend.
 GraphMethod resolveGraphMethod(GraphMethod method, std::int64_t n, std::int64_t d, int k,
                                const Context& context);
 
