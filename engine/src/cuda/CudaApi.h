@@ -61,9 +61,9 @@ public:
   /// Error, Cancelled.
   std::optional<KnnResult> search(const MatrixView<float>& queries, int k, bool graph,
                                   JobControl& job, double maxScoredShare) const override;
-  /// Whether the probe of the base's own graph passes (each probed row scoring at most
-  /// `maxScoredShare` of the base); the rest is not searched. (A base of so few blocks that
-  /// the probe is the whole search — under 16 — is searched whole and passes.)
+  /// Whether the probe of the base's own graph passes (its rows scoring on average at most half
+  /// of `maxScoredShare` of the base; a block may give up); the rest is not searched. (A base of so
+  /// few blocks that the probe is the whole search — under 16 — is searched whole and passes.)
   bool probePrunes(int k, JobControl& job, double maxScoredShare) const;
   double buildSeconds() const override;
 

@@ -467,11 +467,19 @@ std::int64_t pairGroupRows(Tiles tiles) {
   return std::max<std::int64_t>(128, tiles.bb / 128 * 128);
 }
 
+namespace {
+/// The columns of the diagonal's first tile (a group's first quarter; its rows' first thresholds).
+std::int64_t diagonalFirstColumns(std::int64_t group) {
+  return std::min<std::int64_t>(group, std::max<std::int64_t>(group / 4, 256));
+}
+} // namespace
+
 std::uint64_t pairsBytes(std::int64_t n, Tiles tiles, int k) {
   const std::uint64_t g = std::uint64_t(pairGroupRows(tiles)), rows = std::uint64_t(n);
-  const std::uint64_t cap = std::uint64_t(fusedCap(k)), widest = 2 * g;
+  const std::uint64_t cap = std::uint64_t(fusedCap(k)),
+                      first = std::uint64_t(diagonalFirstColumns(std::int64_t(g)));
   return rows * (cap * sizeof(Candidate) + sizeof(RowState) + 2 * sizeof(int) + 8ull * k) +
-         g * (widest * sizeof(float) + (widest + cap) * sizeof(Candidate) + 8);
+         g * (first * sizeof(float) + (first + cap) * sizeof(Candidate) + 8);
 }
 
 PassResult pairsPass(const DeviceRows& rows, std::int64_t n, int d, float maxBaseNorm2,
@@ -481,9 +489,6 @@ PassResult pairsPass(const DeviceRows& rows, std::int64_t n, int d, float maxBas
   const cudaStream_t stream = resources.stream();
   const std::int64_t group = pairGroupRows(tiles), groups = n / group;
   const int cap = fusedCap(k);
-  const std::int64_t widest = n - (groups - 1) * group; // the last group holds the rest
-  const int capWide = int(widest) + cap;
-  const int ldc = int((widest + 3) / 4 * 4);
   const float alpha = 1.0f / (rows.scale * rows.scale);
   DeviceBuffer<RowState> states{std::size_t(n)};
   DeviceBuffer<Candidate> lists{std::size_t(n) * std::size_t(cap)};
@@ -501,31 +506,50 @@ PassResult pairsPass(const DeviceRows& rows, std::int64_t n, int d, float maxBas
   const double pairs = double(groups) * double(groups + 1) / 2;
   double done = 0;
   {
-    // The diagonal: each group's rows against its own columns, both ways, as a first tile (the
-    // sweep's dots, the filter's first thresholds), pruned to ≤ cap into the pass's lists.
-    DeviceBuffer<float> C{std::size_t(group) * std::size_t(ldc)};
-    DeviceBuffer<Candidate> wide{std::size_t(group) * std::size_t(capWide)};
+    // The diagonal: each group's rows against its own columns, both ways. Its first quarter as a
+    // first tile (the sweep's dots, the filter's delegate thresholds), then the fused sweeps over
+    // the rest, each as wide as the columns seen so far (as searchPass's), pruned to k after each
+    // so that the bands start from the tightest thresholds; then into the pass's lists. Writing
+    // and filtering the whole group's dot matrix took 76 of the diagonal's 79 ms (manifold 1M).
+    const std::int64_t first = diagonalFirstColumns(group);
+    const int ldFirst = int((first + 3) / 4 * 4);
+    const int capFirst = int(first) + cap;
+    DeviceBuffer<float> C{std::size_t(group) * std::size_t(ldFirst)};
+    DeviceBuffer<Candidate> wide{std::size_t(group) * std::size_t(capFirst)};
     DeviceBuffer<std::int64_t> selfIds{std::size_t(group)};
     for (std::int64_t g = 0; g < groups; ++g) {
       const std::int64_t c0 = g * group, c1 = g + 1 == groups ? n : c0 + group;
       for (std::int64_t r0 = c0; r0 < c1; r0 += group) {
         job.check();
         const int here = int(std::min(group, c1 - r0));
+        RowState* const st = states.get() + r0;
         fillIota(selfIds.get(), here, r0, stream); // each row's own id
         NEARSCAPE_CUDA_CHECK(cudaMemsetAsync(pruneCount.get(), 0, sizeof(int), stream));
-        fusedDots(rows.half + r0 * d, here, rows.half, rows.norms, c0, c1, d, alpha, C.get(), ldc,
-                  stream);
+        fusedDots(rows.half + r0 * d, here, rows.half, rows.norms, c0, c0 + first, d, alpha,
+                  C.get(), ldFirst, stream);
         clock.mark("diagonal dots");
         filterKernel<<<(here + kFilterRowsPerBlock - 1) / kFilterRowsPerBlock,
                        kFilterRowsPerBlock * kFilterWarpsPerRow * 32, 0, stream>>>(
-            C.get(), here, int(c1 - c0), ldc, rows.norms + r0, rows.norms + c0, selfIds.get(), c0,
-            int(metric), k, states.get() + r0, wide.get(), capWide, k, pruneList.get(),
-            pruneCount.get());
+            C.get(), here, int(first), ldFirst, rows.norms + r0, rows.norms + c0, selfIds.get(), c0,
+            int(metric), k, st, wide.get(), capFirst, k, pruneList.get(), pruneCount.get());
         NEARSCAPE_CUDA_CHECK_LAUNCH();
         clock.mark("diagonal filter");
-        prune(states.get() + r0, wide.get(), capWide, here);
+        prune(st, wide.get(), capFirst, here);
         clock.mark("diagonal prune");
-        copyListsKernel<<<(here + 7) / 8, 256, 0, stream>>>(states.get() + r0, wide.get(), capWide,
+        for (std::int64_t j0 = c0 + first; j0 < c1;) {
+          const std::int64_t cols = std::min(j0 - c0, c1 - j0);
+          NEARSCAPE_CUDA_CHECK(cudaMemsetAsync(pruneCount.get(), 0, sizeof(int), stream));
+          fusedCandidates(
+              rows.half + r0 * d, here, rows.norms + r0, selfIds.get(), rows.half, rows.norms,
+              maxBaseNorm2, j0, j0 + cols, d, alpha, metric,
+              FusedLists{st, wide.get(), capFirst, k, pruneList.get(), pruneCount.get(), k},
+              stream);
+          clock.mark("diagonal sweeps");
+          prune(st, wide.get(), capFirst, here);
+          clock.mark("diagonal prune");
+          j0 += cols;
+        }
+        copyListsKernel<<<(here + 7) / 8, 256, 0, stream>>>(st, wide.get(), capFirst,
                                                             lists.get() + r0 * cap, cap, here);
         NEARSCAPE_CUDA_CHECK_LAUNCH();
         clock.mark("diagonal copy");

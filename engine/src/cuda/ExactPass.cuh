@@ -65,12 +65,12 @@ std::uint64_t pairsBytes(std::int64_t n, Tiles tiles, int k);
 
 /// A graph's exact float16 search (the `n` rows of `rows` are queries and base, packed alike;
 /// each row may not return itself) with each pair of rows scored once: rows in groups of
-/// pairGroupRows, each group first against itself (dots and filter: the rows' first
-/// thresholds), then in bands of groups each twice as far as the last (fusedPairs), with a
-/// prune after each; re-checked in float64 as searchPass. Needs n ≥ 2 groups and
-/// pairsBytes(n, tiles, k) of device memory. Writes row i to outIds/outDist row i (host); rows
-/// whose bound keeps too many candidates are returned in `overflow`, their rows unspecified.
-/// Throws DeviceOutOfMemory, DeviceError, Cancelled.
+/// pairGroupRows, each group first against itself (dots and filter on its first quarter of
+/// columns: the rows' first thresholds; fused sweeps over the rest), then in bands of groups each
+/// twice as far as the last (fusedPairs), with a prune after each; re-checked in float64 as
+/// searchPass. Needs n ≥ 2 groups and pairsBytes(n, tiles, k) of device memory. Writes row i to
+/// outIds/outDist row i (host); rows whose bound keeps too many candidates are returned in
+/// `overflow`, their rows unspecified. Throws DeviceOutOfMemory, DeviceError, Cancelled.
 PassResult pairsPass(const DeviceRows& rows, std::int64_t n, int d, float maxBaseNorm2,
                      Metric metric, int k, Tiles tiles, Resources& resources, std::int32_t* outIds,
                      float* outDist, JobControl& job, double progressFrom, double progressSpan,
