@@ -138,8 +138,10 @@ constexpr int kSeedOwnColumns = 2048;     ///< a larger cluster's rows see 2,048
 constexpr int kSeedPartnerColumns = 1024; ///< members of the nearest other cluster seen
 constexpr int kSeedThreads = 128;
 
-/// For each cluster, the nearest other one by centroid (−1 when alone): a warp per cluster.
+/// For each cluster, the nearest other one with members (memberStart: count + 1 offsets) by
+/// centroid (−1 when none): a warp per cluster.
 __global__ void partnerKernel(const float* __restrict__ centroids, int count, int d,
+                              const std::int64_t* __restrict__ memberStart,
                               std::int32_t* __restrict__ partner) {
   const int a = int((std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32);
   const int lane = threadIdx.x % 32;
@@ -148,7 +150,7 @@ __global__ void partnerKernel(const float* __restrict__ centroids, int count, in
   float best = INFINITY;
   int bestId = -1;
   for (int b = lane; b < count; b += 32) {
-    if (b == a)
+    if (b == a || memberStart[b + 1] == memberStart[b]) // k-means keeps an emptied centroid
       continue;
     const float dist =
         workingDistance(centroids + std::int64_t(a) * d, centroids + std::int64_t(b) * d, d, false);
@@ -833,6 +835,7 @@ KnnResult gnndGraph(const MatrixView<float>& data, int k, Metric metric, const C
   if (headStart) {
     clusterOf = DeviceBuffer<std::int32_t>(std::size_t(n));
     int count = clusters.count;
+    Clustering km;
     if (clusters.labels) { // a merge of builds that shared the centroids: their rows' clusters
       copyToDevice(clusterOf.get(), clusters.labels, sizeof(std::int32_t) * std::size_t(data.rows));
       if (warm.second)
@@ -841,7 +844,6 @@ KnnResult gnndGraph(const MatrixView<float>& data, int k, Metric metric, const C
     } else {
       const cublasHandle_t cublas = resources->cublas();
       NEARSCAPE_CUBLAS_CHECK(cublasSetMathMode(cublas, CUBLAS_TF32_TENSOR_OP_MATH));
-      Clustering km;
       if (clusters.centroids) {
         km.count = count;
         km.centroids = uploaded(clusters.centroids->data(), clusters.centroids->size());
@@ -852,16 +854,16 @@ KnnResult gnndGraph(const MatrixView<float>& data, int k, Metric metric, const C
         km = cluster(cublas, x, n, d, count, context.seed);
       }
       km.assign(cublas, x, n, d, clusterOf.get());
-      if (clusterSeeds && count > 1) {
-        partner = DeviceBuffer<std::int32_t>(std::size_t(count));
-        partnerKernel<<<warpsToBlocks(count, 8), 256>>>(km.centroids.get(), count, d,
-                                                        partner.get());
-        NEARSCAPE_CUDA_CHECK_LAUNCH();
-      }
       if (clusters.labelsOut)
         copyToHost(clusters.labelsOut, clusterOf.get(), sizeof(std::int32_t) * std::size_t(n));
     }
     members = orderByCluster(nullptr, clusterOf.get(), n, d, count);
+    if (clusterSeeds && count > 1 && km.centroids.get()) {
+      partner = DeviceBuffer<std::int32_t>(std::size_t(count));
+      partnerKernel<<<warpsToBlocks(count, 8), 256>>>(km.centroids.get(), count, d,
+                                                      members.offsets.get(), partner.get());
+      NEARSCAPE_CUDA_CHECK_LAUNCH();
+    }
   }
   clock.mark("head start");
 
