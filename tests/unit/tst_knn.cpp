@@ -68,6 +68,19 @@ private:
     c.backend = backend;
     return c;
   }
+  /// The GPU's `auto` exact graph of `b`: STEP's clusters exactly where the data is `separated`,
+  /// the result exact on every `stride`-th row.
+  void autoGraphTakesClustersWhereSeparated(const MatrixView<float>& b, int k, bool separated,
+                                            std::int64_t stride) {
+    const KnnResult got = knnGraph(b, k, Metric::L2, contextFor(Backend::Cuda));
+    QVERIFY2((got.report.method == "STEP") == separated, got.report.describe().c_str());
+    std::vector<std::int64_t> rows;
+    for (std::int64_t r = 0; r < b.rows; r += stride)
+      rows.push_back(r);
+    const std::string why = compareWithOracle(got, oracleKnn(b, b, k, Metric::L2, true, rows), b, b,
+                                              Metric::L2, true, {}, rows);
+    QVERIFY2(why.empty(), why.c_str());
+  }
   void addBackendRows(const char* name, const std::function<void(QTestData&)>& fill) {
     for (Backend b : {Backend::Cpu, Backend::Cuda}) {
       QTestData& row = QTest::newRow(qPrintable(QString("%1/%2").arg(name, backendName(b).data())));
@@ -271,14 +284,9 @@ private slots:
       // 60 blobs: about four k-means clusters each (234 clusters of 256 rows)
       const auto data = separated ? blobs(n, d, 60, 6.0f, seed(), false) : gaussian(n, d, seed());
       const MatrixView<float> b{data.data(), n, d};
-      const KnnResult got = knnGraph(b, k, Metric::L2, contextFor(Backend::Cuda));
-      QVERIFY2((got.report.method == "STEP") == separated, got.report.describe().c_str());
-      std::vector<std::int64_t> rows;
-      for (std::int64_t r = 0; r < n; r += 97)
-        rows.push_back(r);
-      std::string why = compareWithOracle(got, oracleKnn(b, b, k, Metric::L2, true, rows), b, b,
-                                          Metric::L2, true, {}, rows);
-      QVERIFY2(why.empty(), why.c_str());
+      autoGraphTakesClustersWhereSeparated(b, k, separated, 97);
+      if (QTest::currentTestFailed())
+        return;
       // A resident index keeps the clusters for batches (one query takes the single pass).
       const ExactKnnIndex index(b, Metric::L2, contextFor(Backend::Cuda));
       auto queries = gaussian(300, d, seed(), 0.5f); // near the last 300 rows
@@ -307,15 +315,9 @@ private slots:
     for (const bool separated : {true, false}) {
       // 640 blobs: about four k-means clusters each (2,500 clusters of 256 rows)
       const auto data = separated ? blobs(n, d, 640, 6.0f, seed(), false) : gaussian(n, d, seed());
-      const MatrixView<float> b{data.data(), n, d};
-      const KnnResult got = knnGraph(b, k, Metric::L2, contextFor(Backend::Cuda));
-      QVERIFY2((got.report.method == "STEP") == separated, got.report.describe().c_str());
-      std::vector<std::int64_t> rows;
-      for (std::int64_t r = 0; r < n; r += 6007)
-        rows.push_back(r);
-      const std::string why = compareWithOracle(got, oracleKnn(b, b, k, Metric::L2, true, rows), b,
-                                                b, Metric::L2, true, {}, rows);
-      QVERIFY2(why.empty(), why.c_str());
+      autoGraphTakesClustersWhereSeparated({data.data(), n, d}, k, separated, 6007);
+      if (QTest::currentTestFailed())
+        return;
     }
   }
 

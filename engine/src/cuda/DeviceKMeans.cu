@@ -138,6 +138,15 @@ Clustering cluster(cublasHandle_t cublas, const float* rows, std::int64_t n, int
   return out;
 }
 
+std::vector<ClusterBlock> clusterBlocks(const std::vector<std::int64_t>& offsets, int rows) {
+  std::vector<ClusterBlock> blocks;
+  for (std::size_t c = 0; c + 1 < offsets.size(); ++c)
+    for (std::int64_t b = offsets[c]; b < offsets[c + 1]; b += rows)
+      blocks.push_back(
+          {std::int32_t(c), std::int32_t(b), std::int32_t(std::min(b + rows, offsets[c + 1]))});
+  return blocks;
+}
+
 ClusterOrder orderByCluster(const float* rows, const std::int32_t* labels, std::int64_t n, int d,
                             int clusters) {
   ClusterOrder out;

@@ -39,6 +39,16 @@ struct ClusterOrder {
   std::vector<std::int64_t> hostOffsets;
 };
 
+/// Rows [begin, end) of a cluster order, all of one cluster: a block's work.
+struct ClusterBlock {
+  std::int32_t cluster;
+  std::int32_t begin, end;
+};
+
+/// Each cluster of `offsets` (clusters + 1, as ClusterOrder::hostOffsets) in blocks of at most
+/// `rows` rows.
+std::vector<ClusterBlock> clusterBlocks(const std::vector<std::int64_t>& offsets, int rows);
+
 /// Orders n rows by their device `labels` (stable: ties by row); gathers the rows too when
 /// `rows` is given. Throws DeviceOutOfMemory, Error.
 ClusterOrder orderByCluster(const float* rows, const std::int32_t* labels, std::int64_t n, int d,

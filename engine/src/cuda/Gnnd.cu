@@ -21,6 +21,7 @@
 #include "cuda/PhaseClock.cuh"
 #include "cuda/Rerank.cuh"
 #include "cuda/Resources.cuh"
+#include "cuda/Select.cuh"
 #include "cuda/Upload.cuh"
 #include "cuda/WarpRows.cuh"
 #include "knn/NnDescentLoop.h"
@@ -96,11 +97,10 @@ __device__ void warpSort(float* dist, std::int32_t* id, int slots, int lane) {
       [] { __syncwarp(); });
 }
 
-/// Starting proposals: `draws` nodes per node (never the node itself), appended after what its
-/// bucket already holds (nothing, as called now), merged like any others. With a clustering every
-/// other draw comes from the node's own cluster (when it has others); the rest come from
-/// anywhere, without which the descent would stay inside the clusters.
-__global__ void seedKernel(const float* __restrict__ x, std::int64_t n, int d, bool ip, int draws,
+/// Starting proposals: K draws per node (never the node itself), merged like any others. With a
+/// clustering, every other draw comes from the node's own cluster (when it has others); the rest
+/// come from anywhere, without which the descent would stay inside the clusters.
+__global__ void seedKernel(const float* __restrict__ x, std::int64_t n, int d, bool ip, int K,
                            std::uint64_t seed, const std::int32_t* __restrict__ clusterOf,
                            const std::int64_t* __restrict__ memberStart,
                            const std::int32_t* __restrict__ members, Proposal* __restrict__ bucket,
@@ -109,29 +109,22 @@ __global__ void seedKernel(const float* __restrict__ x, std::int64_t n, int d, b
   const int lane = threadIdx.x % 32;
   if (u >= n)
     return;
-  const int first = bucketCount[u];
-  for (int c = lane; c < draws && first + c < kBucket; c += 32) {
+  for (int c = lane; c < K && c < kBucket; c += 32) {
     const std::uint64_t h = mixBits(seed ^ mixBits(std::uint64_t(u) * 64 + std::uint64_t(c)));
     std::int64_t v = (u + 1 + std::int64_t(h % std::uint64_t(n - 1))) % n;
-    if (clusterOf && c % 2 == 0) {
+    if (clusterOf && c % 2 == 0) { // every other draw stays global: edges across clusters
       const std::int64_t c0 = memberStart[clusterOf[u]], size = memberStart[clusterOf[u] + 1] - c0;
       const std::int64_t w =
           size > 1 ? members[c0 + std::int64_t(mixBits(h) % std::uint64_t(size))] : u;
       if (w != u)
         v = w;
     }
-    bucket[u * kBucket + first + c] = {workingDistance(x + u * d, x + v * d, d, ip),
-                                       std::int32_t(v)};
+    bucket[u * kBucket + c] = {workingDistance(x + u * d, x + v * d, d, ip), std::int32_t(v)};
   }
-  __syncwarp();
   if (lane == 0)
-    bucketCount[u] = min(first + draws, kBucket);
+    bucketCount[u] = min(K, kBucket);
 }
 
-/// The cluster seeds' work: rows [begin, end) of the members' order, all of one cluster.
-struct SeedBlock {
-  std::int32_t cluster, begin, end;
-};
 constexpr int kSeedRows = 32;             ///< rows a seed block holds (and columns a tile)
 constexpr int kSeedList = 32;             ///< seeds a row keeps at most (a lane each)
 constexpr int kSeedOwnColumns = 2048;     ///< a larger cluster's rows see 2,048 of its members
@@ -147,29 +140,19 @@ __global__ void partnerKernel(const float* __restrict__ centroids, int count, in
   const int lane = threadIdx.x % 32;
   if (a >= count)
     return;
-  float best = INFINITY;
-  int bestId = -1;
+  // (distance, id) packed so that one min orders both; none: all bits set.
+  std::uint64_t best = ~std::uint64_t(0);
   for (int b = lane; b < count; b += 32) {
     if (b == a || memberStart[b + 1] == memberStart[b]) // k-means keeps an emptied centroid
       continue;
     const float dist =
         workingDistance(centroids + std::int64_t(a) * d, centroids + std::int64_t(b) * d, d, false);
-    if (dist < best || (dist == best && b < bestId)) {
-      best = dist;
-      bestId = b;
-    }
+    best = min(best, (std::uint64_t(orderedBits(dist)) << 32) | std::uint32_t(b));
   }
-  for (int off = 16; off > 0; off /= 2) {
-    const float otherDist = __shfl_xor_sync(kFull, best, off);
-    const int otherId = __shfl_xor_sync(kFull, bestId, off);
-    if (otherId >= 0 &&
-        (bestId < 0 || otherDist < best || (otherDist == best && otherId < bestId))) {
-      best = otherDist;
-      bestId = otherId;
-    }
-  }
+  for (int off = 16; off > 0; off /= 2)
+    best = min(best, __shfl_xor_sync(kFull, best, off));
   if (lane == 0)
-    partner[a] = bestId;
+    partner[a] = best == ~std::uint64_t(0) ? -1 : std::int32_t(best & 0xffffffffu);
 }
 
 /// The cluster seeds: each row's `L` nearest (working distance, ties by id) among the members of
@@ -186,7 +169,7 @@ __global__ void partnerKernel(const float* __restrict__ centroids, int count, in
 template <bool IP>
 __global__ void __launch_bounds__(kSeedThreads)
     clusterSeedKernel(const float* __restrict__ x, int d, int L,
-                      const SeedBlock* __restrict__ blocks,
+                      const ClusterBlock* __restrict__ blocks,
                       const std::int64_t* __restrict__ memberStart,
                       const std::int32_t* __restrict__ members,
                       const std::int32_t* __restrict__ partner, Proposal* __restrict__ bucket,
@@ -195,7 +178,7 @@ __global__ void __launch_bounds__(kSeedThreads)
   __shared__ float qs[kSeedRows][kSeedRows + 1], cs[kSeedRows][kSeedRows + 1]; // [dim][row]
   __shared__ float tile[kSeedRows][kSeedRows + 1];                             // [row][column]
   __shared__ std::int32_t rowId[kSeedRows], colId[kSeedRows];
-  const SeedBlock block = blocks[blockIdx.x];
+  const ClusterBlock block = blocks[blockIdx.x];
   const int rows = block.end - block.begin;
   const int t = threadIdx.x, lane = t % 32, w = t / 32;
   if (t < kSeedRows)
@@ -882,7 +865,6 @@ KnnResult gnndGraph(const MatrixView<float>& data, int k, Metric metric, const C
   } else {
     if (warm.uploaded)
       warm.uploaded();
-    NEARSCAPE_CUDA_CHECK(cudaMemset(bucketCount.get(), 0, sizeof(int) * std::size_t(n)));
     seedKernel<<<warpBlocks, 256>>>(x, n, d, ip, K, mixBits(context.seed),
                                     headStart ? clusterOf.get() : nullptr, members.offsets.get(),
                                     members.ids.get(), bucket.get(), bucketCount.get());
@@ -900,19 +882,24 @@ KnnResult gnndGraph(const MatrixView<float>& data, int k, Metric metric, const C
   const int maxIterations =
       warm.initial ? std::min(params.maxIterations, params.mergeIterations) : params.maxIterations;
   // The cluster seeds' blocks: 32 rows of one cluster each.
-  std::vector<SeedBlock> seedBlocks;
-  if (clusterSeeds)
-    for (std::size_t c = 0; c + 1 < members.hostOffsets.size(); ++c)
-      for (std::int64_t b = members.hostOffsets[c]; b < members.hostOffsets[c + 1]; b += kSeedRows)
-        seedBlocks.push_back(
-            {std::int32_t(c), std::int32_t(b),
-             std::int32_t(std::min<std::int64_t>(b + kSeedRows, members.hostOffsets[c + 1]))});
-  const DeviceBuffer<SeedBlock> deviceSeedBlocks =
-      clusterSeeds ? uploaded(seedBlocks.data(), seedBlocks.size()) : DeviceBuffer<SeedBlock>{};
+  const std::vector<ClusterBlock> seedBlocks =
+      clusterSeeds ? clusterBlocks(members.hostOffsets, kSeedRows) : std::vector<ClusterBlock>{};
+  const DeviceBuffer<ClusterBlock> deviceSeedBlocks =
+      clusterSeeds ? uploaded(seedBlocks.data(), seedBlocks.size()) : DeviceBuffer<ClusterBlock>{};
   bool seeded = false;
+  // The bucket's proposals into the lists; returns how many entries they changed.
+  const auto mergeBucket = [&]() -> std::int64_t {
+    NEARSCAPE_CUDA_CHECK(cudaMemset(changes.get(), 0, sizeof(unsigned long long)));
+    mergeKernel<<<mergeBlocks, kMergeWarps * 32>>>(n, K, listIds.get(), listDist.get(),
+                                                   bucket.get(), bucketCount.get(), changes.get());
+    NEARSCAPE_CUDA_CHECK_LAUNCH();
+    unsigned long long changed = 0;
+    NEARSCAPE_CUDA_CHECK(
+        cudaMemcpy(&changed, changes.get(), sizeof(changed), cudaMemcpyDeviceToHost));
+    return std::int64_t(changed);
+  };
   const auto iterate = [&](int iteration) -> std::int64_t {
     NEARSCAPE_CUDA_CHECK(cudaMemset(reverseCount.get(), 0, sizeof(int) * std::size_t(n) * 2));
-    NEARSCAPE_CUDA_CHECK(cudaMemset(changes.get(), 0, sizeof(unsigned long long)));
     clock.mark("merge");
     sample<<<warpBlocks, 256>>>(n, K, listIds.get(), samples.get(), reverseCount.get(),
                                 reverse.get());
@@ -921,33 +908,21 @@ KnnResult gnndGraph(const MatrixView<float>& data, int k, Metric metric, const C
                                                     reverse.get(), listDist.get(), bucket.get(),
                                                     bucketCount.get(), warm.split);
     clock.mark("join");
-    mergeKernel<<<mergeBlocks, kMergeWarps * 32>>>(n, K, listIds.get(), listDist.get(),
-                                                   bucket.get(), bucketCount.get(), changes.get());
-    NEARSCAPE_CUDA_CHECK_LAUNCH();
-    unsigned long long changed = 0;
-    NEARSCAPE_CUDA_CHECK(
-        cudaMemcpy(&changed, changes.get(), sizeof(changed), cudaMemcpyDeviceToHost));
+    std::int64_t changed = mergeBucket();
     // Converged (or at the last iteration): the cluster seeds, once; what they improve counts as
     // changes, so the descent goes on to spread it.
     if (clusterSeeds && !seeded &&
         (double(changed) < params.delta * double(n * K) || iteration + 1 == maxIterations)) {
       seeded = true;
-      NEARSCAPE_CUDA_CHECK(cudaMemset(changes.get(), 0, sizeof(unsigned long long)));
       const auto seeds = ip ? clusterSeedKernel<true> : clusterSeedKernel<false>;
       seeds<<<unsigned(seedBlocks.size()), kSeedThreads>>>(
           x, d, std::min(K, kSeedList), deviceSeedBlocks.get(), members.offsets.get(),
           members.ids.get(), partner.get(), bucket.get(), bucketCount.get());
       NEARSCAPE_CUDA_CHECK_LAUNCH();
-      mergeKernel<<<mergeBlocks, kMergeWarps * 32>>>(
-          n, K, listIds.get(), listDist.get(), bucket.get(), bucketCount.get(), changes.get());
-      NEARSCAPE_CUDA_CHECK_LAUNCH();
-      unsigned long long seededChanges = 0;
-      NEARSCAPE_CUDA_CHECK(
-          cudaMemcpy(&seededChanges, changes.get(), sizeof(seededChanges), cudaMemcpyDeviceToHost));
+      changed += mergeBucket();
       clock.mark("cluster seeds");
-      changed += seededChanges;
     }
-    return std::int64_t(changed);
+    return changed;
   };
   const int iteration =
       knn::runNnDescentLoop(maxIterations, n * K, params, job, progress, "GNND", iterate);

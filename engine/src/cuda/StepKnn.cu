@@ -50,11 +50,8 @@ constexpr int capFor(int k) {
 static_assert(kStepMaxK + kCols + 32 <= 256, "a tile's appends must fit beside the k best");
 static_assert(kRows == 8 * 8 && kCols == 16 * 4 && kThreads == 128, "the 8 × 4 register tile");
 
-struct QueryBlock {
-  std::int32_t cluster; ///< the nearest cluster of its queries
-  std::int32_t begin;   ///< query positions [begin, end) in cluster order
-  std::int32_t end;
-};
+/// A block's queries: positions [begin, end) in cluster order, sharing their nearest cluster.
+using QueryBlock = ClusterBlock;
 
 struct ScanArgs {
   const float* base;               ///< n × d, cluster by cluster
@@ -393,15 +390,6 @@ int clustersFor(std::int64_t n) {
   return int(std::clamp<std::int64_t>(n / kMembersPerCluster, 1, kMaxClusters));
 }
 
-std::vector<QueryBlock> queryBlocks(const std::vector<std::int64_t>& offsets) {
-  std::vector<QueryBlock> blocks;
-  for (std::size_t c = 0; c + 1 < offsets.size(); ++c)
-    for (std::int64_t b = offsets[c]; b < offsets[c + 1]; b += kRows)
-      blocks.push_back(
-          {std::int32_t(c), std::int32_t(b), std::int32_t(std::min(b + kRows, offsets[c + 1]))});
-  return blocks;
-}
-
 } // namespace
 
 struct DeviceClusters::State {
@@ -517,7 +505,7 @@ std::optional<KnnResult> DeviceClusters::search(const MatrixView<float>& queries
     sortedQueries = orderByCluster(raw.get(), labels.get(), nq, d, clusters);
   }
   const ClusterOrder& qo = graph ? s.sorted : sortedQueries;
-  const std::vector<QueryBlock> blocks = queryBlocks(qo.hostOffsets);
+  const std::vector<QueryBlock> blocks = clusterBlocks(qo.hostOffsets, kRows);
   const DeviceBuffer<QueryBlock> deviceBlocks = uploaded(blocks.data(), blocks.size());
   DeviceBuffer<std::int32_t> outIds{std::size_t(nq) * std::size_t(k)};
   DeviceBuffer<float> outDist{std::size_t(nq) * std::size_t(k)};
