@@ -551,11 +551,12 @@ private slots:
     QFETCH(Metric, metric);
     QFETCH(int, k);
     SKIP_WITHOUT_DEVICE(Backend::Cuda);
-    // Groups of 2,048 rows: 14 of them, the last holding the 3,377 left (its diagonal in two
-    // parts), four bands (1, 2–3, 4–7, 8–13) scored once for both rows, for k = 10 and for the
+    // Groups of 2,048 rows: 19 of them, the last holding the 3,137 left (its diagonal in three
+    // sweeps, the others' in two), their first tiles in two launches (16 groups, then 3), five
+    // bands (1, 2–3, 4–7, 8–15, 16–18) scored once for both rows, for k = 10 and for the
     // largest k the paired sweeps take. A third of the rows repeat others.
     std::random_device seed;
-    const int n = 30001, d = 64;
+    const int n = 40001, d = 64;
     const auto data = blobs(n, d, 50, 2.5f, seed(), true);
     const MatrixView<float> v{data.data(), n, d};
     ExactKnnParams params;

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <future>
 
 namespace nearscape::cuda {
 namespace {
@@ -42,17 +43,26 @@ constexpr int kFilterRowsPerBlock = 2;
 /// more than `pruneAbove` for pruning. A row's first tile (no threshold yet, k ≤ 32) starts from
 /// the k-th smallest of 32 lanes' best upper estimates — k distinct items, so an upper bound of
 /// the true k-th (Dr. Top-k's delegates: one per lane) — instead of keeping the whole tile.
+/// groupRows > 0 (a graph's diagonal): the rows are in groups of groupRows (the last, lastGroup,
+/// also holds the rest) and a row's columns start at its own group's first row, bStart + its
+/// group's offset.
 __global__ void filterKernel(const float* __restrict__ C, int bq, int bb, int ldc,
                              const float* __restrict__ qNorms, const float* __restrict__ bNorms,
                              const std::int64_t* __restrict__ selfIds, std::int64_t bStart,
                              int metric, int k, RowState* __restrict__ states,
                              Candidate* __restrict__ lists, int capG, int pruneAbove,
-                             int* __restrict__ pruneList, int* __restrict__ pruneCount) {
+                             int* __restrict__ pruneList, int* __restrict__ pruneCount,
+                             int groupRows = 0, int lastGroup = 0) {
   __shared__ float firstBound[kFilterRowsPerBlock][kFilterWarpsPerRow];
   __shared__ int rowCount[kFilterRowsPerBlock];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int local = warp / kFilterWarpsPerRow, part = warp % kFilterWarpsPerRow;
   const int row = blockIdx.x * kFilterRowsPerBlock + local;
+  if (groupRows > 0) {
+    const int shift = min(row / groupRows, lastGroup) * groupRows;
+    bNorms += shift;
+    bStart += shift;
+  }
   const bool active = row < bq && !states[row].overflow;
   RowState st = active ? states[row] : RowState{};
   const float qn = active ? qNorms[row] : 0.0f;
@@ -280,6 +290,25 @@ __global__ void initStatesKernel(RowState* states, const float* qNorms, int bq, 
     atomicMax(reinterpret_cast<int*>(largestCoefA), __float_as_int(states[i].coefA));
 }
 
+/// What the host needs of the pass's row states: the overflowed rows (in any order) and the
+/// candidates the others kept.
+__global__ void summarizeStatesKernel(const RowState* states, int n, int* overflowRows,
+                                      int* overflowCount, unsigned long long* candidates) {
+  const int row = blockIdx.x * blockDim.x + threadIdx.x;
+  unsigned kept = 0;
+  if (row < n) {
+    const RowState st = states[row];
+    if (st.overflow)
+      overflowRows[atomicAdd(overflowCount, 1)] = row;
+    else
+      kept = unsigned(st.count);
+  }
+  for (int offset = 16; offset > 0; offset /= 2) // a warp's rows: at most 32 · kMaxCap
+    kept += __shfl_down_sync(0xffffffffu, kept, offset);
+  if (threadIdx.x % 32 == 0 && kept > 0)
+    atomicAdd(candidates, (unsigned long long)kept);
+}
+
 /// A warp a row: its candidates from the wide lists of a first tile into the pass's lists.
 __global__ void copyListsKernel(const RowState* states, const Candidate* from, int capFrom,
                                 Candidate* to, int capTo, int rows) {
@@ -472,14 +501,21 @@ namespace {
 std::int64_t diagonalFirstColumns(std::int64_t group) {
   return std::min<std::int64_t>(group, std::max<std::int64_t>(group / 4, 256));
 }
+
+/// Groups whose first tiles go through one launch: about 32,768 rows (their dots take 256 MB).
+std::int64_t diagonalChunkGroups(std::int64_t group, std::int64_t groups) {
+  return std::clamp<std::int64_t>(32768 / group, 1, std::max<std::int64_t>(groups, 1));
+}
 } // namespace
 
 std::uint64_t pairsBytes(std::int64_t n, Tiles tiles, int k) {
-  const std::uint64_t g = std::uint64_t(pairGroupRows(tiles)), rows = std::uint64_t(n);
-  const std::uint64_t cap = std::uint64_t(fusedCap(k)),
-                      first = std::uint64_t(diagonalFirstColumns(std::int64_t(g)));
-  return rows * (cap * sizeof(Candidate) + sizeof(RowState) + 2 * sizeof(int) + 8ull * k) +
-         g * (first * sizeof(float) + (first + cap) * sizeof(Candidate) + 8);
+  const std::int64_t group = pairGroupRows(tiles);
+  const std::uint64_t rows = std::uint64_t(n), cap = std::uint64_t(fusedCap(k)),
+                      first = std::uint64_t(diagonalFirstColumns(group)),
+                      chunkRows =
+                          std::uint64_t((diagonalChunkGroups(group, n / group) + 1) * group);
+  return rows * (cap * sizeof(Candidate) + sizeof(RowState) + 2 * sizeof(int) + 8ull * k + 8) +
+         chunkRows * (first * sizeof(float) + (first + cap) * sizeof(Candidate));
 }
 
 PassResult pairsPass(const DeviceRows& rows, std::int64_t n, int d, float maxBaseNorm2,
@@ -503,57 +539,67 @@ PassResult pairsPass(const DeviceRows& rows, std::int64_t n, int d, float maxBas
     pruneRows(st, l, capacity, rows.norms, pruneList.get(), pruneCount.get(), k, cap, queued,
               bigList.get(), bigCount.get(), stream);
   };
+  // The results' pages are faulted in by host threads while the device works (the copy back
+  // would take the faults: 30–40 ms at 1M × 10 on an H100 host).
+  auto prefault = std::async(std::launch::async, [=] {
+    touchPages(outIds, sizeof(std::int32_t) * std::size_t(n) * k);
+    touchPages(outDist, sizeof(float) * std::size_t(n) * k);
+  });
   const double pairs = double(groups) * double(groups + 1) / 2;
   double done = 0;
   {
     // The diagonal: each group's rows against its own columns, both ways. Its first quarter as a
-    // first tile (the sweep's dots, the filter's delegate thresholds), then the fused sweeps over
-    // the rest, each as wide as the columns seen so far (as searchPass's), pruned to k after each
-    // so that the bands start from the tightest thresholds; then into the pass's lists. Writing
-    // and filtering the whole group's dot matrix took 76 of the diagonal's 79 ms (manifold 1M).
+    // first tile (the sweep's dots, the filter's delegate thresholds), a few groups at a time,
+    // then the fused sweeps over the rest, each as wide as the columns seen so far (as
+    // searchPass's), pruned to k after each so that the bands start from the tightest
+    // thresholds. Every launch takes all the groups it can: one group a launch (122 at 1M)
+    // left most of the device idle in each (63 ms on manifold 1M).
     const std::int64_t first = diagonalFirstColumns(group);
     const int ldFirst = int((first + 3) / 4 * 4);
     const int capFirst = int(first) + cap;
-    DeviceBuffer<float> C{std::size_t(group) * std::size_t(ldFirst)};
-    DeviceBuffer<Candidate> wide{std::size_t(group) * std::size_t(capFirst)};
-    DeviceBuffer<std::int64_t> selfIds{std::size_t(group)};
-    for (std::int64_t g = 0; g < groups; ++g) {
-      const std::int64_t c0 = g * group, c1 = g + 1 == groups ? n : c0 + group;
-      for (std::int64_t r0 = c0; r0 < c1; r0 += group) {
-        job.check();
-        const int here = int(std::min(group, c1 - r0));
-        RowState* const st = states.get() + r0;
-        fillIota(selfIds.get(), here, r0, stream); // each row's own id
-        NEARSCAPE_CUDA_CHECK(cudaMemsetAsync(pruneCount.get(), 0, sizeof(int), stream));
-        fusedDots(rows.half + r0 * d, here, rows.half, rows.norms, c0, c0 + first, d, alpha,
-                  C.get(), ldFirst, stream);
-        clock.mark("diagonal dots");
-        filterKernel<<<(here + kFilterRowsPerBlock - 1) / kFilterRowsPerBlock,
-                       kFilterRowsPerBlock * kFilterWarpsPerRow * 32, 0, stream>>>(
-            C.get(), here, int(first), ldFirst, rows.norms + r0, rows.norms + c0, selfIds.get(), c0,
-            int(metric), k, st, wide.get(), capFirst, k, pruneList.get(), pruneCount.get());
-        NEARSCAPE_CUDA_CHECK_LAUNCH();
-        clock.mark("diagonal filter");
-        prune(st, wide.get(), capFirst, here);
-        clock.mark("diagonal prune");
-        for (std::int64_t j0 = c0 + first; j0 < c1;) {
-          const std::int64_t cols = std::min(j0 - c0, c1 - j0);
-          NEARSCAPE_CUDA_CHECK(cudaMemsetAsync(pruneCount.get(), 0, sizeof(int), stream));
-          fusedCandidates(
-              rows.half + r0 * d, here, rows.norms + r0, selfIds.get(), rows.half, rows.norms,
-              maxBaseNorm2, j0, j0 + cols, d, alpha, metric,
-              FusedLists{st, wide.get(), capFirst, k, pruneList.get(), pruneCount.get(), k},
-              stream);
-          clock.mark("diagonal sweeps");
-          prune(st, wide.get(), capFirst, here);
-          clock.mark("diagonal prune");
-          j0 += cols;
-        }
-        copyListsKernel<<<(here + 7) / 8, 256, 0, stream>>>(st, wide.get(), capFirst,
-                                                            lists.get() + r0 * cap, cap, here);
-        NEARSCAPE_CUDA_CHECK_LAUNCH();
-        clock.mark("diagonal copy");
-      }
+    const std::int64_t chunkGroups = diagonalChunkGroups(group, groups);
+    const std::int64_t chunkRowsMax = (chunkGroups + 1) * group; // the last chunk holds the rest
+    DeviceBuffer<float> C{std::size_t(chunkRowsMax) * std::size_t(ldFirst)};
+    DeviceBuffer<Candidate> wide{std::size_t(chunkRowsMax) * std::size_t(capFirst)};
+    DeviceBuffer<std::int64_t> selfIds{std::size_t(n)};
+    fillIota(selfIds.get(), n, 0, stream); // each row's own id
+    for (std::int64_t g0 = 0; g0 < groups; g0 += chunkGroups) {
+      job.check();
+      const std::int64_t g1 = std::min(groups, g0 + chunkGroups);
+      const std::int64_t r0 = g0 * group, r1 = g1 == groups ? n : g1 * group;
+      const int here = int(r1 - r0);
+      RowState* const st = states.get() + r0;
+      const OwnGroups own{r0, group, n};
+      NEARSCAPE_CUDA_CHECK(cudaMemsetAsync(pruneCount.get(), 0, sizeof(int), stream));
+      fusedDots(rows.half + r0 * d, here, rows.half, rows.norms, 0, first, d, alpha, C.get(),
+                ldFirst, stream, own);
+      clock.mark("diagonal dots");
+      filterKernel<<<(here + kFilterRowsPerBlock - 1) / kFilterRowsPerBlock,
+                     kFilterRowsPerBlock * kFilterWarpsPerRow * 32, 0, stream>>>(
+          C.get(), here, int(first), ldFirst, rows.norms + r0, rows.norms + r0, selfIds.get() + r0,
+          r0, int(metric), k, st, wide.get(), capFirst, k, pruneList.get(), pruneCount.get(),
+          int(group), int(g1 - g0 - 1));
+      NEARSCAPE_CUDA_CHECK_LAUNCH();
+      clock.mark("diagonal filter");
+      prune(st, wide.get(), capFirst, here);
+      clock.mark("diagonal prune");
+      copyListsKernel<<<(here + 7) / 8, 256, 0, stream>>>(st, wide.get(), capFirst,
+                                                          lists.get() + r0 * cap, cap, here);
+      NEARSCAPE_CUDA_CHECK_LAUNCH();
+      clock.mark("diagonal copy");
+    }
+    const std::int64_t longest = n - (groups - 1) * group; // the last group's
+    for (std::int64_t j0 = first; j0 < longest; j0 *= 2) {
+      job.check();
+      NEARSCAPE_CUDA_CHECK(cudaMemsetAsync(pruneCount.get(), 0, sizeof(int), stream));
+      fusedCandidates(
+          rows.half, int(n), rows.norms, selfIds.get(), rows.half, rows.norms, maxBaseNorm2, j0,
+          2 * j0, d, alpha, metric,
+          FusedLists{states.get(), lists.get(), cap, k, pruneList.get(), pruneCount.get(), k},
+          stream, OwnGroups{0, group, n});
+      clock.mark("diagonal sweeps");
+      prune(states.get(), lists.get(), cap, n);
+      clock.mark("diagonal prune");
     }
     done += double(groups);
   }
@@ -583,18 +629,26 @@ PassResult pairsPass(const DeviceRows& rows, std::int64_t n, int d, float maxBas
       dist.get());
   NEARSCAPE_CUDA_CHECK_LAUNCH();
   clock.mark("rerank");
-  std::vector<RowState> hostStates(static_cast<std::size_t>(n));
-  copyToHost(hostStates.data(), states.get(), sizeof(RowState) * std::size_t(n));
+  DeviceBuffer<unsigned long long> kept{1};
+  NEARSCAPE_CUDA_CHECK(cudaMemsetAsync(pruneCount.get(), 0, sizeof(int), stream));
+  NEARSCAPE_CUDA_CHECK(cudaMemsetAsync(kept.get(), 0, sizeof(unsigned long long), stream));
+  summarizeStatesKernel<<<unsigned((n + 255) / 256), 256, 0, stream>>>(
+      states.get(), int(n), pruneList.get(), pruneCount.get(), kept.get());
+  NEARSCAPE_CUDA_CHECK_LAUNCH();
+  prefault.get();
   copyToHost(outIds, ids.get(), sizeof(std::int32_t) * std::size_t(n) * k);
   copyToHost(outDist, dist.get(), sizeof(float) * std::size_t(n) * k);
+  int overflowed = 0;
+  unsigned long long candidates = 0;
+  copyToHost(&overflowed, pruneCount.get(), sizeof(int));
+  copyToHost(&candidates, kept.get(), sizeof(candidates));
+  std::vector<int> overflowRows(static_cast<std::size_t>(overflowed));
+  copyToHost(overflowRows.data(), pruneList.get(), sizeof(int) * std::size_t(overflowed));
+  std::sort(overflowRows.begin(), overflowRows.end());
   PassResult result;
   result.fused = true;
-  for (std::int64_t r = 0; r < n; ++r) {
-    if (hostStates[std::size_t(r)].overflow)
-      result.overflow.push_back(r);
-    else
-      result.candidates += hostStates[std::size_t(r)].count;
-  }
+  result.overflow.assign(overflowRows.begin(), overflowRows.end());
+  result.candidates = std::int64_t(candidates);
   clock.mark("copy back");
   return result;
 }

@@ -128,6 +128,7 @@ struct SweepArgs {
   std::int64_t groupRows;
   int groups, bandLo, bandHi;
   const float* largestCoefA; ///< of all rows: the column side's pre-test margin
+  OwnGroups own;             ///< Filter, Dots: columns counted in each row's own group
 };
 
 /// A block's rows in shared memory: the pre-test's right-hand side (+inf: none pass), and the
@@ -300,16 +301,26 @@ __global__ void __launch_bounds__(kThreads, 2) sweepKernel(SweepArgs a) {
   }
   __syncthreads(); // largestCoefA
   const float coefA = rows.largestCoefA;
-  std::int64_t colBegin, colEnd;
+  std::int64_t colBegin, colEnd, dotsOrigin = 0;
   if constexpr (Pairs) { // the columns of groups [g + bandLo, g + bandHi), the last one longer
     const std::int64_t g = firstRow / a.groupRows; // never the last group: it has no later one
     colBegin = (g + a.bandLo) * a.groupRows;
     colEnd = g + a.bandHi >= a.groups ? a.colEnd : (g + a.bandHi) * a.groupRows;
   } else { // column part blockIdx.y of gridDim.y (few query rows: more blocks than row blocks)
-    const std::int64_t stepsAll = (a.colEnd - a.colBegin + kStepCols - 1) / kStepCols;
+    std::int64_t lo = a.colBegin, hi = a.colEnd;
+    if (a.own.groupRows > 0) { // offsets in the block's own group (its rows never straddle two)
+      const std::int64_t groups = a.own.n / a.own.groupRows;
+      const std::int64_t g = std::min((a.own.firstRow + firstRow) / a.own.groupRows, groups - 1);
+      const std::int64_t start = g * a.own.groupRows;
+      const std::int64_t end = g + 1 == groups ? a.own.n : start + a.own.groupRows;
+      lo = std::min(start + a.colBegin, end);
+      hi = std::min(start + a.colEnd, end);
+    }
+    dotsOrigin = lo;
+    const std::int64_t stepsAll = (hi - lo + kStepCols - 1) / kStepCols;
     const std::int64_t partSteps = (stepsAll + gridDim.y - 1) / gridDim.y;
-    colBegin = a.colBegin + blockIdx.y * partSteps * kStepCols;
-    colEnd = std::min(a.colEnd, colBegin + partSteps * kStepCols);
+    colBegin = lo + blockIdx.y * partSteps * kStepCols;
+    colEnd = std::min(hi, colBegin + partSteps * kStepCols);
   }
   if (threadIdx.x == 0)
     rows.colEnd = colEnd;
@@ -414,7 +425,7 @@ __global__ void __launch_bounds__(kThreads, 2) sweepKernel(SweepArgs a) {
           const int r = warpRow + m * 16 + lane / 4 + 8 * h;
           if (r >= rowsHere)
             continue;
-          float* out = a.dots + (firstRow + r) * a.ldDots + (stepFirst - a.colBegin);
+          float* out = a.dots + (firstRow + r) * a.ldDots + (stepFirst - dotsOrigin);
 #pragma unroll
           for (int n = 0; n < kColTiles; ++n) {
             const int j = warpCol + n * 8 + 2 * (lane % 4);
@@ -630,10 +641,12 @@ int fusedWaveRows(int d) {
 void fusedCandidates(const __half* queries, int rows, const float* queryNorms,
                      const std::int64_t* selfIds, const __half* base, const float* baseNorms,
                      float maxBaseNorm2, std::int64_t colBegin, std::int64_t colEnd, int d,
-                     float alpha, Metric metric, const FusedLists& out, cudaStream_t stream) {
+                     float alpha, Metric metric, const FusedLists& out, cudaStream_t stream,
+                     OwnGroups own) {
   if (rows <= 0 || colEnd <= colBegin)
     return;
   SweepArgs args{};
+  args.own = own;
   args.queries = queries;
   args.rows = rows;
   args.queryNorms = queryNorms;
@@ -661,10 +674,11 @@ void fusedCandidates(const __half* queries, int rows, const float* queryNorms,
 
 void fusedDots(const __half* queries, int rows, const __half* base, const float* baseNorms,
                std::int64_t colBegin, std::int64_t colEnd, int d, float alpha, float* dots,
-               int ldDots, cudaStream_t stream) {
+               int ldDots, cudaStream_t stream, OwnGroups own) {
   if (rows <= 0 || colEnd <= colBegin)
     return;
   SweepArgs args{};
+  args.own = own;
   args.queries = queries;
   args.rows = rows;
   args.base = base;

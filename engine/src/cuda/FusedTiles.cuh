@@ -43,23 +43,35 @@ struct FusedLists {
   int k;
 };
 
+/// A graph's diagonal: each query row's columns counted from its own group's first row. The rows
+/// of the graph (`n`) are in groups of `groupRows` (a multiple of 128; the last group also holds
+/// the rest), the queries start at row `firstRow` (a group's first), and a query row's columns
+/// [colBegin, colEnd) are offsets in its own group, cut at the group's end. groupRows = 0: the
+/// columns are the base's rows themselves.
+struct OwnGroups {
+  std::int64_t firstRow = 0, groupRows = 0, n = 0;
+};
+
 /// Scores query rows [0, rows) of `queries` (float16, packed as for the GEMM, `d` wide) against
-/// base rows [colBegin, colEnd) of `base` and appends every candidate whose lower estimate lies
-/// at or below its row's threshold. `selfIds` (may be null): the base id each query may not
-/// return. `alpha` undoes the two packings' scales. Throws DeviceError.
+/// base rows [colBegin, colEnd) of `base` (or of each row's own group: `own`) and appends every
+/// candidate whose lower estimate lies at or below its row's threshold. `selfIds` (may be null):
+/// the base id each query may not return. `alpha` undoes the two packings' scales. Throws
+/// DeviceError.
 void fusedCandidates(const __half* queries, int rows, const float* queryNorms,
                      const std::int64_t* selfIds, const __half* base, const float* baseNorms,
                      float maxBaseNorm2, std::int64_t colBegin, std::int64_t colEnd, int d,
-                     float alpha, Metric metric, const FusedLists& out, cudaStream_t stream);
+                     float alpha, Metric metric, const FusedLists& out, cudaStream_t stream,
+                     OwnGroups own = {});
 
 /// The dot products of query rows [0, rows) against base rows [colBegin, colEnd), times
-/// `alpha`, into `dots` (row-major, ldDots apart, even; column 0 is base row colBegin): the
+/// `alpha`, into `dots` (row-major, ldDots apart, even; column 0 is base row colBegin, of the
+/// row's own group with `own`): the
 /// first tile's GEMM with the sweep's own tiles, so that a float16 search needs no cuBLAS (whose
 /// start costs a cold search 80–100 ms). Float32 sums of float16 products, as cuBLAS's, within the
 /// same bound. Throws DeviceError.
 void fusedDots(const __half* queries, int rows, const __half* base, const float* baseNorms,
                std::int64_t colBegin, std::int64_t colEnd, int d, float alpha, float* dots,
-               int ldDots, cudaStream_t stream);
+               int ldDots, cudaStream_t stream, OwnGroups own = {});
 
 /// A graph's sweep band (all `n` rows of `rows` are both queries and base, packed alike): rows
 /// in groups of `groupRows` (a multiple of 128; the last group also holds the rest), each row of

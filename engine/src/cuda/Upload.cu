@@ -14,15 +14,6 @@ namespace {
 constexpr std::size_t kChunk = std::size_t(32) << 20;      ///< bytes a staging buffer holds
 constexpr std::size_t kDirectBelow = std::size_t(8) << 20; ///< small copies go straight
 
-/// Writes a byte of every page of `p`, by all host threads.
-void touchPages(unsigned char* p, std::size_t size) {
-  constexpr std::size_t kPage = 4096;
-  const auto pages = std::int64_t((size + kPage - 1) / kPage);
-#pragma omp parallel for schedule(static)
-  for (std::int64_t i = 0; i < pages; ++i)
-    p[std::size_t(i) * kPage] = 0;
-}
-
 /// Two pinned staging buffers and their stream on one device, made at its first large copy and
 /// kept. One set a device: copies to one device take turns, copies to two GPUs run at once (a
 /// single set shared by the devices serialised them and was re-pinned at every change of device).
@@ -46,7 +37,7 @@ struct Staging {
       // Touched here, by all threads, where the set is made (the device's warm-up, off the
       // first search's path).
       for (int b = 0; b < 2; ++b)
-        touchPages(static_cast<unsigned char*>(buffer[b]), kChunk);
+        touchPages(buffer[b], kChunk);
     } catch (...) {
       release();
       throw;
@@ -99,6 +90,15 @@ int currentDevice() {
 }
 
 } // namespace
+
+void touchPages(void* p, std::size_t bytes) {
+  constexpr std::size_t kPage = 4096;
+  auto* bytesAt = static_cast<unsigned char*>(p);
+  const auto pages = std::int64_t((bytes + kPage - 1) / kPage);
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < pages; ++i)
+    bytesAt[std::size_t(i) * kPage] = 0;
+}
 
 void prepareCopies() {
   stagingFor(currentDevice());
