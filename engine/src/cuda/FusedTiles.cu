@@ -33,12 +33,15 @@ int sharedStride(int d) {
   return d + kPad;
 }
 
-/// Pairs: a candidate on its way to a row's list. Appends wait in shared memory and go to the
-/// lists together: a global atomic's round trip (the row's count, shared by every block that
-/// appends to it) would hold the block's next barrier for a microsecond at each one.
+/// Pairs: work on its way to a row's list. Appends wait in shared memory and go to the lists
+/// together: a global atomic's round trip (the row's count, shared by every block that appends
+/// to it) would hold the block's next barrier for a microsecond at each one. So does a column's
+/// full test, which needs the column row's state from global memory: a value that passed the
+/// column's pre-test waits here too, and is tested when the queue is handed on, all at once.
 struct Pending {
-  std::int32_t row;
-  Candidate candidate;
+  std::int32_t row; ///< an append to `row`; −1 − col: a full test for column row col
+  float value;      ///< the append's lower estimate; the test's dot product (times alpha)
+  std::int32_t id;  ///< the append's candidate; the test's block row
 };
 constexpr int kQueue = 256;          ///< appends a block holds
 constexpr int kFlushAt = kQueue / 2; ///< held after a step: handed to the lists
@@ -144,35 +147,54 @@ struct BlockRows {
   Candidate* lists;
   RowState* states;
   int capacity, metric, rowsHere;
-  bool sharedCounts; ///< the block alone appends to its rows: counts in `count`
-  Pending* queue;    ///< Pairs: appends waiting for the lists (else null)
-  int queued;        ///< appends made to the queue (those past kQueue went straight on)
+  bool sharedCounts;      ///< the block alone appends to its rows: counts in `count`
+  const float* baseNorms; ///< of all rows (the queue's column tests)
+  Pending* queue;         ///< Pairs: appends and column tests waiting (else null)
+  int queued;             ///< appends made to the queue (those past kQueue went straight on)
 };
 
-/// Appends `c` to the list of `row` (of all rows; its count in global memory): through the
-/// block's queue where there is one and room in it.
-__device__ inline void appendToRow(BlockRows& rows, std::int64_t row, Candidate c) {
-  if (rows.queue) {
-    const int at = atomicAdd(&rows.queued, 1);
-    if (at < kQueue) {
-      rows.queue[at] = {std::int32_t(row), c};
-      return;
-    }
-  }
+/// Appends `c` to the list of `row` (of all rows; its count in global memory).
+__device__ inline void appendNow(BlockRows& rows, std::int64_t row, Candidate c) {
   const int slot = atomicAdd(&rows.states[row].count, 1);
   if (slot < rows.capacity)
     rows.lists[row * rows.capacity + slot] = c;
 }
 
-/// Hands the queue's appends to their rows' lists, all threads at once (their atomics' round
-/// trips overlap), and empties it. Called by the whole block, after a barrier.
+/// Puts `p` in the block's queue; false where it is full.
+__device__ inline bool enqueue(BlockRows& rows, Pending p) {
+  const int at = atomicAdd(&rows.queued, 1);
+  if (at >= kQueue)
+    return false;
+  rows.queue[at] = p;
+  return true;
+}
+
+/// Pairs: the full test of block row r as a candidate of column row `col` (the cuBLAS path's
+/// test, with the roles swapped, against that row's state: fixed during the sweep, its count
+/// shared by every block), appended where it passes.
+__device__ void testForColumn(BlockRows& rows, std::int64_t col, float colNorm, int r, float dot) {
+  const RowState& state = rows.states[col];
+  if (state.overflow)
+    return;
+  const float rowNorm = rows.norm[r];
+  const float lower = knn::approxDistance(Metric(rows.metric), colNorm, rowNorm, dot) -
+                      (state.coefA * sqrtf(rowNorm) + state.coefB);
+  if (lower <= state.threshold)
+    appendNow(rows, col, {lower, std::int32_t(rows.firstRow + r)});
+}
+
+/// Hands the queue's work on, all threads at once (their loads' and atomics' round trips
+/// overlap), and empties it. Called by the whole block, after a barrier.
 __device__ void flushQueue(BlockRows& rows) {
   const int held = min(rows.queued, kQueue);
   for (int i = threadIdx.x; i < held; i += blockDim.x) {
     const Pending p = rows.queue[i];
-    const int slot = atomicAdd(&rows.states[p.row].count, 1);
-    if (slot < rows.capacity)
-      rows.lists[std::int64_t(p.row) * rows.capacity + slot] = p.candidate;
+    if (p.row >= 0) {
+      appendNow(rows, p.row, {p.value, p.id});
+    } else {
+      const std::int64_t col = -1 - std::int64_t(p.row);
+      testForColumn(rows, col, rows.baseNorms[col], p.id, p.value);
+    }
   }
   __syncthreads();
   if (threadIdx.x == 0)
@@ -195,7 +217,9 @@ __device__ __noinline__ void keepIfWithin(BlockRows& rows, int r, std::int64_t i
   // the block's next barrier for a microsecond. Where blocks of other columns append to the
   // same rows, the count is the row state's in global memory (Pairs: through the queue).
   if (!rows.sharedCounts) {
-    appendToRow(rows, rows.firstRow + r, {lower, std::int32_t(id)});
+    const std::int64_t row = rows.firstRow + r;
+    if (!rows.queue || !enqueue(rows, {std::int32_t(row), lower, std::int32_t(id)}))
+      appendNow(rows, row, {lower, std::int32_t(id)});
     return;
   }
   const int at = atomicAdd(&rows.count[r], 1);
@@ -203,21 +227,14 @@ __device__ __noinline__ void keepIfWithin(BlockRows& rows, int r, std::int64_t i
     rows.lists[(rows.firstRow + r) * rows.capacity + at] = {lower, std::int32_t(id)};
 }
 
-/// Pairs: the same test with the roles swapped — block row r as a candidate of column `col`'s
-/// row, against that row's state (fixed during the sweep; its count is shared by every block).
+/// Pairs: block row r, whose value passed the pre-test of column `col`'s row, waits in the queue
+/// for its full test (testForColumn), or has it now where the queue is full.
 __device__ __noinline__ void keepForColumn(BlockRows& rows, std::int64_t col, float colNorm, int r,
                                            float dot) {
   if (col >= rows.colEnd || r >= rows.rowsHere)
     return;
-  RowState* state = rows.states + col;
-  if (state->overflow)
-    return;
-  const float rowNorm = rows.norm[r];
-  const float lower = knn::approxDistance(Metric(rows.metric), colNorm, rowNorm, dot) -
-                      (state->coefA * sqrtf(rowNorm) + state->coefB);
-  if (!(lower <= state->threshold))
-    return;
-  appendToRow(rows, col, {lower, std::int32_t(rows.firstRow + r)});
+  if (!enqueue(rows, {std::int32_t(-1 - col), dot, r}))
+    testForColumn(rows, col, colNorm, r, dot);
 }
 
 /// D, the rows' width, is a template parameter: the dot products' loop unrolls with every
@@ -265,6 +282,7 @@ __global__ void __launch_bounds__(kThreads, 2) sweepKernel(SweepArgs a) {
     rows.metric = a.metric;
     rows.rowsHere = rowsHere;
     rows.sharedCounts = gridDim.y == 1 && !Pairs;
+    rows.baseNorms = a.baseNorms;
     rows.queue = Pairs ? reinterpret_cast<Pending*>(colBound + 2 * kStepCols) : nullptr;
     rows.queued = 0;
   }
