@@ -75,25 +75,7 @@ NonFiniteScan scanNonFinite(const MatrixView<float>& m) {
     reduction(max : maxAbs, maxSquaredNorm) schedule(static)
   for (std::int64_t r = 0; r < m.rows; ++r) {
     const float* x = m.row(r);
-    // A finite row (nearly all) in vector lanes: one branch-free pass. The squared norm's sum
-    // in another order rounds a little differently; it is compared with a limit only.
-    double squared = 0;
-    float largestHere = 0;
-    bool finite = true;
-#pragma omp simd reduction(+ : squared) reduction(max : largestHere) reduction(&& : finite)
-    for (std::int64_t c = 0; c < m.cols; ++c) {
-      const float a = std::fabs(x[c]);
-      finite = finite && a <= std::numeric_limits<float>::max(); // false for NaN and Inf
-      squared += double(x[c]) * double(x[c]);
-      largestHere = std::max(largestHere, a);
-    }
-    if (finite) {
-      maxAbs = std::max(maxAbs, double(largestHere));
-      maxSquaredNorm = std::max(maxSquaredNorm, squared);
-      continue;
-    }
-    squared = 0;
-    double largest = 0;
+    double squared = 0, largest = 0;
     std::int64_t bad = 0;
     for (std::int64_t c = 0; c < m.cols; ++c) {
       if (!std::isfinite(x[c])) {
