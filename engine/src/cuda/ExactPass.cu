@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstring>
 #include <future>
+#include <system_error>
 
 namespace nearscape::cuda {
 namespace {
@@ -502,9 +503,17 @@ std::int64_t diagonalFirstColumns(std::int64_t group) {
   return std::min<std::int64_t>(group, std::max<std::int64_t>(group / 4, 256));
 }
 
-/// Groups whose first tiles go through one launch: about 32,768 rows (their dots take 256 MB).
+/// Groups whose first tiles go through one launch: about 32,768 rows (at groups of 8,192, their
+/// dots and lists take 768 MB).
 std::int64_t diagonalChunkGroups(std::int64_t group, std::int64_t groups) {
   return std::clamp<std::int64_t>(32768 / group, 1, std::max<std::int64_t>(groups, 1));
+}
+
+/// The most rows a launch of first tiles takes: the last chunk also holds the rows past the last
+/// whole group.
+std::int64_t diagonalChunkRows(std::int64_t group, std::int64_t n) {
+  const std::int64_t groups = n / group;
+  return std::min(n, diagonalChunkGroups(group, groups) * group + (n - groups * group));
 }
 } // namespace
 
@@ -512,10 +521,9 @@ std::uint64_t pairsBytes(std::int64_t n, Tiles tiles, int k) {
   const std::int64_t group = pairGroupRows(tiles);
   const std::uint64_t rows = std::uint64_t(n), cap = std::uint64_t(fusedCap(k)),
                       first = std::uint64_t(diagonalFirstColumns(group)),
-                      chunkRows =
-                          std::uint64_t((diagonalChunkGroups(group, n / group) + 1) * group);
+                      chunkRows = std::uint64_t(diagonalChunkRows(group, n));
   return rows * (cap * sizeof(Candidate) + sizeof(RowState) + 2 * sizeof(int) + 8ull * k + 8) +
-         chunkRows * (first * sizeof(float) + (first + cap) * sizeof(Candidate));
+         chunkRows * ((first + 4) * sizeof(float) + first * sizeof(Candidate));
 }
 
 PassResult pairsPass(const DeviceRows& rows, std::int64_t n, int d, float maxBaseNorm2,
@@ -541,10 +549,14 @@ PassResult pairsPass(const DeviceRows& rows, std::int64_t n, int d, float maxBas
   };
   // The results' pages are faulted in by host threads while the device works (the copy back
   // would take the faults: 30–40 ms at 1M × 10 on an H100 host).
-  auto prefault = std::async(std::launch::async, [=] {
-    touchPages(outIds, sizeof(std::int32_t) * std::size_t(n) * k);
-    touchPages(outDist, sizeof(float) * std::size_t(n) * k);
-  });
+  std::future<void> prefault;
+  try {
+    prefault = std::async(std::launch::async, [=] {
+      touchPages(outIds, sizeof(std::int32_t) * std::size_t(n) * k);
+      touchPages(outDist, sizeof(float) * std::size_t(n) * k);
+    });
+  } catch (const std::system_error&) { // no thread to be had: the copy back takes the faults
+  }
   const double pairs = double(groups) * double(groups + 1) / 2;
   double done = 0;
   {
@@ -556,9 +568,9 @@ PassResult pairsPass(const DeviceRows& rows, std::int64_t n, int d, float maxBas
     // left most of the device idle in each (63 ms on manifold 1M).
     const std::int64_t first = diagonalFirstColumns(group);
     const int ldFirst = int((first + 3) / 4 * 4);
-    const int capFirst = int(first) + cap;
+    const int capFirst = int(first); // a fresh row's list holds at most the tile's columns
     const std::int64_t chunkGroups = diagonalChunkGroups(group, groups);
-    const std::int64_t chunkRowsMax = (chunkGroups + 1) * group; // the last chunk holds the rest
+    const std::int64_t chunkRowsMax = diagonalChunkRows(group, n);
     DeviceBuffer<float> C{std::size_t(chunkRowsMax) * std::size_t(ldFirst)};
     DeviceBuffer<Candidate> wide{std::size_t(chunkRowsMax) * std::size_t(capFirst)};
     DeviceBuffer<std::int64_t> selfIds{std::size_t(n)};
@@ -635,7 +647,8 @@ PassResult pairsPass(const DeviceRows& rows, std::int64_t n, int d, float maxBas
   summarizeStatesKernel<<<unsigned((n + 255) / 256), 256, 0, stream>>>(
       states.get(), int(n), pruneList.get(), pruneCount.get(), kept.get());
   NEARSCAPE_CUDA_CHECK_LAUNCH();
-  prefault.get();
+  if (prefault.valid())
+    prefault.get();
   copyToHost(outIds, ids.get(), sizeof(std::int32_t) * std::size_t(n) * k);
   copyToHost(outDist, dist.get(), sizeof(float) * std::size_t(n) * k);
   int overflowed = 0;
