@@ -402,12 +402,14 @@ PassResult searchPass(const DeviceRows& q, std::int64_t nq, const std::int64_t* 
   std::vector<RowState> hostStates(static_cast<std::size_t>(bq));
   std::vector<std::int32_t> hostIds(static_cast<std::size_t>(bq) * k);
   std::vector<float> hostDist(static_cast<std::size_t>(bq) * k);
+  clock.mark("tile buffers");
   for (std::int64_t i0 = 0; i0 < nq; i0 += bq) {
     const int rows = int(std::min<std::int64_t>(bq, nq - i0));
     initStatesKernel<<<(rows + 255) / 256, 256, 0, stream>>>(
         states.get(), q.norms + i0, rows, int(metric), maxBaseNorm2, dotError(precision, d), d,
         q.underflow, base.underflow);
     NEARSCAPE_CUDA_CHECK_LAUNCH();
+    clock.mark("row states");
     for (std::int64_t j0 = 0; j0 < nb;) {
       job.check();
       const bool viaGemm = !fused || j0 == 0;
