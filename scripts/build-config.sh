@@ -1,4 +1,4 @@
-# Sourced by run.sh and test.sh: decides whether this machine builds the CUDA backend, and says
+# Sourced by run.sh, test.sh and ci-hardening.sh: decides whether this machine builds the CUDA backend, and says
 # why in one line, before anything else happens. Sets NEARSCAPE_CUDA to ON or OFF.
 # The rule is CMake's own (cmake/NearscapeCuda.cmake): nvcc at /usr/local/cuda/bin or on PATH;
 # NEARSCAPE_WITH_CUDA=OFF in the environment asks for the CPU-only build, as a desktop without
@@ -21,5 +21,18 @@ nearscape_build_config() {
   else
     NEARSCAPE_CUDA=OFF
     echo "configuration: CPU only (no CUDA toolkit: nvcc is neither at /usr/local/cuda/bin/nvcc nor on PATH); every feature runs on the CPU backend, only slower"
+  fi
+}
+
+# Sets `launcher` to CMake's arguments that put C and C++ compiles through ccache when it is
+# installed (install-deps.sh installs it), else to none. Paths are taken relative to the clone
+# and the build folder is not hashed, so that one tree's objects serve another with the same
+# commands (the CPU-only tree the CUDA tree's) and one clone's serve the next (CI's). CUDA
+# sources are not cached.
+nearscape_ccache_launcher() {
+  launcher=()
+  if command -v ccache > /dev/null; then
+    launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+    export CCACHE_BASEDIR=$PWD CCACHE_NOHASHDIR=true
   fi
 }

@@ -33,13 +33,8 @@ fi
 # Threads under TSan: enough to interleave, few enough to stay quick on two cores.
 tsan_tests='^(tst_knn|tst_nndescent|tst_index|tst_outputs|tst_devices)$'
 
-launcher=()
-if command -v ccache > /dev/null; then
-  launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-  # CI builds a fresh clone each time: paths relative to it, and the build folder not hashed,
-  # so that one clone's objects serve the next.
-  export CCACHE_BASEDIR=$PWD CCACHE_NOHASHDIR=true
-fi
+source scripts/build-config.sh
+nearscape_ccache_launcher # CI builds a fresh clone each time: one clone's objects serve the next
 sanitizers=$PWD/tests/sanitizers
 # Every finding is fatal and symbolised; third-party suppressions only (each with its reason).
 export ASAN_OPTIONS="abort_on_error=0:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1"

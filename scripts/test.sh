@@ -30,16 +30,8 @@ status=0
 stage "format (.clang-format)"
 scripts/check-format.sh || status=$?
 
-# C and C++ through ccache when it is installed (install-deps.sh installs it): the CPU-only tree
-# compiles the engine's and the CLI's sources with the same commands as the CUDA tree and takes
-# their objects from the cache, and a later clone (CI's) takes them all. Paths relative to the
-# clone and the build folder not hashed, as in scripts/ci-hardening.sh. CUDA sources are not
-# cached.
-launcher=()
-if command -v ccache > /dev/null; then
-  launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-  export CCACHE_BASEDIR=$PWD CCACHE_NOHASHDIR=true
-fi
+# The CPU-only tree takes the CUDA tree's engine and CLI objects from ccache.
+nearscape_ccache_launcher
 
 # build_and_test DIR CUDA(ON|OFF) NAME
 build_and_test() {
