@@ -108,38 +108,43 @@ inline void scanColumns(const float* C, std::int64_t bq, std::int64_t bb, std::i
 template <Metric M>
 void scanTile(const float* C, std::int64_t bq, std::int64_t bb, const float* queryNorms,
               std::int64_t queryStart, const float* baseNorms, std::int64_t baseStart,
-              bool excludeSelf, CandidateRow* queryRows, CandidateRow* baseRows, int threads) {
+              bool excludeSelf, CandidateRow* queryRows, CandidateRow* baseRows, int threads,
+              const JobControl& job) {
   const bool columns = baseRows != nullptr;
   const std::int64_t strips = columns ? (bb + 63) / 64 : 0;
   // A few rows (single queries) are scanned on this thread: waking the others costs more, and
   // their spinning starves BLAS's threads.
 #pragma omp parallel num_threads(threads) if (columns || bq >= 64)
   {
+    // A tile of 2048 × 2048 takes 100–150 ms under ASan on two cores: the rows and strips look
+    // for a stop, which the caller's next check turns into Cancelled (half-fed rows are dropped).
 #pragma omp for schedule(dynamic, 16) nowait
     for (std::int64_t i = 0; i < bq; ++i)
-      scanRow<M>(C + i * bb, bb, queryNorms[i], baseNorms, baseStart,
-                 excludeSelf ? queryStart + i : -1, queryRows[i]);
+      if (!job.stopRequested())
+        scanRow<M>(C + i * bb, bb, queryNorms[i], baseNorms, baseStart,
+                   excludeSelf ? queryStart + i : -1, queryRows[i]);
 #pragma omp for schedule(dynamic, 1)
     for (std::int64_t s = 0; s < strips; ++s)
-      scanColumns<M>(C, bq, bb, s * 64, std::min(bb, s * 64 + 64), queryNorms, queryStart,
-                     baseNorms, baseRows);
+      if (!job.stopRequested())
+        scanColumns<M>(C, bq, bb, s * 64, std::min(bb, s * 64 + 64), queryNorms, queryStart,
+                       baseNorms, baseRows);
   }
 }
 
 void scanTileFor(Metric metric, const float* C, std::int64_t bq, std::int64_t bb,
                  const float* queryNorms, std::int64_t queryStart, const float* baseNorms,
                  std::int64_t baseStart, bool excludeSelf, CandidateRow* queryRows,
-                 CandidateRow* baseRows, int threads) {
+                 CandidateRow* baseRows, int threads, const JobControl& job) {
   switch (metric) {
   case Metric::L2:
     return scanTile<Metric::L2>(C, bq, bb, queryNorms, queryStart, baseNorms, baseStart,
-                                excludeSelf, queryRows, baseRows, threads);
+                                excludeSelf, queryRows, baseRows, threads, job);
   case Metric::InnerProduct:
     return scanTile<Metric::InnerProduct>(C, bq, bb, queryNorms, queryStart, baseNorms, baseStart,
-                                          excludeSelf, queryRows, baseRows, threads);
+                                          excludeSelf, queryRows, baseRows, threads, job);
   case Metric::Cosine:
     return scanTile<Metric::Cosine>(C, bq, bb, queryNorms, queryStart, baseNorms, baseStart,
-                                    excludeSelf, queryRows, baseRows, threads);
+                                    excludeSelf, queryRows, baseRows, threads, job);
   }
 }
 
@@ -268,7 +273,7 @@ KnnResult exactSearchCpu(const MatrixView<float>& queries, const MatrixView<floa
         }
         gemmTile(qPacked.data(), i1 - i0, bp, j1 - j0, d, C.data());
         scanTileFor(metric, C.data(), i1 - i0, j1 - j0, qNorms.data(), i0, bn, j0, true,
-                    rows.data() + i0, J != I ? rows.data() + j0 : nullptr, threads);
+                    rows.data() + i0, J != I ? rows.data() + j0 : nullptr, threads, job);
         done += 1;
         job.progress(0.95 * done / pairs, "exact kNN graph");
       }
@@ -294,7 +299,7 @@ KnnResult exactSearchCpu(const MatrixView<float>& queries, const MatrixView<floa
         }
         gemmTile(qPacked.data(), i1 - i0, bp, j1 - j0, d, C.data());
         scanTileFor(metric, C.data(), i1 - i0, j1 - j0, qNorms.data(), i0, bn, j0, excludeSelf,
-                    rows.data(), nullptr, threads);
+                    rows.data(), nullptr, threads, job);
         job.progress((double(i0) + double(i1 - i0) * double(j1) / double(nb)) / double(nq),
                      excludeSelf ? "exact kNN graph" : "exact kNN search");
       }
