@@ -44,7 +44,7 @@ std::optional<DeviceWarmUp>& deviceWarmUp() {
 }
 } // namespace
 
-Context CommonOptions::context() const {
+Context CommonOptions::context(WarmUpFor work) const {
   Context c;
   c.backend = parseBackend(backend).value_or(Backend::Auto);
   c.threads = threads;
@@ -87,7 +87,7 @@ Context CommonOptions::context() const {
     c.logLevel = *parsed;
   }
   if (!deviceWarmUp())
-    deviceWarmUp().emplace(c); // the CUDA context and cuBLAS start while the input is read
+    deviceWarmUp().emplace(c, work); // the CUDA context and cuBLAS start while the input is read
   return c;
 }
 

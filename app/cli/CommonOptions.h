@@ -29,7 +29,7 @@ struct CommonOptions {
   /// `command`.
   void addTo(CLI::App& command);
   /// The engine context these options describe. Throws InvalidArgument.
-  Context context() const;
+  Context context(WarmUpFor work = WarmUpFor::AnyWork) const;
 };
 
 /// A check for a whole-number option: at least `lowest` ("--show: must be at least 0, not -1").

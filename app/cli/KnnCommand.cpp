@@ -31,7 +31,8 @@ double since(std::chrono::steady_clock::time_point t) {
 }
 
 int runKnn(const KnnArgs& args) {
-  const Context context = args.common.context();
+  const Context context =
+      args.common.context(args.queries.empty() ? WarmUpFor::AnyWork : WarmUpFor::Searches);
   const std::optional<GraphMethod> asked = parseGraphMethod(args.method);
   if (!asked)
     throw InvalidArgument("--method must be exact, nndescent or auto");

@@ -146,10 +146,11 @@ std::vector<int> parseDevices(std::string_view text) {
   return devices;
 }
 
-DeviceWarmUp::DeviceWarmUp(const Context& context) {
+DeviceWarmUp::DeviceWarmUp(const Context& context, WarmUpFor work) : m_context(context) {
   if (context.backend == Backend::Cpu)
     return;
-  m_thread = std::thread([context] {
+  logMessage(context, LogLevel::Debug, "device start: begun");
+  m_thread = std::thread([context, work] {
     try {
       LogLaps lap(context, "device start:");                      // at the log's debug level
       const std::jthread driver([] { gpu::startDriverEarly(); }); // beside the plugin's load
@@ -158,16 +159,16 @@ DeviceWarmUp::DeviceWarmUp(const Context& context) {
       lap("plugin, driver and context");
       std::vector<std::jthread> others; // the further GPUs of context.devices start at once
       for (std::size_t i = 1; i < context.devices.size(); ++i)
-        others.emplace_back([context, ordinal = context.devices[i]] {
+        others.emplace_back([context, work, ordinal = context.devices[i]] {
           Context one = context;
           one.device = ordinal;
           try {
-            gpu::gpuBackend()->warmUp(one);
+            gpu::gpuBackend()->warmUp(one, work);
           } catch (...) {
           }
         });
       try {
-        gpu::gpuBackend()->warmUp(context);
+        gpu::gpuBackend()->warmUp(context, work);
       } catch (...) {
       }
       for (std::jthread& t : others)
@@ -179,8 +180,11 @@ DeviceWarmUp::DeviceWarmUp(const Context& context) {
 }
 
 DeviceWarmUp::~DeviceWarmUp() {
-  if (m_thread.joinable())
-    m_thread.join();
+  if (!m_thread.joinable())
+    return;
+  LogLaps lap(m_context, "device start:"); // at the log's debug level
+  m_thread.join();
+  lap("waited for at the end");
 }
 
 namespace {

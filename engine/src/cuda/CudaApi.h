@@ -143,9 +143,10 @@ using gpu::DeviceForest;
 /// Kruskal's (weight, a, b) order of ties. Throws DeviceOutOfMemory, Error, Cancelled.
 DeviceForest boruvkaForest(const UndirectedGraph& graph, const Context& context, JobControl& job);
 
-/// gpu::GpuBackend::warmUp: a lease of `context`'s device (made and pooled) and a 64 × 64 TF32
-/// GEMM on it (Resources.cu). Throws DeviceError, DeviceOutOfMemory.
-void warmUp(const Context& context);
+/// gpu::GpuBackend::warmUp: a lease of `context`'s device (made and pooled), the pinned staging
+/// set, a 64 × 64 TF32 GEMM on it and, for any work, a float16 GEMM of the exact graph's tile
+/// shape (Resources.cu). Throws DeviceError, DeviceOutOfMemory.
+void warmUp(const Context& context, WarmUpFor work);
 
 /// CAGRA's rank-based pruning of kNN lists (gpu::GpuBackend::pruneByDetours) on the device.
 std::vector<std::int32_t> pruneByDetours(const MatrixView<std::int32_t>& knn, int degree,

@@ -11,7 +11,7 @@ namespace {
 
 class CudaBackend final : public gpu::GpuBackend {
 public:
-  void warmUp(const Context& context) override { cuda::warmUp(context); }
+  void warmUp(const Context& context, WarmUpFor work) override { cuda::warmUp(context, work); }
 
   DeviceInfo queryDevice(int ordinal) override {
     DeviceInfo info = cuda::queryDevice(ordinal);

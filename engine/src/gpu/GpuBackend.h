@@ -146,8 +146,9 @@ public:
   /// How many CUDA devices the driver shows (0 on any error). Never throws.
   virtual int deviceCount() = 0;
   /// Starts `context`'s device: its CUDA context, a pooled stream and cuBLAS handle, and one
-  /// small GEMM (cuBLAS loads its first kernels), so that later calls do not wait for them.
-  virtual void warmUp(const Context& context) = 0;
+  /// small GEMM (cuBLAS loads its first kernels), so that later calls do not wait for them;
+  /// for any work, also the float16 GEMM of the exact graph's first tile.
+  virtual void warmUp(const Context& context, WarmUpFor work) = 0;
 
   /// out[i] = ‖row i‖² (float64 accumulation).
   virtual void rowNormsSquared(const MatrixView<float>& m, float* out, const Context& context) = 0;
@@ -248,7 +249,7 @@ const PluginLoad& pluginLoad();
 
 /// The plugin's interface version: bumped whenever GpuBackend or a type it passes changes, so
 /// that a stale plugin is refused instead of crashing.
-constexpr int kPluginAbiVersion = 5;
+constexpr int kPluginAbiVersion = 6;
 /// The plugin's file name and its two C entry points (no C++ name mangling across the dlopen).
 constexpr const char* kPluginFileName = "libnearscape_cuda.so";
 constexpr const char* kPluginAbiSymbol = "nearscape_gpu_plugin_abi";

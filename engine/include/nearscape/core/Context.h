@@ -75,6 +75,11 @@ int deviceCount();
 /// repeated, or one with no usable GPU behind it, saying why).
 std::vector<int> parseDevices(std::string_view text);
 
+/// What a DeviceWarmUp readies the device for: any work (the exact graph's float16 GEMM too), or
+/// searches only (float32 GEMMs), whose command then does not wait at its end for the rest (a
+/// cold CLI search: 40–110 ms on an H100 host).
+enum class WarmUpFor { AnyWork, Searches };
+
 /// Starts the GPU that `context` resolves to on a background thread — the CUDA plugin loaded, the
 /// device initialised, a cuBLAS handle made and pooled — so that a program's first GPU call does
 /// not wait for that (0.3–0.5 s on an H100 host) while it reads its input. Does nothing for the
@@ -82,12 +87,13 @@ std::vector<int> parseDevices(std::string_view text);
 /// the start to end: keep the object while the work runs and let it go before the program exits.
 class DeviceWarmUp {
 public:
-  explicit DeviceWarmUp(const Context& context);
+  explicit DeviceWarmUp(const Context& context, WarmUpFor work = WarmUpFor::AnyWork);
   ~DeviceWarmUp();
   DeviceWarmUp(const DeviceWarmUp&) = delete;
   DeviceWarmUp& operator=(const DeviceWarmUp&) = delete;
 
 private:
+  Context m_context; ///< its log level: the destructor's wait is a debug lap
   std::thread m_thread;
 };
 
