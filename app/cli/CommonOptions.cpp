@@ -44,7 +44,7 @@ std::optional<DeviceWarmUp>& deviceWarmUp() {
 }
 } // namespace
 
-Context CommonOptions::context(WarmUpFor work) const {
+Context CommonOptions::context() const {
   Context c;
   c.backend = parseBackend(backend).value_or(Backend::Auto);
   c.threads = threads;
@@ -87,8 +87,13 @@ Context CommonOptions::context(WarmUpFor work) const {
     c.logLevel = *parsed;
   }
   if (!deviceWarmUp())
-    deviceWarmUp().emplace(c, work); // the CUDA context and cuBLAS start while the input is read
+    deviceWarmUp().emplace(c); // the CUDA context and cuBLAS start while the input is read
   return c;
+}
+
+void warmUpWithoutFloat16Gemm() {
+  if (deviceWarmUp())
+    deviceWarmUp()->leaveOutFloat16Gemm();
 }
 
 namespace {

@@ -29,8 +29,12 @@ struct CommonOptions {
   /// `command`.
   void addTo(CLI::App& command);
   /// The engine context these options describe. Throws InvalidArgument.
-  Context context(WarmUpFor work = WarmUpFor::AnyWork) const;
+  Context context() const;
 };
+
+/// The command's GPU work needs no float16 GEMM from cuBLAS: the device's warm-up, started by
+/// CommonOptions::context, leaves it out (DeviceWarmUp::leaveOutFloat16Gemm). No-op without one.
+void warmUpWithoutFloat16Gemm();
 
 /// A check for a whole-number option: at least `lowest` ("--show: must be at least 0, not -1").
 /// What is no number is left to the option's own conversion.

@@ -26,7 +26,19 @@ def run(xb, xq, k, graph, precision, tile=8192):
         if graph:
             d[torch.arange(q.shape[0]), torch.arange(s, s + q.shape[0])] = float('inf')
         out.append(torch.topk(d, k, dim=1, largest=False).indices)
+        del d  # before the next tile's distances: two tiles would not fit where one just does
     return torch.cat(out)
+
+
+def fits(xb, xq, k, precision, tile):
+    """Whether two tiles of `tile` queries run (the warm-up); out of memory frees what it took."""
+    try:
+        run(xb, xq[:2 * tile], k, False, precision, tile)
+        return True
+    except torch.cuda.OutOfMemoryError:
+        pass
+    torch.cuda.empty_cache()  # outside the handler: its traceback no longer holds the tensors
+    return False
 
 
 def main():
@@ -44,15 +56,10 @@ def main():
     # Warm-up, and the query tile a user would find: the largest that fits the GPU (8192 × 1M
     # float32 distances and their temporaries outgrow an 80 GB card).
     tile = 8192
-    while True:
-        try:
-            run(xb, xq[:tile], a.k, False, a.precision, tile)
-            break
-        except torch.OutOfMemoryError:
-            if tile <= 256:
-                raise
-            torch.cuda.empty_cache()
-            tile //= 2
+    while not fits(xb, xq, a.k, a.precision, tile):
+        if tile <= 256:
+            raise SystemExit('torch_exact.py: not even 256 queries a tile fit the GPU')
+        tile //= 2
     times = []
     for _ in range(a.repeats):
         torch.cuda.synchronize()

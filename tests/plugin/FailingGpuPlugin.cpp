@@ -101,7 +101,7 @@ public:
   gpu::DeviceForest boruvkaForest(const UndirectedGraph&, const Context&, JobControl&) override {
     fail("Boruvka");
   }
-  void warmUp(const Context&, WarmUpFor) override { fail("warm-up"); }
+  void warmUp(const Context&, const std::atomic<bool>&) override { fail("warm-up"); }
   std::vector<std::int32_t> optimiseSearchGraph(const MatrixView<std::int32_t>&, int,
                                                 const Context&) override {
     fail("search graph");

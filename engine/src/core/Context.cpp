@@ -146,11 +146,11 @@ std::vector<int> parseDevices(std::string_view text) {
   return devices;
 }
 
-DeviceWarmUp::DeviceWarmUp(const Context& context, WarmUpFor work) : m_context(context) {
+DeviceWarmUp::DeviceWarmUp(const Context& context) : m_context(context) {
   if (context.backend == Backend::Cpu)
     return;
   logMessage(context, LogLevel::Debug, "device start: begun");
-  m_thread = std::thread([context, work] {
+  m_thread = std::thread([context, float16Gemm = m_float16Gemm] {
     try {
       LogLaps lap(context, "device start:");                      // at the log's debug level
       const std::jthread driver([] { gpu::startDriverEarly(); }); // beside the plugin's load
@@ -159,16 +159,16 @@ DeviceWarmUp::DeviceWarmUp(const Context& context, WarmUpFor work) : m_context(c
       lap("plugin, driver and context");
       std::vector<std::jthread> others; // the further GPUs of context.devices start at once
       for (std::size_t i = 1; i < context.devices.size(); ++i)
-        others.emplace_back([context, work, ordinal = context.devices[i]] {
+        others.emplace_back([context, float16Gemm, ordinal = context.devices[i]] {
           Context one = context;
           one.device = ordinal;
           try {
-            gpu::gpuBackend()->warmUp(one, work);
+            gpu::gpuBackend()->warmUp(one, *float16Gemm);
           } catch (...) {
           }
         });
       try {
-        gpu::gpuBackend()->warmUp(context, work);
+        gpu::gpuBackend()->warmUp(context, *float16Gemm);
       } catch (...) {
       }
       for (std::jthread& t : others)

@@ -8,6 +8,7 @@
 #include "nearscape/knn/Knn.h"
 #include "nearscape/knn/NnDescent.h"
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -144,9 +145,9 @@ using gpu::DeviceForest;
 DeviceForest boruvkaForest(const UndirectedGraph& graph, const Context& context, JobControl& job);
 
 /// gpu::GpuBackend::warmUp: a lease of `context`'s device (made and pooled), the pinned staging
-/// set, a 64 × 64 TF32 GEMM on it and, for any work, a float16 GEMM of the exact graph's tile
-/// shape (Resources.cu). Throws DeviceError, DeviceOutOfMemory.
-void warmUp(const Context& context, WarmUpFor work);
+/// set, a 64 × 64 TF32 GEMM on it and, while `float16Gemm` holds, a float16 GEMM of the exact
+/// path's tile shape (Resources.cu). Throws DeviceError, DeviceOutOfMemory.
+void warmUp(const Context& context, const std::atomic<bool>& float16Gemm);
 
 /// CAGRA's rank-based pruning of kNN lists (gpu::GpuBackend::pruneByDetours) on the device.
 std::vector<std::int32_t> pruneByDetours(const MatrixView<std::int32_t>& knn, int degree,

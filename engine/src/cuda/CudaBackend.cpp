@@ -11,7 +11,9 @@ namespace {
 
 class CudaBackend final : public gpu::GpuBackend {
 public:
-  void warmUp(const Context& context, WarmUpFor work) override { cuda::warmUp(context, work); }
+  void warmUp(const Context& context, const std::atomic<bool>& float16Gemm) override {
+    cuda::warmUp(context, float16Gemm);
+  }
 
   DeviceInfo queryDevice(int ordinal) override {
     DeviceInfo info = cuda::queryDevice(ordinal);

@@ -11,6 +11,7 @@
 #include "nearscape/knn/Knn.h"
 #include "nearscape/knn/NnDescent.h"
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -147,8 +148,9 @@ public:
   virtual int deviceCount() = 0;
   /// Starts `context`'s device: its CUDA context, a pooled stream and cuBLAS handle, and one
   /// small GEMM (cuBLAS loads its first kernels), so that later calls do not wait for them;
-  /// for any work, also the float16 GEMM of the exact graph's first tile.
-  virtual void warmUp(const Context& context, WarmUpFor work) = 0;
+  /// then, where `float16Gemm` still holds when it is reached, a float16 GEMM of the exact path's
+  /// tile shape (DeviceWarmUp::leaveOutFloat16Gemm clears it).
+  virtual void warmUp(const Context& context, const std::atomic<bool>& float16Gemm) = 0;
 
   /// out[i] = ‖row i‖² (float64 accumulation).
   virtual void rowNormsSquared(const MatrixView<float>& m, float* out, const Context& context) = 0;

@@ -116,18 +116,22 @@ void scanTile(const float* C, std::int64_t bq, std::int64_t bb, const float* que
   // their spinning starves BLAS's threads.
 #pragma omp parallel num_threads(threads) if (columns || bq >= 64)
   {
-    // A tile of 2048 × 2048 takes 100–150 ms under ASan on two cores: the rows and strips look
+    // A tile of 2048 × 2048 takes 100–160 ms under ASan on two cores: the rows and strips look
     // for a stop, which the caller's next check turns into Cancelled (half-fed rows are dropped).
 #pragma omp for schedule(dynamic, 16) nowait
-    for (std::int64_t i = 0; i < bq; ++i)
-      if (!job.stopRequested())
-        scanRow<M>(C + i * bb, bb, queryNorms[i], baseNorms, baseStart,
-                   excludeSelf ? queryStart + i : -1, queryRows[i]);
+    for (std::int64_t i = 0; i < bq; ++i) {
+      if (job.stopRequested())
+        continue;
+      scanRow<M>(C + i * bb, bb, queryNorms[i], baseNorms, baseStart,
+                 excludeSelf ? queryStart + i : -1, queryRows[i]);
+    }
 #pragma omp for schedule(dynamic, 1)
-    for (std::int64_t s = 0; s < strips; ++s)
-      if (!job.stopRequested())
-        scanColumns<M>(C, bq, bb, s * 64, std::min(bb, s * 64 + 64), queryNorms, queryStart,
-                       baseNorms, baseRows);
+    for (std::int64_t s = 0; s < strips; ++s) {
+      if (job.stopRequested())
+        continue;
+      scanColumns<M>(C, bq, bb, s * 64, std::min(bb, s * 64 + 64), queryNorms, queryStart,
+                     baseNorms, baseRows);
+    }
   }
 }
 

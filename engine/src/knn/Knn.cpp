@@ -214,6 +214,10 @@ std::string RunReport::describe() const {
   return line;
 }
 
+bool gpuSearchIsFused(std::int64_t dim, int k) {
+  return knn::gpuFusedTiles(dim, k);
+}
+
 KnnResult knnSearch(const MatrixView<float>& queries, const MatrixView<float>& base, int k,
                     Metric metric, const Context& context, JobControl& job,
                     const ExactKnnParams& params) {

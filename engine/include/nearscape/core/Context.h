@@ -2,8 +2,10 @@
 /// @file Context.h
 /// The explicit execution context passed to engine calls: backend, threads, memory budget, seed.
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -75,11 +77,6 @@ int deviceCount();
 /// repeated, or one with no usable GPU behind it, saying why).
 std::vector<int> parseDevices(std::string_view text);
 
-/// What a DeviceWarmUp readies the device for: any work (the exact graph's float16 GEMM too), or
-/// searches only (float32 GEMMs), whose command then does not wait at its end for the rest (a
-/// cold CLI search: 40–110 ms on an H100 host).
-enum class WarmUpFor { AnyWork, Searches };
-
 /// Starts the GPU that `context` resolves to on a background thread — the CUDA plugin loaded, the
 /// device initialised, a cuBLAS handle made and pooled — so that a program's first GPU call does
 /// not wait for that (0.3–0.5 s on an H100 host) while it reads its input. Does nothing for the
@@ -87,13 +84,20 @@ enum class WarmUpFor { AnyWork, Searches };
 /// the start to end: keep the object while the work runs and let it go before the program exits.
 class DeviceWarmUp {
 public:
-  explicit DeviceWarmUp(const Context& context, WarmUpFor work = WarmUpFor::AnyWork);
+  explicit DeviceWarmUp(const Context& context);
   ~DeviceWarmUp();
   DeviceWarmUp(const DeviceWarmUp&) = delete;
   DeviceWarmUp& operator=(const DeviceWarmUp&) = delete;
 
+  /// The work needs no float16 GEMM through cuBLAS (a search the fused kernel takes:
+  /// gpuSearchIsFused): the warm-up leaves out its last step, the float16 GEMM, unless it has
+  /// begun it, and the program's end does not wait for it (a cold CLI search of manifold 1M
+  /// waited 37–110 ms at its end on an H100 host). Told once the data's shape is known.
+  void leaveOutFloat16Gemm() { m_float16Gemm->store(false); }
+
 private:
   Context m_context; ///< its log level: the destructor's wait is a debug lap
+  std::shared_ptr<std::atomic<bool>> m_float16Gemm = std::make_shared<std::atomic<bool>>(true);
   std::thread m_thread;
 };
 

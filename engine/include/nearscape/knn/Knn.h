@@ -72,6 +72,11 @@ KnnResult knnSearch(const MatrixView<float>& queries, const MatrixView<float>& b
                     Metric metric, const Context& context, JobControl& job = noJobControl(),
                     const ExactKnnParams& params = {});
 
+/// Whether the GPU's exact search of rows of `dim` values for k neighbours takes the fused float16
+/// kernel (at its default precision, on an sm_80 or later GPU, against a base of more than one
+/// tile), which needs no float16 GEMM from cuBLAS (DeviceWarmUp::leaveOutFloat16Gemm).
+bool gpuSearchIsFused(std::int64_t dim, int k);
+
 /// The exact kNN graph: each row's k nearest other rows (itself excluded; k ≤ n − 1).
 /// Throws as knnSearch.
 KnnResult knnGraph(const MatrixView<float>& data, int k, Metric metric, const Context& context,
