@@ -11,9 +11,11 @@
 
 #include <QTest>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -178,6 +180,37 @@ private slots:
     cpu.backend = Backend::Cpu;
     cpu.devices = {0, 0};
     QVERIFY(gpu::spreadDevices(cpu).empty());
+  }
+
+  void warmUpLeavesOutItsFloat16GemmWhenTold() {
+    // Only the shapes the fused kernel takes may leave it out (others' searches call it).
+    QVERIFY(gpuSearchIsFused(128, 10) && gpuSearchIsFused(32, 256));
+    QVERIFY(!gpuSearchIsFused(784, 10) && !gpuSearchIsFused(384, 10) &&
+            !gpuSearchIsFused(128, 257));
+    SKIP_WITHOUT_DEVICE(Backend::Cuda);
+    // The warm-up's steps, seen in its debug laps.
+    std::mutex mutex;
+    std::vector<std::string> lines;
+    Context c = oneContext();
+    c.logLevel = LogLevel::Debug;
+    c.logSink = [&](LogLevel, std::string_view line) {
+      const std::lock_guard lock(mutex);
+      lines.emplace_back(line);
+    };
+    auto saw = [&](const char* step) {
+      const std::lock_guard lock(mutex);
+      return std::any_of(lines.begin(), lines.end(),
+                         [&](const std::string& l) { return l.find(step) != std::string::npos; });
+    };
+    { DeviceWarmUp whole(c); }
+    QVERIFY(saw("first SGEMM") && saw("first float16 GEMM"));
+    lines.clear();
+    {
+      DeviceWarmUp searchOnly(c);
+      searchOnly.leaveOutFloat16Gemm(); // long before the thread reaches that step
+    }
+    QVERIFY(saw("first SGEMM"));
+    QVERIFY(!saw("first float16 GEMM"));
   }
 
   void exactSplitEqualsOneGpu_data() {
