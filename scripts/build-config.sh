@@ -1,5 +1,6 @@
-# Sourced by run.sh, test.sh and ci-hardening.sh: decides whether this machine builds the CUDA backend, and says
-# why in one line, before anything else happens. Sets NEARSCAPE_CUDA to ON or OFF.
+# Sourced by run.sh, test.sh and ci-hardening.sh: decides whether this machine builds the CUDA
+# backend, and says why in one line, before anything else happens. Sets NEARSCAPE_CUDA to ON or
+# OFF.
 # The rule is CMake's own (cmake/NearscapeCuda.cmake): nvcc at /usr/local/cuda/bin or on PATH;
 # NEARSCAPE_WITH_CUDA=OFF in the environment asks for the CPU-only build, as a desktop without
 # the CUDA toolkit gets.
