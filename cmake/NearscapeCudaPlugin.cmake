@@ -11,6 +11,7 @@ add_library(nearscape_cuda MODULE
   src/cuda/ExactPass.cu
   src/cuda/FusedTiles.cu
   src/cuda/ExactKnn.cu
+  src/cuda/DirectRows.cu
   src/cuda/StepKnn.cu
   src/cuda/DeviceKMeans.cu
   src/cuda/Upload.cu

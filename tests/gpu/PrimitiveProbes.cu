@@ -3,11 +3,14 @@
 
 #include "cuda/CudaCheck.cuh"
 #include "cuda/DeviceBuffer.cuh"
+#include "cuda/DirectRows.cuh"
 #include "cuda/Primitives.cuh"
 #include "cuda/Rerank.cuh"
 #include "cuda/Select.cuh"
 #include "cuda/WarpRows.cuh"
 #include "knn/GemmBound.h"
+
+#include <limits>
 
 namespace nearscape::probes {
 namespace {
@@ -168,6 +171,25 @@ std::vector<double> gemmBoundOnDevice(int metric, double dotRel, double queryNor
   boundKernel<<<1, 1>>>(metric, dotRel, queryNorm, maxBaseNorm, out.get());
   NEARSCAPE_CUDA_CHECK_LAUNCH();
   return download(out, 2);
+}
+
+void directRowsOnDeviceOf(const std::vector<float>& queries, const std::vector<float>& base, int d,
+                          const std::vector<std::int64_t>& rows, int metric, int k, bool selfSkip,
+                          std::vector<std::int32_t>& ids, std::vector<float>& distances) {
+  const std::int64_t nq = std::int64_t(queries.size()) / d, nb = std::int64_t(base.size()) / d;
+  const DeviceBuffer<float> b = upload(base);
+  std::vector<std::int32_t> allIds(std::size_t(nq) * k, -1);
+  std::vector<float> allDist(std::size_t(nq) * k, std::numeric_limits<float>::quiet_NaN());
+  cuda::directRowsOnDevice(
+      b.get(), nb, d, MatrixView<float>{queries.data(), nq, d}, rows, Metric(metric), k,
+      [&](std::int64_t i) { return selfSkip ? i : std::int64_t(-1); }, allIds.data(),
+      allDist.data(), nullptr);
+  ids.clear();
+  distances.clear();
+  for (const std::int64_t i : rows) {
+    ids.insert(ids.end(), allIds.begin() + i * k, allIds.begin() + (i + 1) * k);
+    distances.insert(distances.end(), allDist.begin() + i * k, allDist.begin() + (i + 1) * k);
+  }
 }
 
 } // namespace nearscape::probes

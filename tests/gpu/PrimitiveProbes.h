@@ -36,4 +36,11 @@ std::vector<std::int32_t> iotaOf(std::int64_t n);
 std::vector<double> gemmBoundOnDevice(int metric, double dotRel, double queryNorm,
                                       double maxBaseNorm);
 
+/// cuda::directRowsOnDevice for the queries `rows` of `queries` (each d long) against `base`
+/// (n × d), k best each, a row's own item left out where `selfSkip`: ids and float distances,
+/// rows.size() × k (slots left unwritten hold −1 and NaN).
+void directRowsOnDeviceOf(const std::vector<float>& queries, const std::vector<float>& base, int d,
+                          const std::vector<std::int64_t>& rows, int metric, int k, bool selfSkip,
+                          std::vector<std::int32_t>& ids, std::vector<float>& distances);
+
 } // namespace nearscape::probes

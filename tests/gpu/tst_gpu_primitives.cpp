@@ -2,6 +2,7 @@
 // GEMM rounding bound) against CPU oracles written here from their definitions, on fresh random
 // data with ties, duplicates and awkward sizes. Skips where no CUDA device answers.
 #include "PrimitiveProbes.h"
+#include "knn/ExactCommon.h"
 #include "knn/GemmBound.h"
 
 #include <QTest>
@@ -170,6 +171,71 @@ private slots:
                  qPrintable(QString("slot %1: %2 vs %3").arg(i).arg(dist[i]).arg(double(e))));
       }
     }
+  }
+
+  void directRowsOnDeviceMatchTheCpuScan_data() {
+    QTest::addColumn<int>("metric");
+    QTest::addColumn<int>("d");
+    QTest::addColumn<int>("k");
+    QTest::addColumn<bool>("selfSkip");
+    for (const int metric : {int(Metric::L2), int(Metric::InnerProduct), int(Metric::Cosine)}) {
+      const QByteArray name = QByteArray::number(metric);
+      QTest::newRow(name + " d128 k10 search") << metric << 128 << 10 << false;
+      QTest::newRow(name + " d33 k7 graph") << metric << 33 << 7 << true;
+      QTest::newRow(name + " d5 k beyond the others") << metric << 5 << 1000 << true;
+    }
+  }
+  void directRowsOnDeviceMatchTheCpuScan() {
+    SKIP_WITHOUT_CUDA();
+    QFETCH(int, metric);
+    QFETCH(int, d);
+    QFETCH(int, k);
+    QFETCH(bool, selfSkip);
+    // The graph's queries are its base; duplicated rows give exact ties (the smaller id first).
+    const int n = 1000;
+    std::mt19937 rng(std::uint32_t(metric * 100 + d + k));
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::vector<float> base(std::size_t(n) * d);
+    for (float& v : base)
+      v = normal(rng);
+    for (int dup = 0; dup < 40; ++dup)
+      std::copy_n(base.begin() + std::ptrdiff_t(dup) * d, d,
+                  base.begin() + std::ptrdiff_t(500 + dup) * d);
+    std::fill(base.begin() + 7 * d, base.begin() + 8 * d, 0.0f); // a zero row (cosine: 1)
+    const std::vector<std::int64_t> rows = {0, 7, 3, 999, 500};
+    std::vector<std::int32_t> ids;
+    std::vector<float> dist;
+    probes::directRowsOnDeviceOf(base, base, d, rows, metric, k, selfSkip, ids, dist);
+
+    // The CPU twin, with fewer rows than threads (the base shared out) and one thread.
+    for (const int threads : {1, 8}) {
+      std::vector<std::int32_t> cpuIds(std::size_t(n) * k, -1);
+      std::vector<float> cpuDist(std::size_t(n) * k, std::numeric_limits<float>::quiet_NaN());
+      knn::directRows(
+          MatrixView<float>{base.data(), n, d}, rows, MatrixView<float>{base.data(), n, d},
+          Metric(metric), k, [&](std::int64_t i) { return selfSkip ? i : std::int64_t(-1); },
+          cpuIds.data(), cpuDist.data(), threads);
+      for (std::size_t r = 0; r < rows.size(); ++r)
+        for (int c = 0; c < k; ++c) {
+          const std::size_t at = r * k + std::size_t(c), cpuAt = rows[r] * k + std::size_t(c);
+          QCOMPARE(ids[at], cpuIds[cpuAt]);
+          if (std::isnan(cpuDist[cpuAt]))
+            QVERIFY(std::isnan(dist[at]));
+          else
+            QVERIFY2(std::abs(dist[at] - cpuDist[cpuAt]) <=
+                         1e-6f * std::max(1.0f, std::abs(cpuDist[cpuAt])),
+                     qPrintable(QString("row %1 slot %2: %3 vs %4")
+                                    .arg(rows[r])
+                                    .arg(c)
+                                    .arg(dist[at])
+                                    .arg(cpuDist[cpuAt])));
+        }
+    }
+    // Against the definition: the first row's nearest is its duplicate (or itself, in a search).
+    if (metric != int(Metric::InnerProduct))
+      QCOMPARE(ids[0], selfSkip ? 500 : 0);
+    if (selfSkip && k >= n)
+      QCOMPARE(ids[std::size_t(k) - 1], -1); // n − 1 items besides the row itself
   }
 
   void iotaCountsUp() {

@@ -3,6 +3,7 @@
 // without a device), on awkward shapes, ties, duplicates, zero vectors and large norms.
 #include "DeviceSkip.h"
 #include "Oracle.h"
+#include "knn/ExactCommon.h"
 #include "nearscape/Nearscape.h"
 
 #include <QTest>
@@ -495,6 +496,61 @@ private slots:
     QVERIFY(std::equal(plain.ids.data(), plain.ids.data() + values, fused.ids.data()));
     QVERIFY(std::equal(plain.distances.data(), plain.distances.data() + values,
                        fused.distances.data()));
+  }
+
+  void directRowsMatchOneRowScans() {
+    // The fallback's scan of a few rows: fewer rows than threads share out the base; more take
+    // a row a thread. Both give each row what the one-row scan gives (ties: duplicates).
+    const int n = 3000, d = 19;
+    const auto data = blobs(n, d, 5, 2.0f, 21, true);
+    const MatrixView<float> b{data.data(), n, d};
+    for (const Metric metric : {Metric::L2, Metric::Cosine, Metric::InnerProduct})
+      for (const int threads : {8, 2})
+        for (const int k : {1, 12, n}) {
+          const std::vector<std::int64_t> rows = {5, 0, 2999, 1400};
+          std::vector<std::int32_t> ids(std::size_t(n) * k, -1), one(std::size_t(k), -1);
+          std::vector<float> dist(std::size_t(n) * k, -1.0f), oneDist(std::size_t(k), -1.0f);
+          knn::directRows(
+              b, rows, b, metric, k, [](std::int64_t i) { return i; }, ids.data(), dist.data(),
+              threads);
+          for (const std::int64_t i : rows) {
+            knn::directRow(b.row(i), b, metric, k, i, one.data(), oneDist.data());
+            QVERIFY(std::equal(one.begin(), one.end(), ids.begin() + i * k));
+            QVERIFY(std::equal(oneDist.begin(), oneDist.end(), dist.begin() + i * k));
+          }
+        }
+  }
+
+  void gpuRowsLeftByFloat16AreScannedDirectly() {
+    SKIP_WITHOUT_DEVICE(Backend::Cuda);
+    // 4,000 base rows on a unit sphere around a point far from the origin: two queries at its
+    // centre hold them all within their float16 bound, past the fused pass's cap of 2,048, so
+    // they are left over; the device scans them directly, and the result is still exact.
+    const int d = 64, nBlobs = 16000, nShell = 4000, n = nBlobs + nShell, k = 10;
+    std::vector<float> base = blobs(nBlobs, d, 20, 3.0f, 11, false);
+    std::vector<float> centre(std::size_t(d), 5.0f);
+    const std::vector<float> directions = gaussian(nShell, d, 12);
+    for (int i = 0; i < nShell; ++i) {
+      const float* u = directions.data() + std::size_t(i) * d;
+      double norm = 0;
+      for (int t = 0; t < d; ++t)
+        norm += double(u[t]) * u[t];
+      for (int t = 0; t < d; ++t)
+        base.push_back(centre[std::size_t(t)] + float(u[t] / std::sqrt(norm)));
+    }
+    std::vector<float> queries = blobs(500, d, 20, 3.0f, 13, false);
+    queries.insert(queries.end(), centre.begin(), centre.end());
+    centre[0] += 1e-3f;
+    queries.insert(queries.end(), centre.begin(), centre.end());
+    const MatrixView<float> b{base.data(), n, d}, q{queries.data(), 502, d};
+    ExactKnnParams params;
+    params.pruning = ExactKnnParams::Pruning::Off; // the GEMM path, not STEP's clusters
+    const KnnResult got =
+        knnSearch(q, b, k, Metric::L2, contextFor(Backend::Cuda), noJobControl(), params);
+    QVERIFY2(QString::fromStdString(got.report.precision).contains("rows scanned directly"),
+             got.report.describe().c_str());
+    QVERIFY(got.fallbackRows >= 2);
+    verifyAgainstReference(got, q, b, k, Metric::L2, false);
   }
 
   void gpuFusedSweepsOfManyRowsMatchCublas() {

@@ -5,6 +5,7 @@
 // on the GPU (ExactPass.cuh). Rows whose bound keeps too many candidates are recomputed on the
 // CPU. The same bound as the CPU backend (knn/GemmBound.h, knn/CandidateRow.h).
 #include "cuda/CudaApi.h"
+#include "cuda/DirectRows.cuh"
 #include "cuda/ExactPass.cuh"
 #include "cuda/ExactRows.cuh"
 #include "cuda/FusedTiles.cuh"
@@ -44,6 +45,17 @@ struct RunOptions {
 };
 
 std::uint64_t deviceBudget(const Context& context);
+
+/// (row, base row) pairs up to which the rows a float16 pass left are scanned directly on the
+/// device (cuda/DirectRows.cuh: about 24 bytes a pair, 400 MB here) rather than by a 3xTF32 pass,
+/// which packs the whole base again and runs a cuBLAS GEMM a tile (about 10 ms for a few rows of
+/// manifold 1M × 128, and in a cold process a wait for cuBLAS's start).
+constexpr std::uint64_t kDirectMaxPairs = std::uint64_t(1) << 24;
+
+bool directRowsFit(std::size_t rows, std::int64_t nb, const Context& context) {
+  const std::uint64_t pairs = std::uint64_t(rows) * std::uint64_t(nb);
+  return pairs <= kDirectMaxPairs && pairs * kDirectPairBytes <= deviceBudget(context) / 4;
+}
 std::uint64_t rowBytes(int d);
 
 KnnResult runOnDevice(const MatrixView<float>& queries, const MatrixView<float>& base, int k,
@@ -123,6 +135,7 @@ KnnResult runOnDevice(const MatrixView<float>& queries, const MatrixView<float>&
   };
 
   std::vector<std::int64_t> remaining;
+  std::int64_t scannedDirectly = 0; // rows left by the float16 pass, scanned on the device
   std::string how;
   if (!params.reducedPrecision) {
     packBase(Precision::Fp32);
@@ -165,7 +178,16 @@ KnnResult runOnDevice(const MatrixView<float>& queries, const MatrixView<float>&
         how = pairs        ? "float16 candidates, fused tiles, each pair once"
               : fusedTiles ? "float16 candidates, fused tiles"
                            : "float16 candidates";
-        if (!remaining.empty()) {
+        if (!remaining.empty() && directRowsFit(remaining.size(), nb, context)) {
+          how += "; " + std::to_string(remaining.size()) + " rows scanned directly";
+          directRowsOnDevice(
+              deviceBase.raw, nb, d, queries, remaining, metric, k,
+              [&](std::int64_t i) { return options.selfOf(i, nb); }, ids, dists,
+              resources->stream());
+          scannedDirectly = std::int64_t(remaining.size());
+          remaining.clear();
+          clock.mark("direct rows");
+        } else if (!remaining.empty()) {
           how += "; 3xTF32 for " + std::to_string(remaining.size()) + " rows";
           packBase(Precision::SplitTf32);
           const auto redo = remaining;
@@ -190,12 +212,9 @@ KnnResult runOnDevice(const MatrixView<float>& queries, const MatrixView<float>&
   }
 
   // Rows whose bound kept too many candidates even so: a direct exact scan on the CPU.
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-  for (std::size_t r = 0; r < remaining.size(); ++r) {
-    const std::int64_t i = remaining[r];
-    knn::directRow(queries.row(i), base, metric, k, options.selfOf(i, nb), ids + i * k,
-                   dists + i * k);
-  }
+  knn::directRows(
+      queries, remaining, base, metric, k, [&](std::int64_t i) { return options.selfOf(i, nb); },
+      ids, dists, threads);
   job.check();
   clock.mark("cpu rows");
 
@@ -206,7 +225,7 @@ KnnResult runOnDevice(const MatrixView<float>& queries, const MatrixView<float>&
   result.report.device = resources->properties().name;
   result.report.method = "exact";
   result.report.precision = how;
-  result.fallbackRows = std::int64_t(remaining.size());
+  result.fallbackRows = scannedDirectly + std::int64_t(remaining.size());
   result.candidatesPerRow =
       nq > result.fallbackRows ? double(candidates) / double(nq - result.fallbackRows) : 0.0;
   result.seconds =

@@ -162,4 +162,65 @@ void directRow(const float* query, const MatrixView<float>& base, Metric metric,
   }
 }
 
+void directRows(const MatrixView<float>& queries, const std::vector<std::int64_t>& rows,
+                const MatrixView<float>& base, Metric metric, int k,
+                const std::function<std::int64_t(std::int64_t)>& skipOf, std::int32_t* outIds,
+                float* outDist, int threads) {
+  const std::int64_t nr = std::int64_t(rows.size());
+  if (nr == 0)
+    return;
+  if (nr >= threads) {
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+    for (std::int64_t r = 0; r < nr; ++r) {
+      const std::int64_t i = rows[std::size_t(r)];
+      directRow(queries.row(i), base, metric, k, skipOf(i), outIds + i * k, outDist + i * k);
+    }
+    return;
+  }
+  // Slices of the base, a few per thread; each keeps its k best per row (a max-heap).
+  const std::int64_t nb = base.rows;
+  const std::int64_t slices = std::clamp<std::int64_t>(nb / 4096, 1, 4 * std::int64_t(threads));
+  std::vector<std::int64_t> skips(rows.size());
+  for (std::int64_t r = 0; r < nr; ++r)
+    skips[std::size_t(r)] = skipOf(rows[std::size_t(r)]);
+  std::vector<std::vector<Scored>> best(std::size_t(slices * nr));
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+  for (std::int64_t s = 0; s < slices; ++s) {
+    const std::int64_t j0 = nb * s / slices, j1 = nb * (s + 1) / slices;
+    for (std::int64_t j = j0; j < j1; ++j) {
+      for (std::int64_t r = 0; r < nr; ++r) {
+        if (j == skips[std::size_t(r)])
+          continue;
+        const Scored c{
+            exactDistance(queries.row(rows[std::size_t(r)]), base.row(j), base.cols, metric),
+            std::int32_t(j)};
+        std::vector<Scored>& heap = best[std::size_t(s * nr + r)];
+        if (int(heap.size()) < k) {
+          heap.push_back(c);
+          std::push_heap(heap.begin(), heap.end());
+        } else if (c < heap.front()) {
+          std::pop_heap(heap.begin(), heap.end());
+          heap.back() = c;
+          std::push_heap(heap.begin(), heap.end());
+        }
+      }
+    }
+  }
+  // Each row's k best of its slices' bests, ordered by (distance, id) as directRow gives them.
+  for (std::int64_t r = 0; r < nr; ++r) {
+    std::vector<Scored> all;
+    for (std::int64_t s = 0; s < slices; ++s) {
+      const auto& heap = best[std::size_t(s * nr + r)];
+      all.insert(all.end(), heap.begin(), heap.end());
+    }
+    const std::size_t take = std::min<std::size_t>(std::size_t(k), all.size());
+    std::partial_sort(all.begin(), all.begin() + std::ptrdiff_t(take), all.end());
+    const std::int64_t i = rows[std::size_t(r)];
+    for (std::size_t c = 0; c < take; ++c) {
+      outIds[i * k + std::int64_t(c)] = all[c].id;
+      outDist[i * k + std::int64_t(c)] = float(all[c].dist);
+    }
+  }
+}
+
 } // namespace nearscape::knn

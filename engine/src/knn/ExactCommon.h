@@ -8,6 +8,7 @@
 #include "nearscape/knn/Knn.h"
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace nearscape::knn {
@@ -52,5 +53,14 @@ void finishRow(const float* query, const MatrixView<float>& base, Metric metric,
 /// Direct exact scan of all base rows for one query (the fallback), skipping `skip` (or −1).
 void directRow(const float* query, const MatrixView<float>& base, Metric metric, int k,
                std::int64_t skip, std::int32_t* outIds, float* outDist);
+
+/// Direct exact scans of all base rows for the queries `rows` (the fallback), each skipping
+/// `skipOf(row)` (or −1); results at outIds/outDist + row · k. Fewer rows than threads share the
+/// base between the threads (each reads its slice once for every row), so a handful of rows takes
+/// the whole CPU, not one core each.
+void directRows(const MatrixView<float>& queries, const std::vector<std::int64_t>& rows,
+                const MatrixView<float>& base, Metric metric, int k,
+                const std::function<std::int64_t(std::int64_t)>& skipOf, std::int32_t* outIds,
+                float* outDist, int threads);
 
 } // namespace nearscape::knn
