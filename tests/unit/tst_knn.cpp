@@ -499,17 +499,18 @@ private slots:
   }
 
   void directRowsMatchOneRowScans() {
-    // The fallback's scan of a few rows: fewer rows than threads share out the base; more take
-    // a row a thread. Both give each row what the one-row scan gives (ties: duplicates).
-    const int n = 3000, d = 19;
+    // The fallback's scan of a few rows: with 8 threads, fewer rows than the base's 7 slices
+    // share out the base and merge the slices' bests; with 2, a row a thread. Both give each row
+    // what the one-row scan gives (ties: each of the first 10,000 rows has a copy in the last).
+    const int n = 30000, d = 19;
     const auto data = blobs(n, d, 5, 2.0f, 21, true);
     const MatrixView<float> b{data.data(), n, d};
+    const std::vector<std::int64_t> rows = {5, 0, 2999, 1400};
     for (const Metric metric : {Metric::L2, Metric::Cosine, Metric::InnerProduct})
       for (const int threads : {8, 2})
-        for (const int k : {1, 12, n}) {
-          const std::vector<std::int64_t> rows = {5, 0, 2999, 1400};
-          std::vector<std::int32_t> ids(std::size_t(n) * k, -1), one(std::size_t(k), -1);
-          std::vector<float> dist(std::size_t(n) * k, -1.0f), oneDist(std::size_t(k), -1.0f);
+        for (const int k : {1, 12, 3000}) {
+          std::vector<std::int32_t> ids(std::size_t(3000) * k, -1), one(std::size_t(k), -1);
+          std::vector<float> dist(std::size_t(3000) * k, -1.0f), oneDist(std::size_t(k), -1.0f);
           knn::directRows(
               b, rows, b, metric, k, [](std::int64_t i) { return i; }, ids.data(), dist.data(),
               threads);
@@ -518,6 +519,8 @@ private slots:
             QVERIFY(std::equal(one.begin(), one.end(), ids.begin() + i * k));
             QVERIFY(std::equal(oneDist.begin(), oneDist.end(), dist.begin() + i * k));
           }
+          if (metric == Metric::L2)
+            QCOMPARE(ids[std::size_t(5) * k], n - 1 - 5); // its copy, at distance 0
         }
   }
 

@@ -4,8 +4,9 @@
 #include "cuda/DeviceBuffer.cuh"
 #include "cuda/WarpRows.cuh"
 
-#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_segmented_radix_sort.cuh>
 
+#include <climits>
 #include <limits>
 
 namespace nearscape::cuda {
@@ -14,8 +15,8 @@ namespace {
 constexpr int kThreads = 256;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-/// One warp a (row, base row) pair: its exact distance as the sort key (+0.0 for −0.0, whose
-/// bits would sort first) and the base row's id; the row's own item scores +inf.
+/// One warp a (row, base row) pair: its exact distance and the base row's id; the row's own item
+/// scores +inf.
 __global__ void directDistancesKernel(const float* __restrict__ base, std::int64_t nb, int d,
                                       const float* __restrict__ queries,
                                       const std::int64_t* __restrict__ skips, int rows, int metric,
@@ -31,7 +32,7 @@ __global__ void directDistancesKernel(const float* __restrict__ base, std::int64
                                       : warpExactDistance(queries + std::int64_t(r) * d,
                                                           base + j * d, d, metric, lane);
     if (lane == 0) {
-      keys[p] = dist + 0.0;
+      keys[p] = dist;
       ids[p] = std::int32_t(j);
     }
   }
@@ -46,51 +47,59 @@ void directRowsOnDevice(const float* base, std::int64_t nb, int d, const MatrixV
   const int nr = int(rows.size());
   if (nr == 0 || nb == 0)
     return;
+  NEARSCAPE_GPU_LIMIT(std::int64_t(nr) * nb <= INT_MAX,
+                      "a direct scan of more than 2^31 (row, base row) pairs");
   std::vector<float> hostQueries(std::size_t(nr) * d);
   std::vector<std::int64_t> hostSkips(rows.size());
+  std::vector<int> hostOffsets(rows.size() + 1);
   for (int r = 0; r < nr; ++r) {
     const float* q = queries.row(rows[std::size_t(r)]);
     std::copy(q, q + d, hostQueries.begin() + std::ptrdiff_t(r) * d);
     hostSkips[std::size_t(r)] = skipOf(rows[std::size_t(r)]);
+    hostOffsets[std::size_t(r) + 1] = int(std::int64_t(r + 1) * nb);
   }
   DeviceBuffer<float> deviceQueries{hostQueries.size()};
   DeviceBuffer<std::int64_t> skips{hostSkips.size()};
+  DeviceBuffer<int> offsets{hostOffsets.size()};
   NEARSCAPE_CUDA_CHECK(cudaMemcpyAsync(deviceQueries.get(), hostQueries.data(),
                                        sizeof(float) * hostQueries.size(), cudaMemcpyHostToDevice,
                                        stream));
   NEARSCAPE_CUDA_CHECK(cudaMemcpyAsync(skips.get(), hostSkips.data(),
                                        sizeof(std::int64_t) * hostSkips.size(),
                                        cudaMemcpyHostToDevice, stream));
-  const std::size_t pairs = std::size_t(nr) * std::size_t(nb);
-  DeviceBuffer<double> keys{pairs}, sortedKeys{pairs};
-  DeviceBuffer<std::int32_t> ids{pairs}, sortedIds{pairs};
-  const std::int64_t blocks = std::min<std::int64_t>(
-      (std::int64_t(pairs) + kThreads / 32 - 1) / (kThreads / 32), std::int64_t(1) << 16);
-  directDistancesKernel<<<unsigned(blocks), kThreads, 0, stream>>>(
+  NEARSCAPE_CUDA_CHECK(cudaMemcpyAsync(offsets.get(), hostOffsets.data(),
+                                       sizeof(int) * hostOffsets.size(), cudaMemcpyHostToDevice,
+                                       stream));
+  const int pairs = int(std::int64_t(nr) * nb);
+  DeviceBuffer<double> keys{std::size_t(pairs)}, keysAlt{std::size_t(pairs)};
+  DeviceBuffer<std::int32_t> ids{std::size_t(pairs)}, idsAlt{std::size_t(pairs)};
+  const int blocks = int(std::min<std::int64_t>(
+      (std::int64_t(pairs) + kThreads / 32 - 1) / (kThreads / 32), std::int64_t(1) << 16));
+  directDistancesKernel<<<blocks, kThreads, 0, stream>>>(
       base, nb, d, deviceQueries.get(), skips.get(), nr, int(metric), keys.get(), ids.get());
   NEARSCAPE_CUDA_CHECK_LAUNCH();
 
-  // Each row sorted on its own; the radix sort is stable and ids start in order, so equal
-  // distances keep the smaller id first, as directRow orders them.
+  // A row a segment. The radix sort is stable and ids start in order, so equal distances keep
+  // the smaller id first, as directRow orders them (it takes −0.0 as +0.0, as `<` does).
+  cub::DoubleBuffer<double> keyBuffers(keys.get(), keysAlt.get());
+  cub::DoubleBuffer<std::int32_t> idBuffers(ids.get(), idsAlt.get());
   std::size_t scratchBytes = 0;
-  NEARSCAPE_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, scratchBytes, keys.get(),
-                                                       sortedKeys.get(), ids.get(), sortedIds.get(),
-                                                       int(nb), 0, 64, stream));
-  DeviceBuffer<unsigned char> scratch{scratchBytes};
+  NEARSCAPE_CUDA_CHECK(cub::DeviceSegmentedRadixSort::SortPairs(nullptr, scratchBytes, keyBuffers,
+                                                                idBuffers, pairs, nr, offsets.get(),
+                                                                offsets.get() + 1, 0, 64, stream));
+  const DeviceBuffer<unsigned char> scratch{std::max<std::size_t>(scratchBytes, 1)};
+  NEARSCAPE_CUDA_CHECK(cub::DeviceSegmentedRadixSort::SortPairs(
+      scratch.get(), scratchBytes, keyBuffers, idBuffers, pairs, nr, offsets.get(),
+      offsets.get() + 1, 0, 64, stream));
   const int take = int(std::min<std::int64_t>(k, nb));
   std::vector<double> best(std::size_t(nr) * take);
   std::vector<std::int32_t> bestIds(std::size_t(nr) * take);
-  for (int r = 0; r < nr; ++r) {
-    const std::size_t at = std::size_t(r) * std::size_t(nb);
-    NEARSCAPE_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(
-        scratch.get(), scratchBytes, keys.get() + at, sortedKeys.get() + at, ids.get() + at,
-        sortedIds.get() + at, int(nb), 0, 64, stream));
-    NEARSCAPE_CUDA_CHECK(cudaMemcpyAsync(best.data() + std::size_t(r) * take, sortedKeys.get() + at,
-                                         sizeof(double) * take, cudaMemcpyDeviceToHost, stream));
-    NEARSCAPE_CUDA_CHECK(cudaMemcpyAsync(bestIds.data() + std::size_t(r) * take,
-                                         sortedIds.get() + at, sizeof(std::int32_t) * take,
+  NEARSCAPE_CUDA_CHECK(cudaMemcpy2DAsync(best.data(), sizeof(double) * take, keyBuffers.Current(),
+                                         sizeof(double) * nb, sizeof(double) * take, nr,
                                          cudaMemcpyDeviceToHost, stream));
-  }
+  NEARSCAPE_CUDA_CHECK(cudaMemcpy2DAsync(
+      bestIds.data(), sizeof(std::int32_t) * take, idBuffers.Current(), sizeof(std::int32_t) * nb,
+      sizeof(std::int32_t) * take, nr, cudaMemcpyDeviceToHost, stream));
   NEARSCAPE_CUDA_CHECK(cudaStreamSynchronize(stream));
   // A row's own item (+inf, last) is left out, as directRow leaves it out.
   for (int r = 0; r < nr; ++r) {

@@ -2,8 +2,9 @@
 // cuBLAS GEMM tiles in float16 (scaled, rounded to nearest) or 3xTF32 (Faiss §3 tiling; reduced
 // precision allowed for candidates only) with the norm expansion (ExactRows.cuh); each pass
 // keeps every candidate within its proven rounding bound and re-checks the survivors in float64
-// on the GPU (ExactPass.cuh). Rows whose bound keeps too many candidates are recomputed on the
-// CPU. The same bound as the CPU backend (knn/GemmBound.h, knn/CandidateRow.h).
+// on the GPU (ExactPass.cuh). Rows whose bound keeps too many candidates are scanned directly
+// (DirectRows.cuh, or on the CPU). The same bound as the CPU backend (knn/GemmBound.h,
+// knn/CandidateRow.h).
 #include "cuda/CudaApi.h"
 #include "cuda/DirectRows.cuh"
 #include "cuda/ExactPass.cuh"
@@ -45,18 +46,19 @@ struct RunOptions {
 };
 
 std::uint64_t deviceBudget(const Context& context);
+std::uint64_t rowBytes(int d);
 
-/// (row, base row) pairs up to which the rows a float16 pass left are scanned directly on the
-/// device (cuda/DirectRows.cuh: about 24 bytes a pair, 400 MB here) rather than by a 3xTF32 pass,
-/// which packs the whole base again and runs a cuBLAS GEMM a tile (about 10 ms for a few rows of
-/// manifold 1M × 128, and in a cold process a wait for cuBLAS's start).
+/// (row, base row) pairs up to which a direct scan on the device (DirectRows.cuh: 24 bytes a
+/// pair, 400 MB here) takes the rows a float16 pass left rather than a 3xTF32 pass, which packs
+/// the whole base again and runs a cuBLAS GEMM a tile (about 10 ms for a few rows of manifold
+/// 1M × 128, and in a cold process a wait for cuBLAS's start).
 constexpr std::uint64_t kDirectMaxPairs = std::uint64_t(1) << 24;
 
+/// Whether `rows` rows left by a float16 pass are scanned directly on the device.
 bool directRowsFit(std::size_t rows, std::int64_t nb, const Context& context) {
   const std::uint64_t pairs = std::uint64_t(rows) * std::uint64_t(nb);
   return pairs <= kDirectMaxPairs && pairs * kDirectPairBytes <= deviceBudget(context) / 4;
 }
-std::uint64_t rowBytes(int d);
 
 KnnResult runOnDevice(const MatrixView<float>& queries, const MatrixView<float>& base, int k,
                       Metric metric, const RunOptions& options, const Context& context,
@@ -145,7 +147,7 @@ KnnResult runOnDevice(const MatrixView<float>& queries, const MatrixView<float>&
     // One float16 pass is about 16× cheaper than float32 (tensor cores at twice TF32's rate,
     // half the bytes) but its bound is loose: on data of high intrinsic dimension (many
     // near-equal distances) most rows would overflow. A probe of the first rows decides; rows
-    // that still overflow are redone with 3xTF32.
+    // that still overflow are scanned directly, or redone with 3xTF32 where they are many.
     try {
       packBase(Precision::Fp16);
       const std::int64_t probe =
@@ -180,12 +182,16 @@ KnnResult runOnDevice(const MatrixView<float>& queries, const MatrixView<float>&
                            : "float16 candidates";
         if (!remaining.empty() && directRowsFit(remaining.size(), nb, context)) {
           how += "; " + std::to_string(remaining.size()) + " rows scanned directly";
-          directRowsOnDevice(
-              deviceBase.raw, nb, d, queries, remaining, metric, k,
-              [&](std::int64_t i) { return options.selfOf(i, nb); }, ids, dists,
-              resources->stream());
-          scannedDirectly = std::int64_t(remaining.size());
-          remaining.clear();
+          try {
+            directRowsOnDevice(
+                deviceBase.raw, nb, d, queries, remaining, metric, k,
+                [&](std::int64_t i) { return options.selfOf(i, nb); }, ids, dists,
+                resources->stream());
+            scannedDirectly = std::int64_t(remaining.size());
+            remaining.clear();
+          } catch (const DeviceOutOfMemory&) {
+            cudaGetLastError(); // the CPU's direct scan below takes the rows
+          }
           clock.mark("direct rows");
         } else if (!remaining.empty()) {
           how += "; 3xTF32 for " + std::to_string(remaining.size()) + " rows";

@@ -31,7 +31,8 @@ struct Tiles {
 constexpr std::int64_t kFusedSweep = 131072;
 
 /// Candidates a row may hold after a prune in a fused pass: 8× the cuBLAS path's. Manifold 1M ×
-/// 128 has 0.6% of its rows past 4×, 0.02% past 8× (docs/benchmarks.md); they take 3xTF32.
+/// 128 has 0.6% of its rows past 4×, 0.02% past 8× (docs/benchmarks.md); they are scanned
+/// directly, or take 3xTF32 where they are many (ExactKnn.cu).
 int fusedCap(int k);
 
 /// What one pass over a set of query rows produced.

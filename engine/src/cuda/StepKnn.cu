@@ -618,13 +618,10 @@ std::optional<KnnResult> DeviceClusters::search(const MatrixView<float>& queries
                                     cudaMemcpyDeviceToHost));
   // Rows with more near ties than the buffer holds: a direct exact scan on the CPU.
   const MatrixView<float>& q = graph ? s.base : queries;
-  const int threads = effectiveThreads(s.context);
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-  for (std::size_t r = 0; r < fallback.size(); ++r) {
-    const std::int64_t i = fallback[r];
-    knn::directRow(q.row(i), s.base, Metric::L2, k, graph ? i : -1, ids.data() + i * k,
-                   dists.data() + i * k);
-  }
+  knn::directRows(
+      q, std::vector<std::int64_t>(fallback.begin(), fallback.end()), s.base, Metric::L2, k,
+      [&](std::int64_t i) { return graph ? i : std::int64_t(-1); }, ids.data(), dists.data(),
+      effectiveThreads(s.context));
   job.check();
 
   KnnResult result;

@@ -169,7 +169,9 @@ void directRows(const MatrixView<float>& queries, const std::vector<std::int64_t
   const std::int64_t nr = std::int64_t(rows.size());
   if (nr == 0)
     return;
-  if (nr >= threads) {
+  const std::int64_t nb = base.rows;
+  const std::int64_t slices = std::min<std::int64_t>(nb / 4096, threads);
+  if (slices <= nr) { // a row a thread keeps as many threads busy
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
     for (std::int64_t r = 0; r < nr; ++r) {
       const std::int64_t i = rows[std::size_t(r)];
@@ -177,9 +179,7 @@ void directRows(const MatrixView<float>& queries, const std::vector<std::int64_t
     }
     return;
   }
-  // Slices of the base, a few per thread; each keeps its k best per row (a max-heap).
-  const std::int64_t nb = base.rows;
-  const std::int64_t slices = std::clamp<std::int64_t>(nb / 4096, 1, 4 * std::int64_t(threads));
+  // Slices of the base, one a thread; each keeps its k best per row (a max-heap).
   std::vector<std::int64_t> skips(rows.size());
   for (std::int64_t r = 0; r < nr; ++r)
     skips[std::size_t(r)] = skipOf(rows[std::size_t(r)]);

@@ -55,9 +55,9 @@ void directRow(const float* query, const MatrixView<float>& base, Metric metric,
                std::int64_t skip, std::int32_t* outIds, float* outDist);
 
 /// Direct exact scans of all base rows for the queries `rows` (the fallback), each skipping
-/// `skipOf(row)` (or −1); results at outIds/outDist + row · k. Fewer rows than threads share the
-/// base between the threads (each reads its slice once for every row), so a handful of rows takes
-/// the whole CPU, not one core each.
+/// `skipOf(row)` (or −1); results at outIds/outDist + row · k, as directRow gives them. Fewer rows
+/// than threads share out the base (slices of at least 4,096 rows, each read once for every
+/// row), so a handful of rows takes the whole CPU, not one core each.
 void directRows(const MatrixView<float>& queries, const std::vector<std::int64_t>& rows,
                 const MatrixView<float>& base, Metric metric, int k,
                 const std::function<std::int64_t(std::int64_t)>& skipOf, std::int32_t* outIds,
