@@ -22,8 +22,8 @@ constexpr std::uint64_t kDirectPairBytes = 2 * (sizeof(double) + sizeof(std::int
 /// For each query row i of `rows`: every base row's exact float64 distance (warpExactDistance,
 /// `skipOf(i)` left out), and the k best by (distance, id) written to outIds/outDist + i · k.
 /// `base` is the raw float32 base on the current device (nb × d). Takes about rows × nb ×
-/// kDirectPairBytes of device memory (throws DeviceOutOfMemory when short; Unsupported beyond
-/// 2^31 pairs). Synchronous.
+/// kDirectPairBytes of device memory (throws DeviceOutOfMemory when short; Unsupported for a base
+/// beyond 2^31 rows). A radix sort a row: meant for a few rows. Synchronous.
 void directRowsOnDevice(const float* base, std::int64_t nb, int d, const MatrixView<float>& queries,
                         const std::vector<std::int64_t>& rows, Metric metric, int k,
                         const std::function<std::int64_t(std::int64_t)>& skipOf,

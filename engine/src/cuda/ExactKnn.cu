@@ -53,11 +53,14 @@ std::uint64_t rowBytes(int d);
 /// the whole base again and runs a cuBLAS GEMM a tile (about 10 ms for a few rows of manifold
 /// 1M × 128, and in a cold process a wait for cuBLAS's start).
 constexpr std::uint64_t kDirectMaxPairs = std::uint64_t(1) << 24;
+/// Rows up to which the direct scan takes them: it sorts a row at a time.
+constexpr std::size_t kDirectMaxRows = 64;
 
 /// Whether `rows` rows left by a float16 pass are scanned directly on the device.
 bool directRowsFit(std::size_t rows, std::int64_t nb, const Context& context) {
   const std::uint64_t pairs = std::uint64_t(rows) * std::uint64_t(nb);
-  return pairs <= kDirectMaxPairs && pairs * kDirectPairBytes <= deviceBudget(context) / 4;
+  return rows <= kDirectMaxRows && pairs <= kDirectMaxPairs &&
+         pairs * kDirectPairBytes <= deviceBudget(context) / 4;
 }
 
 KnnResult runOnDevice(const MatrixView<float>& queries, const MatrixView<float>& base, int k,
