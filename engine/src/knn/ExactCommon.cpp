@@ -1,5 +1,7 @@
 #include "knn/ExactCommon.h"
 
+#include "util/BoundedHeap.h"
+
 #include <algorithm>
 #include <cmath>
 #include <queue>
@@ -194,15 +196,7 @@ void directRows(const MatrixView<float>& queries, const std::vector<std::int64_t
         const Scored c{
             exactDistance(queries.row(rows[std::size_t(r)]), base.row(j), base.cols, metric),
             std::int32_t(j)};
-        std::vector<Scored>& heap = best[std::size_t(s * nr + r)];
-        if (int(heap.size()) < k) {
-          heap.push_back(c);
-          std::push_heap(heap.begin(), heap.end());
-        } else if (c < heap.front()) {
-          std::pop_heap(heap.begin(), heap.end());
-          heap.back() = c;
-          std::push_heap(heap.begin(), heap.end());
-        }
+        keepSmallest(best[std::size_t(s * nr + r)], c, k);
       }
     }
   }

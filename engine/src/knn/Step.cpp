@@ -2,6 +2,7 @@
 
 #include "nearscape/core/Error.h"
 #include "nearscape/index/KMeans.h"
+#include "util/BoundedHeap.h"
 
 #include <algorithm>
 #include <chrono>
@@ -114,14 +115,7 @@ std::optional<KnnResult> stepSearch(const MatrixView<float>& queries, const Matr
               continue;
             const Item item{euclid(qi, x.data() + std::size_t(j) * std::size_t(d), d), j};
             ++scored;
-            if (int(heap.size()) < k) {
-              heap.push_back(item);
-              std::push_heap(heap.begin(), heap.end());
-            } else if (item < heap.front()) {
-              std::pop_heap(heap.begin(), heap.end());
-              heap.back() = item;
-              std::push_heap(heap.begin(), heap.end());
-            }
+            keepSmallest(heap, item, k);
           }
         }
         std::sort_heap(heap.begin(), heap.end());

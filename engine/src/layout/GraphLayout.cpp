@@ -9,6 +9,7 @@
 #include "layout/LayoutStep.h"
 #include "nearscape/core/Error.h"
 #include "nearscape/graph/Graph.h"
+#include "util/BoundedHeap.h"
 
 #include <algorithm>
 #include <cmath>
@@ -246,15 +247,7 @@ Matrix<std::int32_t> mapNeighbours(const MatrixView<float>& positions, int k, in
       double d2 = 0;
       for (int d = 0; d < dim; ++d)
         d2 += double(p[d] - positions.row(j)[d]) * double(p[d] - positions.row(j)[d]);
-      const std::pair<double, std::int32_t> cand{d2, j};
-      if (int(best.size()) < k) {
-        best.push_back(cand);
-        std::push_heap(best.begin(), best.end());
-      } else if (cand < best.front()) {
-        std::pop_heap(best.begin(), best.end());
-        best.back() = cand;
-        std::push_heap(best.begin(), best.end());
-      }
+      keepSmallest(best, std::pair<double, std::int32_t>{d2, j}, k);
     };
     for (std::int64_t r = 0; r <= maxRing; ++r) {
       // Cells at Chebyshev distance exactly r from home.
