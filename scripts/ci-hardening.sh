@@ -8,7 +8,8 @@
 #         is kept in build/fuzz/test-artifacts/<target>/. The seeds and the regression files of
 #         tests/fuzz/regressions/ are replayed first (ctest -L fuzz).
 #   asan  build/asan  (preset asan: g++, ASan + UBSan): the engine, the CLI and the unit and CLI
-#         tests (ctest -L unit, the fuzz regressions included) with no report.
+#         tests (ctest -L unit, the fuzz regressions included) with no report; then the GUI
+#         monkey (tst_gui_monkey: random input to the explorer for 30 s) under Xvfb.
 #   tsan  build/tsan  (preset tsan: clang, TSan; OpenMP through LLVM's libomp with its Archer
 #         tool): the tests that run threads — tst_knn, tst_nndescent, tst_index, tst_outputs, tst_devices.
 #
@@ -101,7 +102,13 @@ asan_stage() {
   cmake --build "$dir" --parallel "$jobs" || return 1
   # programs_link_no_cuda checks the release programs' linking, not behaviour: sanitizer runtimes
   # link other libraries (libcurl through HDF5, which its pattern 'libcu' takes for CUDA).
-  ctest --test-dir "$dir" -L unit -E '^programs_link_no_cuda$' --output-on-failure --timeout 900
+  ctest --test-dir "$dir" -L unit -E '^programs_link_no_cuda$' --output-on-failure --timeout 900 ||
+    return 1
+  # The GUI monkey: random input to the explorer under ASan + UBSan. Leaks are not looked for
+  # there: Mesa, fontconfig and Qt keep allocations until exit by design.
+  ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0" NEARSCAPE_MONKEY_SECONDS=30 \
+    xvfb-run -a -s "-screen 0 1600x1000x24" \
+    ctest --test-dir "$dir" -L monkey --output-on-failure --timeout 900
 }
 
 tsan_stage() {
@@ -124,7 +131,7 @@ tsan_stage() {
 for s in "${stages[@]}"; do
   case $s in
   fuzz) run_stage "fuzz (${#fuzz_targets[@]} targets × ${fuzz_seconds} s)" fuzz_stage ;;
-  asan) run_stage "ASan + UBSan (unit and CLI tests)" asan_stage ;;
+  asan) run_stage "ASan + UBSan (unit and CLI tests, the GUI monkey)" asan_stage ;;
   tsan) run_stage "TSan (threaded tests)" tsan_stage ;;
   *)
     echo "ci-hardening: unknown stage '$s' (fuzz, asan, tsan)" >&2
