@@ -22,8 +22,8 @@ std::atomic<std::uint64_t> g_events{0};
 
 struct Slot {
   std::atomic<bool> taken{false};
-  std::atomic<std::uintptr_t> begin{0}; ///< 0: free; published last, cleared first
-  std::atomic<std::size_t> length{0};   ///< whole pages
+  std::atomic<std::uintptr_t> begin{0};    ///< 0: free; published last, cleared first
+  std::atomic<std::size_t> length{0};      ///< whole pages
   std::atomic<std::uint64_t> faultedAt{0}; ///< the fault's event, or 0
 };
 
