@@ -1,6 +1,7 @@
 #include "JobRunner.h"
 
 #include "nearscape/core/Error.h"
+#include "nearscape/io/MappedFile.h"
 
 #include <QMetaObject>
 #include <QPointer>
@@ -43,40 +44,45 @@ void JobRunner::start(const QString& title, std::function<void(JobControl&)> wor
   m_current = job;
   ++m_running;
   emit started(title);
-  m_pool.start([self, job, title, work = std::move(work), done = std::move(done), generation] {
-    enum class Outcome { Done, Cancelled, Failed } outcome = Outcome::Done;
-    QString message;
-    try {
-      work(*job);
-    } catch (const Cancelled&) {
-      outcome = Outcome::Cancelled;
-    } catch (const std::exception& e) {
-      outcome = Outcome::Failed;
-      message = QString::fromUtf8(e.what());
-    } catch (...) {
-      outcome = Outcome::Failed;
-      message = QStringLiteral("unknown error");
-    }
-    if (!self)
-      return;
-    QMetaObject::invokeMethod(
-        self.data(),
-        [self, title, outcome, message, done, generation] {
-          if (!self)
-            return;
-          --self->m_running;
-          const bool current = self->m_generation == generation;
-          if (outcome == Outcome::Done && current) {
-            done();
-            emit self->finished(title);
-          } else if (outcome == Outcome::Failed) {
-            emit self->failed(title, message);
-          } else {
-            emit self->cancelled(title);
-          }
-        },
-        Qt::QueuedConnection);
-  });
+  const std::uint64_t inputsSince = inputsMark();
+  m_pool.start(
+      [self, job, title, work = std::move(work), done = std::move(done), generation, inputsSince] {
+        enum class Outcome { Done, Cancelled, Failed } outcome = Outcome::Done;
+        QString message;
+        try {
+          work(*job);
+          throwIfInputsChanged(inputsSince); // a result read from a changed file is not used
+        } catch (const Cancelled&) {
+          outcome = Outcome::Cancelled;
+        } catch (const std::exception& e) {
+          // What a changed file made fail (a header of zeros) is reported as that change.
+          const std::string changed = changedInputMessage(inputsSince);
+          outcome = Outcome::Failed;
+          message = QString::fromUtf8(changed.empty() ? e.what() : changed.c_str());
+        } catch (...) {
+          outcome = Outcome::Failed;
+          message = QStringLiteral("unknown error");
+        }
+        if (!self)
+          return;
+        QMetaObject::invokeMethod(
+            self.data(),
+            [self, title, outcome, message, done, generation] {
+              if (!self)
+                return;
+              --self->m_running;
+              const bool current = self->m_generation == generation;
+              if (outcome == Outcome::Done && current) {
+                done();
+                emit self->finished(title);
+              } else if (outcome == Outcome::Failed) {
+                emit self->failed(title, message);
+              } else {
+                emit self->cancelled(title);
+              }
+            },
+            Qt::QueuedConnection);
+      });
 }
 
 } // namespace nearscape::ui

@@ -4,6 +4,7 @@
 #include "Export.h"
 #include "MainWindow.h"
 #include "MapView.h"
+#include "OpenGlCheck.h"
 #include "Preferences.h"
 #include "Session.h"
 #include "StudyChart.h"
@@ -108,10 +109,15 @@ int runGui(int argc, char** argv) {
   const QString sessionFile = QString::fromStdString(takeSessionArgument(argc, argv));
   // Help and version need no window: without this, a terminal with no display (ssh, a server)
   // would abort in QApplication before the text is printed.
-  if (needsNoDisplay(argc, argv) && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
+  const bool windowless = needsNoDisplay(argc, argv);
+  if (windowless && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
     qputenv("QT_QPA_PLATFORM", "offscreen");
   setDefaultSurfaceFormat();
   QApplication app(argc, argv);
+  if (const QString missing = windowless ? QString() : missingOpenGl(); !missing.isEmpty()) {
+    std::fprintf(stderr, "nearscape: %s\n", qPrintable(missing)); // the map would crash
+    return 1;
+  }
   QApplication::setOrganizationName(QStringLiteral("Nearscape")); // QSettings: ~/.config/Nearscape/
   QApplication::setApplicationName(QStringLiteral("Nearscape"));
   QApplication::setApplicationVersion(QString::fromLatin1(engineVersion()));

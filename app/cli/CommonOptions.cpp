@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <charconv>
 #include <csignal>
 #include <cstdlib>
@@ -10,6 +11,7 @@
 #include <optional>
 #include <sched.h>
 #include <thread>
+#include <unistd.h>
 
 namespace nearscape::cli {
 
@@ -145,10 +147,28 @@ Metric chooseMetric(const std::string& option, const Dataset& data) {
   return *parsed;
 }
 
+namespace {
+/// NEARSCAPE_TEST_PAUSE_AFTER_READ=1, a test hook: once an input is read, say so on stderr and
+/// wait for standard input to close, so that a test can rewrite the file at a known moment.
+void pauseAfterReadForTests(const std::string& path) {
+  if (!std::getenv("NEARSCAPE_TEST_PAUSE_AFTER_READ"))
+    return;
+  std::cerr << "nearscape-cli: paused after reading " << path
+            << " (NEARSCAPE_TEST_PAUSE_AFTER_READ): close standard input to go on" << std::endl;
+  char buffer[256];
+  for (;;) {
+    const ssize_t got = ::read(STDIN_FILENO, buffer, sizeof(buffer));
+    if (got <= 0 && !(got < 0 && errno == EINTR))
+      break;
+  }
+}
+} // namespace
+
 Dataset openInput(const std::string& path, const OpenOptions& options, JobControl& job) {
   Dataset data = openDataset(path, options, job);
   for (const std::string& warning : data.warnings)
     std::cerr << "nearscape-cli: warning: " << path << ": " << warning << '\n';
+  pauseAfterReadForTests(path);
   return data;
 }
 
@@ -215,7 +235,17 @@ int runGuarded(const std::function<int()>& body, const InputNames& inputs) {
   // One write a line: the ranks' lines reach mpirun's terminal whole, not interleaved.
   auto say = [&](const std::string& text) { std::cerr << errorTag() + text + '\n' << std::flush; };
   try {
-    return body();
+    try {
+      const int code = body();
+      throwIfInputsChanged(); // a result read from a file that changed under it is no result
+      return code;
+    } catch (...) { // and what such a file made fail (a header of zeros) is that change
+      throwIfInputsChanged();
+      throw;
+    }
+  } catch (const InputChanged& e) { // not bad input: the finished file may well be fine
+    say(e.what());
+    return kExitFailure;
   } catch (const Cancelled&) {
     say("cancelled; no output was written");
     return kExitFailure;

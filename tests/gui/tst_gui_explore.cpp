@@ -744,6 +744,37 @@ private slots:
     QVERIFY(keep.contains("7") && !keep.contains("300") && !keep.contains("450"));
   }
 
+  void dataRewrittenUnderTheWindowIsReported() {
+    // Another program rewrites the open file in place (numpy.save: truncated, then a shorter
+    // file): the pages the map's data lay in vanish. The next job that reads them (a duplicates
+    // search) ends with the change named — a SIGBUS before — and the window goes on.
+    constexpr int n = 1200, d = 32; // 150 KB: many pages
+    const QString file = m_dir.filePath("rewritten.npy");
+    QVERIFY(test::writeBytes(
+        file, test::npyBytes("<f4", {n, d}, test::rawBytes(test::randomFloats(n * d, 29)))));
+    MainWindow window;
+    window.resize(1100, 760);
+    window.show();
+    QSignalSpy explored(&window, &MainWindow::explorationFinished);
+    window.openPath(file);
+    QVERIFY2(explored.wait(60000), qPrintable(window.lastError()));
+    QVERIFY(test::writeBytes(
+        file, test::npyBytes("<f4", {10, d}, test::rawBytes(test::randomFloats(10 * d, 30)))));
+    DuplicatesPanel* panel = window.duplicatesPanel();
+    QSignalSpy failed(panel->jobs(), &JobRunner::failed);
+    QSignalSpy searched(panel, &DuplicatesPanel::searched);
+    panel->slider()->setValue(100);
+    QVERIFY(failed.wait(60000));
+    const QString message = failed.first().at(1).toString();
+    QVERIFY2(message.contains(file + " changed while it was being read"), qPrintable(message));
+    QVERIFY2(panel->summary()->text().contains(message), qPrintable(panel->summary()->text()));
+    QCOMPARE(searched.count(), 0); // the result is not used
+    // Still running: the window draws and answers.
+    window.mapView()->update();
+    QTest::qWait(100);
+    QVERIFY(!window.grab().isNull());
+  }
+
   void outliersRankedAndChosen() {
     // Blobs and three planted far items: the panel ranks them first (LOF over the exact 10-NN),
     // a click on the first selects it, and the scores export as .npy and as a ranked TSV.

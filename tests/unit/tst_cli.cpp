@@ -619,6 +619,56 @@ private slots:
     QVERIFY(readBytes(ids).startsWith("\x93NUMPY") && readBytes(dist).startsWith("\x93NUMPY"));
   }
 
+  void inputRewrittenDuringARunIsReported_data() {
+    QTest::addColumn<QStringList>("command");
+    QTest::addColumn<bool>("sameSize");
+    const QStringList cpu = {"--backend", "cpu"};
+    // Smaller (numpy.save truncates, then writes: the mapped pages past the new end vanish, a
+    // SIGBUS before) and the same size (new values under the mapping, no signal at all).
+    for (const bool sameSize : {false, true}) {
+      const char* how = sameSize ? "same size" : "smaller";
+      QTest::addRow("knn, %s", how) << (QStringList{"knn", "--k", "5", "--out"} + cpu) << sameSize;
+      QTest::addRow("layout, %s", how)
+          << (QStringList{"layout", "--k", "5", "--epochs", "5", "--out"} + cpu) << sameSize;
+      QTest::addRow("duplicates, %s", how)
+          << (QStringList{"duplicates", "--threshold", "0.5", "--out"} + cpu) << sameSize;
+    }
+  }
+
+  void inputRewrittenDuringARunIsReported() {
+    // Another program rewrites the data in place while the command runs: exit 1 naming the file,
+    // no signal, nothing written. The CLI's test hook stops it after the read until stdin closes.
+    QFETCH(QStringList, command);
+    QFETCH(bool, sameSize);
+    const QString file = m_dir.filePath("rewritten.npy"), out = m_dir.filePath("rewritten-out.npy");
+    const std::int64_t rows = 3000, dim = 32; // 384 KB: many pages
+    QVERIFY(writeBytes(file, npyBytes("<f4", {rows, dim}, rawBytes(randomFloats(rows * dim, 9)))));
+    QFile::remove(out);
+    QStringList args = command;
+    args.insert(1, file);
+    args.insert(args.indexOf("--out") + 1, out);
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("NEARSCAPE_TEST_PAUSE_AFTER_READ", "1");
+    p.setProcessEnvironment(env);
+    p.setReadChannel(QProcess::StandardError);
+    p.start(QStringLiteral(NEARSCAPE_CLI_PATH), args);
+    QByteArray err;
+    while (!err.contains("paused after reading") && p.waitForReadyRead(60000))
+      err += p.readAllStandardError();
+    QVERIFY2(err.contains("paused after reading"), err.constData());
+    const std::int64_t newRows = sameSize ? rows : 10;
+    QVERIFY(writeBytes(file,
+                       npyBytes("<f4", {newRows, dim}, rawBytes(randomFloats(newRows * dim, 10)))));
+    p.closeWriteChannel();
+    QVERIFY(p.waitForFinished(120000));
+    err += p.readAllStandardError();
+    QCOMPARE(p.exitStatus(), QProcess::NormalExit); // a signal (SIGBUS) before
+    QVERIFY2(p.exitCode() == 1, err.constData());
+    QVERIFY2(err.contains((file + " changed while it was being read").toUtf8()), err.constData());
+    QVERIFY(!QFile::exists(out));
+  }
+
   void userIdsAndCountsAreValidated() {
     const QString file = m_dir.filePath("ids.npy");
     QVERIFY(writeBytes(file, npyBytes("<f4", {40, 4}, rawBytes(randomFloats(40 * 4, 7)))));

@@ -24,6 +24,7 @@
 #include "nearscape/io/ArtefactCache.h"
 #include "nearscape/io/DatasetReader.h"
 #include "nearscape/io/GraphFile.h"
+#include "nearscape/io/MappedFile.h"
 #include "nearscape/io/Npy.h"
 #include "nearscape/knn/Distributed.h"
 #include "nearscape/knn/Knn.h"

@@ -75,12 +75,12 @@ std::optional<KnnResult> ArtefactCache::loadGraph(const Dataset& data, Metric me
   std::error_code ec;
   if (!fs::is_regular_file(path, ec))
     return std::nullopt;
+  touch(path); // before it is mapped: a later time would read as a rewrite under the read
   try {
     GraphFile g = readGraphFile(path, data.contentHash);
     if (g.metric != metric || g.ids.rows() != data.size() ||
         g.paramsJson != nlohmann::json(params).dump())
       throw FormatError("stale");
-    touch(path);
     KnnResult r;
     r.ids = Matrix<std::int32_t>(
         std::vector<std::int32_t>(g.ids.data(), g.ids.data() + g.ids.view().size()), g.ids.rows(),
@@ -121,6 +121,7 @@ std::optional<Matrix<float>> ArtefactCache::loadMatrix(const Dataset& data, cons
   std::error_code ec;
   if (!fs::is_regular_file(path, ec))
     return std::nullopt;
+  touch(path); // before it is mapped: a later time would read as a rewrite under the read
   try {
     const io::ChecksummedFile file =
         io::readChecksummedFile(path, kMatrixMagic, kMatrixVersion, "cache entry");
@@ -136,7 +137,6 @@ std::optional<Matrix<float>> ArtefactCache::loadMatrix(const Dataset& data, cons
     for (float v : values)
       if (!std::isfinite(v))
         throw FormatError("not finite");
-    touch(path);
     return Matrix<float>(std::move(values), data.size(), cols);
   } catch (const std::exception&) { // corrupt, truncated, stale or unreadable JSON: recompute
     removeQuietly(path);
@@ -166,12 +166,12 @@ std::optional<std::string> ArtefactCache::loadBlob(const std::string& key) const
   std::error_code ec;
   if (!fs::is_regular_file(path, ec))
     return std::nullopt;
+  touch(path); // before it is mapped: a later time would read as a rewrite under the read
   try {
     const io::ChecksummedFile file =
         io::readChecksummedFile(path, kBlobMagic, kBlobVersion, "cache entry");
     if (file.header.value("key", std::string()) != key) // another key with the same digest
       return std::nullopt;
-    touch(path);
     return std::string(reinterpret_cast<const char*>(file.body), file.bodySize);
   } catch (const std::exception&) { // corrupt or truncated: drop it
     removeQuietly(path);

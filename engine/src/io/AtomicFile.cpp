@@ -1,6 +1,7 @@
 #include "nearscape/io/AtomicFile.h"
 
 #include "nearscape/core/Error.h"
+#include "nearscape/io/MappedFile.h"
 
 #include <algorithm>
 #include <atomic>
@@ -138,6 +139,7 @@ struct OutputSet::Impl {
   std::vector<Input> inputs;
   std::vector<Output> outputs;
   Impl* previous = nullptr;
+  std::uint64_t inputsSince = inputsMark(); ///< an input changed under the work: nothing lands
 
   ~Impl() {
     for (Output& o : outputs)
@@ -281,6 +283,7 @@ struct OutputSet::Impl {
   }
 
   void commit() {
+    throwIfInputsChanged(inputsSince);
     // Streams first: they cannot be taken back, so a failing one must stop the renames.
     for (Output& o : outputs) {
       if (!o.buffer)

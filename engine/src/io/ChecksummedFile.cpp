@@ -76,7 +76,9 @@ ChecksummedFile readChecksummedFile(const std::filesystem::path& path, const Mag
   f.bodySize = size - 16 - length - 8;
   std::uint64_t checksum = 0;
   std::memcpy(&checksum, p + size - 8, 8);
-  if (XXH3_64bits(p, size - 8) != checksum)
+  const bool intact = XXH3_64bits(p, size - 8) == checksum;
+  f.mapping->throwIfChanged(); // a rewrite under the read is no corruption
+  if (!intact)
     throw FormatError(name + ": checksum mismatch: the " + what + " is corrupted or truncated");
   return f;
 }

@@ -1,13 +1,17 @@
 #include "nearscape/io/MappedFile.h"
 
+#include "io/MappingRegistry.h"
 #include "nearscape/core/Error.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <mutex>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <vector>
 
 namespace nearscape {
 namespace {
@@ -32,6 +36,40 @@ const char* describeKind(mode_t mode) {
 
 [[noreturn]] void throwErrno(const std::filesystem::path& path, const char* action, int err) {
   throw IoError(path.string() + ": " + action + ": " + std::strerror(err));
+}
+
+std::int64_t modificationNs(const struct stat& st) {
+  return std::int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+}
+
+std::string changedMessage(const std::filesystem::path& path) {
+  return path.string() +
+         " changed while it was being read (another program rewrote or truncated it)";
+}
+
+/// A mapping released after its file changed.
+struct ChangedRelease {
+  std::filesystem::path path;
+  std::uint64_t openedAt, faultedAt;
+};
+
+/// The mappings alive now, and those released after their file changed.
+struct Inputs {
+  std::mutex mutex;
+  std::vector<const MappedFile*> live;
+  std::vector<ChangedRelease> changedReleased;
+};
+
+/// Whether a check from `since` covers a mapping: read since then (opened, or a page of it
+/// vanished under a read). So a window's data, opened long ago and rewritten to be opened
+/// again, does not fail that new opening; a command that opens its inputs checks them all.
+bool inScope(std::uint64_t since, std::uint64_t openedAt, std::uint64_t faultedAt) {
+  return openedAt > since || faultedAt > since;
+}
+
+Inputs& inputs() {
+  static Inputs* all = new Inputs(); // never destroyed: mappings may outlive static destruction
+  return *all;
 }
 
 } // namespace
@@ -68,26 +106,81 @@ int openRegularFile(const std::filesystem::path& path, std::uint64_t* sizeOut) {
 }
 
 std::shared_ptr<const MappedFile> MappedFile::open(const std::filesystem::path& path) {
-  std::uint64_t size = 0;
-  const int fd = openRegularFile(path, &size);
   std::shared_ptr<MappedFile> file(new MappedFile());
-  file->m_size = static_cast<std::size_t>(size);
+  file->m_path = path;
+  file->m_fd = openRegularFile(path); // closed by the destructor, should anything below throw
+  struct stat st {};
+  if (::fstat(file->m_fd, &st) != 0)
+    throwErrno(path, "cannot stat", errno);
+  file->m_size = static_cast<std::size_t>(st.st_size);
+  file->m_mtimeNs = modificationNs(st);
+  file->m_openedAt = io::nextMappingEvent();
   if (file->m_size > 0) {
-    void* p = ::mmap(nullptr, file->m_size, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (p == MAP_FAILED) {
-      const int err = errno;
-      ::close(fd);
-      throwErrno(path, "cannot map", err);
-    }
+    void* p = ::mmap(nullptr, file->m_size, PROT_READ, MAP_PRIVATE, file->m_fd, 0);
+    if (p == MAP_FAILED)
+      throwErrno(path, "cannot map", errno);
     file->m_data = static_cast<const std::uint8_t*>(p);
+    file->m_slot = io::registerMapping(p, file->m_size);
   }
-  ::close(fd); // the mapping stays valid without the descriptor
+  Inputs& all = inputs();
+  const std::lock_guard lock(all.mutex);
+  all.live.push_back(file.get());
   return file;
 }
 
 MappedFile::~MappedFile() {
+  {
+    Inputs& all = inputs();
+    const std::lock_guard lock(all.mutex);
+    std::erase(all.live, this);
+    if (m_fd >= 0 && changed()) // reported by the checks still to come in this run
+      all.changedReleased.push_back({m_path, m_openedAt, io::mappingFaultedAt(m_slot)});
+  }
+  io::unregisterMapping(m_slot);
   if (m_data)
     ::munmap(const_cast<std::uint8_t*>(m_data), m_size);
+  if (m_fd >= 0)
+    ::close(m_fd);
+}
+
+bool MappedFile::changed() const {
+  if (io::mappingFaultedAt(m_slot) != 0)
+    return true;
+  struct stat st {};
+  if (::fstat(m_fd, &st) != 0)
+    return false; // a descriptor that cannot be stat'ed tells nothing
+  return static_cast<std::size_t>(st.st_size) != m_size || modificationNs(st) != m_mtimeNs;
+}
+
+bool MappedFile::changedSince(std::uint64_t since) const {
+  return inScope(since, m_openedAt, io::mappingFaultedAt(m_slot)) && changed();
+}
+
+void MappedFile::throwIfChanged() const {
+  if (changed())
+    throw InputChanged(changedMessage(m_path));
+}
+
+std::uint64_t inputsMark() {
+  return io::lastMappingEvent();
+}
+
+std::string changedInputMessage(std::uint64_t since) {
+  Inputs& all = inputs();
+  const std::lock_guard lock(all.mutex);
+  for (const ChangedRelease& file : all.changedReleased)
+    if (inScope(since, file.openedAt, file.faultedAt))
+      return changedMessage(file.path);
+  for (const MappedFile* file : all.live)
+    if (file->changedSince(since))
+      return changedMessage(file->path());
+  return {};
+}
+
+void throwIfInputsChanged(std::uint64_t since) {
+  const std::string message = changedInputMessage(since);
+  if (!message.empty())
+    throw InputChanged(message);
 }
 
 } // namespace nearscape

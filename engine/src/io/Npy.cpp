@@ -254,6 +254,7 @@ Matrix<float> readNpyFloat(const std::filesystem::path& path, std::string* dtype
     }
     std::vector<float> values(count);
     std::memcpy(values.data(), src, count * sizeof(float));
+    file->throwIfChanged(); // the copy must be of the file, not of a rewrite's first half
     return Matrix<float>(std::move(values), rows, cols);
   }
   std::vector<float> values(count);
@@ -266,6 +267,7 @@ Matrix<float> readNpyFloat(const std::filesystem::path& path, std::string* dtype
     convertToFloat<std::uint8_t>(src, count, values.data());
   else
     convertToFloat<std::int8_t>(src, count, values.data());
+  file->throwIfChanged();
   return Matrix<float>(std::move(values), rows, cols);
 }
 
@@ -293,6 +295,7 @@ Matrix<std::int64_t> readNpyIds(const std::filesystem::path& path) {
   } else if (count > 0) { // (0, k): values.data() may be null, which memcpy must never get
     std::memcpy(values.data(), src, count * 8);
   }
+  file->throwIfChanged();
   return Matrix<std::int64_t>(std::move(values), rows, cols);
 }
 

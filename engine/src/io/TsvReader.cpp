@@ -215,6 +215,7 @@ Dataset readTsvVectors(const std::filesystem::path& path, JobControl& job) {
     }
     ++n;
   }
+  file->throwIfChanged();
   if (n == 0)
     throw FormatError(name + ": the file is empty");
   Dataset ds;
@@ -334,6 +335,7 @@ Metadata readMetadataTsv(const std::filesystem::path& path, std::int64_t expecte
     for (std::size_t c = 0; c < fields.size(); ++c)
       meta.columns[c].emplace_back(fields[c]);
   }
+  file->throwIfChanged();
   return meta;
 }
 

@@ -57,6 +57,7 @@ Dataset readVecs(const std::filesystem::path& path, char kind, JobControl& job) 
     }
     job.progress(double(end) / double(n), "reading vectors");
   }
+  file->throwIfChanged();
   Dataset ds;
   ds.path = name;
   ds.format = kind == 'f' ? "fvecs" : kind == 'b' ? "bvecs" : "ivecs";

@@ -47,7 +47,7 @@ public:
   /// a failing one stops the rest), then moves every staged file into place. When a move fails,
   /// the files already moved are put back from hard-link backups of what was there (a target
   /// that did not exist is removed; one whose backup could not be made keeps its new contents).
-  /// Throws WriteError.
+  /// Throws WriteError; InputChanged, before anything lands, when a mapped input changed.
   void commit();
 
   struct Impl;
