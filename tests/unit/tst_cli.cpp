@@ -464,12 +464,13 @@ private slots:
     QVERIFY2(r.err.contains("--threads 1024 is more than this machine can run: at most"),
              r.err.constData());
     QVERIFY2(!r.err.contains("libgomp"), r.err.constData());
-    // Stacks of 256 MB under 1 GB: one thread's stack fits in a quarter. Two are refused, naming
-    // the address-space limit; the default count is held to one and runs.
-    const QString tight = "ulimit -s 262144 && ulimit -v 1048576";
+    // Stacks of 512 MB under 2 GB (the libraries' own threads take some): room for one more
+    // stack in half of what is left. Two threads are refused, naming the address-space limit;
+    // the default count is held to one and runs.
+    const QString tight = "ulimit -s 524288 && ulimit -v 2097152";
     r = cliUnder(tight, knn + QStringList{"--threads", "2"});
     QCOMPARE(r.code, 2);
-    QVERIFY2(r.err.contains("address-space limit (ulimit -v) is 1024 MB"), r.err.constData());
+    QVERIFY2(r.err.contains("address-space limit (ulimit -v) of 2048 MB"), r.err.constData());
     r = cliUnder(tight, knn);
     QVERIFY2(r.code == 0, r.err.constData());
   }

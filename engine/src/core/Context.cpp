@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <sys/resource.h>
 #include <thread>
+#include <unistd.h>
 
 namespace nearscape {
 
@@ -121,6 +122,17 @@ std::uint64_t openMpStackBytes() {
   return bytes;
 }
 
+/// The process's address space in use now (/proc/self/statm); 0 when it cannot be read.
+std::uint64_t mappedBytes() {
+  unsigned long long pages = 0;
+  if (std::FILE* statm = std::fopen("/proc/self/statm", "r")) {
+    if (std::fscanf(statm, "%llu", &pages) != 1)
+      pages = 0;
+    std::fclose(statm);
+  }
+  return std::uint64_t(pages) * std::uint64_t(sysconf(_SC_PAGESIZE));
+}
+
 std::string megabytes(double bytes) {
   char text[32];
   std::snprintf(text, sizeof text, "%.0f MB", bytes / (1024.0 * 1024.0));
@@ -133,14 +145,17 @@ ThreadLimit computeThreadLimit() {
                     std::to_string(kThreadsPerHardwareThread) +
                         " per hardware thread; this machine has " + std::to_string(hardware)};
   if (rlimit space; getrlimit(RLIMIT_AS, &space) == 0 && space.rlim_cur != RLIM_INFINITY) {
-    // The data needs most of the address space: a quarter for the stacks.
+    // The stacks may take half of what the limit leaves now (the libraries' share is mapped
+    // already); the other half is the data's.
     const std::uint64_t stack = std::max<std::uint64_t>(openMpStackBytes(), 64 * 1024);
-    const std::uint64_t fit = std::uint64_t(space.rlim_cur) / 4 / stack;
+    const std::uint64_t unused =
+        std::uint64_t(space.rlim_cur) - std::min<std::uint64_t>(space.rlim_cur, mappedBytes());
+    const std::uint64_t fit = unused / 2 / stack;
     if (fit < std::uint64_t(limit.threads)) {
       limit.threads = std::max(1, int(fit));
       limit.reason = "each thread's stack takes " + megabytes(double(stack)) +
-                     " and the address-space limit (ulimit -v) is " +
-                     megabytes(double(space.rlim_cur));
+                     ", and the address-space limit (ulimit -v) of " +
+                     megabytes(double(space.rlim_cur)) + " leaves " + megabytes(double(unused));
     }
   }
   return limit;

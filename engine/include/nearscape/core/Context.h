@@ -57,10 +57,10 @@ struct ThreadLimit {
   std::string reason;
 };
 
-/// kThreadsPerHardwareThread × the machine's hardware threads, and no more thread stacks than a
-/// quarter of the address-space limit (ulimit -v) holds: beyond it OpenMP cannot start its
-/// threads and ends the program ("Thread creation failed"). Read once, at the first call.
-/// Never throws.
+/// kThreadsPerHardwareThread × the machine's hardware threads, and no more thread stacks than
+/// half of what the address-space limit (ulimit -v) leaves at the first call: beyond it OpenMP
+/// cannot start its threads and ends the program ("Thread creation failed"). Read once, at the
+/// first call. Never throws.
 ThreadLimit threadLimit();
 
 /// More threads than this per hardware thread only add switching and memory.
