@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <iomanip>
 #include <iostream>
 #include <memory>
@@ -21,7 +22,9 @@ int runCache(const CacheArgs& args) {
   const std::uint64_t bytes = cache.bytes();
   const std::int64_t entries = cache.entries();
   if (args.clear)
-    cache.clear();
+    for (const std::filesystem::path& folder : cache.clear()) // what it could not remove: throws
+      std::cerr << "nearscape-cli: note: left " << folder.string()
+                << ": a folder, not a cache entry\n";
   if (args.common.json) {
     nlohmann::ordered_json j;
     j["folder"] = cache.folder().string();

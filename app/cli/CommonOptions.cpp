@@ -24,8 +24,12 @@ void CommonOptions::addTo(CLI::App& command) {
                      "GPUs to use: all, or ordinals such as 0,1 (default: GPU 0). Several split "
                      "the work: exact kNN by query rows, NN-Descent by shards merged pairwise, "
                      "index searches by replicas");
-  // More threads than any machine has cores only costs memory; OpenMP aborts at some point.
-  command.add_option("--threads", threads, "CPU threads (0 = all, at most 1024)")
+  // Beyond the machine's limit (threadLimit) OpenMP cannot start the threads and ends the
+  // program: context() refuses such a count, naming the limit.
+  command
+      .add_option("--threads", threads,
+                  "CPU threads (0 = all; at most " + std::to_string(kThreadsPerHardwareThread) +
+                      " per hardware thread, and fewer under an address-space limit)")
       ->check(CLI::Range(0, 1024));
   command.add_option("--seed", seed, "Seed for randomized steps")->capture_default_str();
   command.add_option("--memory-budget", memoryBudget,
@@ -50,6 +54,10 @@ Context CommonOptions::context() const {
   Context c;
   c.backend = parseBackend(backend).value_or(Backend::Auto);
   c.threads = threads;
+  if (const ThreadLimit limit = threadLimit(); threads > limit.threads)
+    throw InvalidArgument("--threads " + std::to_string(threads) + " is more than this machine " +
+                          "can run: at most " + std::to_string(limit.threads) + " (" +
+                          limit.reason + ")");
   // Ranks sharing a host share its cores (4 ranks × all cores each thrash on 2 cores), and a
   // rank bound to some cores (mpirun binds each to one core by default) uses only those.
   if (const Ranks* ranks = commandRanks(); ranks && threads == 0) {

@@ -25,7 +25,7 @@ struct SweepArgs {
   bool kindGiven = false; ///< --index was on the command line
   bool noExact = false;
   int k = 10;
-  std::int64_t holdout = 1000, batch = 0, latencyQueries = 200, missedQuery = 0;
+  std::int64_t holdout = 0, batch = 0, latencyQueries = 200, missedQuery = 0; ///< 0: default
   int timingRuns = 3;
   CommonOptions common;
 };
@@ -217,6 +217,12 @@ int runSweepCommand(const SweepArgs& args) {
   // Bad names and values fail before any work (ranges depend on the data: checked at build).
   const std::vector<RunSpec> runs = runsOf(args);
   const std::map<std::string, std::vector<ParameterValues>> grids = gridsOf(args.grid, runs);
+  for (const auto& [kind, grid] : grids) { // ef below k: said once, before the rows
+    std::string note;
+    (void)effectiveSweepGrid(grid, args.k, &note);
+    if (!note.empty())
+      std::cerr << "nearscape-cli: note: " << note << '\n';
+  }
   NEARSCAPE_EXPECTS(runs.size() == 1 || (args.saveIndex.empty() && args.loadIndex.empty()),
                     "--save-index and --load-index take one index; this study builds " +
                         std::to_string(runs.size()));
@@ -242,7 +248,7 @@ int runSweepCommand(const SweepArgs& args) {
   const std::string baseHash =
       data.contentHash +
       (queries ? ""
-               : "/holdout=" + std::to_string(std::min(args.holdout, data.size() / 2)) +
+               : "/holdout=" + std::to_string(holdoutCount(args.holdout, data.size())) +
                      ",seed=" + std::to_string(context.seed));
   const bool several = runs.size() > 1;
   SweepStudy study;
@@ -396,9 +402,10 @@ void addSweepCommand(CLI::App& app, int& exitCode) {
   cmd->add_option("--queries", args->queries,
                   "Query vectors; without, --holdout rows of the data (seeded) serve as queries "
                   "and are left out of the index");
-  cmd->add_option("--holdout", args->holdout, "Rows held out as queries when no --queries")
-      ->check(atLeast(1))
-      ->capture_default_str();
+  cmd->add_option("--holdout", args->holdout,
+                  "Rows held out as queries when no --queries, at most half the data (default: " +
+                      std::to_string(kDefaultHoldout) + ", or half the data when that is fewer)")
+      ->check(atLeast(1));
   cmd->add_option("--truth", args->truth,
                   "Ground-truth ids (.npy, queries × ≥k); without, our "
                   "exact search computes them");

@@ -66,17 +66,20 @@ __all__ = [
 ]
 
 
-def sweep(x, index="graph", k=10, queries=None, holdout=1000, build=None, grid=None,
+def sweep(x, index="graph", k=10, queries=None, holdout=None, build=None, grid=None,
           metric="l2", batch=0, timing_runs=3, latency_queries=200, exact=True, *,
           backend="auto", memory_budget=None, threads=0, seed=0, progress=None,
           as_frame=None):
     """Build an ANN index on x and sweep its search parameters, as `nearscape-cli sweep` does.
 
     Queries are `queries`, or `holdout` rows of x held out (seeded by `seed`) and left out of the
-    index; their exact k nearest neighbours are the truth. index: "graph" or "ivf"; build: its
+    index — at most half of x (None: 1000, or half of x when that is fewer); their exact k
+    nearest neighbours are the truth. index: "graph" or "ivf"; build: its
     build parameters by name ({"degree": 48}; graph: degree, build_k; ivf: nlist, iterations,
     kmeans_pp); grid: search values to sweep by name ({"ef": [16, 32, 64]}; graph: ef, degree,
     entries; ivf: nprobe), every combination; default: the index's accuracy knob over its range.
+    An ef below k searches as ef = k: such settings are measured once, as ef = k (a warning says
+    so).
     exact: also time the exact search on the same queries (a row with index "exact").
 
     Returns one row per setting: index, build (the resolved build values), the search

@@ -92,7 +92,7 @@ class IvfIndex(AnnIndex):
                progress: Progress = None) -> Graph: ...
 
 def sweep(x: ArrayLike, index: Literal["graph", "ivf"] = "graph", k: int = 10,
-          queries: Optional[ArrayLike] = None, holdout: int = 1000,
+          queries: Optional[ArrayLike] = None, holdout: Optional[int] = None,
           build: Optional[Mapping[str, float]] = None,
           grid: Optional[Mapping[str, Union[float, Sequence[float]]]] = None,
           metric: Metric = "l2", batch: int = 0, timing_runs: int = 3,

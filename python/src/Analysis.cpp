@@ -49,9 +49,10 @@ py::dict describePath(const GraphPath& p) {
   return j;
 }
 
-py::dict minimaxPathPy(py::handle xOrGraph, std::int64_t a, std::int64_t b, int k,
+py::dict minimaxPathPy(py::handle xOrGraph, std::int64_t a, std::int64_t b, const PyInteger& kArg,
                        const std::string& metric, bool bridge, const std::string& backend,
                        int threads, std::uint64_t seed, const py::object& progress) {
+  const int k = intOf(kArg, "k");
   const Context context = makeContext(backend, py::none(), threads, seed);
   const Metric m = metricOf(metric);
   const std::optional<GivenGraph> given = graphArgument(xOrGraph);
@@ -109,9 +110,11 @@ py::dict minimaxPathPy(py::handle xOrGraph, std::int64_t a, std::int64_t b, int 
   return j;
 }
 
-py::array_t<float> layoutPy(py::handle x, int dim, int k, int epochs, const std::string& metric,
-                            const py::object& graphArg, const std::string& backend, int threads,
-                            std::uint64_t seed, const py::object& progress) {
+py::array_t<float> layoutPy(py::handle x, int dim, const PyInteger& kArg, int epochs,
+                            const std::string& metric, const py::object& graphArg,
+                            const std::string& backend, int threads, std::uint64_t seed,
+                            const py::object& progress) {
+  const int k = intOf(kArg, "k");
   const FloatRows data = floatRows(x, "x");
   if (dim != 2 && dim != 3)
     throw InvalidArgument("dim must be 2 or 3");
@@ -145,9 +148,10 @@ py::array_t<float> layoutPy(py::handle x, int dim, int k, int epochs, const std:
   return toArray(std::move(map));
 }
 
-py::dict outliersPy(py::handle x, int k, const std::string& score, std::int64_t top,
+py::dict outliersPy(py::handle x, const PyInteger& kArg, const std::string& score, std::int64_t top,
                     const std::string& metric, const std::string& backend,
                     const py::object& memoryBudget, int threads, const py::object& progress) {
+  const int k = intOf(kArg, "k");
   const FloatRows data = floatRows(x, "x");
   NEARSCAPE_EXPECTS(score == "kth" || score == "lof", "score must be kth or lof");
   NEARSCAPE_EXPECTS(top >= 0, "top must not be negative");
@@ -182,9 +186,11 @@ py::dict outliersPy(py::handle x, int k, const std::string& score, std::int64_t 
   return j;
 }
 
-py::dict comparePy(py::handle aArg, py::handle bArg, int k, const std::string& metricA,
-                   const std::string& metricB, std::int64_t top, const std::string& backend,
-                   const py::object& memoryBudget, int threads, const py::object& progress) {
+py::dict comparePy(py::handle aArg, py::handle bArg, const PyInteger& kArg,
+                   const std::string& metricA, const std::string& metricB, std::int64_t top,
+                   const std::string& backend, const py::object& memoryBudget, int threads,
+                   const py::object& progress) {
+  const int k = intOf(kArg, "k");
   const FloatRows a = floatRows(aArg, "a"), b = floatRows(bArg, "b");
   if (a.view.rows != b.view.rows)
     throw InvalidArgument("a has " + std::to_string(a.view.rows) + " items and b has " +
@@ -305,23 +311,38 @@ py::dict duplicatesPy(py::handle x, const std::optional<double>& threshold,
   return j;
 }
 
-/// {"ef": [16, 64]} → every combination, as the CLI's repeated --grid NAME=V1,V2.
+/// `arg` as a dict of names, for the messages of grid and build. Throws InvalidArgument.
+py::dict namesDict(const py::object& arg, const char* what) {
+  if (!py::isinstance<py::dict>(arg))
+    throw InvalidArgument(std::string(what) + " must be a dict of values by name, not " +
+                          std::string(py::repr(arg)));
+  for (const auto& item : arg.cast<py::dict>())
+    if (!py::isinstance<py::str>(item.first))
+      throw InvalidArgument(std::string(what) + ": the names must be strings, not " +
+                            std::string(py::repr(item.first)));
+  return arg.cast<py::dict>();
+}
+
+/// {"ef": [16, 64]} → every combination, as the CLI's repeated --grid NAME=V1,V2. Throws
+/// InvalidArgument (a value that is not a number, as the CLI's "ef=lots").
 std::vector<ParameterValues> gridOf(const py::object& grid, std::string_view kind) {
   if (grid.is_none())
     return {};
   std::vector<ParameterValues> settings = {{}};
-  for (const auto& [name, values] : grid.cast<py::dict>()) {
+  for (const auto& [nameArg, values] : namesDict(grid, "grid")) {
+    const std::string name = nameArg.cast<std::string>();
     std::vector<double> list;
     if (py::isinstance<py::str>(values) || !py::hasattr(values, "__iter__"))
-      list.push_back(values.cast<double>());
+      list.push_back(numberArg(values, "grid " + name));
     else
       for (py::handle v : values)
-        list.push_back(v.cast<double>());
+        list.push_back(numberArg(v, "grid " + name));
+    NEARSCAPE_EXPECTS(!list.empty(), "grid " + name + ": no values");
     std::vector<ParameterValues> next;
     for (const ParameterValues& s : settings)
       for (double v : list) {
         ParameterValues p = s;
-        p[name.cast<std::string>()] = v;
+        p[name] = v;
         next.push_back(p);
       }
     settings = next;
@@ -356,12 +377,13 @@ py::dict rowDict(const SweepRow& r, const std::string& index, const std::string&
   return row;
 }
 
-py::list sweepPy(py::handle x, const std::string& index, int k, const py::object& queriesArg,
-                 std::int64_t holdout, const py::object& build, const py::object& grid,
-                 const std::string& metric, std::int64_t batch, int timingRuns,
-                 std::int64_t latencyQueries, bool exact, const std::string& backend,
-                 const py::object& memoryBudget, int threads, std::uint64_t seed,
-                 const py::object& progress) {
+py::list sweepPy(py::handle x, const std::string& index, const PyInteger& kArg,
+                 const py::object& queriesArg, const py::object& holdout, const py::object& build,
+                 const py::object& grid, const std::string& metric, std::int64_t batch,
+                 int timingRuns, std::int64_t latencyQueries, bool exact,
+                 const std::string& backend, const py::object& memoryBudget, int threads,
+                 std::uint64_t seed, const py::object& progress) {
+  const int k = intOf(kArg, "k");
   const FloatRows data = floatRows(x, "x");
   std::optional<FloatRows> queryRows;
   if (!queriesArg.is_none())
@@ -370,14 +392,22 @@ py::list sweepPy(py::handle x, const std::string& index, int k, const py::object
   NEARSCAPE_EXPECTS(timingRuns >= 1 && timingRuns <= 100, "timing_runs must lie in [1, 100]");
   ParameterValues buildValues;
   if (!build.is_none())
-    for (const auto& [name, value] : build.cast<py::dict>())
-      buildValues[name.cast<std::string>()] = value.cast<double>();
+    for (const auto& [name, value] : namesDict(build, "build"))
+      buildValues[name.cast<std::string>()] = numberArg(value, "build " + name.cast<std::string>());
   HeldOutSweepOptions options; // as nearscape-cli sweep runs one index
   options.build = parseIndexBuildParams(index, buildValues);
   options.metric = metricOf(metric);
-  options.holdout = holdout;
+  // None: the engine's default (1000 rows, or half the data when that is fewer).
+  options.holdout = holdout.is_none() ? 0 : *intOf(holdout, "holdout");
+  NEARSCAPE_EXPECTS(holdout.is_none() || options.holdout >= 1,
+                    "holdout must be at least 1 row (None: " + std::to_string(kDefaultHoldout) +
+                        ", or half the data when that is fewer)");
   options.sweep.k = k;
   options.sweep.grid = gridOf(grid, index);
+  std::string note; // ef below k: said as the CLI says it, measured once
+  (void)effectiveSweepGrid(options.sweep.grid, k, &note);
+  if (!note.empty() && PyErr_WarnEx(PyExc_UserWarning, note.c_str(), 1) != 0)
+    throw py::error_already_set(); // warnings made errors
   options.sweep.batchSize = batch;
   options.sweep.timingRuns = timingRuns;
   options.sweep.latencyQueries = latencyQueries;
@@ -477,11 +507,11 @@ void bindAnalysis(py::module_& m) {
         py::arg("progress") = py::none());
   m.def("_sweep", &sweepPy, "The rows of sweep() as dicts (see nearscape.sweep).", py::arg("x"),
         py::arg("index") = "graph", py::arg("k") = 10, py::arg("queries") = py::none(),
-        py::arg("holdout") = 1000, py::arg("build") = py::none(), py::arg("grid") = py::none(),
-        py::arg("metric") = "l2", py::arg("batch") = 0, py::arg("timing_runs") = 3,
-        py::arg("latency_queries") = 200, py::arg("exact") = true, py::kw_only(),
-        py::arg("backend") = "auto", py::arg("memory_budget") = py::none(), py::arg("threads") = 0,
-        py::arg("seed") = 0, py::arg("progress") = py::none());
+        py::arg("holdout") = py::none(), py::arg("build") = py::none(),
+        py::arg("grid") = py::none(), py::arg("metric") = "l2", py::arg("batch") = 0,
+        py::arg("timing_runs") = 3, py::arg("latency_queries") = 200, py::arg("exact") = true,
+        py::kw_only(), py::arg("backend") = "auto", py::arg("memory_budget") = py::none(),
+        py::arg("threads") = 0, py::arg("seed") = 0, py::arg("progress") = py::none());
 }
 
 } // namespace nearscape::python

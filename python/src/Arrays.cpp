@@ -2,6 +2,7 @@
 // (io/Npy.cpp), so that a notebook and a terminal refuse the same data the same way.
 #include "Bindings.h"
 
+#include <limits>
 #include <string_view>
 
 namespace nearscape::python {
@@ -99,6 +100,33 @@ Metric metricOf(const std::string& name) {
   return *parsed;
 }
 
+std::optional<int> intOf(py::handle value, const std::string& name) {
+  if (value.is_none())
+    return std::nullopt;
+  if (PyFloat_Check(value.ptr()) || !PyIndex_Check(value.ptr()))
+    throw py::type_error(name + " must be an integer, not " +
+                         std::string(py::str(py::type::of(value).attr("__name__"))));
+  const auto integer = py::reinterpret_steal<py::object>(PyNumber_Index(value.ptr()));
+  if (!integer)
+    throw py::error_already_set();
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(integer.ptr(), &overflow);
+  if (overflow != 0 || v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max())
+    throw InvalidArgument(name + " = " + std::string(py::str(integer)) + " is out of range (" +
+                          name + " is at most " + std::to_string(std::numeric_limits<int>::max()) +
+                          ")");
+  return int(v);
+}
+
+double numberArg(py::handle value, const std::string& what) {
+  py::detail::make_caster<double> number;
+  const bool numeric = PyIndex_Check(value.ptr()) ||
+                       py::isinstance(value, py::module_::import("numbers").attr("Real"));
+  if (!numeric || PyBool_Check(value.ptr()) || !number.load(value, true))
+    throw InvalidArgument(what + ": " + std::string(py::repr(value)) + " is not a number");
+  return double(number);
+}
+
 Context makeContext(const std::string& backend, const py::object& memoryBudget, int threads,
                     std::uint64_t seed) {
   Context c;
@@ -108,6 +136,10 @@ Context makeContext(const std::string& backend, const py::object& memoryBudget, 
   c.backend = *b;
   if (threads < 0 || threads > 1024)
     throw InvalidArgument("threads must lie in [0, 1024] (0: all)");
+  if (const ThreadLimit limit = threadLimit(); threads > limit.threads)
+    throw InvalidArgument("threads=" + std::to_string(threads) + " is more than this machine " +
+                          "can run: at most " + std::to_string(limit.threads) + " (" +
+                          limit.reason + ")");
   c.threads = threads;
   c.seed = seed;
   if (!memoryBudget.is_none()) {

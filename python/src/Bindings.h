@@ -52,6 +52,25 @@ template <typename T> py::array_t<T> toArray(std::vector<T> v) {
   return py::array_t<T>({py::ssize_t(kept->size())}, {py::ssize_t(sizeof(T))}, kept->data(), owner);
 }
 
+/// An integer argument such as k: a Python int of any size, or anything with __index__ (NumPy's
+/// integers). pybind11's own `int` turns away one beyond int's range as a TypeError
+/// ("incompatible function arguments"); this one reaches intOf, which names it in a ValueError.
+struct PyInteger {
+  py::object value;
+};
+
+/// `value` as an int: None is `absent`; an integer beyond int's range is refused. Throws
+/// py::type_error (not an integer) and InvalidArgument (a ValueError) naming `name`.
+std::optional<int> intOf(py::handle value, const std::string& name);
+/// The same for a PyInteger, which is never None.
+inline int intOf(const PyInteger& value, const std::string& name) {
+  return *intOf(value.value, name);
+}
+
+/// A number of a dict argument (grid and build values): a Python int or float, or NumPy's.
+/// Throws InvalidArgument (a ValueError) naming `what` for anything else ("abc", None).
+double numberArg(py::handle value, const std::string& what);
+
 /// The engine context of the keyword arguments every long call takes. Throws InvalidArgument.
 Context makeContext(const std::string& backend, const py::object& memoryBudget, int threads,
                     std::uint64_t seed);
@@ -82,3 +101,19 @@ void bindCore(py::module_& m);
 void bindAnalysis(py::module_& m);
 
 } // namespace nearscape::python
+
+namespace pybind11::detail {
+/// Loads any integer into a PyInteger (floats and strings are not: pybind11's TypeError).
+template <> struct type_caster<nearscape::python::PyInteger> {
+  PYBIND11_TYPE_CASTER(nearscape::python::PyInteger, const_name("int"));
+  bool load(handle src, bool) {
+    if (!src || PyFloat_Check(src.ptr()) || !PyIndex_Check(src.ptr()))
+      return false;
+    value.value = reinterpret_borrow<object>(src);
+    return true;
+  }
+  static handle cast(const nearscape::python::PyInteger& v, return_value_policy, handle) {
+    return v.value.inc_ref();
+  }
+};
+} // namespace pybind11::detail

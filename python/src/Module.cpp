@@ -22,9 +22,11 @@ py::tuple idsAndDistances(KnnResult r) {
   return py::make_tuple(toArray(std::move(r.ids)), toArray(std::move(r.distances)));
 }
 
-py::tuple knnGraphPy(py::handle x, int k, const std::string& metric, const std::string& method,
-                     const std::string& backend, const py::object& memoryBudget, int threads,
-                     std::uint64_t seed, const py::object& progress) {
+py::tuple knnGraphPy(py::handle x, const PyInteger& kArg, const std::string& metric,
+                     const std::string& method, const std::string& backend,
+                     const py::object& memoryBudget, int threads, std::uint64_t seed,
+                     const py::object& progress) {
+  const int k = intOf(kArg, "k");
   const FloatRows data = floatRows(x, "x");
   const Context context = makeContext(backend, memoryBudget, threads, seed);
   const Metric m = metricOf(metric);
@@ -41,9 +43,10 @@ py::tuple knnGraphPy(py::handle x, int k, const std::string& metric, const std::
   return idsAndDistances(std::move(result));
 }
 
-py::tuple searchPy(py::handle base, py::handle queries, int k, const std::string& metric,
-                   const std::string& backend, const py::object& memoryBudget, int threads,
-                   const py::object& progress) {
+py::tuple searchPy(py::handle base, py::handle queries, const PyInteger& kArg,
+                   const std::string& metric, const std::string& backend,
+                   const py::object& memoryBudget, int threads, const py::object& progress) {
+  const int k = intOf(kArg, "k");
   const FloatRows b = floatRows(base, "base"), q = floatRows(queries, "queries");
   const Context context = makeContext(backend, memoryBudget, threads, 0);
   const Metric m = metricOf(metric);
@@ -116,10 +119,6 @@ py::tuple searchIndex(const IndexHandle& h, py::handle queries, int k,
     rethrowNamed(e, "base", "queries");
   }
   return idsAndDistances(std::move(result));
-}
-
-std::optional<int> optionalInt(const py::object& value) {
-  return value.is_none() ? std::nullopt : std::optional<int>(value.cast<int>());
 }
 
 } // namespace
@@ -204,7 +203,9 @@ void bindCore(py::module_& m) {
           py::arg("metric") = "l2", py::arg("backend") = "auto")
       .def(
           "search",
-          [](const ExactIndexHandle& h, py::handle queries, int k, const py::object& progress) {
+          [](const ExactIndexHandle& h, py::handle queries, const PyInteger& kArg,
+             const py::object& progress) {
+            const int k = intOf(kArg, "k");
             const FloatRows q = floatRows(queries, "queries");
             KnnResult result;
             try {
@@ -268,8 +269,8 @@ void bindCore(py::module_& m) {
              const py::object& buildK, const std::string& backend, const py::object& memoryBudget,
              int threads, std::uint64_t seed, const py::object& progress) {
             GraphIndexParams p;
-            p.degree = optionalInt(degree);
-            p.buildK = optionalInt(buildK);
+            p.degree = intOf(degree, "degree");
+            p.buildK = intOf(buildK, "build_k");
             return buildHandle<GraphIndexHandle>(
                 base, metric, p, makeContext(backend, memoryBudget, threads, seed), progress);
           },
@@ -293,12 +294,14 @@ void bindCore(py::module_& m) {
           py::arg("path"), py::arg("base"), py::arg("backend") = "auto")
       .def(
           "search",
-          [](const GraphIndexHandle& h, py::handle queries, int k, const py::object& ef,
-             const py::object& degree, const py::object& entries, const py::object& progress) {
+          [](const GraphIndexHandle& h, py::handle queries, const PyInteger& kArg,
+             const py::object& ef, const py::object& degree, const py::object& entries,
+             const py::object& progress) {
+            const int k = intOf(kArg, "k");
             GraphSearchParams p;
-            p.ef = optionalInt(ef);
-            p.degree = optionalInt(degree);
-            p.entries = optionalInt(entries);
+            p.ef = intOf(ef, "ef");
+            p.degree = intOf(degree, "degree");
+            p.entries = intOf(entries, "entries");
             return searchIndex(h, queries, k, p, progress);
           },
           "Returns (ids, distances), −1 padding rows short of k. ef: candidates kept (default 64, "
@@ -316,7 +319,7 @@ void bindCore(py::module_& m) {
              bool kmeansPP, const std::string& backend, const py::object& memoryBudget, int threads,
              std::uint64_t seed, const py::object& progress) {
             IvfFlatParams p;
-            p.nlist = optionalInt(nlist);
+            p.nlist = intOf(nlist, "nlist");
             p.iterations = iterations;
             p.kmeansPlusPlus = kmeansPP;
             return buildHandle<IvfIndexHandle>(
@@ -341,10 +344,11 @@ void bindCore(py::module_& m) {
           py::arg("path"), py::arg("base"), py::arg("backend") = "auto")
       .def(
           "search",
-          [](const IvfIndexHandle& h, py::handle queries, int k, const py::object& nprobe,
-             const py::object& progress) {
+          [](const IvfIndexHandle& h, py::handle queries, const PyInteger& kArg,
+             const py::object& nprobe, const py::object& progress) {
+            const int k = intOf(kArg, "k");
             IvfSearchParams p;
-            p.nprobe = optionalInt(nprobe);
+            p.nprobe = intOf(nprobe, "nprobe");
             return searchIndex(h, queries, k, p, progress);
           },
           "Returns (ids, distances), −1 padding rows short of k. nprobe: lists scanned (default "

@@ -153,6 +153,41 @@ def test_other_errors():
                      memory_budget=None if not ns.device_info()["usable"] else -1)
 
 
+def test_out_of_range_arguments_are_value_errors(data):
+    # k = 2**31 was pybind11's TypeError and a grid value "abc" a RuntimeError ("Unable to
+    # cast"): both are ValueErrors that name the argument.
+    index = ns.GraphIndex.build(data, degree=8, backend="cpu")
+    for call in (lambda k: ns.knn_graph(data, k, backend="cpu"),
+                 lambda k: ns.search(data, data[:5], k, backend="cpu"),
+                 lambda k: index.search(data[:5], k),
+                 lambda k: ns.sweep(data, k=k, holdout=40, backend="cpu")):
+        with pytest.raises(ValueError, match=r"k = 2147483648 is out of range") as raised:
+            call(2**31)
+        assert isinstance(raised.value, ns.NearscapeError)
+    with pytest.raises(ValueError, match=r"ef = -2147483649 is out of range"):
+        index.search(data[:5], 5, ef=-2**31 - 1)
+    with pytest.raises(TypeError):  # not an integer at all: still a TypeError
+        ns.knn_graph(data, 2.5)
+    assert ns.knn_graph(data, np.int64(3), backend="cpu")[0].shape == (300, 3)
+    for grid in ({"ef": "abc"}, {"ef": [16, "abc"]}, {"ef": None}):
+        with pytest.raises(ValueError, match=r"grid ef: .* is not a number"):
+            ns.sweep(data, k=5, holdout=40, grid=grid, backend="cpu")
+    with pytest.raises(ValueError, match=r"build degree: 'abc' is not a number"):
+        ns.sweep(data, k=5, holdout=40, build={"degree": "abc"}, backend="cpu")
+    with pytest.raises(ValueError, match=r"grid must be a dict"):
+        ns.sweep(data, k=5, holdout=40, grid=[16, 32], backend="cpu")
+
+
+def test_sweep_holdout_and_ef_below_k(data):
+    options = dict(timing_runs=1, latency_queries=0, exact=False, backend="cpu", as_frame=False)
+    with pytest.raises(ValueError, match=r"more than half the data's 300 rows: at most 150"):
+        ns.sweep(data, k=5, holdout=151, **options)
+    assert len(ns.sweep(data, k=5, grid={"ef": [5]}, **options)) == 1  # default: half of 300
+    with pytest.warns(UserWarning, match=r"ef = 2 and 5 are below k = 10"):
+        rows = ns.sweep(data, k=10, holdout=40, grid={"ef": [2, 5, 10, 20]}, **options)
+    assert [r["ef"] for r in rows] == [10, 20]
+
+
 @pytest.fixture(scope="module")
 def large():
     """40,000 × 128: an exact graph of several seconds on two cores."""

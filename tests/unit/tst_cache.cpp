@@ -81,6 +81,51 @@ private slots:
     }
   }
 
+  void aMapBeyondAnyLayoutIsAMissWithAReason() {
+    // A map entry of ±3e38 with a valid checksum gave an empty map and no word: it is a miss
+    // now, removed, and the log says why; the bound itself still loads.
+    QTemporaryDir dir;
+    std::vector<std::string> said;
+    Context log;
+    log.logSink = [&](LogLevel, std::string_view message) { said.emplace_back(message); };
+    const ArtefactCache cache(dir.path().toStdString(), ArtefactCache::kDefaultMaxBytes, log);
+    const Dataset data = dataOf(100, 4, 5);
+    std::vector<float> map(100 * 2, 0.5f);
+    map[2 * 7] = 3e38f;
+    map[2 * 8 + 1] = -3e38f;
+    cache.storeMatrix(data, "map2d", "p", {map.data(), 100, 2});
+    QCOMPARE(cache.entries(), 1);
+    QVERIFY(!cache.loadMatrix(data, "map2d", "p", 2));
+    QCOMPARE(cache.entries(), 0); // removed: the next exploration computes it again
+    QCOMPARE(said.size(), std::size_t(1));
+    QVERIFY2(said[0].find("row 8 holds 3e+38") != std::string::npos, said[0].c_str());
+
+    map[2 * 7] = ArtefactCache::kMaxCoordinate;
+    map[2 * 8 + 1] = -ArtefactCache::kMaxCoordinate;
+    cache.storeMatrix(data, "map2d", "p", {map.data(), 100, 2});
+    QVERIFY(cache.loadMatrix(data, "map2d", "p", 2));
+    QCOMPARE(said.size(), std::size_t(1));
+  }
+
+  void clearLeavesFoldersNamedLikeEntriesAndGoesOn() {
+    // `cache --clear` stopped at a folder named like an entry: the entries go, the folder (not
+    // the cache's) stays, and clear() names it.
+    QTemporaryDir dir;
+    const ArtefactCache cache(dir.path().toStdString(), ArtefactCache::kDefaultMaxBytes);
+    const Dataset data = dataOf(50, 4, 6);
+    std::vector<float> map(50 * 2, 1.0f);
+    QVERIFY(QDir(dir.path()).mkpath("0-map2d-0.nsmatrix/inside"));
+    QVERIFY(writeBytes(dir.filePath("0-map2d-0.nsmatrix/inside/keep.txt"), "mine"));
+    for (const char* params : {"a", "b", "c"})
+      cache.storeMatrix(data, "map2d", params, {map.data(), 50, 2});
+    QCOMPARE(cache.entries(), 3);
+    const std::vector<std::filesystem::path> left = cache.clear();
+    QCOMPARE(cache.entries(), 0);
+    QCOMPARE(left.size(), std::size_t(1));
+    QCOMPARE(QString::fromStdString(left[0].filename().string()), QString("0-map2d-0.nsmatrix"));
+    QVERIFY(QFile::exists(dir.filePath("0-map2d-0.nsmatrix/inside/keep.txt")));
+  }
+
   void theFolderStaysWithinItsBound() {
     QTemporaryDir dir;
     const Dataset data = dataOf(1000, 4, 4);

@@ -48,6 +48,17 @@ private:
     return {p.exitCode(), p.readAllStandardOutput(), p.readAllStandardError()};
   }
 
+  /// The CLI started by a shell that first sets `limits` (ulimit commands) for it.
+  Run cliUnder(const QString& limits, const QStringList& args) {
+    QProcess p;
+    p.start("/bin/sh", QStringList{"-c", limits + " && exec \"$0\" \"$@\"",
+                                   QStringLiteral(NEARSCAPE_CLI_PATH)} +
+                           args);
+    if (!p.waitForFinished(120000))
+      return {};
+    return {p.exitCode(), p.readAllStandardOutput(), p.readAllStandardError()};
+  }
+
 private slots:
   void infoJson() {
     auto values = randomFloats(50 * 8, 1);
@@ -417,6 +428,85 @@ private slots:
     QCOMPARE(r.code, 0);
     QCOMPARE(cache.entries(), 0);
     qunsetenv("NEARSCAPE_ARTEFACT_CACHE");
+  }
+
+  void cacheClearGoesPastAFolderNamedLikeAnEntry() {
+    // A folder named like an entry stopped `cache --clear` (exit 2, entries left): the entries
+    // go, the folder (not the cache's) stays, and the command says so.
+    QTemporaryDir folder;
+    qputenv("NEARSCAPE_ARTEFACT_CACHE", folder.path().toUtf8()); // inherited by the CLI
+    const nearscape::ArtefactCache cache(folder.path().toStdString(),
+                                         nearscape::ArtefactCache::kDefaultMaxBytes);
+    nearscape::Dataset ds;
+    ds.vectors = nearscape::Matrix<float>(randomFloats(20, 2), 10, 2);
+    ds.contentHash = nearscape::contentHash(ds.vectors.view());
+    QVERIFY(QDir(folder.path()).mkpath("0-graph-0.nsgraph"));
+    QVERIFY(writeBytes(folder.filePath("0-graph-0.nsgraph/notes.txt"), "mine"));
+    for (const char* params : {"p", "q"})
+      cache.storeMatrix(ds, "map2d", params, ds.vectors.view());
+    QCOMPARE(cache.entries(), 2);
+    const Run r = cli({"cache", "--clear"});
+    qunsetenv("NEARSCAPE_ARTEFACT_CACHE");
+    QVERIFY2(r.code == 0, r.err.constData());
+    QCOMPARE(cache.entries(), 0);
+    QVERIFY2(r.err.contains("0-graph-0.nsgraph: a folder, not a cache entry"), r.err.constData());
+    QVERIFY(QFile::exists(folder.filePath("0-graph-0.nsgraph/notes.txt")));
+  }
+
+  void threadsBeyondTheMachineAreRefusedNotAborted() {
+    // --threads 1024 under an address-space limit: libgomp could not start the threads and
+    // ended the program ("Thread creation failed"). Refused now (exit 2), naming the limit.
+    const QString file = m_dir.filePath("threads.npy");
+    QVERIFY(writeBytes(file, npyBytes("<f4", {400, 8}, rawBytes(randomFloats(400 * 8, 31)))));
+    const QStringList knn = {"knn", file, "--k", "5", "--method", "nndescent", "--backend", "cpu"};
+    Run r = cliUnder("ulimit -s 8192 && ulimit -v 2097152", knn + QStringList{"--threads", "1024"});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("--threads 1024 is more than this machine can run: at most"),
+             r.err.constData());
+    QVERIFY2(!r.err.contains("libgomp"), r.err.constData());
+    // Stacks of 512 MB under 2 GB (the libraries' own threads take some): room for one more
+    // stack in half of what is left. Two threads are refused, naming the address-space limit;
+    // the default count is held to one and runs.
+    const QString tight = "ulimit -s 524288 && ulimit -v 2097152";
+    r = cliUnder(tight, knn + QStringList{"--threads", "2"});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("address-space limit (ulimit -v) of 2048 MB"), r.err.constData());
+    r = cliUnder(tight, knn);
+    QVERIFY2(r.code == 0, r.err.constData());
+  }
+
+  void sweepMeasuresEfBelowKOnceAndSaysSo() {
+    // ef = 1, 2, 5, 10 for k = 10 are one search (ef is raised to k, as in hnswlib and Faiss):
+    // one row labelled ef = 10, and a note; no longer four "different" settings.
+    const QString file = m_dir.filePath("sweep-ef.npy");
+    QVERIFY(writeBytes(file, npyBytes("<f4", {600, 6}, rawBytes(randomFloats(600 * 6, 41)))));
+    const Run r = cli({"sweep", file, "--k", "10", "--holdout", "60", "--grid", "ef=1,2,5,10,32",
+                       "--latency-queries", "0", "--timing-runs", "1", "--no-exact", "--json",
+                       "--backend", "cpu"});
+    QVERIFY2(r.code == 0, r.err.constData());
+    const QJsonArray rows = QJsonDocument::fromJson(r.out).object()["rows"].toArray();
+    QCOMPARE(rows.size(), 2);
+    QCOMPARE(rows[0].toObject()["params"].toObject()["ef"].toDouble(), 10.0);
+    QCOMPARE(rows[1].toObject()["params"].toObject()["ef"].toDouble(), 32.0);
+    QVERIFY2(r.err.contains("note: ef = 1, 2 and 5 are below k = 10"), r.err.constData());
+  }
+
+  void holdoutBeyondHalfTheDataIsRefused() {
+    // --holdout 151 of 300 rows was silently 150: refused now, naming the limit; 150 is 150.
+    const QString file = m_dir.filePath("holdout.npy");
+    QVERIFY(writeBytes(file, npyBytes("<f4", {300, 6}, rawBytes(randomFloats(300 * 6, 43)))));
+    const QStringList sweep = {"sweep", file,     "--index",    "ivf",
+                               "--k",   "5",      "--no-exact", "--latency-queries",
+                               "0",     "--json", "--backend",  "cpu"};
+    Run r = cli(sweep + QStringList{"--holdout", "151"});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("more than half the data's 300 rows: at most 150"), r.err.constData());
+    r = cli(sweep + QStringList{"--holdout", "150"});
+    QVERIFY2(r.code == 0, r.err.constData());
+    QCOMPARE(QJsonDocument::fromJson(r.out).object()["queries"].toInt(), 150);
+    r = cli(sweep); // none asked for: 1000, or half the data
+    QVERIFY2(r.code == 0, r.err.constData());
+    QCOMPARE(QJsonDocument::fromJson(r.out).object()["queries"].toInt(), 150);
   }
 
   void aStraySidecarIsSkipped() {

@@ -555,6 +555,70 @@ private slots:
     QCOMPARE(front, (std::vector<bool>{false, true, true, true, false, true}));
   }
 
+  void efBelowKIsMeasuredOnceAsEfEqualK() {
+    // The graph search raises ef to k (as hnswlib and Faiss do): ef = 1, 2, 5 and 10 for k = 10
+    // are one setting, measured once and labelled ef = 10, and the note says which were raised.
+    std::string note;
+    const std::vector<ParameterValues> asked = {
+        {{"ef", 1}}, {{"ef", 2}}, {{"ef", 5}}, {{"ef", 10}}, {{"ef", 32}}};
+    QCOMPARE(effectiveSweepGrid(asked, 10, &note),
+             (std::vector<ParameterValues>{{{"ef", 10}}, {{"ef", 32}}}));
+    QVERIFY2(note.find("ef = 1, 2 and 5 are below k = 10") != std::string::npos, note.c_str());
+    // Per value of the other parameters: ef 4 under two degrees stays two settings.
+    QCOMPARE(
+        effectiveSweepGrid(
+            {{{"ef", 4}, {"degree", 8}}, {{"ef", 4}, {"degree", 16}}, {{"ef", 10}, {"degree", 8}}},
+            10, &note),
+        (std::vector<ParameterValues>{{{"ef", 10}, {"degree", 8}}, {{"ef", 10}, {"degree", 16}}}));
+    QCOMPARE(effectiveSweepGrid({{{"ef", 16}}, {{"nprobe", 1}}}, 10, &note).size(), std::size_t(2));
+    QVERIFY(note.empty());
+
+    // The sweep itself: one row, labelled with the ef it searched.
+    const std::int64_t n = 600, d = 8;
+    const auto data = mixture(n, d, 4, 5);
+    const MatrixView<float> base{data.data(), n, d}, queries{data.data(), 40, d};
+    const Context cpu = contextFor(Backend::Cpu);
+    const auto index = buildIndex(base, Metric::L2, GraphIndexParams{.degree = 8}, cpu);
+    const KnnResult truth = knnSearch(queries, base, 10, Metric::L2, cpu);
+    SweepOptions options;
+    options.k = 10;
+    options.grid = asked;
+    options.latencyQueries = 0;
+    options.timingRuns = 1;
+    const std::vector<SweepRow> rows = runSweep(*index, queries, base, truth.ids.view(), options);
+    QCOMPARE(rows.size(), std::size_t(2));
+    QCOMPARE(rows[0].params, (ParameterValues{{"ef", 10}}));
+    QCOMPARE(rows[1].params, (ParameterValues{{"ef", 32}}));
+  }
+
+  void holdoutIsWhatWasAskedOrRefused() {
+    // A hold-out beyond half the data was halved without a word: refused now, naming the limit;
+    // none asked for is 1000 rows or half the data, whichever is fewer.
+    QCOMPARE(holdoutCount(0, 5000), std::int64_t(1000));
+    QCOMPARE(holdoutCount(0, 301), std::int64_t(150));
+    QCOMPARE(holdoutCount(150, 300), std::int64_t(150));
+    try {
+      holdoutCount(151, 300);
+      QFAIL("a hold-out beyond half the data was accepted");
+    } catch (const InvalidArgument& e) {
+      QVERIFY2(std::string(e.what()).find("at most 150") != std::string::npos, e.what());
+    }
+    const std::int64_t n = 300, d = 6;
+    const auto data = mixture(n, d, 4, 6);
+    HeldOutSweepOptions options;
+    options.build = IvfFlatParams{.nlist = 4};
+    options.sweep.k = 5;
+    options.sweep.latencyQueries = 0;
+    options.sweep.timingRuns = 1;
+    const Context cpu = contextFor(Backend::Cpu);
+    options.holdout = 200;
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument,
+                             heldOutSweep({data.data(), n, d}, std::nullopt, options, cpu));
+    options.holdout = 150;
+    QCOMPARE(heldOutSweep({data.data(), n, d}, std::nullopt, options, cpu).queries.rows,
+             std::int64_t(150));
+  }
+
   void heldOutSweepTimesTheExactReferenceOnItsQueries() {
     // The reference is the exact search on the same held-out queries: recall 1, timed as a
     // setting is; a second run over the same split takes the first one's truth.

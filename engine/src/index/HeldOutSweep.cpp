@@ -15,6 +15,20 @@ double secondsSince(std::chrono::steady_clock::time_point t) {
 
 } // namespace
 
+std::int64_t holdoutCount(std::int64_t holdout, std::int64_t rows) {
+  NEARSCAPE_EXPECTS(holdout >= 0,
+                    "the hold-out must be at least 1 row, not " + std::to_string(holdout));
+  const std::int64_t most = rows / 2;
+  NEARSCAPE_EXPECTS(most >= 1, "the data is too small to hold queries out of it (" +
+                                   std::to_string(rows) + " rows); give queries");
+  // Asked for, it is what was asked: more than half would leave the index less than the queries.
+  NEARSCAPE_EXPECTS(holdout <= most, "a hold-out of " + std::to_string(holdout) +
+                                         " rows is more than half the data's " +
+                                         std::to_string(rows) + " rows: at most " +
+                                         std::to_string(most) + ", or give queries");
+  return holdout > 0 ? holdout : std::min(kDefaultHoldout, most);
+}
+
 HeldOutSweep heldOutSweep(const MatrixView<float>& data,
                           const std::optional<MatrixView<float>>& queries,
                           const HeldOutSweepOptions& options, const Context& context,
@@ -27,11 +41,7 @@ HeldOutSweep heldOutSweep(const MatrixView<float>& data,
     out.base = data;
     out.queries = *queries;
   } else {
-    NEARSCAPE_EXPECTS(options.holdout >= 1, "the hold-out must be at least 1 row, not " +
-                                                std::to_string(options.holdout));
-    const std::int64_t count = std::min(options.holdout, data.rows / 2);
-    NEARSCAPE_EXPECTS(count >= 1, "the data is too small to hold queries out of it (" +
-                                      std::to_string(data.rows) + " rows); give queries");
+    const std::int64_t count = holdoutCount(options.holdout, data.rows);
     out.held =
         holdOutRows(data, count, options.holdoutSeed.value_or(context.seed), options.listMissesOf);
     out.base = out.held.baseView();

@@ -56,6 +56,36 @@ std::vector<ParameterValues> defaultSweepGrid(const AnnIndex& index, int k) {
   return grid;
 }
 
+std::vector<ParameterValues> effectiveSweepGrid(const std::vector<ParameterValues>& grid, int k,
+                                                std::string* note) {
+  std::vector<ParameterValues> settings;
+  std::set<double> raised;
+  for (ParameterValues setting : grid) {
+    if (const auto ef = setting.find("ef"); ef != setting.end() && ef->second < k) {
+      raised.insert(ef->second);
+      ef->second = k;
+    }
+    if (std::find(settings.begin(), settings.end(), setting) == settings.end())
+      settings.push_back(setting);
+  }
+  if (note) {
+    note->clear();
+    if (!raised.empty()) {
+      std::ostringstream text;
+      text << "ef = ";
+      std::size_t i = 0;
+      for (double v : raised)
+        text << (i++ == 0 ? "" : i == raised.size() ? " and " : ", ") << v;
+      const bool one = raised.size() == 1;
+      text << (one ? " is" : " are") << " below k = " << k
+           << (one ? " and searches" : " and search") << " as ef = " << k
+           << " (the graph search needs ef ≥ k): measured once, as ef = " << k;
+      *note = text.str();
+    }
+  }
+  return settings;
+}
+
 namespace {
 
 /// Checks what runSweep and measureExactSearch share: queries, truth, the query whose misses
@@ -119,7 +149,7 @@ std::vector<SweepRow> runSweep(const AnnIndex& index, const MatrixView<float>& q
   checkSweepInputs(queries, truth, options);
   const int k = options.k;
   const std::vector<ParameterValues> grid =
-      options.grid.empty() ? defaultSweepGrid(index, k) : options.grid;
+      options.grid.empty() ? defaultSweepGrid(index, k) : effectiveSweepGrid(options.grid, k);
   std::vector<SweepRow> rows;
   for (std::size_t g = 0; g < grid.size(); ++g) {
     job.check();

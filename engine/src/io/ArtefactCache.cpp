@@ -2,6 +2,7 @@
 
 #include "io/ChecksummedFile.h"
 #include "nearscape/core/Error.h"
+#include "nearscape/core/Log.h"
 #include "nearscape/io/DatasetReader.h"
 #include "nearscape/io/GraphFile.h"
 
@@ -46,6 +47,12 @@ void removeQuietly(const fs::path& path) {
   fs::remove(path, ec);
 }
 
+std::string shortNumber(float value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", double(value));
+  return text;
+}
+
 bool isEntry(const fs::path& path) {
   const std::string ext = path.extension().string();
   return ext == kGraphExtension || ext == kMatrixExtension || ext == kBlobExtension;
@@ -53,8 +60,17 @@ bool isEntry(const fs::path& path) {
 
 } // namespace
 
-ArtefactCache::ArtefactCache(fs::path folder, std::uint64_t maxBytes)
-    : m_folder(std::move(folder)), m_maxBytes(maxBytes) {}
+ArtefactCache::ArtefactCache(fs::path folder, std::uint64_t maxBytes, Context log)
+    : m_folder(std::move(folder)), m_maxBytes(maxBytes), m_log(std::move(log)) {}
+
+void ArtefactCache::drop(const fs::path& entry, const std::string& why) const {
+  std::string reason = why; // the file's readers name it first: once is enough
+  if (const std::string named = entry.string() + ": "; reason.rfind(named, 0) == 0)
+    reason.erase(0, named.size());
+  logMessage(m_log, LogLevel::Warning,
+             "cache entry " + entry.string() + " dropped (" + reason + "); computing it again");
+  removeQuietly(entry);
+}
 
 fs::path ArtefactCache::defaultFolder() {
   if (const char* folder = std::getenv("NEARSCAPE_ARTEFACT_CACHE"); folder && *folder)
@@ -90,8 +106,8 @@ std::optional<KnnResult> ArtefactCache::loadGraph(const Dataset& data, Metric me
         g.distances.rows(), g.distances.cols());
     r.report.device = "cache";
     return r;
-  } catch (const Error&) { // corrupt, truncated or stale: recompute, and drop it
-    removeQuietly(path);
+  } catch (const Error& e) { // corrupt, truncated or stale: recompute, and drop it
+    drop(path, e.what());
     return std::nullopt;
   }
 }
@@ -131,15 +147,17 @@ std::optional<Matrix<float>> ArtefactCache::loadMatrix(const Dataset& data, cons
         h.value("rows", std::int64_t(-1)) != data.size() ||
         h.value("cols", std::int64_t(-1)) != cols ||
         file.bodySize != std::size_t(data.size()) * std::size_t(cols) * sizeof(float))
-      throw FormatError("stale");
+      throw FormatError("stale: written for other data, parameters or shape");
     std::vector<float> values(std::size_t(data.size()) * std::size_t(cols));
     std::memcpy(values.data(), file.body, file.bodySize);
-    for (float v : values)
-      if (!std::isfinite(v))
-        throw FormatError("not finite");
+    for (std::size_t i = 0; i < values.size(); ++i)
+      if (!(std::abs(values[i]) <= kMaxCoordinate)) // NaN fails too
+        throw FormatError("row " + std::to_string(i / std::size_t(cols) + 1) + " holds " +
+                          shortNumber(values[i]) + ", not a coordinate within ±" +
+                          shortNumber(kMaxCoordinate));
     return Matrix<float>(std::move(values), data.size(), cols);
-  } catch (const std::exception&) { // corrupt, truncated, stale or unreadable JSON: recompute
-    removeQuietly(path);
+  } catch (const std::exception& e) { // corrupt, truncated, stale or unreadable JSON: recompute
+    drop(path, e.what());
     return std::nullopt;
   }
 }
@@ -211,11 +229,31 @@ std::int64_t ArtefactCache::entries() const {
   return count;
 }
 
-void ArtefactCache::clear() const {
+std::vector<fs::path> ArtefactCache::clear() const {
+  std::vector<fs::path> folders;
+  std::string failures;
   std::error_code ec;
-  for (const fs::directory_entry& e : fs::directory_iterator(m_folder, ec))
-    if (isEntry(e.path()) && !fs::remove(e.path(), ec) && ec)
-      throw IoError(e.path().string() + ": cannot remove: " + ec.message());
+  fs::directory_iterator it(m_folder, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory)
+    throw WriteError(m_folder.string() + ": cannot list the cache: " + ec.message());
+  for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    const fs::path& path = it->path();
+    if (!isEntry(path))
+      continue;
+    std::error_code kind;
+    if (it->is_directory(kind) && !it->is_symlink(kind)) {
+      folders.push_back(path);
+      continue;
+    }
+    std::error_code removed;
+    if (!fs::remove(path, removed) && removed)
+      failures += (failures.empty() ? "" : "; ") + path.string() + ": " + removed.message();
+  }
+  if (ec)
+    failures += (failures.empty() ? "" : "; ") + m_folder.string() + ": " + ec.message();
+  if (!failures.empty())
+    throw WriteError("cannot remove from the cache: " + failures);
+  return folders;
 }
 
 void ArtefactCache::evict() const {

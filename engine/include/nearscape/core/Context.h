@@ -47,8 +47,24 @@ struct Context {
 /// Parses sizes such as "512M", "2G", "1.5G", "4096" (bytes). Throws InvalidArgument.
 std::uint64_t parseByteSize(std::string_view text);
 
-/// The number of CPU threads a context asks for (never less than 1).
+/// The number of CPU threads a context asks for (never less than 1), held to threadLimit().
 int effectiveThreads(const Context& context);
+
+/// The most CPU threads a context may ask for on this machine, and why no more.
+struct ThreadLimit {
+  int threads = 1;
+  /// What sets it: "4 per hardware thread; this machine has 2" or the address-space limit.
+  std::string reason;
+};
+
+/// kThreadsPerHardwareThread × the machine's hardware threads, and no more thread stacks than
+/// half of what the address-space limit (ulimit -v) leaves at the first call: beyond it OpenMP
+/// cannot start its threads and ends the program ("Thread creation failed"). Read once, at the
+/// first call. Never throws.
+ThreadLimit threadLimit();
+
+/// More threads than this per hardware thread only add switching and memory.
+inline constexpr int kThreadsPerHardwareThread = 4;
 
 /// What the engine found about CUDA devices.
 struct DeviceInfo {

@@ -19,8 +19,9 @@ struct HeldOutSweepOptions {
   IndexBuildParams build;
   Metric metric = Metric::L2;
   /// Rows of the data held out as queries (seeded with the context's seed), at most half the
-  /// data; ignored when queries are given.
-  std::int64_t holdout = 1000;
+  /// data; 0: kDefaultHoldout or half the data, whichever is fewer. Ignored when queries are
+  /// given.
+  std::int64_t holdout = 0;
   std::optional<std::uint64_t> holdoutSeed; ///< the hold-out's seed; default: the context's
   /// A data row held out beside the sample, whose missed neighbours each row lists (the item a
   /// person chose); -1: sweep.missedQuery names the query instead.
@@ -31,6 +32,14 @@ struct HeldOutSweepOptions {
   /// runs over one split measures it once.
   bool exactReference = false;
 };
+
+/// The hold-out when none is asked for (fewer when the data has fewer than twice as many rows).
+inline constexpr std::int64_t kDefaultHoldout = 1000;
+
+/// The rows held out of `rows` for a hold-out of `holdout` (HeldOutSweepOptions::holdout: 0 is
+/// the default). Throws InvalidArgument: a hold-out below 0 or beyond half the data (the rest is
+/// the index), or data too small to hold any out.
+std::int64_t holdoutCount(std::int64_t holdout, std::int64_t rows);
 
 struct HeldOutSweep;
 

@@ -39,7 +39,16 @@ struct SweepRow {
 /// range (graph: ef from k to 512; ivf: nprobe 1, 2, 4 … nlist), others at their defaults.
 std::vector<ParameterValues> defaultSweepGrid(const AnnIndex& index, int k);
 
-/// Measures each setting and calls `onRow` as soon as it is measured (the GUI plots rows live);
+/// The settings a sweep for k neighbours measures of `grid`: an ef below k is searched as ef = k
+/// (the graph search needs ef ≥ k and raises it, as hnswlib and Faiss do), so such a setting is
+/// measured as, and labelled with, ef = k, and settings made equal by that are measured once
+/// (where the first of them stood). `note` (optional) gets a line saying which values were
+/// raised, or is left empty when none was.
+std::vector<ParameterValues> effectiveSweepGrid(const std::vector<ParameterValues>& grid, int k,
+                                                std::string* note = nullptr);
+
+/// Measures each setting of effectiveSweepGrid(options.grid, options.k) and calls `onRow` as
+/// soon as it is measured (the GUI plots rows live);
 /// marks the Pareto front at the end. `truth` is queries × ≥k exact ids. Throws InvalidArgument
 /// (a setting naming an unknown parameter or a value out of range, …), Cancelled (between and
 /// inside settings).
