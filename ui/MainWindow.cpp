@@ -1353,18 +1353,16 @@ void MainWindow::buildExploreBar() {
   m_searchStop->setIcon(style()->standardIcon(QStyle::SP_BrowserStop));
   m_searchStop->setToolTip(tr("Stop the search (Esc)"));
   m_searchStop->setAutoRaise(true);
-  m_searchStopAction = bar->addWidget(m_searchStop);
-  m_searchStopAction->setVisible(false);
+  m_searchStop->setEnabled(false); // shown always: appearing, it would re-lay the bar and map
+  bar->addWidget(m_searchStop);
   connect(m_searchStop, &QToolButton::clicked, this, &MainWindow::cancelSearch);
   auto* escape = new QShortcut(QKeySequence(Qt::Key_Escape), m_searchField);
   escape->setContext(Qt::WidgetShortcut);
   connect(escape, &QShortcut::activated, this, &MainWindow::cancelSearch);
-  // Shown while any search job runs (a stopped one may still be ending when the next starts).
-  connect(m_searchJobs, &JobRunner::started, this,
-          [this] { m_searchStopAction->setVisible(true); });
+  // Enabled while any search job runs (a stopped one may still be ending when the next starts).
+  connect(m_searchJobs, &JobRunner::started, this, [this] { m_searchStop->setEnabled(true); });
   for (auto ended : {&JobRunner::finished, &JobRunner::cancelled})
-    connect(m_searchJobs, ended, this,
-            [this] { m_searchStopAction->setVisible(m_searchJobs->busy()); });
+    connect(m_searchJobs, ended, this, [this] { m_searchStop->setEnabled(m_searchJobs->busy()); });
   auto* typing = new QTimer(this); // search as one types, once the typing pauses
   typing->setSingleShot(true);
   typing->setInterval(150);
@@ -1391,7 +1389,7 @@ void MainWindow::buildExploreBar() {
       m_matchLabel->setText(tr("searching… %1%").arg(int(100 * fraction)));
   });
   connect(m_searchJobs, &JobRunner::failed, this, [this](const QString&, const QString& message) {
-    m_searchStopAction->setVisible(m_searchJobs->busy());
+    m_searchStop->setEnabled(m_searchJobs->busy());
     m_searchPending = false;
     m_matchLabel->setText(tr("search failed"));
     showError(tr("Find"), message);

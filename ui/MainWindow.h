@@ -362,8 +362,7 @@ private:
   QLineEdit* m_searchField = nullptr;
   QCheckBox* m_regexBox = nullptr;
   QLabel* m_matchLabel = nullptr;
-  QToolButton* m_searchStop = nullptr;   ///< stops the search under way
-  QAction* m_searchStopAction = nullptr; ///< its place on the bar, shown while a search runs
+  QToolButton* m_searchStop = nullptr; ///< stops the search under way (enabled while one runs)
   ColorBar* m_colorBar = nullptr;
   QDockWidget* m_legendDock = nullptr;
   std::unique_ptr<ColourScheme> m_scheme;
