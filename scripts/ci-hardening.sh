@@ -27,7 +27,7 @@ jobs=${NEARSCAPE_HARDENING_JOBS:-$(nproc)}
 fuzz_seconds=${NEARSCAPE_FUZZ_SECONDS:-15}
 # hdf5_raw fuzzes libhdf5 itself (its findings are upstream bugs): by hand only (README).
 fuzz_targets=(npy_header npy vecs tsv_vectors idx hdf5 metadata_tsv graph_file index_file cache_entry
-  study_csv)
+  study_csv regex_search session)
 if [[ -n "${NEARSCAPE_FUZZ_TARGETS:-}" ]]; then
   read -r -a fuzz_targets <<< "$NEARSCAPE_FUZZ_TARGETS"
 fi

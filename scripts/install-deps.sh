@@ -10,6 +10,7 @@ packages=(
   cmake ninja-build g++ pkg-config
   # engine
   libeigen3-dev libopenblas-dev libhdf5-dev zlib1g-dev libdeflate-dev libxxhash-dev nlohmann-json3-dev libcli11-dev
+  libre2-dev
   # nearscape-cli under mpirun (optional at build time, as CUDA; CI tests it)
   libopenmpi-dev openmpi-bin
   # ui

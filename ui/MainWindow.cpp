@@ -40,6 +40,7 @@
 #include <QScreen>
 #include <QScrollArea>
 #include <QSettings>
+#include <QShortcut>
 #include <QSignalBlocker>
 #include <QSplitter>
 #include <QStackedWidget>
@@ -1178,6 +1179,7 @@ void MainWindow::setPreferences(const Preferences& preferences) {
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
+  m_searchJobs->cancel(); // a closed window's search is of no use (the other jobs: ~MainWindow)
   QSettings().setValue("window/geometry", saveGeometry());
   QMainWindow::closeEvent(event);
 }
@@ -1341,9 +1343,26 @@ void MainWindow::buildExploreBar() {
   m_regexBox->setToolTip(tr("Match a regular expression instead of a plain substring"));
   bar->addWidget(m_regexBox);
   m_matchLabel = new QLabel(bar);
+  m_matchLabel->setObjectName(QStringLiteral("matches"));
   m_matchLabel->setTextFormat(Qt::PlainText);
   m_matchLabel->setMinimumWidth(120);
   bar->addWidget(m_matchLabel);
+  // A search over long values or with a costly expression can take seconds: it can be stopped.
+  m_searchStop = new QToolButton(bar);
+  m_searchStop->setObjectName(QStringLiteral("searchStop"));
+  m_searchStop->setIcon(style()->standardIcon(QStyle::SP_BrowserStop));
+  m_searchStop->setToolTip(tr("Stop the search (Esc)"));
+  m_searchStop->setAutoRaise(true);
+  m_searchStop->setEnabled(false); // shown always: appearing, it would re-lay the bar and map
+  bar->addWidget(m_searchStop);
+  connect(m_searchStop, &QToolButton::clicked, this, &MainWindow::cancelSearch);
+  auto* escape = new QShortcut(QKeySequence(Qt::Key_Escape), m_searchField);
+  escape->setContext(Qt::WidgetShortcut);
+  connect(escape, &QShortcut::activated, this, &MainWindow::cancelSearch);
+  // Enabled while any search job runs (a stopped one may still be ending when the next starts).
+  connect(m_searchJobs, &JobRunner::started, this, [this] { m_searchStop->setEnabled(true); });
+  for (auto ended : {&JobRunner::finished, &JobRunner::cancelled})
+    connect(m_searchJobs, ended, this, [this] { m_searchStop->setEnabled(m_searchJobs->busy()); });
   auto* typing = new QTimer(this); // search as one types, once the typing pauses
   typing->setSingleShot(true);
   typing->setInterval(150);
@@ -1370,6 +1389,7 @@ void MainWindow::buildExploreBar() {
       m_matchLabel->setText(tr("searching… %1%").arg(int(100 * fraction)));
   });
   connect(m_searchJobs, &JobRunner::failed, this, [this](const QString&, const QString& message) {
+    m_searchStop->setEnabled(m_searchJobs->busy());
     m_searchPending = false;
     m_matchLabel->setText(tr("search failed"));
     showError(tr("Find"), message);
@@ -1939,6 +1959,7 @@ void MainWindow::setSearch(const QString& text, bool regex) {
   };
   m_searchPending = true;
   m_matchLabel->setText(tr("searching…"));
+  m_matchLabel->setToolTip({});
   auto dataset = m_dataset;
   const std::string needle = text.toStdString();
   const MatchMode mode = regex ? MatchMode::Regex : MatchMode::Substring;
@@ -1954,8 +1975,8 @@ void MainWindow::setSearch(const QString& text, bool regex) {
         return found;
       },
       [this, dataset](Found& found) {
-        if (m_dataset != dataset)
-          return; // searched other data
+        if (m_dataset != dataset || !m_searchPending)
+          return; // searched other data, or stopped (cancelSearch) or cleared since
         m_searchPending = false;
         m_searching = true;
         m_matches = std::move(found.matches);
@@ -1964,6 +1985,7 @@ void MainWindow::setSearch(const QString& text, bool regex) {
                                                       : tr("%L1 matches").arg(m_matches.size()));
         } else {
           m_matchLabel->setText(tr("invalid expression"));
+          m_matchLabel->setToolTip(found.error); // the status bar's message goes away
           statusBar()->showMessage(found.error, 8000);
         }
         recolour();
@@ -1971,6 +1993,18 @@ void MainWindow::setSearch(const QString& text, bool regex) {
           goToFirstMatch();
         emit searchFinished();
       });
+}
+
+void MainWindow::cancelSearch() {
+  if (!m_searchPending)
+    return;
+  m_searchJobs->cancel(); // findItems looks for the stop before every item
+  m_searchPending = m_goToFirstMatch = false;
+  m_matches.clear();
+  m_searching = false;
+  m_matchLabel->setText(tr("search stopped"));
+  recolour();
+  emit searchFinished();
 }
 
 void MainWindow::goToFirstMatch() {

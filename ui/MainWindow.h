@@ -124,6 +124,9 @@ public:
   /// matches change when it ends (searchFinished). An invalid expression is reported in the
   /// status bar and matches nothing.
   void setSearch(const QString& text, bool regex = false);
+  /// Stops the search under way (the bar's stop button, Escape in the search field): no item
+  /// is matched, the bar says it stopped, and searchFinished is emitted. Nothing while none runs.
+  void cancelSearch();
   /// The items the last finished search matches (sorted ids).
   const std::vector<std::int64_t>& searchMatches() const { return m_matches; }
   /// Selects the first match and centres the map on it (Enter in the search field); while a
@@ -187,6 +190,7 @@ public:
   ItemStrip* neighboursPanel() const { return m_neighbours; }
   ItemStrip* pathStrip() const { return m_pathStrip; }
   JobRunner* pipelineJobs() const { return m_pipelineJobs; }
+  JobRunner* searchJobs() const { return m_searchJobs; }
   /// True once the kNN graph, the refined map and the spanning forest exist.
   bool explorationReady() const { return m_explore != nullptr; }
   /// The last path shown (empty when none).
@@ -358,6 +362,7 @@ private:
   QLineEdit* m_searchField = nullptr;
   QCheckBox* m_regexBox = nullptr;
   QLabel* m_matchLabel = nullptr;
+  QToolButton* m_searchStop = nullptr; ///< stops the search under way (enabled while one runs)
   ColorBar* m_colorBar = nullptr;
   QDockWidget* m_legendDock = nullptr;
   std::unique_ptr<ColourScheme> m_scheme;

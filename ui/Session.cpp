@@ -1,6 +1,7 @@
 #include "Session.h"
 
 #include "nearscape/core/Error.h"
+#include "nearscape/core/Metric.h"
 #include "nearscape/io/AtomicFile.h"
 
 #include <QDir>
@@ -8,6 +9,9 @@
 #include <QFileInfo>
 
 #include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
 
 namespace nearscape::ui {
 namespace {
@@ -28,6 +32,58 @@ std::array<double, 3> triple(const nlohmann::json& j) {
   return {v[0], v[1], v[2]};
 }
 
+/// The checks of a session's values, beyond JSON's types: a hand-edited or hostile file names
+/// what is wrong instead of reaching the window with a value it cannot show.
+class Checker {
+public:
+  explicit Checker(const std::string& file) : m_file(file) {}
+
+  /// Throws FormatError "FILE: "key" MUST" when `ok` is false.
+  void require(bool ok, const char* key, const std::string& must) const {
+    if (!ok)
+      throw FormatError(m_file + ": \"" + key + "\" " + must);
+  }
+
+  /// An integer field (JSON would read 2.5 as 2), or `fallback` when absent.
+  std::int64_t integer(const nlohmann::json& j, const char* key, std::int64_t fallback) const {
+    if (!j.contains(key))
+      return fallback;
+    require(j[key].is_number_integer(), key, "must be an integer, not " + shortDump(j[key]));
+    return j[key].get<std::int64_t>();
+  }
+
+  /// A JSON value as the message quotes it (a long one cut short).
+  static std::string shortDump(const nlohmann::json& j) {
+    std::string text = j.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace);
+    constexpr std::size_t kMax = 60;
+    return text.size() <= kMax ? text : text.substr(0, kMax) + "...";
+  }
+
+private:
+  std::string m_file;
+};
+
+bool finite(const std::array<double, 3>& v) {
+  return std::all_of(v.begin(), v.end(), [](double x) { return std::isfinite(x); });
+}
+
+MapView::Camera cameraFrom(const nlohmann::json& c, const Checker& check) {
+  MapView::Camera camera;
+  camera.focal = triple(c.at("focal"));
+  camera.position = triple(c.at("position"));
+  camera.up = triple(c.at("up"));
+  camera.scale = c.at("scale").get<double>();
+  check.require(finite(camera.focal) && finite(camera.position) && finite(camera.up) &&
+                    std::isfinite(camera.scale),
+                "camera", "must hold finite numbers");
+  check.require(camera.scale > 0, "camera", "must have a positive scale");
+  check.require(camera.position != camera.focal, "camera",
+                "must look from a position other than its focal point");
+  check.require(camera.up != std::array<double, 3>{0, 0, 0}, "camera",
+                "must have a non-zero up direction");
+  return camera;
+}
+
 } // namespace
 
 Session Session::read(const QString& path) {
@@ -40,49 +96,73 @@ Session Session::read(const QString& path) {
   constexpr qint64 kMaxBytes = 64 << 20; // a selection of millions of ids still fits
   if (file.size() > kMaxBytes)
     throw FormatError(name + ": larger than 64 MB: not a session file");
-  const QByteArray bytes = file.readAll();
+  return parse(file.readAll(), path);
+}
+
+Session Session::parse(const QByteArray& bytes, const QString& path) {
+  const std::string name = path.toStdString();
+  const Checker check(name);
   Session s;
   try {
     const nlohmann::json j =
         nlohmann::json::parse(bytes.constData(), bytes.constData() + bytes.size());
     if (!j.is_object() || j.value("format", std::string()) != kFormat)
       throw FormatError(name + ": not a Nearscape session (no \"format\": \"" + kFormat + "\")");
-    if (j.value("version", 0) != kVersion)
-      throw FormatError(name + ": session version " + j.value("version", nlohmann::json()).dump() +
+    if (!j.contains("version") || j["version"] != kVersion)
+      throw FormatError(name + ": session version " +
+                        Checker::shortDump(j.value("version", nlohmann::json())) +
                         " is not supported (this Nearscape reads version 1)");
-    s.data = resolved(QString::fromStdString(j.at("data").get<std::string>()), path);
+    const std::string data = j.at("data").get<std::string>();
+    check.require(!data.empty(), "data", "must name the data file");
+    s.data = resolved(QString::fromStdString(data), path);
     if (j.contains("metadata") && !j["metadata"].is_null())
       s.metadata = resolved(QString::fromStdString(j["metadata"].get<std::string>()), path);
     s.contentHash = j.value("content_hash", std::string());
-    s.metric = j.value("metric", std::string());
+    check.require(s.contentHash.find_first_not_of("0123456789abcdefABCDEF") == std::string::npos,
+                  "content_hash", "must be hexadecimal digits");
+    // The metric decides every distance: one this Nearscape does not know is refused, not
+    // replaced by the data's own (an empty one, from an older session, means the data's).
+    const std::string metric = j.value("metric", std::string());
+    if (!metric.empty()) {
+      const std::optional<Metric> known = parseMetric(metric);
+      check.require(known.has_value(), "metric",
+                    "must be \"l2\", \"cos\" or \"ip\", not " + Checker::shortDump(metric));
+      s.metric = std::string(metricName(*known));
+    }
     s.colourBy = QString::fromStdString(j.value("colour_by", std::string("label")));
     if (j.contains("search")) {
-      s.searchText = QString::fromStdString(j["search"].value("text", std::string()));
-      s.searchRegex = j["search"].value("regex", false);
+      const nlohmann::json& search = j["search"];
+      check.require(search.is_object(), "search", "must be {\"text\": TEXT, \"regex\": BOOL}");
+      s.searchText = QString::fromStdString(search.value("text", std::string()));
+      s.searchRegex = search.value("regex", false);
     }
     for (const std::string& g : j.value("hidden", std::vector<std::string>()))
       s.hidden << QString::fromStdString(g);
     if (j.contains("shown_range") && !j["shown_range"].is_null()) {
       const auto range = j["shown_range"].get<std::vector<double>>();
-      if (range.size() != 2 || !(range[0] <= range[1]))
-        throw FormatError(name + ": \"shown_range\" must be [from, to] with from ≤ to");
+      check.require(range.size() == 2 && std::isfinite(range[0]) && std::isfinite(range[1]) &&
+                        range[0] <= range[1],
+                    "shown_range", "must be [from, to] with from ≤ to");
       s.shownRange = std::pair{range[0], range[1]};
     }
-    s.selection = j.value("selection", std::vector<std::int64_t>());
-    s.selected = j.value("selected", std::int64_t(-1));
-    s.pathTo = j.value("path_to", std::int64_t(-1));
-    s.dim = j.value("dim", 2);
-    if (s.dim != 2 && s.dim != 3)
-      throw FormatError(name + ": \"dim\" must be 2 or 3");
-    if (j.contains("camera") && !j["camera"].is_null()) {
-      const nlohmann::json& c = j["camera"];
-      MapView::Camera camera;
-      camera.focal = triple(c.at("focal"));
-      camera.position = triple(c.at("position"));
-      camera.up = triple(c.at("up"));
-      camera.scale = c.at("scale").get<double>();
-      s.camera = camera;
+    if (j.contains("selection")) {
+      const nlohmann::json& ids = j["selection"];
+      check.require(ids.is_array(), "selection", "must be a list of item ids");
+      for (const nlohmann::json& id : ids) {
+        check.require(id.is_number_integer() && id.get<std::int64_t>() >= 0, "selection",
+                      "must list item ids (integers ≥ 0), not " + Checker::shortDump(id));
+        s.selection.push_back(id.get<std::int64_t>());
+      }
     }
+    s.selected = check.integer(j, "selected", -1);
+    check.require(s.selected >= -1, "selected", "must be an item id or -1");
+    s.pathTo = check.integer(j, "path_to", -1);
+    check.require(s.pathTo >= -1, "path_to", "must be an item id or -1");
+    const std::int64_t dim = check.integer(j, "dim", 2);
+    check.require(dim == 2 || dim == 3, "dim", "must be 2 or 3");
+    s.dim = int(dim);
+    if (j.contains("camera") && !j["camera"].is_null())
+      s.camera = cameraFrom(j["camera"], check);
     s.windowState =
         QByteArray::fromBase64(QByteArray::fromStdString(j.value("window", std::string())));
   } catch (const FormatError&) {

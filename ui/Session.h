@@ -27,7 +27,7 @@ namespace nearscape::ui {
 struct Session {
   QString data, metadata;
   std::string contentHash;
-  std::string metric; ///< "l2", "cos" or "ip"
+  std::string metric; ///< "l2", "cos" or "ip"; empty: the data's own (read: a known one)
   QString colourBy = QStringLiteral("label");
   QString searchText;
   bool searchRegex = false;
@@ -43,6 +43,9 @@ struct Session {
   /// Reads and checks a session file. Throws IoError, FormatError (naming the file and the
   /// problem: not JSON, another format, a missing or mistyped field).
   static Session read(const QString& path);
+  /// The same checks on a file's bytes; `path` names it in errors and anchors relative paths.
+  /// Throws FormatError.
+  static Session parse(const QByteArray& bytes, const QString& path);
   /// Writes it atomically, never over the data it names. Throws the engine's write errors.
   void write(const QString& path) const;
 };

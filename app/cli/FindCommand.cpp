@@ -63,7 +63,7 @@ void addFindCommand(CLI::App& app, int& exitCode) {
   cmd->add_option("path", args->path, "Data file or IDX folder")->required();
   cmd->add_option("text", args->text, "Text: an id, or a case-insensitive substring")->required();
   cmd->add_option("--meta", args->meta, "Metadata TSV (default: the <stem>.meta.tsv sidecar)");
-  cmd->add_flag("--regex", args->regex, "TEXT is a regular expression (ECMAScript, any case)");
+  cmd->add_flag("--regex", args->regex, "TEXT is a regular expression (RE2 syntax, any case)");
   cmd->add_option("--limit", args->limit, "Items listed at most (-1: all)")
       ->check(atLeast(-1))
       ->capture_default_str();

@@ -169,6 +169,44 @@ void studySeeds() {
       "4,0.9,300,3,5,0.1,100,1\n");
 }
 
+void regexSeeds() {
+  // Byte 0: even for a regular expression, odd for a substring; the pattern; then one item a line.
+  const std::string regex(1, '\0'), substring(1, '\1');
+  put("regex_search", "alternation", regex + "^(tabby cat|hound)$\ncat\nTabby Cat\nhound\nbird");
+  put("regex_search", "long-cell",
+      regex + "a*b\n" + std::string(50000, 'a') + "\n" + std::string(49999, 'a') + "b");
+  put("regex_search", "nested-plus",
+      regex + "(a+)+$\n" + std::string(34, 'a') + "b\n" + std::string(35, 'a'));
+  put("regex_search", "nfa-fallback",
+      regex + "[a-z]*a[a-z]{60}q9\n" + std::string(3000, 'x') + "a" + std::string(60, 'y') + "q9");
+  put("regex_search", "classes",
+      regex + "\\d{2,}\\s+\\p{L}+|[[:upper:]]\\b\n12 été\nX y\n\xff\xfe");
+  put("regex_search", "unclosed", regex + "(\nabc");
+  put("regex_search", "id", substring + "2\nzero\none\ntwo\n");
+  put("regex_search", "substring", substring + "CAT\ncat\nconcatenate\ndog");
+}
+
+void sessionSeeds() {
+  put("session", "full.nearscape", R"({
+  "format": "nearscape-session", "version": 1, "data": "data.npy", "metadata": "data.meta.tsv",
+  "content_hash": "0123456789abcdef0123456789abcdef", "metric": "cos", "colour_by": "label",
+  "search": {"text": "(a+)+$", "regex": true}, "hidden": ["cat"], "shown_range": [0.5, 2],
+  "selection": [1, 2, 3], "selected": 4, "path_to": 7, "dim": 3,
+  "camera": {"focal": [0, 0, 0], "position": [0, 0, 10], "up": [0, 1, 0], "scale": 2.5},
+  "window": "AAAA/wAAAAD9"
+})");
+  put("session", "minimal.nearscape",
+      R"({"format": "nearscape-session", "version": 1, "data": "/abs/data.npy"})");
+  put("session", "nulls.nearscape",
+      R"({"format": "nearscape-session", "version": 1, "data": "d.h5", "metadata": null,
+          "shown_range": null, "camera": null, "metric": "", "selection": []})");
+  put("session", "manhattan.nearscape",
+      R"({"format": "nearscape-session", "version": 1, "data": "d.npy", "metric": "manhattan"})");
+  put("session", "long-search.nearscape",
+      R"({"format": "nearscape-session", "version": 1, "data": "d.npy", "search": {"text": ")" +
+          std::string(50000, 'a') + R"(", "regex": true}})");
+}
+
 void idxSeeds() {
   std::string pixels;
   for (int i = 0; i < 3 * 4 * 4; ++i)
@@ -318,6 +356,8 @@ int main(int argc, char** argv) {
   vecsSeeds();
   tsvSeeds();
   studySeeds();
+  regexSeeds();
+  sessionSeeds();
   idxSeeds();
   hdf5Seeds();
   graphSeeds();

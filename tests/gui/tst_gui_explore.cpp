@@ -40,6 +40,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTimer>
+#include <QToolButton>
 
 #include <algorithm>
 #include <cmath>
@@ -366,6 +367,161 @@ private slots:
     QCOMPARE(scheme.maximum, 6.0);
     QVERIFY2(longestGap < 100, qPrintable(QString("the event loop stalled %1 ms").arg(longestGap)));
     QCOMPARE(window.findChild<ColorBar*>()->maximum(), 6.0);
+  }
+
+  void hostileRegexLeavesTheWindowResponsive() {
+    // A 50,000-character value crashed the regex search (std::regex recursed once a character)
+    // and (a+)+$ over 35 characters never ended: "searching…" for ever, and closing the window
+    // left the process running. Typed into the field now: results in milliseconds; a search of
+    // seconds stops at the bar's stop button, at Escape and when the window closes, each within
+    // 200 ms; a bad pattern shows RE2's reason; the event loop never stalls meanwhile.
+    QTemporaryDir dir;
+    constexpr int n = 2000;
+    QVERIFY(test::writeBytes(
+        dir.filePath("long.npy"),
+        test::npyBytes("<f4", {n, 2}, test::rawBytes(test::randomFloats(2 * n, 3)))));
+    std::vector<QByteArray> values = {QByteArray(50000, 'a'), QByteArray(34, 'a') + "b",
+                                      QByteArray(35, 'A')};
+    std::uint32_t state = 1;
+    const char letters[] = "acdefghijklmnoprstuvwxyz"; // no b, no q
+    while (values.size() < std::size_t(n)) {
+      QByteArray value(10000, ' ');
+      for (char& c : value) {
+        state = state * 1664525u + 1013904223u;
+        c = letters[(state >> 16) % 24];
+      }
+      values.push_back(value);
+    }
+    QByteArray meta;                  // one column: no header row
+    std::vector<std::int64_t> endInA; // what (a+)+$ finds, case-insensitive
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      meta += values[i] + "\n";
+      if (values[i].endsWith('a') || values[i].endsWith('A'))
+        endInA.push_back(std::int64_t(i));
+    }
+    QVERIFY(test::writeBytes(dir.filePath("long.meta.tsv"), meta));
+    MainWindow window;
+    window.resize(1000, 700);
+    window.show();
+    window.activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(&window));
+    QSignalSpy shown(&window, &MainWindow::mapShown);
+    window.openPath(dir.filePath("long.npy"));
+    QVERIFY2(shown.wait(60000), qPrintable(window.lastError()));
+    window.pipelineJobs()->cancel(); // the graph is not what is looked at here
+    QVERIFY(window.pipelineJobs()->waitForDone(10000));
+    auto* field = window.findChild<QLineEdit*>(QStringLiteral("search"));
+    auto* regex = window.findChild<QCheckBox*>(QStringLiteral("regex"));
+    auto* label = window.findChild<QLabel*>(QStringLiteral("matches"));
+    auto* stop = window.findChild<QToolButton*>(QStringLiteral("searchStop"));
+    QVERIFY(field && regex && label && stop);
+    regex->setChecked(true);
+
+    QElapsedTimer clock;
+    clock.start();
+    qint64 longestGap = 0, last = -1;
+    QTimer heartbeat;
+    heartbeat.setInterval(5);
+    connect(&heartbeat, &QTimer::timeout, this, [&] {
+      const qint64 now = clock.elapsed();
+      if (last >= 0 && window.viewPending())
+        longestGap = std::max(longestGap, now - last);
+      last = now;
+    });
+    heartbeat.start();
+    auto type = [&](const QString& text) { // as a person does: the search starts as typing pauses
+      field->setFocus();
+      field->selectAll();
+      QTest::keyClicks(field, text);
+    };
+    type(QStringLiteral("a*b"));
+    QTRY_COMPARE_WITH_TIMEOUT(window.searchMatches(), std::vector<std::int64_t>{1}, 20000);
+    QTRY_VERIFY(!window.viewPending());
+    type(QStringLiteral("(a+)+$"));
+    QTRY_COMPARE_WITH_TIMEOUT(window.searchMatches(), endInA, 20000);
+    QTRY_VERIFY(!window.viewPending());
+    QCOMPARE(label->text(), QString("%1 matches").arg(endInA.size()));
+    type(QStringLiteral("("));
+    QTRY_COMPARE_WITH_TIMEOUT(label->text(), QString("invalid expression"), 20000);
+    QVERIFY(window.searchMatches().empty());
+    QVERIFY2(window.statusBar()->currentMessage().contains("missing ): ("),
+             qPrintable(window.statusBar()->currentMessage()));
+    QVERIFY(label->toolTip().contains("missing ): ("));
+
+    // Seconds of work (a pattern RE2's automaton cannot cache, over 20 MB), stopped three ways.
+    const QString slow = QStringLiteral("[a-z]*a[a-z]{60}q9");
+    const auto stopsWithin200ms = [&](const std::function<void()>& stopIt, const char* how) {
+      type(slow);
+      QTRY_VERIFY(window.searchJobs()->busy() && stop->isEnabled());
+      QTest::qWait(300);
+      QVERIFY2(window.viewPending(), how); // still searching
+      QElapsedTimer stopped;
+      stopped.start();
+      stopIt();
+      const bool ended = window.searchJobs()->waitForDone(200);
+      qInfo("the search stopped %lld ms after %s", stopped.elapsed(), how);
+      QVERIFY2(ended, how);
+    };
+    stopsWithin200ms([&] { QTest::mouseClick(stop, Qt::LeftButton); }, "the stop button");
+    if (QTest::currentTestFailed())
+      return;
+    QCOMPARE(label->text(), QString("search stopped"));
+    QVERIFY(window.searchMatches().empty() && !window.viewPending());
+    QTRY_VERIFY(!stop->isEnabled());
+    stopsWithin200ms([&] { QTest::keyClick(field, Qt::Key_Escape); }, "Escape");
+    if (QTest::currentTestFailed())
+      return;
+    QCOMPARE(label->text(), QString("search stopped"));
+    heartbeat.stop();
+    qInfo("the event loop's longest gap while searching: %lld ms", longestGap);
+    QVERIFY2(longestGap < 100, qPrintable(QString("the event loop stalled %1 ms").arg(longestGap)));
+    stopsWithin200ms([&] { window.close(); }, "closing the window");
+  }
+
+  void sessionValuesOutOfDomainAreRefused() {
+    // A hand-edited session: a metric this Nearscape does not know was taken for the data's
+    // own; other values out of their domain reached the window. Each is refused, named.
+    const QString path = m_dir.filePath("edited.nearscape");
+    const auto refusal = [&](const QString& fields) {
+      const QString text =
+          QString(R"({"format": "nearscape-session", "version": 1, "data": "%1", %2})")
+              .arg(m_data, fields);
+      if (!test::writeBytes(path, text.toUtf8()))
+        return QString("cannot write");
+      MainWindow window;
+      window.openSession(path);
+      return window.lastError();
+    };
+    struct Case {
+      const char* fields;
+      const char* says;
+    };
+    for (const Case& c :
+         {Case{R"("metric": "manhattan")",
+               R"("metric" must be "l2", "cos" or "ip", not "manhattan")"},
+          Case{R"("dim": 2.5)", R"("dim" must be an integer, not 2.5)"},
+          Case{R"("selection": [1, -3])", R"("selection" must list item ids)"},
+          Case{R"("selected": -7)", R"("selected" must be an item id or -1)"},
+          Case{R"("path_to": 1.5)", R"("path_to" must be an integer)"},
+          Case{R"("data": "")", R"("data" must name the data file)"},
+          Case{R"("content_hash": "zz")", R"("content_hash" must be hexadecimal)"},
+          Case{R"("search": "dog")", R"("search" must be {"text")"},
+          Case{R"("camera": {"focal": [0,0,0], "position": [0,0,1], "up": [0,1,0], "scale": 0})",
+               R"("camera" must have a positive scale)"},
+          Case{R"("camera": {"focal": [0,0,1], "position": [0,0,1], "up": [0,1,0], "scale": 1})",
+               R"("camera" must look from a position other than its focal point)"}}) {
+      const QString error = refusal(QString::fromUtf8(c.fields));
+      QVERIFY2(error.contains(path + ": " + QString::fromUtf8(c.says)),
+               qPrintable(QString::fromUtf8(c.fields) + " → " + error));
+    }
+    // The metric's other spellings are read as the names the writer uses.
+    QVERIFY(test::writeBytes(
+        path,
+        QString(
+            R"({"format": "nearscape-session", "version": 1, "data": "%1", "metric": "Cosine"})")
+            .arg(m_data)
+            .toUtf8()));
+    QCOMPARE(Session::read(path).metric, std::string("cos"));
   }
 
   void colourByAnyColumn() {

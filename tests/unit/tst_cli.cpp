@@ -9,6 +9,7 @@
 #include "nearscape/io/Npy.h"
 
 #include <QDir>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
 #include <QJsonArray>
@@ -22,6 +23,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <csignal>
 #include <map>
 
 using namespace nearscape::test;
@@ -401,7 +403,7 @@ private slots:
     r = cli({"find", file, "^d", "--regex"});
     QCOMPARE(r.code, 0);
     QVERIFY2(r.out.startsWith("1 of 4 items match\n1\tdog"), r.out.constData());
-    QCOMPARE(cli({"find", file, "(", "--regex"}).code, 2);
+    QCOMPARE(cli({"find", file, "(", "--regex"}).code, 2); // see findRegexIsLinearTimeAndStops
     // info describes each column as "colour by" reads it.
     r = cli({"info", file, "--json"});
     const QJsonArray columns = QJsonDocument::fromJson(r.out).object()["columns"].toArray();
@@ -1531,6 +1533,80 @@ private slots:
     QVERIFY(!QFile::exists(pairs));
     QCOMPARE(cli({"duplicates", file, "--threshold", "1", "--tile-rows", "0"}).code, 2);
     QCOMPARE(cli({"duplicates", file, "--threshold", "1", "--box-dims", "5000"}).code, 2);
+  }
+
+  void findRegexIsLinearTimeAndStops() {
+    // std::regex recursed once a character (SIGSEGV on a 50,000-character value), backtracked
+    // without end on (a+)+$ over 35 characters and heard Ctrl-C only every 4096 items. RE2: linear
+    // time, the engine's own message for a bad pattern, a stop looked for before every item.
+    const QString file = m_dir.filePath("regex.npy");
+    QVERIFY(writeBytes(file, npyBytes("<f4", {4, 2}, rawBytes(randomFloats(8, 5)))));
+    QVERIFY(writeBytes(m_dir.filePath("regex.meta.tsv"), QByteArray(50000, 'a') + "\n" +
+                                                             QByteArray(34, 'a') + "b\n" +
+                                                             QByteArray(35, 'A') + "\nx!\n"));
+    auto find = [&](const QString& pattern) {
+      QProcess p;
+      p.start(QStringLiteral(NEARSCAPE_CLI_PATH), {"find", file, pattern, "--regex", "--json"});
+      const bool ended = p.waitForFinished(10000); // milliseconds for RE2; never, before
+      if (!ended)
+        p.kill();
+      p.waitForFinished();
+      return Run{ended && p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1,
+                 p.readAllStandardOutput(), p.readAllStandardError()};
+    };
+    auto ids = [](const Run& r) {
+      QList<int> found;
+      for (const QJsonValue item : QJsonDocument::fromJson(r.out).object()["items"].toArray())
+        found << item.toObject()["id"].toInt();
+      return found;
+    };
+    Run r = find("a*b");
+    QVERIFY2(r.code == 0, r.err.constData());
+    QCOMPARE(ids(r), QList<int>{1});
+    r = find("(a+)+$"); // any case: the capitals match too
+    QVERIFY2(r.code == 0, r.err.constData());
+    QCOMPARE(ids(r), (QList<int>{0, 2}));
+    // A bad pattern: exit 2 with RE2's reason (a backreference is none of RE2's syntax).
+    r = find("(");
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("is not a regular expression: missing ): ("), r.err.constData());
+    r = find("(a)\\1");
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("invalid escape sequence"), r.err.constData());
+
+    // Ctrl-C in a search of seconds (a pattern RE2's automaton cannot cache, run over 20 MB):
+    // it ends within a second, cancelled, as every other command.
+    const QString big = m_dir.filePath("regex-big.npy");
+    constexpr int n = 20000;
+    QVERIFY(writeBytes(big, npyBytes("<f4", {n, 2}, rawBytes(randomFloats(2 * n, 6)))));
+    QByteArray meta; // one column: no header row
+    meta.reserve(n * 1001);
+    std::uint32_t state = 1;
+    for (int i = 0; i < n; ++i) {
+      for (int c = 0; c < 1000; ++c) {
+        state = state * 1664525u + 1013904223u;
+        meta += char('a' + (state >> 16) % 26);
+      }
+      meta += '\n';
+    }
+    QVERIFY(writeBytes(m_dir.filePath("regex-big.meta.tsv"), meta));
+    QProcess p;
+    p.start(QStringLiteral(NEARSCAPE_CLI_PATH), {"find", big, "[a-z]*a[a-z]{60}q9", "--regex"});
+    QVERIFY(p.waitForStarted());
+    QVERIFY2(!p.waitForFinished(700), p.readAllStandardError().constData()); // still searching
+    QElapsedTimer timer;
+    timer.start();
+    ::kill(pid_t(p.processId()), SIGINT);
+    const bool ended = p.waitForFinished(10000);
+    const qint64 ms = timer.elapsed();
+    if (!ended)
+      p.kill();
+    QVERIFY2(ended, "Ctrl-C did not stop the search");
+    const QByteArray err = p.readAllStandardError();
+    QCOMPARE(p.exitCode(), 1);
+    QVERIFY2(err.contains("cancelled"), err.constData());
+    qInfo("find --regex ended %lld ms after SIGINT", ms);
+    QVERIFY2(ms <= 1000, qPrintable(QString("%1 ms").arg(ms)));
   }
 
   void findLimitAndMeta() {

@@ -10,10 +10,13 @@
 #include "Colouring.h"
 #endif
 
+#include <QElapsedTimer>
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <atomic>
 #include <cmath>
+#include <future>
 #include <set>
 
 using namespace nearscape;
@@ -237,6 +240,76 @@ private slots:
     options.metaPath = meta.toStdString();
     error = errorOf<FormatError>([&] { openDataset(data.toStdString(), options); });
     QVERIFY2(error.contains("3 rows but the data has 5 items"), qPrintable(error));
+  }
+
+  void regexSearchIsLinearTime() {
+    // std::regex recursed once a character (SIGSEGV on a 50,000-character value) and took
+    // 2^35 steps for (a+)+$ over 35 characters; RE2 takes milliseconds, in any case.
+    Dataset ds;
+    ds.vectors = Matrix<float>(std::vector<float>(4, 0.0f), 4, 1);
+    ds.metadata.columnNames = {"title"};
+    ds.metadata.columns = {
+        {std::string(50000, 'a'), std::string(34, 'a') + "b", std::string(35, 'A'), "x!"}};
+    QElapsedTimer clock;
+    clock.start();
+    QCOMPARE(findItems(ds, "a*b", MatchMode::Regex), std::vector<std::int64_t>{1});
+    QCOMPARE(findItems(ds, "(a+)+$", MatchMode::Regex), (std::vector<std::int64_t>{0, 2}));
+    QCOMPARE(findItems(ds, "^(A|a)*B$", MatchMode::Regex), std::vector<std::int64_t>{1});
+    QVERIFY2(clock.elapsed() < 2000, qPrintable(QString("%1 ms").arg(clock.elapsed())));
+    // RE2's reason for a pattern it does not take.
+    QString error = errorOf<InvalidArgument>([&] { findItems(ds, "(", MatchMode::Regex); });
+    QVERIFY2(error.contains("'(' is not a regular expression: missing ): ("), qPrintable(error));
+    error = errorOf<InvalidArgument>(
+        [&] { findItems(ds, "((a{1000}){1000}){1000}", MatchMode::Regex); });
+    QVERIFY2(error.contains("invalid repetition size"), qPrintable(error));
+    // A pattern whose program would outgrow RE2's memory bound is refused, not run.
+    error = errorOf<InvalidArgument>([&] { findItems(ds, "\\pL{1000}", MatchMode::Regex); });
+    QVERIFY2(error.contains("pattern too large"), qPrintable(error));
+  }
+
+  void regexSearchStopsWithin200ms() {
+    // A pattern RE2's automaton cannot cache (it falls back to simulating all states) over 20,000
+    // values of 1,000 random letters: seconds of work. Cancel, once it reports progress, ends it
+    // within 200 ms (the stop was looked for every 4096 items: several seconds apart).
+    Dataset ds;
+    constexpr std::int64_t n = 20000;
+    ds.vectors = Matrix<float>(std::vector<float>(std::size_t(n), 0.0f), n, 1);
+    ds.metadata.columnNames = {"title"};
+    ds.metadata.columns.resize(1);
+    std::uint32_t state = 1;
+    for (std::int64_t i = 0; i < n; ++i) {
+      std::string value(1000, ' ');
+      for (char& c : value) {
+        state = state * 1664525u + 1013904223u;
+        c = char('a' + (state >> 16) % 26);
+      }
+      ds.metadata.columns[0].push_back(std::move(value));
+    }
+    std::promise<void> reported;
+    std::atomic<bool> once{false};
+    JobControl job(
+        [&](double fraction, const std::string&) {
+          if (fraction > 0 && !once.exchange(true))
+            reported.set_value();
+        },
+        std::chrono::milliseconds(0));
+    auto search = std::async(std::launch::async, [&] {
+      try {
+        findItems(ds, "[a-z]*a[a-z]{60}q9", MatchMode::Regex, job);
+        return false;
+      } catch (const Cancelled&) {
+        return true;
+      }
+    });
+    QVERIFY(reported.get_future().wait_for(std::chrono::seconds(120)) == std::future_status::ready);
+    QElapsedTimer clock;
+    clock.start();
+    job.requestStop();
+    search.wait();
+    const qint64 ms = clock.elapsed();
+    QVERIFY2(search.get(), "the search ended before Cancel: give it more work");
+    qInfo("regex search stopped %lld ms after Cancel", ms);
+    QVERIFY2(ms <= 200, qPrintable(QString("%1 ms after Cancel").arg(ms)));
   }
 
 #ifdef NEARSCAPE_TEST_UI

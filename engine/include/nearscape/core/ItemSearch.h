@@ -15,13 +15,16 @@ namespace nearscape {
 /// How a search text is matched.
 enum class MatchMode {
   Substring, ///< case-insensitive (ASCII letters) substring of any text column, or the exact id
-  Regex,     ///< an ECMAScript regular expression searched in any text column (case-insensitive)
+  /// an RE2 regular expression (Perl-like, without backreferences or lookaround) searched in
+  /// any text column, case-insensitive; matched in time linear in each value's length
+  Regex,
 };
 
 /// Items, in id order, whose id is `text` or whose metadata value in any column (labels
-/// included) matches `text`. An empty text matches nothing. Checks `job` every few thousand
-/// items (a new search in the explorer stops the last one). Throws InvalidArgument (a malformed
-/// regular expression), Cancelled.
+/// included) matches `text`. An empty text matches nothing. Checks `job` before every item (a
+/// new search in the explorer stops the last one; Ctrl-C and Cancel stop it at once) and reports
+/// progress every few thousand. Throws InvalidArgument (a malformed regular expression, or one
+/// too large to compile, with RE2's reason), Cancelled.
 std::vector<std::int64_t> findItems(const Dataset& data, const std::string& text, MatchMode mode,
                                     JobControl& job = noJobControl());
 
