@@ -43,8 +43,10 @@ struct Session {
   /// Reads and checks a session file. Throws IoError, FormatError (naming the file and the
   /// problem: not JSON, another format, a missing or mistyped field).
   static Session read(const QString& path);
-  /// Writes it atomically, never over the data it names. Throws the engine's write errors.
-  void write(const QString& path) const;
+  /// Writes it atomically (the old file kept on failure), never over the data or metadata it
+  /// names, their sidecar, or `alsoInputs` (a compared file). Throws InvalidArgument (an input),
+  /// IoError, WriteError.
+  void write(const QString& path, const QStringList& alsoInputs = {}) const;
 };
 
 } // namespace nearscape::ui
