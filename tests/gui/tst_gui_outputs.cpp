@@ -189,8 +189,8 @@ private slots:
     const QByteArray picture = readBytes(png);
     for (const char* qps : {"inf", "0"}) {
       const QString bad = dir.filePath("bad.csv");
-      QVERIFY(writeBytes(bad, QByteArray(kStudyHeader) + rows +
-                                  "1,graph,10,16,80,0.999," + qps + ",1,2,1.5,4096,1,1\n"));
+      QVERIFY(writeBytes(bad, QByteArray(kStudyHeader) + rows + "1,graph,10,16,80,0.999," + qps +
+                                  ",1,2,1.5,4096,1,1\n"));
       r = gui(dir, {"--sweep-plot", png, bad}, {}, false);
       QVERIFY2(r.code == 2, r.err.constData());
       QVERIFY2(r.err.contains("bad.csv: line 4, column 'qps'"), r.err.constData());
