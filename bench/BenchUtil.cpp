@@ -1,5 +1,7 @@
 #include "BenchUtil.h"
 
+#include "nearscape/io/AtomicFile.h"
+
 #include <algorithm>
 #include <array>
 #include <cstdio>
@@ -74,6 +76,20 @@ void printTable(const std::string& title, const std::vector<Row>& rows) {
       std::cout << "-" << std::setw(10) << "-";
     std::cout << "  " << r.note << "\n";
   }
+}
+
+void writeJsonOutput(const std::string& path, const nlohmann::json& j,
+                     const std::vector<std::string>& inputs) {
+  OutputSet outputs;
+  for (const std::string& input : inputs)
+    outputs.addInput(input);
+  outputs.addOutput(path);
+  const std::string text = j.dump(2) + '\n';
+  writeFileAtomically(path, [&](std::FILE* f) {
+    if (std::fwrite(text.data(), 1, text.size(), f) != text.size())
+      throw IoError(path + ": write failed");
+  });
+  outputs.commit();
 }
 
 } // namespace nearscape::bench

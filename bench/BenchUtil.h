@@ -24,6 +24,12 @@ nlohmann::json runPeer(const std::string& command);
 /// A float32 .npy copy of `m` in a temporary folder (peers read .npy); removed by the caller.
 std::string writeTemporaryNpy(const MatrixView<float>& m, const std::string& name);
 
+/// Writes `j` (indented, a final newline) to `path` as every output of the project is written:
+/// atomically, the old file kept on failure, never over one of `inputs` (the data and queries the
+/// benchmark read). Throws InvalidArgument, IoError, WriteError.
+void writeJsonOutput(const std::string& path, const nlohmann::json& j,
+                     const std::vector<std::string>& inputs);
+
 /// One row of the printed table.
 struct Row {
   std::string work;

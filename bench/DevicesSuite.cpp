@@ -150,7 +150,7 @@ int runDevices(const DevicesArgs& a) {
                               {"recall_one", recallOne},
                               {"recall_all", recallAll},
                               {"how", spread.result.report.describe()}};
-    std::ofstream(a.jsonOut) << j.dump(2) << '\n';
+    writeJsonOutput(a.jsonOut, j, {a.data});
   }
   return 0;
 }

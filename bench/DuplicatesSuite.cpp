@@ -93,7 +93,7 @@ int run(const Args& a) {
                  last.report.describe() + ")",
              {row});
   if (!a.jsonOut.empty())
-    std::ofstream(a.jsonOut) << j.dump(2) << '\n';
+    writeJsonOutput(a.jsonOut, j, {a.data});
   std::cout << j.dump() << '\n';
   return 0;
 }

@@ -147,7 +147,7 @@ int runExact(const ExactArgs& a) {
   printTable("exact kNN (median of " + std::to_string(a.repeats) + ", interleaved with the peer)",
              table);
   if (!a.jsonOut.empty()) {
-    std::ofstream(a.jsonOut) << records.dump(2) << '\n';
+    writeJsonOutput(a.jsonOut, records, {a.data, a.queries});
     std::cout << "wrote " << a.jsonOut << '\n';
   }
   if (!peerBase.empty())
@@ -223,7 +223,7 @@ int runTopk(const TopkArgs& a) {
   }
   printTable("single-query top-k against a resident base (median per query)", table);
   if (!a.jsonOut.empty())
-    std::ofstream(a.jsonOut) << records.dump(2) << '\n';
+    writeJsonOutput(a.jsonOut, records, {a.data, a.queries});
   std::filesystem::remove(peerBase);
   std::filesystem::remove(peerQueries);
   return 0;

@@ -86,7 +86,7 @@ int runExplore(const ExploreArgs& a) {
                               {"pca_s", median(start)},
                               {"map_s", median(map)},
                               {"forest_s", median(forest)}};
-    std::ofstream(a.jsonOut) << j.dump(2) << '\n';
+    writeJsonOutput(a.jsonOut, j, {a.data});
   }
   return 0;
 }

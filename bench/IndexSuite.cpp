@@ -173,7 +173,7 @@ int runIndex(const IndexArgs& a) {
                         {"ours_qps_at", oursAt},
                         {"peer_qps_at", theirsAt},
                         {"exact_s", exactSeconds}};
-    std::ofstream(a.jsonOut) << j.dump(2) << '\n';
+    writeJsonOutput(a.jsonOut, j, {a.data, a.queries});
   }
   return 0;
 }

@@ -102,7 +102,7 @@ int runLayout(const LayoutArgs& a) {
                         {"peer_s", median(theirs)},
                         {"peer_runs", theirs},
                         {"peer_kept10", median(theirsKept)}};
-    std::ofstream(a.jsonOut) << j.dump(2) << '\n';
+    writeJsonOutput(a.jsonOut, j, {a.data});
   }
   if (!peerData.empty())
     std::filesystem::remove(peerData);

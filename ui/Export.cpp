@@ -2,6 +2,7 @@
 
 #include "nearscape/core/Error.h"
 #include "nearscape/io/AtomicFile.h"
+#include "nearscape/io/DatasetReader.h"
 #include "nearscape/io/Npy.h"
 
 #include <QBuffer>
@@ -9,34 +10,31 @@
 
 #include <nlohmann/json.hpp>
 
+#include <functional>
 #include <sstream>
 
 namespace nearscape::ui {
 namespace {
 
-/// Writes `bytes` to `path` atomically, never over `input` (the data's own file).
-void writeExport(const QString& path, const std::string& input, const std::string& bytes) {
+/// Runs `write` (which writes `path` through writeFileAtomically or writeNpy) with `path` declared
+/// as the one output of a set that reads `inputs`: refused up front when it names one, committed
+/// only when every byte was written.
+void writeDeclared(const QString& path, const QStringList& inputs,
+                   const std::function<void()>& write) {
   OutputSet outputs;
-  outputs.addInput(input);
+  for (const QString& input : inputs)
+    outputs.addInput(input.toStdString());
   outputs.addOutput(path.toStdString());
-  writeFileAtomically(path.toStdString(), [&](std::FILE* f) {
-    if (std::fwrite(bytes.data(), 1, bytes.size(), f) != bytes.size())
-      throw IoError(path.toStdString() + ": write failed");
-  });
+  write();
   outputs.commit();
 }
 
-void writeExport(const QString& path, const Dataset& data, const std::string& bytes) {
-  writeExport(path, data.path, bytes);
+QStringList inputsWith(const Dataset& data, const QStringList& alsoInputs) {
+  return inputsOf(QString::fromStdString(data.path)) + alsoInputs;
 }
 
-QByteArray pngBytes(const QString& path, const QImage& image) {
-  QByteArray png;
-  QBuffer buffer(&png);
-  buffer.open(QIODevice::WriteOnly);
-  if (!image.save(&buffer, "PNG"))
-    throw Error(path.toStdString() + ": the picture could not be encoded as PNG");
-  return png;
+void writeExport(const QString& path, const QStringList& inputs, const std::string& bytes) {
+  writeOutput(path, inputs, QByteArray::fromStdString(bytes));
 }
 
 bool endsWith(const QString& path, const char* extension) {
@@ -45,27 +43,57 @@ bool endsWith(const QString& path, const char* extension) {
 
 } // namespace
 
-void exportScoresNpy(const QString& path, const Dataset& data, const std::vector<float>& scores) {
-  OutputSet outputs;
-  outputs.addInput(data.path);
-  outputs.addOutput(path.toStdString());
-  writeNpy(path.toStdString(), MatrixView<float>{scores.data(), std::int64_t(scores.size()), 1});
-  outputs.commit();
+QStringList inputsOf(const QString& dataPath) {
+  if (dataPath.isEmpty())
+    return {};
+  return {dataPath, QString::fromStdString(metadataSidecarPath(dataPath.toStdString()).string())};
 }
 
-void exportText(const QString& path, const Dataset& data, const std::string& text) {
-  writeExport(path, data, text);
+void checkOutput(const QString& path, const QStringList& inputs) {
+  OutputSet outputs; // never committed: nothing is written
+  for (const QString& input : inputs)
+    outputs.addInput(input.toStdString());
+  outputs.addOutput(path.toStdString());
+}
+
+void writeOutput(const QString& path, const QStringList& inputs, const QByteArray& bytes) {
+  writeDeclared(path, inputs, [&] {
+    writeFileAtomically(path.toStdString(), [&](std::FILE* f) {
+      if (std::fwrite(bytes.constData(), 1, std::size_t(bytes.size()), f) !=
+          std::size_t(bytes.size()))
+        throw IoError(path.toStdString() + ": write failed");
+    });
+  });
+}
+
+QByteArray pngBytes(const QString& path, const QImage& image) {
+  QByteArray png;
+  QBuffer buffer(&png);
+  buffer.open(QIODevice::WriteOnly);
+  if (image.isNull() || !image.save(&buffer, "PNG"))
+    throw Error(path.toStdString() + ": the picture could not be encoded as PNG");
+  return png;
+}
+
+void exportScoresNpy(const QString& path, const Dataset& data, const std::vector<float>& scores,
+                     const QStringList& alsoInputs) {
+  writeDeclared(path, inputsWith(data, alsoInputs), [&] {
+    writeNpy(path.toStdString(), MatrixView<float>{scores.data(), std::int64_t(scores.size()), 1});
+  });
+}
+
+void exportText(const QString& path, const Dataset& data, const std::string& text,
+                const QStringList& alsoInputs) {
+  writeExport(path, inputsWith(data, alsoInputs), text);
 }
 
 void exportMap(const QString& path, const Dataset& data, const std::vector<float>& positions,
-               int dim) {
+               int dim, const QStringList& alsoInputs) {
   const std::int64_t n = std::int64_t(positions.size()) / dim;
   if (endsWith(path, "npy")) {
-    OutputSet outputs;
-    outputs.addInput(data.path);
-    outputs.addOutput(path.toStdString());
-    writeNpy(path.toStdString(), MatrixView<float>{positions.data(), n, dim});
-    outputs.commit();
+    writeDeclared(path, inputsWith(data, alsoInputs), [&] {
+      writeNpy(path.toStdString(), MatrixView<float>{positions.data(), n, dim});
+    });
     return;
   }
   std::ostringstream tsv;
@@ -76,20 +104,22 @@ void exportMap(const QString& path, const Dataset& data, const std::vector<float
       tsv << '\t' << positions[std::size_t(i * dim + c)];
     tsv << '\t' << tsvCell(data.labelOf(i)) << '\n';
   }
-  writeExport(path, data, tsv.str());
+  writeExport(path, inputsWith(data, alsoInputs), tsv.str());
 }
 
 void exportNeighbours(const QString& path, const Dataset& data, std::int64_t item,
-                      const std::vector<std::int32_t>& ids, const std::vector<float>& distances) {
+                      const std::vector<std::int32_t>& ids, const std::vector<float>& distances,
+                      const QStringList& alsoInputs) {
   std::ostringstream tsv;
   tsv << "# neighbours of item " << item << "\nrank\tid\tdistance\tlabel\ttext\n";
   for (std::size_t r = 0; r < ids.size(); ++r)
     tsv << r + 1 << '\t' << ids[r] << '\t' << (r < distances.size() ? distances[r] : 0.0f) << '\t'
         << tsvCell(data.labelOf(ids[r])) << '\t' << tsvCell(data.textOf(ids[r])) << '\n';
-  writeExport(path, data, tsv.str());
+  writeExport(path, inputsWith(data, alsoInputs), tsv.str());
 }
 
-void exportPath(const QString& path, const Dataset& data, const GraphPath& graphPath) {
+void exportPath(const QString& path, const Dataset& data, const GraphPath& graphPath,
+                const QStringList& alsoInputs) {
   if (!graphPath.found())
     throw InvalidArgument("there is no path to export");
   if (endsWith(path, "json")) {
@@ -102,7 +132,8 @@ void exportPath(const QString& path, const Dataset& data, const GraphPath& graph
     for (const std::int32_t node : graphPath.nodes)
       labels.push_back(data.labelOf(node));
     j["labels"] = labels;
-    writeExport(path, data, j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    writeExport(path, inputsWith(data, alsoInputs),
+                j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     return;
   }
   std::ostringstream tsv;
@@ -110,11 +141,11 @@ void exportPath(const QString& path, const Dataset& data, const GraphPath& graph
   for (std::size_t s = 0; s < graphPath.nodes.size(); ++s)
     tsv << s << '\t' << graphPath.nodes[s] << '\t' << (s == 0 ? 0.0f : graphPath.steps[s - 1])
         << '\t' << tsvCell(data.labelOf(graphPath.nodes[s])) << '\n';
-  writeExport(path, data, tsv.str());
+  writeExport(path, inputsWith(data, alsoInputs), tsv.str());
 }
 
-void exportSelection(const QString& path, const Dataset& data,
-                     const std::vector<std::int64_t>& ids) {
+void exportSelection(const QString& path, const Dataset& data, const std::vector<std::int64_t>& ids,
+                     const QStringList& alsoInputs) {
   std::ostringstream tsv;
   tsv << "id\tlabel";
   for (const std::string& name : data.metadata.columnNames)
@@ -126,19 +157,20 @@ void exportSelection(const QString& path, const Dataset& data,
       tsv << '\t' << tsvCell(column[std::size_t(id)]);
     tsv << '\n';
   }
-  writeExport(path, data, tsv.str());
+  writeExport(path, inputsWith(data, alsoInputs), tsv.str());
 }
 
-void exportPicture(const QString& path, const Dataset& data, const QImage& image) {
-  writeExport(path, data, pngBytes(path, image).toStdString());
+void exportPicture(const QString& path, const Dataset& data, const QImage& image,
+                   const QStringList& alsoInputs) {
+  writeOutput(path, inputsWith(data, alsoInputs), pngBytes(path, image));
 }
 
 void exportStudyCsv(const QString& path, const std::string& input, const SweepStudy& study) {
-  writeExport(path, input, sweepStudyCsv(study));
+  writeExport(path, inputsOf(QString::fromStdString(input)), sweepStudyCsv(study));
 }
 
 void exportStudyPicture(const QString& path, const std::string& input, const QImage& image) {
-  writeExport(path, input, pngBytes(path, image).toStdString());
+  writeOutput(path, inputsOf(QString::fromStdString(input)), pngBytes(path, image));
 }
 
 } // namespace nearscape::ui

@@ -1507,7 +1507,8 @@ void MainWindow::growSelection() {
 bool MainWindow::exportSelectionTo(const QString& path) {
   if (!m_dataset || m_selection.empty())
     return false;
-  return runExport(tr("selection"), [&] { exportSelection(path, *m_dataset, m_selection); });
+  return runExport(tr("selection"),
+                   [&] { exportSelection(path, *m_dataset, m_selection, inputFiles()); });
 }
 
 void MainWindow::refreshSelectionPanel() {
@@ -1574,7 +1575,12 @@ Session MainWindow::currentSession() const {
 bool MainWindow::saveSessionTo(const QString& path) {
   if (!m_dataset)
     return false;
-  return runExport(tr("session"), [&] { currentSession().write(path); });
+  // The opened session is no input here: saving over it is how a session is updated.
+  return runExport(tr("session"), [&] {
+    currentSession().write(path, m_compare->otherPath().isEmpty()
+                                     ? QStringList()
+                                     : QStringList{m_compare->otherPath()});
+  });
 }
 
 void MainWindow::openSession(const QString& path) {
@@ -2093,29 +2099,40 @@ bool MainWindow::runExport(const QString& what, const std::function<void()>& wri
 bool MainWindow::exportMapTo(const QString& path) {
   if (!m_dataset)
     return false;
-  return runExport(tr("map"),
-                   [&] { exportMap(path, *m_dataset, m_map->positions(), m_map->dim()); });
+  return runExport(tr("map"), [&] {
+    exportMap(path, *m_dataset, m_map->positions(), m_map->dim(), inputFiles());
+  });
 }
 
 bool MainWindow::exportNeighboursTo(const QString& path) {
   if (!m_dataset || m_shownNeighbours.empty())
     return false;
   return runExport(tr("neighbours"), [&] {
-    exportNeighbours(path, *m_dataset, m_shownNeighboursOf, m_shownNeighbours, m_shownDistances);
+    exportNeighbours(path, *m_dataset, m_shownNeighboursOf, m_shownNeighbours, m_shownDistances,
+                     inputFiles());
   });
 }
 
 bool MainWindow::exportPathTo(const QString& path) {
   if (!m_dataset || !m_lastPath.found())
     return false;
-  return runExport(tr("path"), [&] { exportPath(path, *m_dataset, m_lastPath); });
+  return runExport(tr("path"), [&] { exportPath(path, *m_dataset, m_lastPath, inputFiles()); });
 }
 
 bool MainWindow::exportPictureTo(const QString& path) {
   if (!m_dataset)
     return false;
-  return runExport(tr("picture"),
-                   [&] { exportPicture(path, *m_dataset, m_map->grabFramebuffer()); });
+  return runExport(tr("picture"), [&] {
+    exportPicture(path, *m_dataset, m_map->grabFramebuffer(), inputFiles());
+  });
+}
+
+QStringList MainWindow::inputFiles() const {
+  QStringList inputs = inputsOf(m_dataPath);
+  for (const QString& file : {m_metaPath, m_sessionPath, m_compare->otherPath()})
+    if (!file.isEmpty())
+      inputs << file;
+  return inputs;
 }
 
 void MainWindow::showHover(std::int64_t item, const QPoint& globalPos) {

@@ -161,6 +161,9 @@ public:
   bool exportNeighboursTo(const QString& path);
   bool exportPathTo(const QString& path);
   bool exportPictureTo(const QString& path);
+  /// The files this window read, which none of its outputs may replace: the data, its metadata
+  /// (given or the sidecar beside it), the session opened and the file compared with.
+  QStringList inputFiles() const;
 
   /// Shows the map in 2 or 3 dimensions: the refined layout of that dimension when it exists,
   /// else its PCA view while the layout is computed (once the kNN graph exists).

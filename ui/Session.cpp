@@ -1,5 +1,7 @@
 #include "Session.h"
 
+#include "Export.h"
+
 #include "nearscape/core/Error.h"
 #include "nearscape/core/Metric.h"
 #include "nearscape/io/AtomicFile.h"
@@ -173,7 +175,7 @@ Session Session::parse(const QByteArray& bytes, const QString& path) {
   return s;
 }
 
-void Session::write(const QString& path) const {
+void Session::write(const QString& path, const QStringList& alsoInputs) const {
   nlohmann::ordered_json j;
   j["format"] = kFormat;
   j["version"] = kVersion;
@@ -203,16 +205,10 @@ void Session::write(const QString& path) const {
     j["camera"] = nullptr;
   j["window"] = windowState.toBase64().toStdString();
   const std::string text = j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-  OutputSet outputs;
-  outputs.addInput(data.toStdString());
+  QStringList inputs = inputsOf(data) + alsoInputs;
   if (!metadata.isEmpty())
-    outputs.addInput(metadata.toStdString());
-  outputs.addOutput(path.toStdString());
-  writeFileAtomically(path.toStdString(), [&](std::FILE* f) {
-    if (std::fwrite(text.data(), 1, text.size(), f) != text.size())
-      throw IoError(path.toStdString() + ": write failed");
-  });
-  outputs.commit();
+    inputs << metadata;
+  writeOutput(path, inputs, QByteArray::fromStdString(text));
 }
 
 } // namespace nearscape::ui

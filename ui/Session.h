@@ -46,8 +46,10 @@ struct Session {
   /// The same checks on a file's bytes; `path` names it in errors and anchors relative paths.
   /// Throws FormatError.
   static Session parse(const QByteArray& bytes, const QString& path);
-  /// Writes it atomically, never over the data it names. Throws the engine's write errors.
-  void write(const QString& path) const;
+  /// Writes it atomically (the old file kept on failure), never over the data or metadata it
+  /// names, their sidecar, or `alsoInputs` (a compared file). Throws InvalidArgument (an input),
+  /// IoError, WriteError.
+  void write(const QString& path, const QStringList& alsoInputs = {}) const;
 };
 
 } // namespace nearscape::ui

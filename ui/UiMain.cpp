@@ -80,12 +80,8 @@ bool needsNoDisplay(int argc, char** argv) {
 /// `nearscape-cli sweep --out` wrote, drawn without a window. Exit 0, 2 (bad input), 1 (write).
 int plotStudy(const QString& csvPath, const QString& pngPath) {
   try {
-    QFile file(csvPath);
-    if (!file.open(QIODevice::ReadOnly))
-      throw IoError(csvPath.toStdString() + ": " + file.errorString().toStdString());
-    const QByteArray text = file.readAll();
-    const SweepStudy study =
-        parseSweepStudyCsv(std::string_view(text.constData(), text.size()), csvPath.toStdString());
+    checkOutput(pngPath, inputsOf(csvPath)); // before the reading: never over the study
+    const SweepStudy study = readSweepStudyCsv(csvPath.toStdString());
     if (study.runs.empty())
       throw FormatError(csvPath.toStdString() + ": no rows to plot");
     const QImage image = renderStudyFigure(
@@ -100,6 +96,26 @@ int plotStudy(const QString& csvPath, const QString& pngPath) {
     return 2;
   }
   std::fprintf(stderr, "nearscape: saved %s\n", qPrintable(pngPath));
+  return 0;
+}
+
+/// `--screenshot PNG`: the window's picture written through the engine's output set (never over
+/// one of `inputs`, atomically, the old picture kept on failure); without a window, only the
+/// check of the name. Returns the exit status: 0, 2 (it names an input), 1 (the write failed).
+int saveScreenshot(const QString& png, const QStringList& inputs, MainWindow* window) {
+  try {
+    if (!window) {
+      checkOutput(png, inputs);
+      return 0;
+    }
+    writeOutput(png, inputs, pngBytes(png, window->grab().toImage()));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "nearscape: could not save %s: %s\n", qPrintable(png), e.what());
+    return dynamic_cast<const InvalidArgument*>(&e) ? 2 : 1;
+  }
+  // The map's item count beside the picture: what a script (nearscape.show's test) checks.
+  std::fprintf(stderr, "nearscape: saved %s (%lld items on the map)\n", qPrintable(png),
+               static_cast<long long>(window->mapView()->pointCount()));
   return 0;
 }
 
@@ -336,6 +352,20 @@ int runGui(int argc, char** argv) {
     });
   }
   if (!shot.isEmpty()) {
+    // Refused before any work when it names a file this run reads.
+    QStringList inputs = inputsOf(path);
+    for (const QString& file : {parser.value(meta), sessionFile, parser.value(compare)})
+      if (!file.isEmpty())
+        inputs << file;
+    if (!sessionFile.isEmpty()) {
+      try { // the data a session names (an unreadable session is reported below)
+        const Session s = Session::read(sessionFile);
+        inputs << inputsOf(s.data) << s.metadata;
+      } catch (const std::exception&) {
+      }
+    }
+    if (const int code = saveScreenshot(shot, inputs, nullptr); code != 0)
+      return code;
     // The screenshot waits for the refined map (or the PCA map when there is nothing to refine),
     // then for a search or a column still read in the background.
     QObject::connect(&window, &MainWindow::explorationFinished, &window, [&window, shot] {
@@ -345,12 +375,7 @@ int runGui(int argc, char** argv) {
         if (window.viewPending())
           return;
         settled->stop();
-        const bool ok = window.grab().save(shot);
-        // The map's item count beside the picture: what a script (nearscape.show's test) checks.
-        std::fprintf(stderr, "nearscape: %s %s (%lld items on the map)\n",
-                     ok ? "saved" : "could not save", qPrintable(shot),
-                     static_cast<long long>(window.mapView()->pointCount()));
-        QApplication::exit(ok ? 0 : 1);
+        QApplication::exit(saveScreenshot(shot, window.inputFiles(), &window));
       });
       settled->start();
     });

@@ -3,6 +3,7 @@
 #include "CommonOptions.h"
 #include "Ranks.h"
 
+#include "StandardOutput.h"
 #include "VersionText.h"
 #include "nearscape/core/BlasKernels.h"
 #include <iostream>
@@ -11,6 +12,7 @@
 int main(int argc, char** argv) {
   // Before anything, MPI's start included: a restart must find the process as it began.
   nearscape::restartWithMatchingBlasKernels(argv);
+  nearscape::app::installCheckedStandardOutput();
   // Under mpirun: this process is one rank of the job (knn, layout and path build the graph
   // together; rank 0 alone writes and prints).
   std::unique_ptr<nearscape::Ranks> ranks;
@@ -55,8 +57,9 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);
-    return rc == 0 ? 0 : nearscape::cli::kExitBadInput;
+    const int rc = app.exit(e); // --help's text, or the error
+    exitCode = rc == 0 ? nearscape::cli::kExitOk : nearscape::cli::kExitBadInput;
   }
-  return exitCode;
+  // What was printed may not have reached a full disk: an exit 0 would hide the loss.
+  return nearscape::app::exitCheckingStandardOutput(exitCode, "nearscape-cli");
 }

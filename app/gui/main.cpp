@@ -1,13 +1,21 @@
 // nearscape: the desktop explorer.
+#include "StandardOutput.h"
 #include "UiMain.h"
 #include "VersionText.h"
 #include "nearscape/core/BlasKernels.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 int main(int argc, char** argv) {
   nearscape::restartWithMatchingBlasKernels(argv);
+  nearscape::app::installCheckedStandardOutput();
+  // --help's text is printed by Qt, which then exits: the check of standard output runs at exit.
+  std::atexit([] {
+    if (!nearscape::app::standardOutputWritten("nearscape"))
+      std::_Exit(1);
+  });
   // --version before Qt starts: it needs no display, and names the commit and the backends.
   for (int i = 1; i < argc; ++i)
     if (std::strcmp(argv[i], "--version") == 0 || std::strcmp(argv[i], "-v") == 0) {

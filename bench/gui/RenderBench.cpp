@@ -16,6 +16,7 @@
 // by cluster as labels are.
 #include "Colors.h"
 #include "Colouring.h"
+#include "Export.h"
 #include "MainWindow.h"
 #include "MapView.h"
 #include "UiMain.h"
@@ -113,8 +114,8 @@ void measureView(QApplication& app, MapView& map, const char* view, int frames,
   for (int k = 0; k < 3; ++k)
     still.push_back(timedFrame(map));
   const MapView::Frame full = map.lastFrame();
-  if (!picture.isEmpty())
-    map.grabFramebuffer().save(picture);
+  if (!picture.isEmpty()) // synthetic points: no file read that it could replace
+    ui::writeOutput(picture, {}, ui::pngBytes(picture, map.grabFramebuffer()));
 
   const QPoint start(map.width() / 2 - 3 * frames, map.height() / 2);
   QMouseEvent press(QEvent::MouseButtonPress, QPointF(start), map.mapToGlobal(QPointF(start)),
@@ -202,8 +203,10 @@ int openInExplorer(QApplication& app, const QString& file, double waitSeconds, i
               qPrintable(file), static_cast<long long>(window.dataset()->size()),
               static_cast<long long>(window.dataset()->dim()), clock.elapsed() / 1e3,
               statusGb("RssAnon:"), statusGb("RssFile:"));
-  if (!pictures.isEmpty())
-    window.grab().save(pictures + "-open.png");
+  if (!pictures.isEmpty()) {
+    const QString picture = pictures + "-open.png";
+    ui::writeOutput(picture, window.inputFiles(), ui::pngBytes(picture, window.grab().toImage()));
+  }
   std::printf("| points | view | mode at rest | crowding | still frame | moving frame median / p90 "
               "/ max | drawn while moving | full quality after the drag |\n|---|---|---|---|---|"
               "---|---|---|\n");

@@ -46,6 +46,22 @@ bool cContiguousAligned(const py::array& a, std::size_t alignment) {
          reinterpret_cast<std::uintptr_t>(a.data()) % alignment == 0;
 }
 
+/// The file behind `value` when it is a numpy.memmap or a view of one (following `.base`), else
+/// "": the array is then a file's bytes, and that file an input of whatever is built from it.
+std::string memmapFile(py::handle value) {
+  const py::object memmap = py::module_::import("numpy").attr("memmap");
+  py::object at = py::reinterpret_borrow<py::object>(value);
+  for (int depth = 0; depth < 64 && !at.is_none(); ++depth) {
+    if (py::isinstance(at, memmap)) {
+      const py::object file = py::getattr(at, "filename", py::none());
+      if (!file.is_none())
+        return py::str(file).cast<std::string>();
+    }
+    at = py::getattr(at, "base", py::none());
+  }
+  return {};
+}
+
 } // namespace
 
 FloatRows floatRows(py::handle value, const std::string& name) {
@@ -67,6 +83,7 @@ FloatRows floatRows(py::handle value, const std::string& name) {
   }
   out.view = {static_cast<const float*>(a.data()), rows, cols};
   out.owner = a;
+  out.file = memmapFile(value);
   return out;
 }
 

@@ -21,12 +21,14 @@ struct FloatRows {
   MatrixView<float> view;
   py::object owner;    ///< the caller's array (zero copy) or the one converted copy
   bool copied = false; ///< whether the data had to be converted
+  std::string file;    ///< the file behind a numpy.memmap (np.load(mmap_mode=…)), or empty
 };
 
 /// `value` as float32 rows, as the CLI reads a .npy: 1-D (a column) or 2-D, not empty, dtype
 /// float32, float16, float64, uint8 or int8 (little-endian). A float32 C-contiguous aligned array
 /// is used in place; anything else is converted once. `name` prefixes the messages ("x: …").
-/// Throws InvalidArgument with the CLI's messages.
+/// The file of a memmap (the array itself or the one it views) is recorded: an input that no
+/// save() may replace. Throws InvalidArgument with the CLI's messages.
 FloatRows floatRows(py::handle value, const std::string& name);
 
 /// An int32 n × k view of ids (a graph from knn_graph), converted once if needed.

@@ -2,6 +2,7 @@
 // __init__.py re-exports it, adds what is plain Python (show, DataFrames) and __init__.pyi types
 // it.
 #include "Bindings.h"
+#include "nearscape/io/AtomicFile.h"
 
 #include <pybind11/stl/filesystem.h>
 
@@ -232,10 +233,16 @@ void bindCore(py::module_& m) {
           "save",
           [](const IndexHandle& h, const std::filesystem::path& path) {
             py::gil_scoped_release unlocked;
+            // As the CLI's --save-index: never over the file the base was mapped from.
+            OutputSet outputs;
+            outputs.addInput(h.base.file);
+            outputs.addOutput(path);
             h.index->save(path, contentHash(h.base.view));
+            outputs.commit();
           },
           "save(path): writes the index (not the base) atomically; load it over the same base "
-          "(its content hash is checked). nearscape-cli sweep --load-index reads it too.",
+          "(its content hash is checked). nearscape-cli sweep --load-index reads it too. Raises "
+          "ValueError when path is the file of a numpy.memmap base (np.load(..., mmap_mode=...)).",
           py::arg("path"))
       .def_property_readonly("kind",
                              [](const IndexHandle& h) { return std::string(h.index->kind()); })

@@ -108,6 +108,26 @@ def test_indexes_save_and_load(data, tmp_path):
             kind.load(str(tmp_path / "index.nsi"), data + np.float32(1), backend="cpu")
 
 
+def test_save_never_replaces_the_memory_mapped_base(data, tmp_path):
+    # The base mapped from base.npy: save() over it (any spelling, a link) is refused and the
+    # data stays; a save elsewhere works.
+    path = tmp_path / "base.npy"
+    np.save(path, data)
+    before = path.read_bytes()
+    (tmp_path / "link.npy").symlink_to(path)
+    for kind, build in ((ns.GraphIndex, {"degree": 8}), (ns.IvfIndex, {"nlist": 4})):
+        base = np.load(path, mmap_mode="r")
+        for view in (base, base[:], np.asarray(base)):
+            index = kind.build(view, **build, backend="cpu")
+            for target in (path, str(tmp_path / "." / "base.npy"), tmp_path / "link.npy"):
+                with pytest.raises(ValueError, match="refusing to overwrite"):
+                    index.save(target)
+                assert path.read_bytes() == before
+        index.save(tmp_path / "index.nsi")
+        assert kind.load(str(tmp_path / "index.nsi"), base, backend="cpu").size == len(data)
+        del base
+
+
 def test_zero_copy_where_promised(data):
     address, copied = ns._buffer_address(data)
     assert address == data.ctypes.data and not copied

@@ -706,9 +706,41 @@ private slots:
     QVERIFY(p.waitForFinished(10000));
     QCOMPARE(readBytes(ids), QByteArray("the ids of an earlier run"));
     QCOMPARE(readBytes(dist), QByteArray("the distances of an earlier run"));
-    // And with no fault, both land.
+    // And with no fault, both land, and the killed run's temporary file is cleared away.
     QCOMPARE(cli(knn).code, 0);
     QVERIFY(readBytes(ids).startsWith("\x93NUMPY") && readBytes(dist).startsWith("\x93NUMPY"));
+    QCOMPARE(QDir(dir.path()).entryList(QDir::Files | QDir::Hidden).size(), 3);
+  }
+
+  void standardOutputWriteErrorsFail() {
+    // /dev/full as standard output: exit 1 with the reason, not a silent exit 0.
+    const QString file = m_dir.filePath("stdout.npy");
+    QVERIFY(writeBytes(file, npyBytes("<f4", {40, 4}, rawBytes(randomFloats(40 * 4, 5)))));
+    QProcess p;
+    p.setStandardOutputFile(QStringLiteral("/dev/full"));
+    p.start(QStringLiteral(NEARSCAPE_CLI_PATH), {"info", file, "--json", "--backend", "cpu"});
+    QVERIFY(p.waitForFinished(60000));
+    QCOMPARE(p.exitCode(), 1);
+    const QByteArray err = p.readAllStandardError();
+    QVERIFY2(err.contains("cannot write standard output: No space left on device"),
+             err.constData());
+    // A file that stops growing (a full disk: here a file-size limit) half-way through a long
+    // listing: exit 1 too.
+    std::vector<float> copies(4000 * 4);
+    for (std::size_t i = 0; i < copies.size(); ++i)
+      copies[i] = float((i / 4) % 10); // 10 groups of 400 identical rows: long id lists
+    const QString dup = m_dir.filePath("copies.npy"), listing = m_dir.filePath("listing.json");
+    QVERIFY(writeBytes(dup, npyBytes("<f4", {4000, 4}, rawBytes(copies))));
+    QProcess sh;
+    sh.start("/bin/sh", {"-c",
+                         "trap '' XFSZ; ulimit -f 8; exec \"$0\" duplicates \"$1\" "
+                         "--threshold 0 --json --backend cpu > \"$2\"",
+                         QStringLiteral(NEARSCAPE_CLI_PATH), dup, listing});
+    QVERIFY(sh.waitForFinished(60000));
+    const QByteArray shErr = sh.readAllStandardError();
+    QVERIFY2(QFileInfo(listing).size() >= 4096, "the listing is too short to test a cut");
+    QCOMPARE(sh.exitCode(), 1);
+    QVERIFY2(shErr.contains("cannot write standard output: File too large"), shErr.constData());
   }
 
   void inputRewrittenDuringARunIsReported_data() {

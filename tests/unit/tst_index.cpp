@@ -8,11 +8,14 @@
 #include "Oracle.h"
 #include "nearscape/Nearscape.h"
 
+#include <QFile>
 #include <QTemporaryDir>
 #include <QTest>
 
 #include <chrono>
 #include <cmath>
+#include <cstring>
+#include <sys/stat.h>
 
 #include <thread>
 
@@ -745,6 +748,44 @@ private slots:
     QVERIFY(refused(header + "\n1,graph,10,32,32,,16,,1.5,5000,0.2,0.4,1.5,4096,1,1\n", "[0, 1]"));
     QVERIFY(refused(header + "\n" + rows[4] + "\n" + rows[4] + "\n", "second exact"));
     QVERIFY(refused("recall,recall\n", "repeats"));
+    // A QPS the chart's log axis cannot place (0, infinity, NaN) and infinite latencies are
+    // refused, naming the line and column.
+    for (const char* qps : {"0", "inf", "nan", "-5"})
+      QVERIFY2(refused(header + "\n1,graph,10,32,32,,16,,0.9," + qps + ",0.2,0.4,1.5,4096,1,1\n",
+                       "line 2, column 'qps'"),
+               qps);
+    QVERIFY(
+        refused(header + "\n" + rows[0] + "\n1,graph,10,32,32,,16,,0.9,5000,inf,0.4,1.5,4096,1,1\n",
+                "line 3, column 'p50_ms'"));
+    // A spreadsheet's byte-order mark before the header is skipped, lines counted as before.
+    const SweepStudy marked = parseSweepStudyCsv("\xEF\xBB\xBF" + csv, "marked.csv");
+    QCOMPARE(marked.runs.size(), back.runs.size());
+    QCOMPARE(marked.exact->qps, 1500.0);
+    QVERIFY(refused("\xEF\xBB\xBF" + header + "\n1,graph,10\n", "line 2: 3 cells"));
+    QCOMPARE(
+        parseSweepStudyCsv("\xEF\xBB\xBF" + sweepCsv(study.runs[1].rows), "one.csv").runs.size(),
+        std::size_t(1)); // its first column, recall, found
+  }
+
+  void studyCsvFileMustBeARegularFile() {
+    // A FIFO is refused at once (never waited on); a regular file is read.
+    QTemporaryDir dir;
+    const std::string fifo = dir.filePath("study.csv").toStdString();
+    QCOMPARE(::mkfifo(fifo.c_str(), 0600), 0);
+    try {
+      (void)readSweepStudyCsv(fifo);
+      QFAIL("a FIFO was read as a study");
+    } catch (const IoError& e) {
+      QVERIFY2(std::strstr(e.what(), "not a regular file"), e.what());
+    }
+    const QString file = dir.filePath("real.csv");
+    QFile out(file);
+    QVERIFY(out.open(QIODevice::WriteOnly));
+    out.write("recall,qps,p50_ms,p99_ms,build_s,bytes,pareto\n0.9,100,1,2,3,4,1\n");
+    out.close();
+    const SweepStudy study = readSweepStudyCsv(file.toStdString());
+    QCOMPARE(study.runs.size(), std::size_t(1));
+    QCOMPARE(study.runs[0].rows[0].qps, 100.0);
   }
 
   void saveLoadRoundTrip_data() {

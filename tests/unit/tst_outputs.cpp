@@ -327,6 +327,59 @@ private slots:
     QCOMPARE(othersIn(dir.path(), {"a.npy"}), QStringList());
   }
 
+  void leftoversOfAKilledRunAreRemoved() {
+    // A killed writer's temporary and backup beside the output (its process is gone) are removed
+    // by the next write of that output; a live writer's temporary, another output's, and other
+    // files stay.
+    QTemporaryDir dir;
+    const pid_t gone = ::fork();
+    if (gone == 0)
+      ::_exit(0);
+    ::waitpid(gone, nullptr, 0);
+    const pid_t alive = ::fork();
+    if (alive == 0) {
+      ::pause();
+      ::_exit(0);
+    }
+    const QString dead = QString::number(gone), live = QString::number(alive);
+    const QStringList left{".a.png.tmp-" + dead + "-Ab12Cd", ".a.png.old-" + dead + "-xYz789"};
+    const QStringList kept{".a.png.tmp-" + live + "-Qw34Er", ".b.png.tmp-" + dead + "-Ab12Cd",
+                           "a.png.tmp-" + dead + "-Ab12Cd", ".a.png.tmp-notes"};
+    for (const QString& name : left + kept)
+      QVERIFY(writeBytes(dir.filePath(name), "partial"));
+    writeText(dir.filePath("a.png").toStdString(), "picture");
+    ::kill(alive, SIGKILL);
+    ::waitpid(alive, nullptr, 0);
+    QCOMPARE(readBytes(dir.filePath("a.png")), QByteArray("picture"));
+    QStringList expected = kept;
+    expected << "a.png";
+    QStringList found = QDir(dir.path()).entryList(QDir::Files | QDir::Hidden);
+    expected.sort();
+    found.sort();
+    QCOMPARE(found, expected);
+  }
+
+  void faultHookCanNameTheOutput() {
+    // NEARSCAPE_FAULT_WRITE=enospc:NAME fails the output of that name, not the others.
+    QTemporaryDir dir;
+    const QString shot = dir.filePath("shot.png"), other = dir.filePath("cache.bin");
+    writeText(shot.toStdString(), "old picture");
+    const int status = inChild([&] {
+      ::setenv("NEARSCAPE_FAULT_WRITE", "enospc:shot.png", 1);
+      writeText(other.toStdString(), "cached");
+      try {
+        writeText(shot.toStdString(), "new picture");
+        return 3;
+      } catch (const WriteError& e) {
+        return std::strstr(e.what(), "No space left") ? 0 : 4;
+      }
+    });
+    QCOMPARE(status, 0);
+    QCOMPARE(readBytes(other), QByteArray("cached"));
+    QCOMPARE(readBytes(shot), QByteArray("old picture"));
+    QCOMPARE(othersIn(dir.path(), {"shot.png", "cache.bin"}), QStringList());
+  }
+
   void devicesAreWrittenThroughNotReplaced() {
     // /dev/null takes the bytes and stays a character device.
     writeText("/dev/null", "discarded");

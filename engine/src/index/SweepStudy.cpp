@@ -1,12 +1,17 @@
 #include "nearscape/index/SweepStudy.h"
 
 #include "nearscape/core/Error.h"
+#include "nearscape/io/MappedFile.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
+#include <cmath>
+#include <cstring>
 #include <map>
 #include <set>
 #include <sstream>
+#include <unistd.h>
 
 namespace nearscape {
 namespace {
@@ -125,6 +130,9 @@ std::string sweepStudyCsv(const SweepStudy& study) {
 }
 
 SweepStudy parseSweepStudyCsv(std::string_view text, const std::string& source) {
+  constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";
+  if (text.substr(0, kByteOrderMark.size()) == kByteOrderMark)
+    text.remove_prefix(kByteOrderMark.size());
   std::vector<std::string_view> lines;
   for (std::size_t start = 0; start < text.size();) {
     std::size_t end = text.find('\n', start);
@@ -195,8 +203,19 @@ SweepStudy parseSweepStudyCsv(std::string_view text, const std::string& source) 
       throw FormatError(where + ", column 'bytes': out of range");
     row.bytes = std::uint64_t(bytes);
     row.pareto = number(at("pareto")) != 0;
-    if (!(row.recall >= 0 && row.recall <= 1) || !(row.qps >= 0))
-      throw FormatError(where + ": recall must lie in [0, 1] and qps be ≥ 0");
+    if (!(row.recall >= 0 && row.recall <= 1))
+      throw FormatError(where + ", column 'recall': " + std::string(cells[at("recall")]) +
+                        " does not lie in [0, 1]");
+    // The chart's QPS axis is logarithmic: 0 or infinity would leave nothing to draw.
+    if (!(row.qps > 0 && std::isfinite(row.qps)))
+      throw FormatError(where + ", column 'qps': " + std::string(cells[at("qps")]) +
+                        " is not a number of queries per second (finite, above 0)");
+    for (const char* name : {"p50_ms", "p99_ms", "build_s"}) {
+      const double value = number(at(name));
+      if (!(value >= 0 && std::isfinite(value)))
+        throw FormatError(where + ", column '" + name + "': " + std::string(cells[at(name)]) +
+                          " is not a finite time ≥ 0");
+    }
     if (column.count("k")) {
       const double k = number(at("k"));
       if (!(k >= 1 && k <= 1e6))
@@ -227,6 +246,34 @@ SweepStudy parseSweepStudyCsv(std::string_view text, const std::string& source) 
     study.runs[it->second].rows.push_back(std::move(row));
   }
   return study;
+}
+
+SweepStudy readSweepStudyCsv(const std::filesystem::path& path) {
+  std::uint64_t size = 0;
+  const int fd = openRegularFile(path, &size);
+  std::string text;
+  try {
+    if (size > (std::uint64_t(1) << 30))
+      throw FormatError(path.string() + ": larger than 1 GB: not a study's CSV");
+    text.resize(std::size_t(size));
+    std::size_t got = 0;
+    while (got < text.size()) {
+      const ssize_t n = ::read(fd, text.data() + got, text.size() - got);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        throw IoError(path.string() + ": cannot read: " + std::strerror(errno));
+      if (n == 0)
+        break; // cut short while being read: what is there is parsed
+      got += std::size_t(n);
+    }
+    text.resize(got);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  ::close(fd);
+  return parseSweepStudyCsv(text, path.string());
 }
 
 } // namespace nearscape

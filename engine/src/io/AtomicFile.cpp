@@ -7,8 +7,10 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <fcntl.h>
 #include <optional>
 #include <string>
@@ -75,10 +77,60 @@ Target resolveTarget(const fs::path& requested) {
   return t;
 }
 
-/// A temporary name beside `target`, short enough for any valid target name (NAME_MAX 255).
+/// The start of the temporary names beside `target`: ".NAME.tmp-" or ".NAME.old-" (NAME cut so
+/// that any valid target name fits NAME_MAX 255).
+std::string temporaryPrefix(const fs::path& target, const char* what) {
+  std::string prefix = ".";
+  prefix.append(target.filename().string(), 0, 200);
+  prefix.append(what);
+  return prefix;
+}
+
+/// A temporary name beside `target` for mkstemp: the prefix, this process's id (so that a later
+/// run can tell a killed writer's leftovers from a live one's files), then six random letters.
 std::string temporaryTemplate(const fs::path& target, const char* what) {
-  std::string stem = target.filename().string().substr(0, 200);
-  return (target.parent_path() / ("." + stem + what + "XXXXXX")).string();
+  return (target.parent_path() /
+          (temporaryPrefix(target, what) + std::to_string(::getpid()) + "-XXXXXX"))
+      .string();
+}
+
+/// Whether `name` is one of `prefix`'s temporaries ("PREFIX" PID "-" six letters) whose writer is
+/// gone: no process has that id any more. A live process's files (another writer of the same
+/// output, running now) are left alone.
+bool isLeftover(const std::string& name, const std::string& prefix) {
+  if (name.size() <= prefix.size() + 7 || name.compare(0, prefix.size(), prefix) != 0)
+    return false;
+  const std::string rest = name.substr(prefix.size());
+  const std::size_t dash = rest.size() - 7;
+  if (rest[dash] != '-' || dash == 0 || dash > 10 ||
+      !std::all_of(rest.begin(), rest.begin() + long(dash),
+                   [](char c) { return c >= '0' && c <= '9'; }))
+    return false;
+  const long pid = std::atol(rest.substr(0, dash).c_str());
+  if (pid <= 0 || pid == long(::getpid()))
+    return false;
+  return ::kill(pid_t(pid), 0) != 0 && errno == ESRCH;
+}
+
+/// Whether `name` is a temporary of `prefix` in the form without a process id ("PREFIX" six
+/// letters, written by earlier versions) untouched for a day: no write takes that long.
+bool isStaleUnowned(const fs::path& file, const std::string& name, const std::string& prefix) {
+  if (name.size() != prefix.size() + 6 || name.compare(0, prefix.size(), prefix) != 0)
+    return false;
+  struct stat st {};
+  return ::lstat(file.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+         std::time(nullptr) - st.st_mtime > 24 * 3600;
+}
+
+/// Removes what a killed run left beside `target` (its temporary files and commit backups).
+void removeLeftovers(const fs::path& target) {
+  const std::string tmp = temporaryPrefix(target, ".tmp-"), old = temporaryPrefix(target, ".old-");
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(target.parent_path(), ec)) {
+    const std::string name = e.path().filename().string();
+    if (isLeftover(name, tmp) || isLeftover(name, old) || isStaleUnowned(e.path(), name, tmp))
+      ::unlink(e.path().c_str()); // best effort: another run may remove it first
+  }
 }
 
 void fsyncFolder(const fs::path& folder) {
@@ -94,33 +146,42 @@ thread_local OutputSet::Impl* t_active = nullptr;
 /// A test hook, so that tests can fail real writes: NEARSCAPE_FAULT_WRITE=KIND:N makes the N-th
 /// output this process writes fail as a full disk (enospc), a read-only folder (erofs) or a
 /// rename that fails (rename, as across file systems), or stall half-written for a minute (stall:
-/// a test kills the process there, as a crash or a kill -9 would).
+/// a test kills the process there, as a crash or a kill -9 would). KIND:NAME instead picks the
+/// first output whose file name is NAME (for programs that also write other files, such as
+/// cache entries, in an order a test cannot know).
 struct WriteFault {
   std::string kind;
   int at = 0;
+  std::string name;
 };
 
-const WriteFault& writeFault() {
-  static const WriteFault fault = [] {
-    WriteFault f;
-    const char* text = std::getenv("NEARSCAPE_FAULT_WRITE");
-    if (!text)
-      return f;
-    const std::string spec(text);
-    const auto colon = spec.find(':');
-    f.kind = spec.substr(0, colon);
-    f.at = colon == std::string::npos ? 1 : std::atoi(spec.c_str() + colon + 1);
+WriteFault writeFault() { // read at each output: a forked test child sets it late
+  WriteFault f;
+  const char* text = std::getenv("NEARSCAPE_FAULT_WRITE");
+  if (!text)
     return f;
-  }();
-  return fault;
+  const std::string spec(text);
+  const auto colon = spec.find(':');
+  f.kind = spec.substr(0, colon);
+  const std::string at = colon == std::string::npos ? "1" : spec.substr(colon + 1);
+  if (!at.empty() && std::all_of(at.begin(), at.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    f.at = std::atoi(at.c_str());
+  else
+    f.name = at;
+  return f;
 }
 
-/// The fault this output is to suffer ("" for none), counting outputs in the order staged.
-std::string faultForNextOutput() {
+/// The fault the output `target` is to suffer ("" for none), counting outputs in the order staged.
+std::string faultForNextOutput(const fs::path& target) {
   static std::atomic<int> written{0};
-  const WriteFault& fault = writeFault();
+  static std::atomic<bool> namedHit{false};
+  const WriteFault fault = writeFault();
   const int n = ++written;
-  return !fault.kind.empty() && n == fault.at ? fault.kind : std::string();
+  if (fault.kind.empty())
+    return {};
+  if (!fault.name.empty())
+    return target.filename() == fault.name && !namedHit.exchange(true) ? fault.kind : std::string();
+  return n == fault.at ? fault.kind : std::string();
 }
 
 } // namespace
@@ -180,7 +241,7 @@ struct OutputSet::Impl {
   static void stage(Output& o, const std::function<void(std::FILE*)>& writer) {
     discard(o); // a second write of one output replaces the first
     const std::string name = o.target.requested.string();
-    const std::string fault = faultForNextOutput();
+    const std::string fault = faultForNextOutput(o.target.path);
     o.failRename = fault == "rename";
     if (fault == "erofs")
       throw WriteError(name + ": cannot create a temporary file in " +
@@ -192,6 +253,7 @@ struct OutputSet::Impl {
       if (!file)
         throw WriteError(name + ": cannot create a temporary buffer: " + errnoText(errno));
     } else {
+      removeLeftovers(o.target.path);
       tmpl = temporaryTemplate(o.target.path, ".tmp-");
       const int fd = ::mkstemp(tmpl.data());
       if (fd < 0)

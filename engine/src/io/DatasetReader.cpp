@@ -156,6 +156,10 @@ Dataset openDataset(const fs::path& path, const OpenOptions& options, JobControl
   return ds;
 }
 
+fs::path metadataSidecarPath(const fs::path& data) {
+  return sidecarFor(data);
+}
+
 QueryShapes queryShapes(const fs::path& path) {
   return isHdf5(path) && !isFolder(path) ? io::readHdf5QueryShapes(path) : QueryShapes{};
 }

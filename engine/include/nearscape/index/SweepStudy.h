@@ -8,6 +8,7 @@
 
 #include "nearscape/index/HeldOutSweep.h"
 
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -52,8 +53,14 @@ std::vector<std::vector<bool>> overallParetoFront(const SweepStudy& study);
 std::string sweepStudyCsv(const SweepStudy& study);
 
 /// Reads sweepStudyCsv's text back (`source` names it in errors); also a one-run CSV of
-/// sweepCsv (no `run` column: one run of unknown kind). Throws FormatError naming the line and
-/// column: a missing required column, a cell that is not a number, a row of the wrong length.
+/// sweepCsv (no `run` column: one run of unknown kind). A leading UTF-8 byte-order mark (a
+/// spreadsheet's export) is skipped. Throws FormatError naming the line and column: a missing
+/// required column, a cell that is not a number, a row of the wrong length, a recall outside
+/// [0, 1], a QPS that is not a finite number above 0, a negative or infinite latency.
 SweepStudy parseSweepStudyCsv(std::string_view text, const std::string& source);
+
+/// parseSweepStudyCsv of the file `path` (a regular file: a FIFO or a device is refused at once,
+/// never waited on). Throws IoError, FormatError.
+SweepStudy readSweepStudyCsv(const std::filesystem::path& path);
 
 } // namespace nearscape

@@ -14,10 +14,12 @@ namespace nearscape {
 /// fsyncs it, and renames it over the target (a symlink's destination, so the link stays a link).
 /// A FIFO or character device (`/dev/null`, `/dev/stdout`) is written through, never replaced.
 /// On any failure (an exception from `writer` included) the temporary file is removed and the
-/// target is untouched. When an OutputSet active on this thread declared `path`, the write is
-/// staged there instead and lands at its commit().
-/// Throws InvalidArgument (a folder or a block device), IoError (a missing folder), WriteError,
-/// or rethrows what `writer` threw.
+/// target is untouched. Temporary files are named `.NAME.tmp-PID-XXXXXX` (and commit backups
+/// `.NAME.old-PID-XXXXXX`); those of the same output that a killed run left behind (no process
+/// has their PID any more) are removed before this write. When an OutputSet active on this thread
+/// declared `path`, the write is staged there instead and lands at its commit(). Throws
+/// InvalidArgument (a folder or a block device), IoError (a missing folder), WriteError, or
+/// rethrows what `writer` threw.
 void writeFileAtomically(const std::filesystem::path& path,
                          const std::function<void(std::FILE* file)>& writer);
 

@@ -35,6 +35,10 @@ struct QueryShapes {
 Dataset openDataset(const std::filesystem::path& path, const OpenOptions& options = {},
                     JobControl& job = noJobControl());
 
+/// The metadata sidecar openDataset looks for beside `data`: `<stem>.meta.tsv` (x.npy, x.fvecs.gz
+/// → x.meta.tsv), or `meta.tsv` in an IDX folder. Only a name: it may not exist.
+std::filesystem::path metadataSidecarPath(const std::filesystem::path& data);
+
 /// The shapes of an ann-benchmarks HDF5 file's "test" and "neighbors" datasets, read from its
 /// headers alone (nothing is loaded); all 0 for other formats. Throws IoError, FormatError.
 QueryShapes queryShapes(const std::filesystem::path& path);
