@@ -65,6 +65,11 @@ py::dict minimaxPathPy(py::handle xOrGraph, std::int64_t a, std::int64_t b, int 
                             std::to_string(n) + ")");
   if (given && bridge)
     throw InvalidArgument("bridge=True needs the vectors, not a graph: pass x");
+  if (given) // as nearscape-cli's graph reader checks a graph file
+    if (const std::string problem = knnGraphProblem(
+            given->ids.view.data, given->distances.view.data, given->ids.view.size(), n, m);
+        !problem.empty())
+      throw InvalidArgument("graph: " + problem);
   UndirectedGraph graph;
   std::shared_ptr<SpanningForest> forest;
   std::size_t bridges = 0;
