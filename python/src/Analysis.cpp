@@ -69,7 +69,7 @@ py::dict minimaxPathPy(py::handle xOrGraph, std::int64_t a, std::int64_t b, int 
     if (const std::string problem = knnGraphProblem(
             given->ids.view.data, given->distances.view.data, given->ids.view.size(), n, m);
         !problem.empty())
-      throw InvalidArgument("graph: " + problem);
+      throw InvalidArgument(problem);
   UndirectedGraph graph;
   std::shared_ptr<SpanningForest> forest;
   std::size_t bridges = 0;
