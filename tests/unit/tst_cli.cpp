@@ -366,6 +366,18 @@ private slots:
              r.err.constData());
   }
 
+  void memoryBudgetHoldsIdxData() {
+    // --memory-budget holds what a file's header makes the reader allocate: 100 items of 28 × 28
+    // take 314 KB as float32 (and 78 KB of thumbnails).
+    const QString file = m_dir.filePath("budget-images-idx3-ubyte.gz");
+    QVERIFY(writeGzip(file, idxBytes(0x08, {100, 28, 28}, QByteArray(100 * 784, '\x03'))));
+    Run r = cli({"info", file, "--memory-budget", "300K", "--backend", "cpu"});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("more than the memory budget"), r.err.constData());
+    r = cli({"info", file, "--memory-budget", "1M", "--backend", "cpu"});
+    QVERIFY2(r.code == 0, r.err.constData());
+  }
+
   void nonFiniteDataIsNamed() {
     auto values = randomFloats(50 * 8, 1);
     values[3 * 8 + 5] = NAN;
