@@ -33,7 +33,8 @@ void CommonOptions::addTo(CLI::App& command) {
       ->check(CLI::Range(0, 1024));
   command.add_option("--seed", seed, "Seed for randomized steps")->capture_default_str();
   command.add_option("--memory-budget", memoryBudget,
-                     "Working-memory budget, e.g. 2G (forces tiles and shards beyond it)");
+                     "Working-memory budget, e.g. 2G (forces tiles and shards beyond it; IDX data "
+                     "needing more is refused)");
   command
       .add_option("--log-level", logLevel,
                   "What the engine tells on stderr: quiet, error, warning, info (GPU fallbacks) "
@@ -42,6 +43,12 @@ void CommonOptions::addTo(CLI::App& command) {
 }
 
 namespace {
+/// --memory-budget of the command's context, which openInput's readers are held to as well.
+std::uint64_t& commandMemoryBudget() {
+  static std::uint64_t budget = 0;
+  return budget;
+}
+
 /// The device started while the command reads its input (DeviceWarmUp); runGuarded waits for it
 /// before the command returns, so no start outlives the program's exit.
 std::optional<DeviceWarmUp>& deviceWarmUp() {
@@ -86,6 +93,7 @@ Context CommonOptions::context() const {
   }
   if (!memoryBudget.empty())
     c.memoryBudget = parseByteSize(memoryBudget);
+  commandMemoryBudget() = c.memoryBudget;
   std::string level = logLevel;
   if (const char* fromEnvironment = std::getenv("NEARSCAPE_LOG"); level.empty() && fromEnvironment)
     level = fromEnvironment;
@@ -173,7 +181,10 @@ void pauseAfterReadForTests(const std::string& path) {
 } // namespace
 
 Dataset openInput(const std::string& path, const OpenOptions& options, JobControl& job) {
-  Dataset data = openDataset(path, options, job);
+  OpenOptions held = options;
+  if (held.memoryBudget == 0)
+    held.memoryBudget = commandMemoryBudget();
+  Dataset data = openDataset(path, held, job);
   for (const std::string& warning : data.warnings)
     std::cerr << "nearscape-cli: warning: " << path << ": " << warning << '\n';
   pauseAfterReadForTests(path);

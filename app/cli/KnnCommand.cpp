@@ -95,6 +95,7 @@ int runKnn(const KnnArgs& args) {
     return buildKnnGraph(rows, k, metric, *asked, context, job, nnd, onIteration);
   };
   KnnResult result;
+  bool merged = false;           // --extend: GGM's merge is approximate, whatever built the parts
   nlohmann::ordered_json shares; // under mpirun: each rank's rows and seconds
   if (Ranks* ranks = commandRanks()) {
     result = args.queries.empty() ? graphOnRanks(data.vectors.view(), args.k, metric, method,
@@ -114,6 +115,7 @@ int runKnn(const KnnArgs& args) {
     const KnnResult fresh = graphOf(added, int(std::min<std::int64_t>(args.k, n - split - 1)));
     result = mergeKnnGraphs(data.vectors.view(), split, old.ids.view(), fresh.ids.view(), args.k,
                             metric, context, job, nnd, onIteration);
+    merged = true;
   } else if (!args.queries.empty()) {
     result = knnSearch(queries.vectors.view(), data.vectors.view(), args.k, metric, context, job);
   } else {
@@ -121,6 +123,8 @@ int runKnn(const KnnArgs& args) {
     method = graphBuiltBy(result); // auto may take STEP's exact graph where the shape says not
   }
   const double knnSeconds = since(t);
+  const bool exact = method == GraphMethod::Exact && !merged;
+  const std::string methodLabel = std::string(graphMethodName(method)) + (merged ? "+merge" : "");
 
   std::optional<double> recall;
   if (!truth.empty()) {
@@ -139,7 +143,8 @@ int runKnn(const KnnArgs& args) {
       g.distances = result.distances;
       g.metric = metric;
       g.contentHash = data.contentHash;
-      g.paramsJson = nlohmann::json({{"method", std::string(graphMethodName(method))},
+      g.paramsJson = nlohmann::json({{"method", methodLabel},
+                                     {"exact", exact},
                                      {"k", args.k},
                                      {"device", result.report.describe()},
                                      {"iterations", rates.size()}})
@@ -161,7 +166,8 @@ int runKnn(const KnnArgs& args) {
     j["dim"] = data.dim();
     j["k"] = args.k;
     j["metric"] = std::string(metricName(metric));
-    j["method"] = std::string(graphMethodName(method));
+    j["method"] = methodLabel;
+    j["exact"] = exact;
     j["iterations"] = rates.size();
     j["update_rates"] = rates;
     j["backend"] = std::string(backendName(result.backend));
@@ -182,9 +188,10 @@ int runKnn(const KnnArgs& args) {
     }
     std::cout << j.dump(2) << '\n';
   } else {
-    std::cout << (method == GraphMethod::NnDescent ? "NN-Descent kNN graph"
-                  : args.queries.empty()           ? "exact kNN graph"
-                                                   : "exact kNN search")
+    std::cout << (merged                             ? methodLabel + " kNN graph (approximate)"
+                  : method == GraphMethod::NnDescent ? std::string("NN-Descent kNN graph")
+                  : args.queries.empty()             ? std::string("exact kNN graph")
+                                                     : std::string("exact kNN search"))
               << ": " << result.ids.rows() << " rows, k = " << args.k << ", " << metricName(metric)
               << ", " << result.report.describe() << '\n'
               << "time          " << knnSeconds << " s (load " << loadSeconds << " s)\n"

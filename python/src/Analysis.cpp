@@ -66,6 +66,11 @@ py::dict minimaxPathPy(py::handle xOrGraph, std::int64_t a, std::int64_t b, cons
                             std::to_string(n) + ")");
   if (given && bridge)
     throw InvalidArgument("bridge=True needs the vectors, not a graph: pass x");
+  if (given) // as nearscape-cli's graph reader checks a graph file
+    if (const std::string problem = knnGraphProblem(
+            given->ids.view.data, given->distances.view.data, given->ids.view.size(), n, m);
+        !problem.empty())
+      throw InvalidArgument(problem);
   UndirectedGraph graph;
   std::shared_ptr<SpanningForest> forest;
   std::size_t bridges = 0;

@@ -51,6 +51,25 @@ def test_path_equals_cli(cli, data, data_file):
     assert ns.minimax_path(graph, 3, 250)["path"] == want["path"]
 
 
+@pytest.mark.parametrize("bad, why", [(np.nan, "not finite"), (-2.0, "negative"),
+                                      (np.inf, "not finite")])
+def test_path_refuses_what_the_cli_refuses(data, bad, why):
+    # A given graph is checked as nearscape-cli checks a graph file: a NaN, infinite or negative
+    # L2 distance would make a wrong path.
+    ids, dist = ns.knn_graph(data, 6, method="exact", backend="cpu")
+    dist = dist.copy()
+    dist[3, 2] = bad
+    with pytest.raises(ValueError, match=f"graph distance .*\\(entry 21\\) is {why}"):
+        ns.minimax_path((ids, dist), 3, 250)
+    ids = ids.copy()
+    ids[5, 1] = 300  # beyond the graph's rows
+    with pytest.raises(ValueError, match=r"graph id 300 is out of range \[-1, 300\)"):
+        ns.minimax_path((ids, ns.knn_graph(data, 6, method="exact", backend="cpu")[1]), 3, 250)
+    # Inner-product distances may be negative.
+    ids, dist = ns.knn_graph(data, 6, "ip", method="exact", backend="cpu")
+    assert ns.minimax_path((ids, dist), 3, 250, metric="ip")["found"]
+
+
 def test_layout_equals_cli(cli, data, data_file, tmp_path):
     cli("layout", data_file, "--epochs", 30, "--seed", 5, "--backend", "cpu",
         "--out", tmp_path / "map.npy")

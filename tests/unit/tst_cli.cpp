@@ -367,6 +367,28 @@ private slots:
     r = cli({"compare", fa, shorter});
     QCOMPARE(r.code, 2);
     QVERIFY2(r.err.contains("emb-short.npy"), r.err.constData());
+    // An Inf in B: the message names B, never A.
+    std::vector<float> bad = a;
+    bad[std::size_t(7 * d + 1)] = INFINITY;
+    const QString infinite = m_dir.filePath("emb-inf.npy");
+    QVERIFY(writeBytes(infinite, npyBytes("<f4", {n, d}, rawBytes(bad))));
+    r = cli({"compare", fa, infinite, "--backend", "cpu"});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("emb-inf.npy: the data holds 1 NaN/Inf") &&
+                 !r.err.contains(QFileInfo(fa).fileName().toUtf8()),
+             r.err.constData());
+  }
+
+  void memoryBudgetHoldsIdxData() {
+    // --memory-budget holds what a file's header makes the reader allocate: 100 items of 28 × 28
+    // take 314 KB as float32 (and 78 KB of thumbnails).
+    const QString file = m_dir.filePath("budget-images-idx3-ubyte.gz");
+    QVERIFY(writeGzip(file, idxBytes(0x08, {100, 28, 28}, QByteArray(100 * 784, '\x03'))));
+    Run r = cli({"info", file, "--memory-budget", "300K", "--backend", "cpu"});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("more than the memory budget"), r.err.constData());
+    r = cli({"info", file, "--memory-budget", "1M", "--backend", "cpu"});
+    QVERIFY2(r.code == 0, r.err.constData());
   }
 
   void nonFiniteDataIsNamed() {
@@ -850,6 +872,26 @@ private slots:
     QCOMPARE(j["rows"].toInt(), n);
     QVERIFY2(j["device"].toString().contains("GGM"), qPrintable(j["device"].toString()));
     QVERIFY2(j["recall"].toDouble() >= 0.95, qPrintable(QString::number(j["recall"].toDouble())));
+    QCOMPARE(j["method"].toString(), QString("nndescent+merge"));
+    QVERIFY(!j["exact"].toBool());
+    // --method exact: the new rows' own graph is exact, the merge is not: neither stdout, the
+    // JSON nor the graph file may call the result exact.
+    const QString merged = m_dir.filePath("extend-exact.graph");
+    r = cli({"knn", all, "--k", "10", "--method", "exact", "--extend", old, "--out", merged,
+             "--json", "--backend", "cpu"});
+    QCOMPARE(r.code, 0);
+    const QJsonObject e = QJsonDocument::fromJson(r.out).object();
+    QCOMPARE(e["method"].toString(), QString("exact+merge"));
+    QVERIFY(e.contains("exact") && !e["exact"].toBool());
+    const nearscape::GraphFile header = nearscape::readGraphFile(merged.toStdString());
+    QVERIFY2(header.paramsJson.find("\"method\":\"exact+merge\"") != std::string::npos &&
+                 header.paramsJson.find("\"exact\":false") != std::string::npos,
+             header.paramsJson.c_str());
+    r = cli({"knn", all, "--k", "10", "--method", "exact", "--extend", old, "--backend", "cpu"});
+    QCOMPARE(r.code, 0);
+    QVERIFY2(r.out.startsWith("exact+merge kNN graph (approximate)"), r.out.constData());
+    r = cli({"knn", head, "--k", "10", "--json", "--backend", "cpu"}); // a plain exact graph is
+    QVERIFY(QJsonDocument::fromJson(r.out).object()["exact"].toBool());
     // A graph of other data (here: of the last 900 rows) is refused, as is one of another
     // dimension.
     const QString other = m_dir.filePath("extend-other.npy"),

@@ -336,6 +336,27 @@ private slots:
     QVERIFY_THROWS_EXCEPTION(InvalidArgument, groupPairs(5, pairs, 1.0));
   }
 
+  void groupsAreNumberedBySizeThenSmallestMember() {
+    // As documented: the largest group first, groups of one size by their smallest member. The
+    // pairs come in an order that numbers groups otherwise — by first pair (3–4 first), by the
+    // larger member a union keeps as its root (the 11-rooted group, then 9, 6, 4) or by the
+    // member a chain reaches first (10 before 0) — so each such rule gives another order.
+    const std::vector<NearPair> pairs{{3, 4, 0.1},   {2, 6, 0.1},  {6, 11, 0.1}, {1, 9, 0.1},
+                                      {10, 12, 0.1}, {0, 12, 0.1}, {5, 7, 0.1}};
+    const DuplicateGroups g = groupPairs(13, pairs, 1.0);
+    const std::vector<std::vector<std::int32_t>> want = {
+        {0, 10, 12}, {2, 6, 11}, {1, 9}, {3, 4}, {5, 7}};
+    QCOMPARE(g.groups, want);
+    for (std::size_t group = 0; group < want.size(); ++group)
+      for (const std::int32_t item : want[group])
+        QCOMPARE(g.groupOf[std::size_t(item)], std::int32_t(group));
+    // The files carry the same numbers: group 2 is {1, 9}.
+    Dataset ds;
+    ds.vectors = Matrix<float>(std::vector<float>(13, 0.0f), 13, 1);
+    const std::string tsv = duplicateGroupsTsv(g, ds);
+    QVERIFY2(tsv.find("2\t1\n2\t9\n3\t3\n") != std::string::npos, tsv.c_str());
+  }
+
   void groupsTsvCarriesTheMetadata() {
     Dataset ds;
     ds.vectors = Matrix<float>(std::vector<float>(4 * 2, 0.0f), 4, 2);

@@ -24,9 +24,11 @@
 #include <fcntl.h>
 #include <functional>
 #include <future>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 using namespace nearscape;
@@ -110,6 +112,30 @@ QByteArray graphFileBytes(const QByteArray& header, const QByteArray& body) {
   const std::uint64_t checksum = XXH3_64bits(bytes.constData(), std::size_t(bytes.size()));
   bytes.append(reinterpret_cast<const char*>(&checksum), 8);
   return bytes;
+}
+
+/// nearscape-cli run with `args`: its exit code and its peak resident memory (KiB), from wait4.
+std::pair<int, long> cliPeakKiB(const QStringList& args) {
+  std::vector<std::string> words = {NEARSCAPE_CLI_PATH};
+  for (const QString& a : args)
+    words.push_back(a.toStdString());
+  std::vector<char*> argv;
+  for (std::string& w : words)
+    argv.push_back(w.data());
+  argv.push_back(nullptr);
+  const pid_t child = ::fork();
+  if (child == 0) {
+    const int null = ::open("/dev/null", O_WRONLY);
+    ::dup2(null, 1);
+    ::dup2(null, 2);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  int status = 0;
+  rusage usage{};
+  if (child < 0 || ::wait4(child, &status, 0, &usage) != child || !WIFEXITED(status))
+    return {-1, 0};
+  return {WEXITSTATUS(status), usage.ru_maxrss};
 }
 
 std::uint64_t physicalMemory() {
@@ -319,6 +345,171 @@ private slots:
     OpenOptions withQueries;
     withQueries.loadQueries = true;
     expectOpenError(file, "FormatError", "row 2, column 2", withQueries);
+  }
+
+  void float64BeyondFloat32IsRefused_data() {
+    QTest::addColumn<QString>("format");
+    QTest::newRow("npy") << "npy";
+    QTest::newRow("idx") << "idx";
+    QTest::newRow("idx.gz") << "idx.gz";
+    QTest::newRow("hdf5") << "hdf5";
+  }
+  void float64BeyondFloat32IsRefused() {
+    // float64 that float32 cannot hold is refused with the true reason, never flushed to zero or
+    // called NaN/Inf: a finite value beyond FLT_MAX, or a non-zero row whose largest value is
+    // below FLT_MIN. Values tiny beside their row's largest only round; a zero row is data.
+    QFETCH(QString, format);
+    auto fileOf = [&](const QString& stem, const std::vector<double>& rowsOfThree) {
+      const auto rows = std::uint32_t(rowsOfThree.size() / 3);
+      QByteArray body;
+      for (const double v : rowsOfThree) {
+        if (format == "npy") {
+          body.append(reinterpret_cast<const char*>(&v), 8);
+        } else {
+          std::uint64_t bits;
+          std::memcpy(&bits, &v, 8);
+          for (int b = 7; b >= 0; --b)
+            body.append(char((bits >> (8 * b)) & 0xff));
+        }
+      }
+      const QString file = path(stem + (format == "npy"    ? ".npy"
+                                        : format == "hdf5" ? ".hdf5"
+                                                           : "-images-idx2-double"));
+      if (format == "hdf5")
+        Hdf5Writer(file).put("train", H5T_NATIVE_DOUBLE, rowsOfThree.data(), rows, 3);
+      else if (format == "npy")
+        writeBytes(file, npyBytes("<f8", {rows, 3}, body));
+      else if (format == "idx")
+        writeBytes(file, idxBytes(0x0E, {rows, 3}, body));
+      else
+        writeGzip(file + ".gz", idxBytes(0x0E, {rows, 3}, body));
+      return format == "idx.gz" ? file + ".gz" : file;
+    };
+    const QString tiny = fileOf("f64-tiny", {1, 2, 3, 0, 0, 0, 1e-50, -3e-50, 2e-45, 4, 5, 6});
+    expectOpenError(tiny, "FormatError",
+                    "row 3 (item 2) holds float64 values no larger than 2e-45 in magnitude, below "
+                    "float32's smallest normal value");
+    const QString huge = fileOf("f64-huge", {1, 2, 3, 4, -1e39, 6, 7, 8, 2e39});
+    expectOpenError(huge, "FormatError",
+                    "float64 values up to 2e+39 in magnitude (the first at row 2, item 1) are "
+                    "beyond float32's range");
+    const QString fine = fileOf("f64-fine", {0, 0, 0, 1e-50, 1, -1e-300, 1e-40, 0, 2e-38});
+    const Dataset ds = openDataset(fine.toStdString());
+    const std::vector<float> want = {0, 0, 0, 0, 1, -0.0f, float(1e-40), 0, float(2e-38)};
+    for (std::size_t i = 0; i < want.size(); ++i)
+      QCOMPARE(ds.vectors.data()[i], want[i]);
+  }
+
+  void tsvRowsBelowFloat32AreRefused() {
+    // Text is read as float32 directly, with float64's row rule for what lies below its range.
+    QVERIFY(writeBytes(path("tiny-row.tsv"), "1\t2\n1e-50\t-3e-42\n"));
+    expectOpenError(path("tiny-row.tsv"), "FormatError",
+                    "line 2: every value is too close to zero for float32");
+    QVERIFY(writeBytes(path("tiny-beside.tsv"), "1\t2\n1e-50\t1\n0\t0\n"));
+    const Dataset ds = openDataset(path("tiny-beside.tsv").toStdString());
+    QCOMPARE(ds.vectors.row(1)[0], 0.0f);
+    QCOMPARE(ds.vectors.row(2)[1], 0.0f);
+  }
+
+  /// `bytes` as one gzip member (zlib's gzwrite), read back.
+  QByteArray gzipMember(const QByteArray& bytes) {
+    const QString file = path("member.gz");
+    return writeGzip(file, bytes) ? readBytes(file) : QByteArray();
+  }
+
+  void gzIdxTrailerIsChecked_data() {
+    QTest::addColumn<int>("type"); // uint8 is inflated whole when it can be; float32 streams
+    QTest::newRow("uint8") << 0x08;
+    QTest::newRow("float32") << 0x0D;
+  }
+  void gzIdxTrailerIsChecked() {
+    // gzip's 8-byte trailer (the data's CRC-32, then its length mod 2^32) is checked as gzip -t
+    // checks it: a file cut inside it, or whose CRC or length is wrong, is refused.
+    QFETCH(int, type);
+    const QByteArray body =
+        type == 0x08 ? QByteArray("\x01\x02\x03\x04\x05\x06\x07\x08", 8) : QByteArray(32, '\x10');
+    const QByteArray good = gzipMember(idxBytes(type, {2, 2, 2}, body));
+    QVERIFY(good.size() > 18);
+    QVERIFY(writeBytes(path("good-images-idx3-ubyte.gz"), good));
+    QCOMPARE(openDataset(path("good-images-idx3-ubyte.gz").toStdString()).size(), 2);
+    for (const int cut : {1, 4, 7, 8}) {
+      const QString file = path(QString("cut%1-images-idx3-ubyte.gz").arg(cut));
+      QVERIFY(writeBytes(file, good.left(good.size() - cut)));
+      expectOpenError(file, "FormatError", "truncated");
+    }
+    for (const int at : {8, 4}) { // a byte of the CRC, then of the length
+      QByteArray bad = good;
+      bad[bad.size() - at] = char(bad[bad.size() - at] ^ 0x01);
+      const QString file = path(QString("bad%1-images-idx3-ubyte.gz").arg(at));
+      QVERIFY(writeBytes(file, bad));
+      expectOpenError(file, "FormatError",
+                      at == 8 ? "incorrect data check" : "incorrect length check");
+    }
+  }
+
+  void gzIdxOfManyMembersIsReadWhole() {
+    // 51 gzip members one after the other (as `cat a.gz b.gz` makes), the data cut across them:
+    // read through one stream, every member's trailer checked.
+    QByteArray body;
+    for (int i = 0; i < 51 * 40; ++i)
+      body.append(char(i * 7 % 251));
+    const QByteArray whole = idxBytes(0x08, {51 * 10, 2, 2}, body);
+    QByteArray members;
+    const qsizetype piece = whole.size() / 51 + 1;
+    for (qsizetype at = 0; at < whole.size(); at += piece)
+      members.append(gzipMember(whole.mid(at, piece)));
+    QVERIFY(writeBytes(path("many-images-idx3-ubyte.gz"), members));
+    const Dataset ds = openDataset(path("many-images-idx3-ubyte.gz").toStdString());
+    QCOMPARE(ds.size(), 51 * 10);
+    for (int i = 0; i < 51 * 40; ++i)
+      QCOMPARE(ds.vectors.data()[i], float(std::uint8_t(body[i])));
+    // A damaged member among them is found.
+    QByteArray damaged = members;
+    const qsizetype second = gzipMember(whole.mid(0, piece)).size();
+    damaged[second - 8] = char(damaged[second - 8] ^ 0x01); // the first member's CRC
+    QVERIFY(writeBytes(path("damaged-images-idx3-ubyte.gz"), damaged));
+    expectOpenError(path("damaged-images-idx3-ubyte.gz"), "FormatError", "incorrect data check");
+  }
+
+  void idxBeyondTheMemoryBudgetIsRefused() {
+    // The data a header declares is held to the context's memory budget before anything of that
+    // size is allocated: 200 items of 28 × 28 take 784 KB as float32 (and 157 KB of thumbnails).
+    const QString file = path("budget-images-idx3-ubyte.gz");
+    QVERIFY(writeGzip(file, idxBytes(0x08, {200, 28, 28}, QByteArray(200 * 784, '\x07'))));
+    OpenOptions options;
+    options.memoryBudget = 500'000;
+    expectOpenError(file, "FormatError", "more than the memory budget", options);
+    options.memoryBudget = 1'000'000;
+    QCOMPARE(openDataset(file.toStdString(), options).size(), 200);
+  }
+
+  void idxMemoryIsTakenAsTheDataArrives() {
+    // A header declaring 100M pixels (400 MB of float32, 100 MB of thumbnails) that its gzip
+    // file could hold (120 KB of incompressible bytes) but does not: the memory is written as
+    // the data arrives, so the refusal costs what the file held, not what it declared.
+    QByteArray noise(120'000, '\0');
+    std::uint32_t state = 7;
+    for (char& c : noise)
+      c = char((state = state * 1664525u + 1013904223u) >> 24);
+    const QByteArray members =
+        gzipMember(idxBytes(0x08, {100000, 100, 10}, QByteArray(1000, '\0'))) + gzipMember(noise);
+    const QString file = path("declared-images-idx3-ubyte.gz");
+    QVERIFY(writeBytes(file, members));
+    const auto [code, peakKiB] = cliPeakKiB({"info", file});
+    QCOMPARE(code, 2);
+    QVERIFY2(peakKiB < 150 * 1024, qPrintable(QString("peak %1 KiB").arg(peakKiB)));
+  }
+
+  void duplicatesOfEveryPairAreRefusedInSmallMemory() {
+    // 20,000 items all within the threshold of each other: 200M pairs, past the 100M limit.
+    // Counted before they are kept, the refusal needs no room for 100M of them (1.6 GB).
+    std::vector<float> x = randomFloats(20000 * 2, 3);
+    const QString file = path("close.npy");
+    QVERIFY(writeBytes(file, npyBytes("<f4", {20000, 2}, rawBytes(x))));
+    const auto [code, peakKiB] =
+        cliPeakKiB({"duplicates", file, "--threshold", "10", "--backend", "cpu"});
+    QCOMPARE(code, 2);
+    QVERIFY2(peakKiB < 400 * 1024, qPrintable(QString("peak %1 KiB").arg(peakKiB)));
   }
 
   void gzIdxBeyondItsRatioIsRefusedBeforeInflating() {

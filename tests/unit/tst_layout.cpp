@@ -4,7 +4,10 @@
 
 #include <QTest>
 
+#include <chrono>
+#include <cmath>
 #include <cstring>
+#include <numeric>
 #include <random>
 
 Q_DECLARE_METATYPE(nearscape::Backend)
@@ -64,6 +67,124 @@ private slots:
     const Matrix<float> c =
         layoutGraph(g.ids.view(), g.distances.view(), pca.coordinates.view(), params, other);
     QVERIFY(std::memcmp(a.data(), c.data(), sizeof(float) * n * 2) != 0);
+  }
+
+  void gramFormEqualsCovarianceForm_data() {
+    QTest::addColumn<int>("n");
+    QTest::addColumn<int>("d");
+    QTest::addColumn<int>("components");
+    QTest::newRow("dense solvers") << 40 << 100 << 2;
+    QTest::newRow("subspace iteration") << 150 << 300 << 3;
+    QTest::newRow("more rows than dimensions") << 90 << 30 << 2;
+    QTest::newRow("an axis the rows do not span") << 3 << 12 << 3;
+  }
+  void gramFormEqualsCovarianceForm() {
+    // The same axes (signs fixed alike), variances and coordinates from the d × d covariance
+    // and from the m × m Gram matrix, to rounding.
+    QFETCH(int, n);
+    QFETCH(int, d);
+    QFETCH(int, components);
+    std::mt19937_64 rng(std::uint64_t(n * 1000 + d));
+    std::normal_distribution<float> normal;
+    std::vector<float> x(std::size_t(n) * std::size_t(d));
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < d; ++j) // decreasing spread along the coordinates: distinct axes
+        x[std::size_t(i) * d + j] = normal(rng) * 4.0f / float(1 + j) + 2.0f;
+    const MatrixView<float> data{x.data(), n, d};
+    Context c;
+    c.backend = Backend::Cpu;
+    PcaParams covariance, gram;
+    covariance.components = gram.components = components;
+    covariance.form = PcaForm::Covariance;
+    gram.form = PcaForm::Gram;
+    const PcaResult a = computePca(data, covariance, c), b = computePca(data, gram, c);
+    QVERIFY(std::abs(a.totalVariance - b.totalVariance) <= 1e-6 * a.totalVariance);
+    const int spanned = std::min(components, n - 1);
+    for (int k = 0; k < components; ++k) {
+      QVERIFY2(
+          std::abs(a.variances[k] - b.variances[k]) <= 1e-6 * a.variances[0],
+          qPrintable(
+              QString("variance %1: %2 vs %3").arg(k).arg(a.variances[k]).arg(b.variances[k])));
+      double dot = 0, normB = 0;
+      for (int j = 0; j < d; ++j) {
+        dot += a.axes[std::size_t(k * d + j)] * b.axes[std::size_t(k * d + j)];
+        normB += b.axes[std::size_t(k * d + j)] * b.axes[std::size_t(k * d + j)];
+      }
+      QVERIFY(std::abs(normB - 1) < 1e-9); // unit axes, spanned or not
+      if (k < spanned) // an axis of no variance is any direction orthogonal to the others
+        QVERIFY2(dot > 1 - 1e-8, qPrintable(QString("axis %1: cos %2").arg(k).arg(dot)));
+      for (int other = 0; other < k; ++other) {
+        double cross = 0;
+        for (int j = 0; j < d; ++j)
+          cross += b.axes[std::size_t(k * d + j)] * b.axes[std::size_t(other * d + j)];
+        QVERIFY(std::abs(cross) < 1e-9);
+      }
+    }
+    for (std::int64_t i = 0; i < std::int64_t(n) * components; ++i)
+      QVERIFY2(std::abs(a.coordinates.data()[i] - b.coordinates.data()[i]) < 1e-3,
+               qPrintable(QString("coordinate %1: %2 vs %3")
+                              .arg(i)
+                              .arg(a.coordinates.data()[i])
+                              .arg(b.coordinates.data()[i])));
+  }
+
+  void wideDataNeedsNoSquareOfItsDimension() {
+    // 60 items of 60,000 values: a d × d covariance would need 29 GB (std::bad_alloc before);
+    // the Gram form holds 60 × 60. Two known directions u (spread 3) and v (spread 1), noise
+    // 0.001: the axes are ±u and ±v and the coordinates the items' own spreads along them.
+    const int n = 60, d = 60000;
+    std::mt19937_64 rng(5);
+    std::normal_distribution<double> normal;
+    std::vector<double> u(d), v(d), a(n), b(n);
+    for (int j = 0; j < d; ++j) {
+      u[std::size_t(j)] = normal(rng);
+      v[std::size_t(j)] = normal(rng);
+    }
+    auto normalise = [](std::vector<double>& w) {
+      double s = 0;
+      for (const double e : w)
+        s += e * e;
+      for (double& e : w)
+        e /= std::sqrt(s);
+    };
+    normalise(u);
+    double uv = 0;
+    for (int j = 0; j < d; ++j)
+      uv += u[std::size_t(j)] * v[std::size_t(j)];
+    for (int j = 0; j < d; ++j)
+      v[std::size_t(j)] -= uv * u[std::size_t(j)];
+    normalise(v);
+    std::vector<float> x(std::size_t(n) * d);
+    for (int i = 0; i < n; ++i) { // spreads 3 and 1 along u and v, uncorrelated in the sample
+      a[std::size_t(i)] = 3 * std::cos(2 * M_PI * i / n);
+      b[std::size_t(i)] = std::sin(2 * M_PI * i / n);
+      for (int j = 0; j < d; ++j)
+        x[std::size_t(i) * d + j] =
+            float(a[std::size_t(i)] * u[std::size_t(j)] + b[std::size_t(i)] * v[std::size_t(j)] +
+                  0.001 * normal(rng) / std::sqrt(double(d)) + 1.0);
+    }
+    Context c;
+    c.backend = Backend::Cpu;
+    const auto started = std::chrono::steady_clock::now();
+    const PcaResult pca = computePca({x.data(), n, d}, PcaParams{}, c);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    QVERIFY2(seconds < 10, qPrintable(QString::number(seconds)));
+    double cosU = 0, cosV = 0;
+    for (int j = 0; j < d; ++j) {
+      cosU += pca.axes[std::size_t(j)] * u[std::size_t(j)];
+      cosV += pca.axes[std::size_t(d + j)] * v[std::size_t(j)];
+    }
+    QVERIFY2(std::abs(cosU) > 0.9999 && std::abs(cosV) > 0.9999,
+             qPrintable(QString("%1 %2").arg(cosU).arg(cosV)));
+    const double meanA = std::accumulate(a.begin(), a.end(), 0.0) / n,
+                 meanB = std::accumulate(b.begin(), b.end(), 0.0) / n;
+    for (int i = 0; i < n; ++i) {
+      QVERIFY(std::abs(pca.coordinates.row(i)[0] -
+                       std::copysign(1.0, cosU) * (a[std::size_t(i)] - meanA)) < 1e-3);
+      QVERIFY(std::abs(pca.coordinates.row(i)[1] -
+                       std::copysign(1.0, cosV) * (b[std::size_t(i)] - meanB)) < 1e-3);
+    }
   }
 
   void cudaIsTheCpusTwin_data() {

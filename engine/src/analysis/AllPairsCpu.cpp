@@ -4,7 +4,6 @@
 #include "util/Blas.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <limits>
 
@@ -12,6 +11,9 @@
 
 namespace nearscape::analysis {
 namespace {
+
+/// Pairs pairsWithinCpu keeps in its first pass (16 bytes each); more are counted first.
+constexpr std::int64_t kKeptWhileCounting = 4'000'000;
 
 void gemm(const float* a, std::int64_t ra, const float* b, std::int64_t rb, std::int64_t d,
           float* c) {
@@ -78,56 +80,81 @@ NearPairs pairsWithinCpu(const MatrixView<float>& data, const TilePlan& plan, do
   constexpr std::int64_t kRun = 8;
   std::vector<float> C(static_cast<std::size_t>(tileRows * tileRows * kRun));
   std::vector<std::vector<NearPair>> found(static_cast<std::size_t>(threads));
-  std::atomic<std::int64_t> total{0}, candidates{0};
   blas::setThreads(threads);
-  for (std::size_t w = 0, next = 0; w < work.size(); w = next) {
-    job.check();
-    next = w + 1; // work is ordered by (a, b): extend over b + 1, b + 2, … of the same a
-    while (next < work.size() && std::int64_t(next - w) < kRun && work[next].a == work[w].a &&
-           work[next].b == work[next - 1].b + 1)
-      ++next;
-    const std::int64_t A = work[w].a;
-    const std::int64_t a0 = plan.start[A], ra = plan.rowsOf(A);
-    const std::int64_t b0 = plan.start[work[w].b], rb = plan.start[work[next - 1].b + 1] - b0;
-    gemm(packed.get() + a0 * d, ra, packed.get() + b0 * d, rb, d, C.data());
-#pragma omp parallel num_threads(threads)
-    {
-      std::vector<NearPair>& mine = found[std::size_t(omp_get_thread_num())];
-      std::int64_t proposed = 0, kept = 0;
+  // Pairs are kept while they are few. Past kKeptWhileCounting a pass only counts them, refused
+  // as soon as the count passes maxPairs (a threshold joining every pair stops in small memory),
+  // and a second pass keeps them in memory reserved for exactly that many.
+  const std::int64_t keptWhileCounting = std::min(maxPairs, kKeptWhileCounting);
+  NearPairs result;
+  std::int64_t candidates = 0;
+  auto pass = [&](bool keepAll) { // the pairs' count when it stopped keeping them, else −1
+    bool keeping = true;
+    std::int64_t total = 0;
+    candidates = 0;
+    for (std::size_t w = 0, next = 0; w < work.size(); w = next) {
+      job.check();
+      next = w + 1; // work is ordered by (a, b): extend over b + 1, b + 2, … of the same a
+      while (next < work.size() && std::int64_t(next - w) < kRun && work[next].a == work[w].a &&
+             work[next].b == work[next - 1].b + 1)
+        ++next;
+      const std::int64_t A = work[w].a;
+      const std::int64_t a0 = plan.start[A], ra = plan.rowsOf(A);
+      const std::int64_t b0 = plan.start[work[w].b], rb = plan.start[work[next - 1].b + 1] - b0;
+      gemm(packed.get() + a0 * d, ra, packed.get() + b0 * d, rb, d, C.data());
+      std::int64_t proposedHere = 0, keptHere = 0;
+#pragma omp parallel num_threads(threads) reduction(+ : proposedHere, keptHere)
+      {
+        std::vector<NearPair>& mine = found[std::size_t(omp_get_thread_num())];
 #pragma omp for schedule(dynamic, 16)
-      for (std::int64_t i = 0; i < ra; ++i) {
-        const float* c = C.data() + i * rb;
-        const float t = proposeUpTo[a0 + i], ni = norms[a0 + i];
-        const std::int32_t id = plan.order[a0 + i];
-        // Places after a0 + i only: a tile with itself gives each pair once.
-        for (std::int64_t j = std::max<std::int64_t>(0, a0 + i + 1 - b0); j < rb; ++j) {
-          if (knn::approxDistance(metric, ni, norms[b0 + j], c[j]) > t)
-            continue;
-          ++proposed;
-          const std::int32_t other = plan.order[b0 + j];
-          const double exact = exactDistance(data.row(id), data.row(other), d, metric);
-          if (exact <= threshold) {
-            mine.push_back({std::min(id, other), std::max(id, other), exact});
-            ++kept;
+        for (std::int64_t i = 0; i < ra; ++i) {
+          const float* c = C.data() + i * rb;
+          const float t = proposeUpTo[a0 + i], ni = norms[a0 + i];
+          const std::int32_t id = plan.order[a0 + i];
+          // Places after a0 + i only: a tile with itself gives each pair once.
+          for (std::int64_t j = std::max<std::int64_t>(0, a0 + i + 1 - b0); j < rb; ++j) {
+            if (knn::approxDistance(metric, ni, norms[b0 + j], c[j]) > t)
+              continue;
+            ++proposedHere;
+            const std::int32_t other = plan.order[b0 + j];
+            const double exact = exactDistance(data.row(id), data.row(other), d, metric);
+            if (exact <= threshold) {
+              if (keeping)
+                mine.push_back({std::min(id, other), std::max(id, other), exact});
+              ++keptHere;
+            }
           }
         }
       }
-      candidates += proposed;
-      total += kept;
+      candidates += proposedHere;
+      total += keptHere;
+      if (total > maxPairs)
+        throw InvalidArgument("more than " + std::to_string(maxPairs) + " pairs lie within " +
+                              std::to_string(threshold) + ": choose a smaller threshold");
+      for (auto& part : found) { // moved out each run: the threads' vectors stay small
+        result.pairs.insert(result.pairs.end(), part.begin(), part.end());
+        part.clear();
+      }
+      if (keeping && !keepAll && total > keptWhileCounting) {
+        keeping = false;
+        result.pairs = {};
+      }
+      job.progress(double(next) / double(work.size()),
+                   keeping ? "pairs within the threshold"
+                           : "counting the pairs within the threshold");
     }
-    if (total.load() > maxPairs)
-      throw InvalidArgument("more than " + std::to_string(maxPairs) + " pairs lie within " +
-                            std::to_string(threshold) + ": choose a smaller threshold");
-    job.progress(double(next) / double(work.size()), "pairs within the threshold");
+    return keeping ? std::int64_t(-1) : total;
+  };
+  if (const std::int64_t count = pass(false); count >= 0) { // many: kept in a second pass
+    result.pairs.reserve(std::size_t(count));
+    pass(true);
   }
-  NearPairs result;
   for (auto& part : found)
-    result.pairs.insert(result.pairs.end(), part.begin(), part.end());
+    part = {};
   sortPairs(result.pairs);
   result.threshold = threshold;
   result.tilePairs = std::int64_t(work.size());
   result.tilePairsAll = plan.tiles() * (plan.tiles() + 1) / 2;
-  result.candidates = candidates.load();
+  result.candidates = candidates;
   result.report.device = "CPU (" + std::to_string(threads) + " threads)";
   return result;
 }

@@ -31,11 +31,15 @@ std::uint64_t physicalMemoryBytes() {
 }
 } // namespace
 
-void requireFitsInMemory(std::uint64_t bytes, const std::string& name, std::string_view what) {
+void requireFitsInMemory(std::uint64_t bytes, const std::string& name, std::string_view what,
+                         std::uint64_t budget) {
   const std::uint64_t memory = physicalMemoryBytes();
   if (bytes > memory)
     throw FormatError(name + ": " + std::string(what) + " would need " + describeBytes(bytes) +
                       " of memory, more than this machine has (" + describeBytes(memory) + ")");
+  if (budget > 0 && bytes > budget)
+    throw FormatError(name + ": " + std::string(what) + " would need " + describeBytes(bytes) +
+                      " of memory, more than the memory budget (" + describeBytes(budget) + ")");
 }
 
 std::string describeBytes(std::uint64_t bytes) {
@@ -91,13 +95,13 @@ bool isFolder(const fs::path& path) {
 
 Dataset readAny(const fs::path& path, const OpenOptions& options, JobControl& job) {
   if (isFolder(path))
-    return io::readIdxFolder(path, options.loadThumbnails, job);
+    return io::readIdxFolder(path, options, job);
   std::string ext = lowerExtension(path);
   fs::path inner = path;
   if (ext == ".gz") {
     inner = path.stem();
     if (looksLikeIdx(inner))
-      return io::readIdxFile(path, options.loadThumbnails, job);
+      return io::readIdxFile(path, options, job);
     throw FormatError(path.string() + ": only IDX files may be gzip-compressed");
   }
   if (ext == ".npy")
@@ -113,7 +117,7 @@ Dataset readAny(const fs::path& path, const OpenOptions& options, JobControl& jo
   if (ext == ".tsv" || ext == ".txt")
     return io::readTsvVectors(path, job);
   if (looksLikeIdx(path))
-    return io::readIdxFile(path, options.loadThumbnails, job);
+    return io::readIdxFile(path, options, job);
   throw FormatError(path.string() + ": unknown format '" + ext +
                     "' (supported: .npy, .fvecs, .bvecs, .ivecs, .hdf5, .tsv, IDX files and "
                     "folders)");

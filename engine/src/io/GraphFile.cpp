@@ -36,6 +36,26 @@ void writeGraphFile(const std::filesystem::path& path, const GraphFile& graph) {
                             {graph.distances.data(), std::size_t(n * k) * 4}});
 }
 
+std::string knnGraphProblem(const void* ids, const void* distances, std::size_t cells,
+                            std::int64_t n, Metric metric) {
+  // L2 and cosine distances are ≥ 0 up to rounding; inner-product ones may be negative.
+  const bool nonNegative = metric != Metric::InnerProduct;
+  const auto* idBytes = static_cast<const std::uint8_t*>(ids);
+  const auto* distanceBytes = static_cast<const std::uint8_t*>(distances);
+  for (std::size_t i = 0; i < cells; ++i) {
+    std::int32_t id;
+    float dist;
+    std::memcpy(&id, idBytes + 4 * i, 4);
+    std::memcpy(&dist, distanceBytes + 4 * i, 4);
+    if (id < -1 || id >= n)
+      return "graph id " + std::to_string(id) + " is out of range [-1, " + std::to_string(n) + ")";
+    if (id >= 0 && (!std::isfinite(dist) || (nonNegative && dist < -1e-5f)))
+      return "graph distance " + std::to_string(dist) + " (entry " + std::to_string(i + 1) +
+             ") is " + (std::isfinite(dist) ? "negative" : "not finite");
+  }
+  return {};
+}
+
 bool isGraphFile(const std::filesystem::path& path) {
   return io::hasMagic(path, kMagic);
 }
@@ -63,25 +83,13 @@ std::string headerString(const nlohmann::json& header, const char* key, const st
   return it->get<std::string>();
 }
 
-/// Checks every id (−1 or a row) and every distance (finite where the id is real, and never
-/// negative for L2 or cosine, whose distances are ≥ 0 up to rounding) in the file's own bytes,
-/// so that a hostile file is refused before anything is copied.
+/// Checks every id and distance (knnGraphProblem) in the file's own bytes, so that a hostile
+/// file is refused before anything is copied.
 void checkGraphBody(const std::uint8_t* body, std::size_t cells, std::int64_t n, Metric metric,
                     const std::string& name) {
-  const bool nonNegative = metric != Metric::InnerProduct;
-  for (std::size_t i = 0; i < cells; ++i) {
-    std::int32_t id;
-    float dist;
-    std::memcpy(&id, body + 4 * i, 4);
-    std::memcpy(&dist, body + 4 * (cells + i), 4);
-    if (id < -1 || id >= n)
-      throw FormatError(name + ": graph id " + std::to_string(id) + " is out of range [-1, " +
-                        std::to_string(n) + ")");
-    if (id >= 0 && (!std::isfinite(dist) || (nonNegative && dist < -1e-5f)))
-      throw FormatError(name + ": graph distance " + std::to_string(dist) + " (entry " +
-                        std::to_string(i + 1) + ") is " +
-                        (std::isfinite(dist) ? "negative" : "not finite"));
-  }
+  if (const std::string problem = knnGraphProblem(body, body + 4 * cells, cells, n, metric);
+      !problem.empty())
+    throw FormatError(name + ": " + problem);
 }
 
 /// A matrix over `bytes` inside the mapping when they are aligned for T, else a copy.

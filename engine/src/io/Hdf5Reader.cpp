@@ -6,6 +6,7 @@
 // so a 1 KB file could otherwise declare terabytes), data in external files or virtual datasets
 // is refused (a file must not make us open other paths), and the "distance" attribute is read
 // whatever string type it has, one string only.
+#include "io/Convert.h"
 #include "io/Readers.h"
 
 #include "nearscape/core/Error.h"
@@ -13,9 +14,11 @@
 
 #include <hdf5.h>
 
+#include <algorithm>
 #include <cstring>
 #include <mutex>
 #include <tuple>
+#include <type_traits>
 #include <unistd.h>
 #include <vector>
 
@@ -76,6 +79,7 @@ struct Dataset2D {
   Handle id{-1, H5Dclose};
   std::uint64_t rows = 0, cols = 0;
   std::uint64_t fileBytes = 0; ///< declared: rows · cols · the file type's size
+  bool wide = false;           ///< floating point wider than float32 (float64)
 };
 
 bool hasDataset(const Hdf5File& f, const char* dataset) {
@@ -143,7 +147,28 @@ Dataset2D openDataset2D(const Hdf5File& f, const char* dataset) {
     throw FormatError(f.name + ": " + what + " overflows");
   d.rows = dims[0];
   d.cols = dims[1];
+  d.wide = cls == H5T_FLOAT && H5Tget_size(type.get()) > sizeof(float);
   return d;
+}
+
+/// A float64 dataset read as doubles a block of rows at a time, each block converted with
+/// float32's range checked: HDF5's own conversion makes ±Inf or zero of what float32 cannot hold.
+void readWideRows(const Hdf5File& f, const Dataset2D& d, const char* dataset, float* out) {
+  const hsize_t block = std::max<hsize_t>(1, (hsize_t(1) << 20) / d.cols); // ~8 MB of doubles
+  std::vector<double> buffer(std::size_t(std::min<hsize_t>(block, d.rows) * d.cols));
+  Handle fileSpace(H5Dget_space(d.id.get()), H5Sclose);
+  const std::string name = f.name + ": dataset '" + dataset + "'";
+  for (hsize_t row = 0; row < d.rows; row += block) {
+    const hsize_t start[2] = {row, 0}, count[2] = {std::min<hsize_t>(block, d.rows - row), d.cols};
+    Handle memSpace(H5Screate_simple(2, count, nullptr), H5Sclose);
+    if (!fileSpace.valid() || !memSpace.valid() ||
+        H5Sselect_hyperslab(fileSpace.get(), H5S_SELECT_SET, start, nullptr, count, nullptr) < 0 ||
+        H5Dread(d.id.get(), H5T_NATIVE_DOUBLE, memSpace.get(), fileSpace.get(), H5P_DEFAULT,
+                buffer.data()) < 0)
+      throw FormatError(name + ": cannot read (truncated or corrupt)");
+    convertFloat64Rows([&buffer](std::size_t i) { return buffer[i]; }, std::int64_t(count[0]),
+                       std::int64_t(d.cols), out + row * d.cols, std::int64_t(row), name);
+  }
 }
 
 template <typename T>
@@ -160,6 +185,12 @@ Matrix<T> readMatrix(const Hdf5File& f, const char* dataset, hid_t memType, bool
     throw FormatError(f.name + ": dataset '" + dataset + "' is empty");
   requireFitsInMemory(count * sizeof(T), f.name, std::string("dataset '") + dataset + "'");
   std::vector<T> values(count);
+  if constexpr (std::is_same_v<T, float>) {
+    if (d.wide && count > 0) {
+      readWideRows(f, d, dataset, values.data());
+      return Matrix<T>(std::move(values), std::int64_t(d.rows), std::int64_t(d.cols));
+    }
+  }
   if (count > 0 && H5Dread(d.id.get(), memType, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) < 0)
     throw FormatError(f.name + ": cannot read dataset '" + dataset + "' (truncated or corrupt)");
   return Matrix<T>(std::move(values), std::int64_t(d.rows), std::int64_t(d.cols));

@@ -1,4 +1,5 @@
 // IDX files (the MNIST family), plain or gzip-compressed, and folders of them.
+#include "io/Convert.h"
 #include "io/Readers.h"
 
 #include "nearscape/core/Error.h"
@@ -44,134 +45,173 @@ std::size_t idxTypeSize(int type) {
   }
 }
 
-/// Gzip files whose data (the trailer's ISIZE) is at most this are inflated whole by libdeflate,
-/// about three times zlib's speed (fashion-mnist's 47 MB of training images: 0.10 s against
-/// 0.31 s on the build machine); larger ones stream through zlib in bounded pieces.
+/// Gzip files of uint8 values whose data (the trailer's ISIZE) is at most this are inflated
+/// whole by libdeflate, about three times zlib's speed (fashion-mnist's 47 MB of training
+/// images: 0.10 s against 0.31 s on the build machine), straight into the memory the values
+/// take; the others stream through zlib in bounded pieces.
 constexpr std::uint64_t kWholeInflateLimit = std::uint64_t(256) << 20;
 
-/// The whole data of the gzip file open on `fd` (`size` bytes), or nothing where it is not a
-/// single gzip member of at most kWholeInflateLimit bytes that inflates cleanly (zlib then reads
-/// it, and reports what is wrong). The output buffer is the trailer's size, within the deflate
-/// ratio: libdeflate never writes past it.
-std::optional<std::vector<std::uint8_t>> inflateWhole(int fd, std::uint64_t size) {
-  std::uint8_t magic[2] = {};
-  if (size < 18 || size > kWholeInflateLimit || ::pread(fd, magic, 2, 0) != 2 || magic[0] != 0x1f ||
-      magic[1] != 0x8b)
-    return std::nullopt;
-  std::vector<std::uint8_t> packed(static_cast<std::size_t>(size));
-  for (std::size_t done = 0; done < packed.size();) {
-    const ssize_t got = ::pread(fd, packed.data() + done, packed.size() - done, off_t(done));
-    if (got <= 0)
-      return std::nullopt;
-    done += std::size_t(got);
-  }
-  const std::uint64_t isize =
-      std::uint64_t(packed[size - 4]) | std::uint64_t(packed[size - 3]) << 8 |
-      std::uint64_t(packed[size - 2]) << 16 | std::uint64_t(packed[size - 1]) << 24;
-  if (isize > kWholeInflateLimit || isize > size * kMaxDeflateRatio)
-    return std::nullopt;
-  std::vector<std::uint8_t> data(static_cast<std::size_t>(isize));
-  std::unique_ptr<libdeflate_decompressor, void (*)(libdeflate_decompressor*)> inflater(
-      libdeflate_alloc_decompressor(), libdeflate_free_decompressor);
-  std::size_t in = 0, out = 0;
-  if (!inflater ||
-      libdeflate_gzip_decompress_ex(inflater.get(), packed.data(), packed.size(), data.data(),
-                                    data.size(), &in, &out) != LIBDEFLATE_SUCCESS ||
-      in != packed.size() || out != data.size())
-    return std::nullopt;
-  return data;
-}
+/// Compressed bytes read from the file at a time.
+constexpr std::size_t kInputPiece = std::size_t(1) << 20;
 
-// Reads a gzip (or plain: zlib passes it through) stream in bounded pieces, never more than the
-// caller asks for: what follows the header's shape is never inflated — except gzip files of up
-// to kWholeInflateLimit bytes, inflated whole at open by libdeflate and read from memory.
+// Reads a gzip file (every member, one after the other, through one zlib stream of constant
+// memory) or a plain one in bounded pieces, never more than the caller asks for: what follows
+// the header's shape is inflated only by finish(), which checks each member's CRC-32 and length
+// (zlib checks them as it reaches a member's end: a file cut inside its trailer is an error).
 class GzStream {
 public:
   explicit GzStream(const fs::path& path) : m_name(path.string()) {
-    const int fd = openRegularFile(path, &m_fileSize); // a FIFO or device is refused, not read
-    if (auto whole = inflateWhole(fd, m_fileSize)) {
-      ::close(fd);
-      m_whole = std::move(*whole);
-      return;
+    m_fd = openRegularFile(path, &m_fileSize); // a FIFO or device is refused, not read
+    std::uint8_t magic[2] = {};
+    m_compressed = ::pread(m_fd, magic, 2, 0) == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+    if (m_compressed && inflateInit2(&m_z, 16 + MAX_WBITS) != Z_OK) {
+      ::close(m_fd);
+      throw IoError(m_name + ": cannot start zlib");
     }
-    if (::lseek(fd, 0, SEEK_SET) != 0) {
-      ::close(fd);
-      throw IoError(m_name + ": cannot read");
-    }
-    m_file = gzdopen(fd, "rb");
-    if (!m_file) {
-      ::close(fd);
-      throw IoError(m_name + ": cannot open");
-    }
-    gzbuffer(m_file, 1 << 17);
   }
   ~GzStream() {
-    if (m_file)
-      gzclose(m_file);
+    if (m_compressed)
+      inflateEnd(&m_z);
+    ::close(m_fd);
   }
   GzStream(const GzStream&) = delete;
   GzStream& operator=(const GzStream&) = delete;
 
   /// Reads up to `size` bytes into `dst`; returns how many were read (fewer at the end).
+  /// Throws FormatError (corrupt or truncated compressed data), IoError, Cancelled.
   std::size_t read(std::uint8_t* dst, std::size_t size, JobControl* job) {
-    if (!m_file) {
-      if (job)
-        job->check();
-      const std::size_t n = std::min<std::size_t>(size, m_whole.size() - m_at);
-      if (n > 0) // an empty inflated body has no data() to copy from
-        std::memcpy(dst, m_whole.data() + m_at, n);
-      m_at += n;
-      return n;
-    }
     std::size_t done = 0;
     while (done < size) {
       if (job)
         job->check();
-      const std::size_t want = std::min<std::size_t>(size - done, 1 << 22);
-      const int got = gzread(m_file, dst + done, static_cast<unsigned>(want));
-      if (got < 0) {
-        int errnum = 0;
-        const char* msg = gzerror(m_file, &errnum);
-        throw FormatError(m_name + ": corrupt compressed data: " + (msg ? msg : "?"));
-      }
-      done += std::size_t(got);
+      const std::size_t want = std::min<std::size_t>(size - done, std::size_t(1) << 22);
+      const std::size_t got =
+          m_compressed ? inflateSome(dst + done, want) : readPlain(dst + done, want);
+      done += got;
       if (got == 0)
         break;
       if (job && m_fileSize > 0)
-        job->progress(std::min(1.0, double(gzoffset(m_file)) / double(m_fileSize)),
+        job->progress(std::min(1.0, double(m_fileOffset) / double(m_fileSize)),
                       "reading " + fs::path(m_name).filename().string());
     }
+    m_consumed += done;
     return done;
   }
 
-  /// The next `size` bytes where the data is in memory (inflated whole) and holds them, taken
-  /// as read; null otherwise.
-  const std::uint8_t* take(std::size_t size) {
-    if (m_file || m_whole.size() - m_at < size)
-      return nullptr;
-    const std::uint8_t* at = m_whole.data() + m_at;
-    m_at += size;
-    return at;
+  /// Reads on to the end of the gzip member the caller's data ended in, so that the trailer of
+  /// every member that data came from is checked (what more that member holds is not kept;
+  /// later members are never inflated). Throws as read does.
+  void finish(JobControl* job) {
+    std::vector<std::uint8_t> scratch;
+    while (m_compressed && !m_memberEnded) {
+      if (job)
+        job->check();
+      scratch.resize(std::size_t(1) << 16);
+      inflateSome(scratch.data(), scratch.size(), /*toMemberEnd=*/true);
+    }
   }
 
   /// The most bytes of data the file can yield after the `consumed` ones: its own size, or the
-  /// deflate ratio times it when compressed (known once a first read has looked at it).
+  /// deflate ratio times it when compressed.
   std::uint64_t capacityAfter(std::uint64_t consumed) const {
-    if (!m_file)
-      return m_whole.size() > consumed ? m_whole.size() - consumed : 0;
-    const std::uint64_t ratio = gzdirect(m_file) ? 1 : kMaxDeflateRatio;
+    const std::uint64_t ratio = m_compressed ? kMaxDeflateRatio : 1;
     const std::uint64_t total = m_fileSize > UINT64_MAX / ratio ? UINT64_MAX : m_fileSize * ratio;
     return total > consumed ? total - consumed : 0;
   }
-  bool compressed() const { return !m_file || !gzdirect(m_file); }
+  bool compressed() const { return m_compressed; }
   const std::string& name() const { return m_name; }
+  /// The data read so far.
+  std::uint64_t consumed() const { return m_consumed; }
+
+  /// The whole file's data, inflated by libdeflate into `dst` (exactly `size` bytes, the
+  /// trailer's CRC-32 and length checked), where the file is one gzip member of at most
+  /// kWholeInflateLimit bytes that holds exactly that; false otherwise (nothing is promised
+  /// of `dst`: stream it instead). Takes the compressed file whole into memory, not the data.
+  bool inflateWholeInto(std::uint8_t* dst, std::uint64_t size) const {
+    if (!m_compressed || m_fileSize < 18 || m_fileSize > kWholeInflateLimit ||
+        size > kWholeInflateLimit)
+      return false;
+    std::uint8_t trailer[4] = {};
+    if (::pread(m_fd, trailer, 4, off_t(m_fileSize - 4)) != 4)
+      return false;
+    const std::uint64_t isize = std::uint64_t(trailer[0]) | std::uint64_t(trailer[1]) << 8 |
+                                std::uint64_t(trailer[2]) << 16 | std::uint64_t(trailer[3]) << 24;
+    if (isize != size)
+      return false;
+    std::vector<std::uint8_t> packed(static_cast<std::size_t>(m_fileSize));
+    for (std::size_t done = 0; done < packed.size();) {
+      const ssize_t got = ::pread(m_fd, packed.data() + done, packed.size() - done, off_t(done));
+      if (got <= 0)
+        return false;
+      done += std::size_t(got);
+    }
+    std::unique_ptr<libdeflate_decompressor, void (*)(libdeflate_decompressor*)> inflater(
+        libdeflate_alloc_decompressor(), libdeflate_free_decompressor);
+    std::size_t in = 0, out = 0;
+    return inflater &&
+           libdeflate_gzip_decompress_ex(inflater.get(), packed.data(), packed.size(), dst,
+                                         std::size_t(size), &in, &out) == LIBDEFLATE_SUCCESS &&
+           in == packed.size() && out == size;
+  }
 
 private:
-  gzFile m_file = nullptr;           // null: inflated whole into m_whole
-  std::vector<std::uint8_t> m_whole; // read from m_at on
-  std::size_t m_at = 0;
+  std::size_t readPlain(std::uint8_t* dst, std::size_t size) {
+    const ssize_t got = ::pread(m_fd, dst, size, off_t(m_fileOffset));
+    if (got < 0)
+      throw IoError(m_name + ": cannot read");
+    m_fileOffset += std::uint64_t(got);
+    return std::size_t(got);
+  }
+
+  /// Inflates up to `size` bytes (0 only at the end of the last member); with `toMemberEnd`,
+  /// no further than the end of the member in progress.
+  std::size_t inflateSome(std::uint8_t* dst, std::size_t size, bool toMemberEnd = false) {
+    m_z.next_out = dst;
+    m_z.avail_out = uInt(size);
+    while (m_z.avail_out > 0) {
+      if (m_z.avail_in == 0 && !refill()) {
+        if (m_memberEnded)
+          break; // the end of the last member
+        throw FormatError(m_name + ": truncated: the compressed data ends inside a gzip member" +
+                          " (its data or its 8-byte CRC-32 and length trailer)");
+      }
+      if (m_memberEnded) { // what follows a member must be another one
+        if (m_z.avail_in >= 1 && m_z.next_in[0] != 0x1f)
+          throw FormatError(m_name + ": data after the end of the gzip stream is not gzip");
+        inflateReset(&m_z);
+        m_memberEnded = false;
+      }
+      const int rc = inflate(&m_z, Z_NO_FLUSH);
+      if (rc == Z_STREAM_END) {
+        m_memberEnded = true; // zlib has checked the member's CRC-32 and length
+        if (toMemberEnd)
+          break;
+      } else if (rc != Z_OK && !(rc == Z_BUF_ERROR && m_z.avail_in == 0)) {
+        throw FormatError(m_name +
+                          ": corrupt compressed data: " + (m_z.msg ? m_z.msg : zError(rc)));
+      }
+    }
+    return size - m_z.avail_out;
+  }
+
+  bool refill() {
+    m_input.resize(kInputPiece);
+    const ssize_t got = ::pread(m_fd, m_input.data(), m_input.size(), off_t(m_fileOffset));
+    if (got < 0)
+      throw IoError(m_name + ": cannot read");
+    m_fileOffset += std::uint64_t(got);
+    m_z.next_in = m_input.data();
+    m_z.avail_in = uInt(got);
+    return got > 0;
+  }
+
+  int m_fd = -1;
+  bool m_compressed = false;
+  z_stream m_z{};
+  bool m_memberEnded = false; ///< the last member read ended (its trailer checked)
+  std::vector<std::uint8_t> m_input;
   std::string m_name;
-  std::uint64_t m_fileSize = 0;
+  std::uint64_t m_fileSize = 0, m_fileOffset = 0, m_consumed = 0;
 };
 
 /// An IDX file whose header has been read and checked; its body is still in the stream.
@@ -181,6 +221,7 @@ struct IdxSource {
   std::vector<std::int64_t> dims;
   std::uint64_t count = 0; ///< values
   std::uint64_t bytes = 0; ///< of the body
+  std::uint64_t headerBytes = 0;
 };
 
 std::string hexByte(int value) {
@@ -209,6 +250,7 @@ IdxSource openIdx(const fs::path& path, JobControl* job) {
     throw FormatError(name + ": unsupported IDX rank " + std::to_string(ndims));
   if (src.in->read(head + 4, std::size_t(4 * ndims), job) != std::size_t(4 * ndims))
     throw FormatError(name + ": truncated IDX header");
+  src.headerBytes = 4 + 4 * std::uint64_t(ndims);
   src.count = 1;
   for (int i = 0; i < ndims; ++i) {
     const std::uint8_t* p = head + 4 + 4 * i;
@@ -240,7 +282,18 @@ IdxArray readBody(IdxSource& src, JobControl* job) {
     throw FormatError(src.in->name() + ": truncated: the header declares " +
                       std::to_string(src.bytes) + " bytes of data, the file holds " +
                       std::to_string(got));
+  src.in->finish(job);
   return a;
+}
+
+/// A big-endian float64 (IDX type 0x0E).
+double idxDoubleAt(const std::uint8_t* p) {
+  std::uint64_t bits = 0;
+  for (int k = 0; k < 8; ++k)
+    bits = (bits << 8) | p[k];
+  double f;
+  std::memcpy(&f, &bits, 8);
+  return f;
 }
 
 float idxValueAt(const std::uint8_t* p, int type) {
@@ -262,14 +315,8 @@ float idxValueAt(const std::uint8_t* p, int type) {
     std::memcpy(&f, &bits, 4);
     return f;
   }
-  default: {
-    std::uint64_t bits = 0;
-    for (int k = 0; k < 8; ++k)
-      bits = (bits << 8) | p[k];
-    double f;
-    std::memcpy(&f, &bits, 8);
-    return static_cast<float>(f);
-  }
+  default:
+    return static_cast<float>(idxDoubleAt(p)); // out of float32's range: see convertRaw
   }
 }
 
@@ -277,52 +324,81 @@ float idxValue(const IdxArray& a, std::size_t i) {
   return idxValueAt(a.data.data() + i * idxTypeSize(a.type), a.type);
 }
 
-/// Streams the body into `values` (as float) and, for uint8 data, `pixels` (may be null), a
-/// bounded piece at a time: the raw data is never held whole beside its float copy. Inflating a
-/// piece overlaps with converting the one before (a second thread): each took about half of
-/// reading fashion-mnist (the conversion mostly first-touch page faults of the float array).
-void convertBody(IdxSource& src, float* values, std::uint8_t* pixels, JobControl& job) {
-  const std::size_t typeSize = idxTypeSize(src.type);
-  // Inflated whole: converted by every core at once (the float array's first-touch page faults
-  // spread with it).
-  if (const std::uint8_t* raw = src.in->take(std::size_t(src.count) * typeSize)) {
-    job.check();
-    const int type = src.type;
-#pragma omp parallel for schedule(static)
-    for (std::int64_t i = 0; i < std::int64_t(src.count); ++i)
-      values[i] = idxValueAt(raw + std::size_t(i) * typeSize, type);
-    if (pixels)
-      std::memcpy(pixels, raw, std::size_t(src.count));
+/// Converts `n` raw values (IDX type `type`, `cols` a row) to float; float64 rows are checked
+/// against float32's range (Convert.h), named from row `firstRow` of `name`.
+void convertRaw(const std::uint8_t* raw, int type, std::uint64_t n, std::int64_t cols,
+                std::int64_t firstRow, float* values, const std::string& name) {
+  if (type == 0x0E) {
+    convertFloat64Rows([raw](std::size_t i) { return idxDoubleAt(raw + 8 * i); },
+                       std::int64_t(n) / cols, cols, values, firstRow, name);
     return;
   }
-  const std::size_t piece = (std::size_t(1) << 22) / typeSize; // values per read
+  const std::size_t typeSize = idxTypeSize(type);
+#pragma omp parallel for schedule(static) if (n > (1u << 20))
+  for (std::int64_t i = 0; i < std::int64_t(n); ++i)
+    values[i] = idxValueAt(raw + std::size_t(i) * typeSize, type);
+}
+
+/// Streams the body into `values` (as float; `cols` a row, the first being row `firstRow` of the
+/// data) and, for uint8 data, `pixels` (may be null): the inflated data goes into the memory it
+/// ends in, never whole beside it, and that memory is written only as the data arrives.
+/// Inflating a piece overlaps with converting the one before (a second thread): each took about
+/// half of reading fashion-mnist (the conversion mostly first-touch page faults of the floats).
+/// Then the rest of the file is read for its gzip trailers.
+void convertBody(IdxSource& src, std::int64_t cols, std::int64_t firstRow, float* values,
+                 std::uint8_t* pixels, JobControl& job) {
+  const std::string& name = src.in->name();
+  if (src.type == 0x08 && src.in->compressed()) {
+    // Inflated whole (libdeflate) into the tail of the part's own float memory, then converted
+    // forward: float i ends before the raw byte i + 1 it has not read yet.
+    const std::uint64_t count = src.count, header = src.headerBytes;
+    auto* tail = reinterpret_cast<std::uint8_t*>(values) + 3 * count - std::min(header, 3 * count);
+    job.check();
+    if (3 * count >= header && src.in->inflateWholeInto(tail, header + count)) {
+      const std::uint8_t* raw = tail + header;
+      if (pixels) {
+        std::memcpy(pixels, raw, std::size_t(count));
+#pragma omp parallel for schedule(static)
+        for (std::int64_t i = 0; i < std::int64_t(count); ++i)
+          values[i] = pixels[i];
+      } else {
+        for (std::uint64_t i = 0; i < count; ++i)
+          values[i] = raw[i];
+      }
+      return;
+    }
+  }
+  const std::size_t typeSize = idxTypeSize(src.type);
+  const std::uint64_t rowsPerPiece =
+      std::max<std::uint64_t>(1, (std::uint64_t(1) << 22) / typeSize / std::uint64_t(cols));
+  const std::uint64_t piece = rowsPerPiece * std::uint64_t(cols); // values per read: whole rows
+  if (typeSize != 1)
+    pixels = nullptr; // (assemble keeps pixels for uint8 data only)
   std::vector<std::uint8_t> buffers[2];
-  for (auto& b : buffers)
-    b.resize(std::size_t(std::min<std::uint64_t>(src.count, piece) * typeSize));
-  auto convert = [&src, values, pixels, typeSize](const std::uint8_t* raw, std::uint64_t at,
-                                                  std::size_t n) {
-    for (std::size_t i = 0; i < n; ++i)
-      values[at + i] = idxValueAt(raw + i * typeSize, src.type);
-    if (pixels)
-      std::memcpy(pixels + at, raw, n);
+  if (!pixels) // uint8 with pixels: read straight into them
+    for (auto& b : buffers)
+      b.resize(std::size_t(std::min(src.count, piece) * typeSize));
+  auto convert = [&src, values, cols, firstRow, &name](const std::uint8_t* raw, std::uint64_t at,
+                                                       std::uint64_t n) {
+    convertRaw(raw, src.type, n, cols, firstRow + std::int64_t(at) / cols, values + at, name);
   };
   std::future<void> converting; // waits in its destructor: never outlives the buffers
   std::uint64_t done = 0;
   for (int current = 0; done < src.count; current ^= 1) {
-    const std::size_t n = std::size_t(std::min<std::uint64_t>(src.count - done, piece));
-    std::vector<std::uint8_t>& buffer = buffers[current];
-    const std::size_t got = src.in->read(buffer.data(), n * typeSize, &job);
+    const std::uint64_t n = std::min(src.count - done, piece);
+    std::uint8_t* into = pixels ? pixels + done : buffers[current].data();
+    const std::size_t got = src.in->read(into, std::size_t(n * typeSize), &job);
     if (got != n * typeSize)
-      throw FormatError(src.in->name() + ": truncated: the header declares " +
-                        std::to_string(src.bytes) + " bytes of data, the file holds " +
-                        std::to_string(done * typeSize + got));
+      throw FormatError(name + ": truncated: the header declares " + std::to_string(src.bytes) +
+                        " bytes of data, the file holds " + std::to_string(done * typeSize + got));
     if (converting.valid())
       converting.get();
-    converting = std::async(std::launch::async, convert, buffer.data(), done, n);
+    converting = std::async(std::launch::async, convert, into, done, n);
     done += n;
   }
   if (converting.valid())
     converting.get();
+  src.in->finish(&job);
 }
 
 const char* idxTypeName(int type) {
@@ -368,7 +444,7 @@ struct IdxPart {
   fs::path labelsPath;
 };
 
-IdxPart openPart(const fs::path& imagesPath, JobControl& job) {
+IdxPart openPart(const fs::path& imagesPath, std::uint64_t budget, JobControl& job) {
   IdxPart part;
   part.images = openIdx(imagesPath, &job);
   if (part.images.dims.size() < 2)
@@ -383,7 +459,7 @@ IdxPart openPart(const fs::path& imagesPath, JobControl& job) {
       throw FormatError(labelsPath.string() + ": holds " + std::to_string(labels.dims[0]) +
                         " labels but " + imagesPath.filename().string() + " holds " +
                         std::to_string(part.images.dims[0]) + " images");
-    requireFitsInMemory(labels.bytes, labelsPath.string(), "the IDX labels");
+    requireFitsInMemory(labels.bytes, labelsPath.string(), "the IDX labels", budget);
     part.labels = readBody(labels, &job);
   }
   return part;
@@ -399,6 +475,8 @@ IdxShape shapeOf(const std::vector<IdxPart>& parts, const fs::path& source) {
   IdxShape shape;
   shape.d = std::int64_t(first.count / std::uint64_t(first.dims[0]));
   for (const auto& p : parts) {
+    if (p.images.type != first.type)
+      throw FormatError(source.string() + ": the IDX files have different element types");
     if (p.images.dims.size() != first.dims.size() ||
         !std::equal(first.dims.begin() + 1, first.dims.end(), p.images.dims.begin() + 1))
       throw FormatError(source.string() + ": the IDX files have different image shapes");
@@ -424,7 +502,7 @@ std::vector<std::int32_t> collectLabels(const std::vector<IdxPart>& parts) {
   return labels;
 }
 
-Dataset assemble(std::vector<IdxPart>& parts, const fs::path& source, bool thumbnails,
+Dataset assemble(std::vector<IdxPart>& parts, const fs::path& source, const OpenOptions& options,
                  JobControl& job) {
   const auto& first = parts.front().images;
   const std::string name = source.string();
@@ -433,27 +511,31 @@ Dataset assemble(std::vector<IdxPart>& parts, const fs::path& source, bool thumb
       checkedProduct(std::uint64_t(shape.n), std::uint64_t(shape.d), name, "the IDX shape");
   // Thumbnails are small grey images; a huge "image" is data, not something to draw.
   const bool grey8 = first.type == 0x08 && first.dims.size() == 3 && first.dims[1] <= 4096 &&
-                     first.dims[2] <= 4096 && thumbnails;
+                     first.dims[2] <= 4096 && options.loadThumbnails;
   requireFitsInMemory(checkedProduct(count, grey8 ? 5 : 4, name, "the IDX shape"), name,
-                      "the IDX data");
-  std::vector<float> values(count);
-  std::vector<std::uint8_t> pixels(grey8 ? count : 0);
+                      "the IDX data", options.memoryBudget);
+  // Not zeroed: each page is first written by the data read into it, so a file that ends early
+  // has cost the memory of what it held, not of what its header declared.
+  const std::shared_ptr<float[]> values(new float[count]);
+  const std::shared_ptr<std::uint8_t[]> pixels(grey8 ? new std::uint8_t[count] : nullptr);
   // The parts (fashion-mnist's train and t10k files) inflate at once, each into its own rows;
   // the first reports progress, the others only stop with the job.
   std::vector<std::uint64_t> offsets(parts.size(), 0);
   for (std::size_t i = 1; i < parts.size(); ++i)
     offsets[i] = offsets[i - 1] + parts[i - 1].images.count;
+  auto convertPart = [&](std::size_t i, JobControl& partJob) {
+    convertBody(parts[i].images, shape.d, std::int64_t(offsets[i]) / shape.d,
+                values.get() + offsets[i], grey8 ? pixels.get() + offsets[i] : nullptr, partJob);
+  };
   std::vector<std::unique_ptr<JobControl>> quietJobs;
   std::vector<std::future<void>> others; // wait in their destructors, before quietJobs go
   for (std::size_t i = 1; i < parts.size(); ++i) {
     quietJobs.push_back(std::make_unique<JobControl>(job, nullptr));
-    others.push_back(std::async(std::launch::async, [&, i, quiet = quietJobs.back().get()] {
-      convertBody(parts[i].images, values.data() + offsets[i],
-                  grey8 ? pixels.data() + offsets[i] : nullptr, *quiet);
-    }));
+    others.push_back(std::async(
+        std::launch::async, [&, i, quiet = quietJobs.back().get()] { convertPart(i, *quiet); }));
   }
   try {
-    convertBody(parts.front().images, values.data(), grey8 ? pixels.data() : nullptr, job);
+    convertPart(0, job);
   } catch (...) { // the others stop too, and are waited for as `others` goes
     for (const auto& quiet : quietJobs)
       quiet->requestStop();
@@ -466,12 +548,12 @@ Dataset assemble(std::vector<IdxPart>& parts, const fs::path& source, bool thumb
   ds.path = name;
   ds.format = "idx";
   ds.sourceDtype = idxTypeName(first.type);
-  ds.vectors = Matrix<float>(std::move(values), shape.n, shape.d);
+  ds.vectors = Matrix<float>(values.get(), shape.n, shape.d, values);
   if (grey8) {
     ds.thumbnails.height = int(first.dims[1]);
     ds.thumbnails.width = int(first.dims[2]);
     ds.thumbnails.channels = 1;
-    ds.thumbnails.pixels = Matrix<std::uint8_t>(std::move(pixels), shape.n, shape.d);
+    ds.thumbnails.pixels = Matrix<std::uint8_t>(pixels.get(), shape.n, shape.d, pixels);
   }
   std::vector<std::int32_t> labels = collectLabels(parts);
   if (!labels.empty()) {
@@ -503,13 +585,13 @@ fs::path findIdx(const fs::path& folder, const std::string& stem) {
 
 } // namespace
 
-Dataset readIdxFile(const fs::path& path, bool thumbnails, JobControl& job) {
+Dataset readIdxFile(const fs::path& path, const OpenOptions& options, JobControl& job) {
   std::vector<IdxPart> parts;
-  parts.push_back(openPart(path, job));
-  return assemble(parts, path, thumbnails, job);
+  parts.push_back(openPart(path, options.memoryBudget, job));
+  return assemble(parts, path, options, job);
 }
 
-Dataset readIdxFolder(const fs::path& folder, bool thumbnails, JobControl& job) {
+Dataset readIdxFolder(const fs::path& folder, const OpenOptions& options, JobControl& job) {
   std::vector<fs::path> images;
   for (const char* prefix : {"train", "t10k"}) {
     const fs::path p = findIdx(folder, std::string(prefix) + "-images-idx3-ubyte");
@@ -521,8 +603,8 @@ Dataset readIdxFolder(const fs::path& folder, bool thumbnails, JobControl& job) 
                                         "t10k-images-idx3-ubyte[.gz]) in this folder");
   std::vector<IdxPart> parts;
   for (const auto& p : images)
-    parts.push_back(openPart(p, job));
-  return assemble(parts, folder, thumbnails, job);
+    parts.push_back(openPart(p, options.memoryBudget, job));
+  return assemble(parts, folder, options, job);
 }
 
 } // namespace nearscape::io

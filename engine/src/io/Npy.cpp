@@ -262,7 +262,13 @@ Matrix<float> readNpyFloat(const std::filesystem::path& path, std::string* dtype
   if (kind == "float16")
     convertHalfToFloat(src, count, values.data());
   else if (kind == "float64")
-    convertToFloat<double>(src, count, values.data());
+    convertFloat64Rows(
+        [src](std::size_t i) {
+          double v;
+          std::memcpy(&v, src + i * sizeof(double), sizeof(double));
+          return v;
+        },
+        rows, cols, values.data(), 0, name);
   else if (kind == "uint8")
     convertToFloat<std::uint8_t>(src, count, values.data());
   else

@@ -22,10 +22,13 @@ Dataset readHdf5(const std::filesystem::path& path, bool loadQueries);
 /// The shapes of an ann-benchmarks file's "test" and "neighbors", from its headers alone.
 QueryShapes readHdf5QueryShapes(const std::filesystem::path& path);
 Dataset readTsvVectors(const std::filesystem::path& path, JobControl& job);
-/// One IDX file (plain or .gz) with its sibling labels file when there is one.
-Dataset readIdxFile(const std::filesystem::path& path, bool thumbnails, JobControl& job);
+/// One IDX file (plain or .gz) with its sibling labels file when there is one. The data the
+/// header declares is checked against `options.memoryBudget` and the machine before anything of
+/// that size is allocated; a gzip file's every member is checked (CRC-32 and length).
+Dataset readIdxFile(const std::filesystem::path& path, const OpenOptions& options, JobControl& job);
 /// A folder of IDX files: train-* first, then t10k-*, images paired with labels.
-Dataset readIdxFolder(const std::filesystem::path& folder, bool thumbnails, JobControl& job);
+Dataset readIdxFolder(const std::filesystem::path& folder, const OpenOptions& options,
+                      JobControl& job);
 
 /// True when every byte sequence in `text` is valid UTF-8; else the offset of the first bad byte.
 bool isValidUtf8(std::string_view text, std::size_t* badOffset = nullptr);
@@ -40,8 +43,10 @@ std::uint64_t checkedProduct(std::uint64_t a, std::uint64_t b, const std::string
                              std::string_view what);
 
 /// Refuses (FormatError naming the file) to allocate `bytes` for `what` when they exceed this
-/// machine's physical memory: a header asking for more would end in std::bad_alloc or swapping.
-void requireFitsInMemory(std::uint64_t bytes, const std::string& name, std::string_view what);
+/// machine's physical memory, or `budget` when it is not 0 (the context's memory budget): a
+/// header asking for more would end in std::bad_alloc or swapping.
+void requireFitsInMemory(std::uint64_t bytes, const std::string& name, std::string_view what,
+                         std::uint64_t budget = 0);
 
 /// "1.5 GB"-style text for messages.
 std::string describeBytes(std::uint64_t bytes);

@@ -1,4 +1,5 @@
 // TensorBoard-projector vectors (one item a line, values separated by tabs) and metadata.
+#include "io/Convert.h"
 #include "io/Readers.h"
 
 #include "nearscape/core/Error.h"
@@ -7,6 +8,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cfloat>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -87,19 +89,27 @@ std::string_view trimSpaces(std::string_view f) {
 }
 
 /// Parses one TSV value as float: what std::from_chars takes, plus a leading '+' (as strtof and
-/// Python write it). Returns "" or why the value is refused.
-std::string parseValue(std::string_view field, float& value) {
+/// Python write it); `magnitude` is the written value's, before float32 rounds it (a value too
+/// close to zero is kept, subnormal or 0: its row decides, float64RangeOf). Returns "" or why the
+/// value is refused.
+std::string parseValue(std::string_view field, float& value, double& magnitude) {
   std::string_view f = trimSpaces(field);
   if (f.size() > 1 && f.front() == '+' && f[1] != '-' && f[1] != '+')
     f.remove_prefix(1);
   const auto [ptr, ec] = std::from_chars(f.data(), f.data() + f.size(), value);
   if (ptr != f.data() + f.size() || f.empty() || ec == std::errc::invalid_argument)
     return "is not a number";
+  magnitude = std::fabs(value);
   if (ec == std::errc::result_out_of_range) {
-    const double wide = std::strtod(std::string(f).c_str(), nullptr); // ±HUGE_VAL on overflow
-    return std::fabs(wide) > 1 ? "is out of float range (beyond ±3.4e38)"
-                               : "is out of float range (too close to zero)";
+    const std::string text(f);
+    const double wide = std::strtod(text.c_str(), nullptr); // ±HUGE_VAL on overflow
+    if (std::fabs(wide) > 1)
+      return "is out of float range (beyond float32's ±3.4e38)";
+    value = std::strtof(text.c_str(), nullptr);
+    magnitude = std::fabs(wide) > 0 ? std::fabs(wide) : DBL_MIN; // below DBL_MIN: still not 0
   }
+  if (!std::isfinite(magnitude))
+    magnitude = 0; // NaN and ±Inf are requireFinite's to name
   return {};
 }
 
@@ -204,15 +214,23 @@ Dataset readTsvVectors(const std::filesystem::path& path, JobControl& job) {
                         std::to_string(fields.size()) + " values, the first line has " +
                         std::to_string(d));
     }
+    double largest = 0; // of the row, as written
     for (std::size_t j = 0; j < fields.size(); ++j) {
       float v = 0;
-      const std::string problem = parseValue(fields[j], v);
+      double magnitude = 0;
+      const std::string problem = parseValue(fields[j], v, magnitude);
       if (!problem.empty())
         throw FormatError(name + ": line " + std::to_string(lines.number()) + ", column " +
                           std::to_string(j + 1) + ": '" + printableText(trimSpaces(fields[j]), 40) +
                           "' " + problem);
       values.push_back(v);
+      largest = std::max(largest, magnitude);
     }
+    if (float64RangeOf(largest) == Float64Range::Below)
+      throw FormatError(name + ": line " + std::to_string(lines.number()) +
+                        ": every value is too close to zero for float32 (below its smallest "
+                        "normal value, 1.18e-38, in magnitude): converted, the row would lose "
+                        "its direction; scale the data up");
     ++n;
   }
   file->throwIfChanged();

@@ -80,6 +80,149 @@ void topEigen(const RowMatrixD& cov, int k, const Context& context, Eigen::Matri
   vectors = q * solver.eigenvectors().rowwise().reverse().leftCols(k);
 }
 
+/// The top principal axes (d × k, unit columns), their variances and the total variance.
+struct Axes {
+  Eigen::MatrixXd vectors;
+  Eigen::VectorXd values;
+  double total = 0;
+};
+
+/// From the d × d covariance: syrk over centred row tiles in float32, accumulated across tiles
+/// in float64.
+template <typename FitRow>
+Axes covarianceAxes(const FitRow& fitRow, std::int64_t m, std::int64_t d,
+                    const std::vector<double>& mean, int k, const Context& context,
+                    JobControl& job) {
+  const int threads = effectiveThreads(context);
+  blas::setThreads(threads);
+  const std::int64_t tileRows =
+      std::max<std::int64_t>(256, (1 << 22) / std::max<std::int64_t>(d, 1));
+  std::vector<float> tile(static_cast<std::size_t>(tileRows * d));
+  std::vector<float> tileCov(static_cast<std::size_t>(d * d));
+  RowMatrixD cov = RowMatrixD::Zero(d, d);
+  for (std::int64_t start = 0; start < m; start += tileRows) {
+    job.check();
+    const std::int64_t rows = std::min(tileRows, m - start);
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const float* x = fitRow(start + r);
+      float* t = tile.data() + r * d;
+      for (std::int64_t j = 0; j < d; ++j)
+        t[j] = static_cast<float>(x[j] - mean[j]);
+    }
+    cblas_ssyrk(CblasRowMajor, CblasUpper, CblasTrans, int(d), int(rows), 1.0f, tile.data(), int(d),
+                0.0f, tileCov.data(), int(d));
+    for (std::int64_t a = 0; a < d; ++a)
+      for (std::int64_t b = a; b < d; ++b)
+        cov(a, b) += tileCov[a * d + b];
+    job.progress(0.8 * double(start + rows) / double(m), "PCA: covariance");
+  }
+  for (std::int64_t a = 0; a < d; ++a)
+    for (std::int64_t b = 0; b < a; ++b)
+      cov(a, b) = cov(b, a);
+  cov /= double(std::max<std::int64_t>(m - 1, 1));
+  job.check();
+  job.progress(0.85, "PCA: axes");
+  Axes out;
+  out.total = cov.trace();
+  topEigen(cov, k, context, out.vectors, out.values, job);
+  return out;
+}
+
+/// From the m × m Gram matrix of the centred rows (G = Xc Xcᵀ / (m − 1), whose non-zero
+/// eigenvalues are the covariance's): an eigenvector u maps back to the axis Xcᵀu, normalised.
+/// For d > m this never holds a d × d matrix: the map of 60 × 60,000 values needs 30 KB, not
+/// 29 GB. Syrk over column tiles in float32, accumulated across tiles in float64.
+template <typename FitRow>
+Axes gramAxes(const FitRow& fitRow, std::int64_t m, std::int64_t d, const std::vector<double>& mean,
+              int k, const Context& context, JobControl& job) {
+  const int threads = effectiveThreads(context);
+  blas::setThreads(threads);
+  const std::int64_t cols = std::clamp<std::int64_t>((1 << 22) / m, 1, d);
+  std::vector<float> tile(static_cast<std::size_t>(m * cols));
+  std::vector<float> tileGram(static_cast<std::size_t>(m * m));
+  RowMatrixD gram = RowMatrixD::Zero(m, m);
+  for (std::int64_t c0 = 0; c0 < d; c0 += cols) {
+    job.check();
+    const std::int64_t width = std::min(cols, d - c0);
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (std::int64_t r = 0; r < m; ++r) {
+      const float* x = fitRow(r) + c0;
+      float* t = tile.data() + r * width;
+      for (std::int64_t j = 0; j < width; ++j)
+        t[j] = static_cast<float>(x[j] - mean[std::size_t(c0 + j)]);
+    }
+    cblas_ssyrk(CblasRowMajor, CblasUpper, CblasNoTrans, int(m), int(width), 1.0f, tile.data(),
+                int(width), 0.0f, tileGram.data(), int(m));
+    for (std::int64_t a = 0; a < m; ++a)
+      for (std::int64_t b = a; b < m; ++b)
+        gram(a, b) += tileGram[a * m + b];
+    job.progress(0.8 * double(c0 + width) / double(d), "PCA: Gram matrix");
+  }
+  for (std::int64_t a = 0; a < m; ++a)
+    for (std::int64_t b = 0; b < a; ++b)
+      gram(a, b) = gram(b, a);
+  gram /= double(std::max<std::int64_t>(m - 1, 1));
+  job.check();
+  job.progress(0.85, "PCA: axes");
+  Axes out;
+  out.total = gram.trace();
+  const int spanned = int(std::min<std::int64_t>(k, m)); // m rows span no more axes
+  Eigen::MatrixXd u;
+  Eigen::VectorXd values;
+  topEigen(gram, spanned, context, u, values, job);
+  // Xcᵀu in float64, a block of columns a thread.
+  Eigen::MatrixXd v = Eigen::MatrixXd::Zero(d, k);
+  constexpr std::int64_t kBlock = 256;
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (std::int64_t j0 = 0; j0 < d; j0 += kBlock) {
+    const std::int64_t j1 = std::min(d, j0 + kBlock);
+    for (std::int64_t i = 0; i < m; ++i) {
+      const float* x = fitRow(i);
+      for (std::int64_t j = j0; j < j1; ++j) {
+        const double centred = double(x[j]) - mean[std::size_t(j)];
+        for (int c = 0; c < spanned; ++c)
+          v(j, c) += centred * u(i, c);
+      }
+    }
+  }
+  // The mapped axes are orthogonal to the rounding of G's float32 sums: made so to float64's,
+  // in order of variance (Gram-Schmidt), as the covariance's eigen-solver gives them.
+  for (int c = 0; c < spanned; ++c)
+    for (int earlier = 0; earlier < c; ++earlier)
+      if (const double norm = v.col(earlier).norm(); norm > 0)
+        v.col(c) -= v.col(earlier) * (v.col(earlier).dot(v.col(c)) / (norm * norm));
+  out.values = Eigen::VectorXd::Zero(k);
+  double largest = 0;
+  for (int c = 0; c < spanned; ++c)
+    largest = std::max(largest, v.col(c).norm());
+  std::vector<int> unspanned; // axes of no variance: any unit vectors orthogonal to the rest
+  for (int c = 0; c < k; ++c) {
+    const double norm = c < spanned ? v.col(c).norm() : 0.0;
+    if (norm > 1e-9 * largest && norm > 0) {
+      v.col(c) /= norm;
+      out.values[c] = values[c];
+    } else {
+      v.col(c).setZero();
+      unspanned.push_back(c);
+    }
+  }
+  // The first standard axes that are orthogonal to those set (deterministic).
+  Eigen::Index next = 0;
+  for (const int c : unspanned)
+    for (; next < d; ++next) {
+      Eigen::VectorXd e = Eigen::VectorXd::Unit(d, next);
+      for (int other = 0; other < k; ++other)
+        e -= v.col(other) * v.col(other).dot(e);
+      if (e.norm() > 0.5) {
+        v.col(c) = e / e.norm();
+        ++next;
+        break;
+      }
+    }
+  out.vectors = std::move(v);
+  return out;
+}
 } // namespace
 
 PcaResult computePca(const MatrixView<float>& data, const PcaParams& params, const Context& context,
@@ -120,43 +263,14 @@ PcaResult computePca(const MatrixView<float>& data, const PcaParams& params, con
     v /= double(m);
   lap("mean");
 
-  // Covariance: syrk over centred row tiles in float32, accumulated across tiles in float64.
-  blas::setThreads(threads);
-  const std::int64_t tileRows =
-      std::max<std::int64_t>(256, (1 << 22) / std::max<std::int64_t>(d, 1));
-  std::vector<float> tile(static_cast<std::size_t>(tileRows * d));
-  std::vector<float> tileCov(static_cast<std::size_t>(d * d));
-  RowMatrixD cov = RowMatrixD::Zero(d, d);
-  for (std::int64_t start = 0; start < m; start += tileRows) {
-    job.check();
-    const std::int64_t rows = std::min(tileRows, m - start);
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (std::int64_t r = 0; r < rows; ++r) {
-      const float* x = fitRow(start + r);
-      float* t = tile.data() + r * d;
-      for (std::int64_t j = 0; j < d; ++j)
-        t[j] = static_cast<float>(x[j] - mean[j]);
-    }
-    cblas_ssyrk(CblasRowMajor, CblasUpper, CblasTrans, int(d), int(rows), 1.0f, tile.data(), int(d),
-                0.0f, tileCov.data(), int(d));
-    for (std::int64_t a = 0; a < d; ++a)
-      for (std::int64_t b = a; b < d; ++b)
-        cov(a, b) += tileCov[a * d + b];
-    job.progress(0.8 * double(start + rows) / double(m), "PCA: covariance");
-  }
-  for (std::int64_t a = 0; a < d; ++a)
-    for (std::int64_t b = 0; b < a; ++b)
-      cov(a, b) = cov(b, a);
-  cov /= double(std::max<std::int64_t>(m - 1, 1));
-  lap("covariance");
-
   job.check();
-  job.progress(0.85, "PCA: axes");
   const int k = params.components;
-  Eigen::MatrixXd axes;
-  Eigen::VectorXd variances;
-  topEigen(cov, k, context, axes, variances, job);
-  lap("axes");
+  const bool gram = params.form == PcaForm::Gram || (params.form == PcaForm::Auto && d > m);
+  Axes found = gram ? gramAxes(fitRow, m, d, mean, k, context, job)
+                    : covarianceAxes(fitRow, m, d, mean, k, context, job);
+  lap(gram ? "Gram matrix and axes" : "covariance and axes");
+  Eigen::MatrixXd& axes = found.vectors;
+  const Eigen::VectorXd& variances = found.values;
   // Deterministic signs: the largest-magnitude entry of each axis is positive.
   for (int c = 0; c < k; ++c) {
     Eigen::Index at = 0;
@@ -167,7 +281,7 @@ PcaResult computePca(const MatrixView<float>& data, const PcaParams& params, con
 
   PcaResult result;
   result.mean = mean;
-  result.totalVariance = cov.trace();
+  result.totalVariance = found.total;
   result.variances.assign(variances.data(), variances.data() + k);
   result.axes.resize(static_cast<std::size_t>(k * d));
   for (int c = 0; c < k; ++c)
@@ -181,7 +295,9 @@ PcaResult computePca(const MatrixView<float>& data, const PcaParams& params, con
   std::vector<float> axesF(result.axes.begin(), result.axes.end());
   std::vector<float> coords(static_cast<std::size_t>(n * k));
   blas::setThreads(threads);
-  const std::int64_t chunk = std::min<std::int64_t>(n, 8192); // a cancel is seen between chunks
+  // A cancel is seen between chunks; a chunk holds at most 16M values (wide rows: fewer rows).
+  const std::int64_t chunk =
+      std::min<std::int64_t>({n, 8192, std::max<std::int64_t>(1, (std::int64_t(1) << 24) / d)});
   std::vector<float> centred(static_cast<std::size_t>(chunk * d));
   for (std::int64_t start = 0; start < n; start += chunk) {
     job.check();

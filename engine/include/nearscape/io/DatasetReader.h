@@ -21,6 +21,9 @@ struct OpenOptions {
   /// Compute Dataset::contentHash (XXH3-128 over every byte; empty when off). Off where only some
   /// rows are read: an MPI rank other than 0 touches only its slice of a memory-mapped file.
   bool hash = true;
+  /// Bytes the data may take once read (Context::memoryBudget); 0: what the machine has. A file
+  /// whose header declares more is refused before anything of that size is allocated (IDX).
+  std::uint64_t memoryBudget = 0;
 };
 
 /// The shapes of the queries and ground truth a file carries beside its vectors; 0 × 0 when absent.

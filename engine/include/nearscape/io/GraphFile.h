@@ -25,6 +25,13 @@ struct GraphFile {
   std::string paramsJson = "{}"; ///< how it was built
 };
 
+/// The first problem of a kNN graph's cells, as every reader of graphs (files, the Python
+/// module's (ids, distances)) checks them: an id neither −1 nor a row in [0, n), a distance not
+/// finite where its id is real, or negative (beyond rounding) for L2 and cosine. Empty when there
+/// is none. `ids` (int32) and `distances` (float32) hold `cells` values each, at any alignment.
+std::string knnGraphProblem(const void* ids, const void* distances, std::size_t cells,
+                            std::int64_t n, Metric metric);
+
 /// Writes atomically (temporary file + rename). Throws IoError.
 void writeGraphFile(const std::filesystem::path& path, const GraphFile& graph);
 
