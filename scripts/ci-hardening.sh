@@ -105,8 +105,10 @@ asan_stage() {
   ctest --test-dir "$dir" -L unit -E '^programs_link_no_cuda$' --output-on-failure --timeout 900 ||
     return 1
   # The GUI monkey: random input to the explorer under ASan + UBSan. Leaks are not looked for
-  # there: Mesa, fontconfig and Qt keep allocations until exit by design.
-  ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0" NEARSCAPE_MONKEY_SECONDS=30 \
+  # there (Mesa, fontconfig and Qt keep allocations until exit by design), nor strict string
+  # reads: libxkbcommon-x11 strndup()s a buffer with no terminating NUL within its length, which
+  # strict_string_checks reports as an overflow in Qt's start, before any code of ours runs.
+  ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0:strict_string_checks=0" NEARSCAPE_MONKEY_SECONDS=30 \
     xvfb-run -a -s "-screen 0 1600x1000x24" \
     ctest --test-dir "$dir" -L monkey --output-on-failure --timeout 900
 }
