@@ -37,8 +37,10 @@ void installCheckedStandardOutput() {
     return; // the plain stdout still works; only the reason of a failure would be vaguer
   std::setvbuf(out, nullptr, ::isatty(STDOUT_FILENO) ? _IOLBF : _IOFBF, BUFSIZ);
   stdout = out;
-  static __gnu_cxx::stdio_sync_filebuf<char> buffer(out);
-  std::cout.rdbuf(&buffer);
+  // Never destroyed: std::cout is flushed by the library's own exit handler, after every static
+  // of ours is gone, and must still find its buffer then.
+  static auto* buffer = new __gnu_cxx::stdio_sync_filebuf<char>(out);
+  std::cout.rdbuf(buffer);
 }
 
 bool standardOutputWritten(const char* program) {
