@@ -147,8 +147,8 @@ private slots:
       }
       case 2: { // the wheel
         QWheelEvent wheel(QPointF(inside), map->mapToGlobal(QPointF(inside)), QPoint(),
-                          QPoint(0, pick(2) ? 120 : -120), Qt::NoButton, mods,
-                          Qt::NoScrollPhase, false);
+                          QPoint(0, pick(2) ? 120 : -120), Qt::NoButton, mods, Qt::NoScrollPhase,
+                          false);
         QApplication::sendEvent(map, &wheel);
         break;
       }
