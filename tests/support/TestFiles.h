@@ -10,6 +10,20 @@
 
 namespace nearscape::test {
 
+/// True in an AddressSanitizer build (the asan and fuzz presets): its shadow memory needs far
+/// more address space than any `ulimit -v` a test sets, and its redzones raise peak memory.
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kAddressSanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+inline constexpr bool kAddressSanitizer = true;
+#else
+inline constexpr bool kAddressSanitizer = false;
+#endif
+#else
+inline constexpr bool kAddressSanitizer = false;
+#endif
+
 /// Writes `bytes` to `path` (overwriting); QFAILs through the return value.
 bool writeBytes(const QString& path, const QByteArray& bytes);
 QByteArray readBytes(const QString& path);

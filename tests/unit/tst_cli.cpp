@@ -480,6 +480,8 @@ private slots:
   void threadsBeyondTheMachineAreRefusedNotAborted() {
     // --threads 1024 under an address-space limit: libgomp could not start the threads and
     // ended the program ("Thread creation failed"). Refused now (exit 2), naming the limit.
+    if (nearscape::test::kAddressSanitizer)
+      QSKIP("AddressSanitizer's shadow memory cannot start under an address-space limit");
     const QString file = m_dir.filePath("threads.npy");
     QVERIFY(writeBytes(file, npyBytes("<f4", {400, 8}, rawBytes(randomFloats(400 * 8, 31)))));
     const QStringList knn = {"knn", file, "--k", "5", "--method", "nndescent", "--backend", "cpu"};

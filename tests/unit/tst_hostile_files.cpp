@@ -497,7 +497,9 @@ private slots:
     QVERIFY(writeBytes(file, members));
     const auto [code, peakKiB] = cliPeakKiB({"info", file});
     QCOMPARE(code, 2);
-    QVERIFY2(peakKiB < 150 * 1024, qPrintable(QString("peak %1 KiB").arg(peakKiB)));
+    // ASan's shadow memory and redzones add their share; the declared 500 MB stays far above.
+    const long boundKiB = (test::kAddressSanitizer ? 300 : 150) * 1024;
+    QVERIFY2(peakKiB < boundKiB, qPrintable(QString("peak %1 KiB").arg(peakKiB)));
   }
 
   void duplicatesOfEveryPairAreRefusedInSmallMemory() {
