@@ -511,7 +511,9 @@ private slots:
     const auto [code, peakKiB] =
         cliPeakKiB({"duplicates", file, "--threshold", "10", "--backend", "cpu"});
     QCOMPARE(code, 2);
-    QVERIFY2(peakKiB < 400 * 1024, qPrintable(QString("peak %1 KiB").arg(peakKiB)));
+    // ASan's shadow memory and redzones add their share; 1.6 GB stays far above.
+    const long boundKiB = (test::kAddressSanitizer ? 800 : 400) * 1024;
+    QVERIFY2(peakKiB < boundKiB, qPrintable(QString("peak %1 KiB").arg(peakKiB)));
   }
 
   void gzIdxBeyondItsRatioIsRefusedBeforeInflating() {
