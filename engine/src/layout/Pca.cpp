@@ -87,6 +87,23 @@ struct Axes {
   double total = 0;
 };
 
+/// Adds the upper triangle of one tile's float32 syrk (square, row-major, as `sum`) to `sum`.
+void addUpperTriangle(RowMatrixD& sum, const std::vector<float>& tile) {
+  const std::int64_t n = sum.rows();
+  for (std::int64_t a = 0; a < n; ++a)
+    for (std::int64_t b = a; b < n; ++b)
+      sum(a, b) += tile[std::size_t(a * n + b)];
+}
+
+/// The accumulated upper triangle mirrored down and divided by m − 1: the sample scatter of m
+/// rows (the covariance, or the Gram matrix of the centred rows).
+void finishScatter(RowMatrixD& sum, std::int64_t m) {
+  for (std::int64_t a = 0; a < sum.rows(); ++a)
+    for (std::int64_t b = 0; b < a; ++b)
+      sum(a, b) = sum(b, a);
+  sum /= double(std::max<std::int64_t>(m - 1, 1));
+}
+
 /// From the d × d covariance: syrk over centred row tiles in float32, accumulated across tiles
 /// in float64.
 template <typename FitRow>
@@ -112,15 +129,10 @@ Axes covarianceAxes(const FitRow& fitRow, std::int64_t m, std::int64_t d,
     }
     cblas_ssyrk(CblasRowMajor, CblasUpper, CblasTrans, int(d), int(rows), 1.0f, tile.data(), int(d),
                 0.0f, tileCov.data(), int(d));
-    for (std::int64_t a = 0; a < d; ++a)
-      for (std::int64_t b = a; b < d; ++b)
-        cov(a, b) += tileCov[a * d + b];
+    addUpperTriangle(cov, tileCov);
     job.progress(0.8 * double(start + rows) / double(m), "PCA: covariance");
   }
-  for (std::int64_t a = 0; a < d; ++a)
-    for (std::int64_t b = 0; b < a; ++b)
-      cov(a, b) = cov(b, a);
-  cov /= double(std::max<std::int64_t>(m - 1, 1));
+  finishScatter(cov, m);
   job.check();
   job.progress(0.85, "PCA: axes");
   Axes out;
@@ -154,15 +166,10 @@ Axes gramAxes(const FitRow& fitRow, std::int64_t m, std::int64_t d, const std::v
     }
     cblas_ssyrk(CblasRowMajor, CblasUpper, CblasNoTrans, int(m), int(width), 1.0f, tile.data(),
                 int(width), 0.0f, tileGram.data(), int(m));
-    for (std::int64_t a = 0; a < m; ++a)
-      for (std::int64_t b = a; b < m; ++b)
-        gram(a, b) += tileGram[a * m + b];
+    addUpperTriangle(gram, tileGram);
     job.progress(0.8 * double(c0 + width) / double(d), "PCA: Gram matrix");
   }
-  for (std::int64_t a = 0; a < m; ++a)
-    for (std::int64_t b = 0; b < a; ++b)
-      gram(a, b) = gram(b, a);
-  gram /= double(std::max<std::int64_t>(m - 1, 1));
+  finishScatter(gram, m);
   job.check();
   job.progress(0.85, "PCA: axes");
   Axes out;
