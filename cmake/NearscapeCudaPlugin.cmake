@@ -2,7 +2,14 @@
 # sources live). Everything that needs the CUDA toolkit is here: kernels, cuBLAS, cudart. The
 # programs link none of it; src/gpu/PluginLoader.cpp dlopens the plugin when a GPU is wanted.
 add_library(nearscape_cuda MODULE
-  src/cuda/CudaBackend.cpp
+  src/cuda/CudaPlugin.cpp
+  src/cuda/CudaRuntime.cpp
+  src/cuda/CudaKnn.cpp
+  src/cuda/CudaIndex.cpp
+  src/cuda/CudaKMeans.cpp
+  src/cuda/CudaGraph.cpp
+  src/cuda/CudaLayout.cpp
+  src/cuda/CudaAnalysis.cpp
   src/cuda/DeviceQuery.cu
   src/cuda/RowNorms.cu
   src/cuda/Resources.cu

@@ -1,5 +1,7 @@
 #include "Preferences.h"
 
+#include "nearscape/gpu/Devices.h"
+
 #include <QSettings>
 
 #include <algorithm>

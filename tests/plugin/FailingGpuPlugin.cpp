@@ -3,8 +3,17 @@
 // "error" (DeviceError: a failed cuBLAS call or launch), "oom" (DeviceOutOfMemory) or
 // "unsupported". The indexes' device copies are made and fail only when searched, as a search
 // that runs out of scratch memory would. tst_plugin points NEARSCAPE_CUDA_PLUGIN at it; the
-// real plugin's own sites are walked on a GPU by tests/gpu/fault-walk.sh.
-#include "gpu/GpuBackend.h"
+// real plugin's own sites are walked on a GPU by tests/gpu/fault-walk.sh. It offers every domain
+// interface of gpu/Plugin.h; NEARSCAPE_TEST_STALE_DEVICE names one ("knn", "layout", …) that it
+// then offers with the version before this program's, as a plugin of an older build would.
+#include "analysis/AnalysisDevice.h"
+#include "cluster/KMeansDevice.h"
+#include "gpu/DeviceRuntime.h"
+#include "gpu/Plugin.h"
+#include "graph/GraphDevice.h"
+#include "index/IndexDevice.h"
+#include "knn/KnnDevice.h"
+#include "layout/LayoutDevice.h"
 #include "nearscape/core/Error.h"
 
 #include <cstdlib>
@@ -54,7 +63,7 @@ struct FailingIvfSearcher final : gpu::IvfSearcher {
   std::uint64_t bytes() const override { return 0; }
 };
 
-class FailingGpu final : public gpu::GpuBackend {
+class FailingRuntime final : public gpu::DeviceRuntime {
 public:
   DeviceInfo queryDevice(int ordinal) override {
     DeviceInfo info;
@@ -67,9 +76,14 @@ public:
     return info;
   }
   int deviceCount() override { return 2; }
+  void warmUp(const Context&, const std::atomic<bool>&) override { fail("warm-up"); }
   void rowNormsSquared(const MatrixView<float>&, float*, const Context&) override {
     fail("row norms");
   }
+};
+
+class FailingKnn final : public gpu::KnnDevice {
+public:
   KnnResult exactSearch(const MatrixView<float>&, const MatrixView<float>&, int, Metric, bool,
                         const Context&, JobControl&, const ExactKnnParams&) override {
     fail("exact search");
@@ -94,14 +108,10 @@ public:
   std::vector<float> gnndCodebook(const MatrixView<float>&, Metric, int, const Context&) override {
     fail("GNND codebook");
   }
-  std::unique_ptr<gpu::TileSearch>
-  makeTileSearch(const MatrixView<float>&, const analysis::TilePlan&, const Context&) override {
-    fail("tile search");
-  }
-  gpu::DeviceForest boruvkaForest(const UndirectedGraph&, const Context&, JobControl&) override {
-    fail("Boruvka");
-  }
-  void warmUp(const Context&, const std::atomic<bool>&) override { fail("warm-up"); }
+};
+
+class FailingIndex final : public gpu::IndexDevice {
+public:
   std::vector<std::int32_t> optimiseSearchGraph(const MatrixView<std::int32_t>&, int,
                                                 const Context&) override {
     fail("search graph");
@@ -109,14 +119,6 @@ public:
   std::vector<std::int32_t> pruneByDetours(const MatrixView<std::int32_t>&, int,
                                            const Context&) override {
     fail("graph pruning");
-  }
-  void layoutEpochs(const layout::EpochStep&, int, float, int, float*, const Context&, JobControl&,
-                    const std::function<void(int)>&) override {
-    fail("layout epochs");
-  }
-  std::vector<std::int32_t> nearestCentroids(const MatrixView<float>&, const MatrixView<float>&,
-                                             int, Metric, const Context&) override {
-    fail("nearest centroids");
   }
   std::unique_ptr<gpu::GraphSearcher> makeGraphSearcher(const MatrixView<float>&,
                                                         const std::int32_t*, int,
@@ -131,13 +133,66 @@ public:
   }
 };
 
+class FailingKMeans final : public gpu::KMeansDevice {
+public:
+  std::vector<std::int32_t> nearestCentroids(const MatrixView<float>&, const MatrixView<float>&,
+                                             int, Metric, const Context&) override {
+    fail("nearest centroids");
+  }
+};
+
+class FailingGraph final : public gpu::GraphDevice {
+public:
+  gpu::DeviceForest boruvkaForest(const UndirectedGraph&, const Context&, JobControl&) override {
+    fail("Boruvka");
+  }
+};
+
+class FailingLayout final : public gpu::LayoutDevice {
+public:
+  void layoutEpochs(const layout::EpochStep&, int, float, int, float*, const Context&, JobControl&,
+                    const std::function<void(int)>&) override {
+    fail("layout epochs");
+  }
+};
+
+class FailingAnalysis final : public gpu::AnalysisDevice {
+public:
+  std::unique_ptr<gpu::TileSearch>
+  makeTileSearch(const MatrixView<float>&, const analysis::TilePlan&, const Context&) override {
+    fail("tile search");
+  }
+};
+
+/// `Device`'s slot: this build's version, or the one before where NEARSCAPE_TEST_STALE_DEVICE
+/// names the domain.
+template <typename Device> gpu::DeviceSlot<Device> slot(Device& device) {
+  const char* stale = std::getenv("NEARSCAPE_TEST_STALE_DEVICE");
+  const bool old = stale && std::strcmp(stale, gpu::DeviceSlotOf<Device>::name) == 0;
+  return {&device, Device::kVersion - (old ? 1 : 0)};
+}
+
+gpu::PluginDevices makeDevices() {
+  static FailingRuntime runtime;
+  static FailingKnn knn;
+  static FailingIndex index;
+  static FailingKMeans kmeans;
+  static FailingGraph graph;
+  static FailingLayout layout;
+  static FailingAnalysis analysis;
+  return {slot<gpu::DeviceRuntime>(runtime),  slot<gpu::KnnDevice>(knn),
+          slot<gpu::IndexDevice>(index),      slot<gpu::KMeansDevice>(kmeans),
+          slot<gpu::GraphDevice>(graph),      slot<gpu::LayoutDevice>(layout),
+          slot<gpu::AnalysisDevice>(analysis)};
+}
+
 } // namespace
 
 extern "C" __attribute__((visibility("default"))) int nearscape_gpu_plugin_abi() {
   return nearscape::gpu::kPluginAbiVersion;
 }
-extern "C" __attribute__((visibility("default"))) nearscape::gpu::GpuBackend*
-nearscape_gpu_backend_v1() {
-  static FailingGpu backend;
-  return &backend;
+extern "C" __attribute__((visibility("default"))) const nearscape::gpu::PluginDevices*
+nearscape_gpu_plugin_devices() {
+  static const nearscape::gpu::PluginDevices devices = makeDevices();
+  return &devices;
 }

@@ -1,6 +1,8 @@
 // The CUDA plugin's loader, seen from outside (nearscape-cli with NEARSCAPE_CUDA_PLUGIN) and
 // from inside (an exception thrown in the plugin caught by its engine type).
-#include "gpu/GpuBackend.h"
+#include "gpu/DeviceRuntime.h"
+#include "gpu/Plugin.h"
+#include "knn/KnnDevice.h"
 #include "nearscape/Nearscape.h"
 
 #include "TestFiles.h"
@@ -22,11 +24,13 @@ struct Run {
 };
 
 Run cli(const QStringList& args, const QString& plugin, bool traceLoads = false,
-        const QString& gpuFailure = QString()) {
+        const QString& gpuFailure = QString(), const QString& staleDevice = QString()) {
   QProcess p;
   QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
   if (!gpuFailure.isEmpty())
     env.insert("NEARSCAPE_TEST_GPU_FAILURE", gpuFailure);
+  if (!staleDevice.isEmpty())
+    env.insert("NEARSCAPE_TEST_STALE_DEVICE", staleDevice);
   if (plugin.isNull())
     env.remove("NEARSCAPE_CUDA_PLUGIN");
   else
@@ -88,6 +92,12 @@ private slots:
         << QString(NEARSCAPE_OTHER_LIBRARY) << "is not a Nearscape GPU plugin";
     QTest::newRow("another interface")
         << QString(NEARSCAPE_WRONG_ABI_PLUGIN) << "has interface version 0, this program needs";
+    // The build before's plugin: refused by its version before its (other) factory is asked for.
+    QTest::newRow("previous interface")
+        << QString(NEARSCAPE_PREVIOUS_ABI_PLUGIN)
+        << QString("has interface version %1, this program needs %2")
+               .arg(gpu::kPluginAbiVersion - 1)
+               .arg(gpu::kPluginAbiVersion);
   }
   void eachFailureHasItsReason() {
     QFETCH(QString, plugin);
@@ -245,11 +255,50 @@ private slots:
     QVERIFY2(twice.err.contains("names GPU 1 twice"), twice.err.constData());
   }
 
+  void staleDomainInterfaceRunsOnTheCpu() {
+    // A plugin whose kNN interface is of the build before: kNN is refused alone (the CPU's result
+    // under auto, with the reason; exit 1 under --backend cuda), the other domains still reach
+    // the device.
+    QTemporaryDir dir;
+    const QString data = dir.filePath("data.npy");
+    QVERIFY(test::writeBytes(
+        data, test::npyBytes("<f4", {400, 8}, test::rawBytes(test::randomFloats(3200, 7)))));
+    const QString cpuOut = dir.filePath("cpu.npy"), autoOut = dir.filePath("auto.npy");
+    const Run cpu = cli({"knn", data, "--k", "5", "--out", cpuOut, "--backend", "cpu"}, QString());
+    QVERIFY2(cpu.code == 0, cpu.err.constData());
+    const QByteArray reason = QString("knn interface version %1, this program needs %2")
+                                  .arg(gpu::KnnDevice::kVersion - 1)
+                                  .arg(gpu::KnnDevice::kVersion)
+                                  .toUtf8();
+    const Run stale = cli({"knn", data, "--k", "5", "--out", autoOut, "--json"},
+                          NEARSCAPE_FAILING_GPU_PLUGIN, false, "error", "knn");
+    QVERIFY2(stale.code == 0, stale.err.constData());
+    QCOMPARE(test::readBytes(autoOut), test::readBytes(cpuOut));
+    QVERIFY2(stale.out.contains(reason), stale.out.constData());
+    QVERIFY2(!stale.out.contains("test GPU:"), stale.out.constData());
+    const Run named = cli({"knn", data, "--k", "5", "--backend", "cuda"},
+                          NEARSCAPE_FAILING_GPU_PLUGIN, false, "error", "knn");
+    QCOMPARE(named.code, 1);
+    QVERIFY2(named.err.contains(reason), named.err.constData());
+    // Another domain's stale interface leaves kNN's on the device: its call reaches the
+    // (failing) test GPU.
+    const Run other = cli({"knn", data, "--k", "5", "--backend", "cuda"},
+                          NEARSCAPE_FAILING_GPU_PLUGIN, false, "error", "layout");
+    QCOMPARE(other.code, 1);
+    QVERIFY2(other.err.contains("test GPU: exact search failed"), other.err.constData());
+    // A stale runtime leaves no device to ask: the whole plugin is refused, as for another ABI.
+    const Run runtime = cli({"--version"}, NEARSCAPE_FAILING_GPU_PLUGIN, false, "error", "runtime");
+    QCOMPARE(runtime.code, 0);
+    QVERIFY2(runtime.out.contains("cuda unavailable: ") &&
+                 runtime.out.contains("runtime interface version"),
+             runtime.out.constData());
+  }
+
   void pluginExceptionsKeepTheirEngineType() {
     // In-process, through the real plugin when this build has one: an error raised inside it is
     // caught as nearscape::Error here (one copy of the type across the .so boundary).
     const gpu::PluginLoad& load = gpu::pluginLoad();
-    if (!load.backend)
+    if (!load.usable())
       QSKIP(qPrintable("no CUDA plugin loaded: " + QString::fromStdString(load.whyNot)));
     QVERIFY(load.pluginFound);
     std::vector<float> x(6, 1.0f), out(2);
@@ -257,7 +306,7 @@ private slots:
     context.device = 4096; // no such device: cudaSetDevice fails inside the plugin
     bool caught = false;
     try {
-      load.backend->rowNormsSquared({x.data(), 2, 3}, out.data(), context);
+      load.devices.runtime.device->rowNormsSquared({x.data(), 2, 3}, out.data(), context);
     } catch (const Error& e) {
       caught = QByteArray(e.what()).contains("cudaSetDevice");
     }
@@ -265,6 +314,9 @@ private slots:
     const DeviceInfo info = queryDevice(0);
     QVERIFY(info.compiledWithCuda);
     QVERIFY(info.usable || !info.reason.empty());
+    // The real plugin offers every domain's interface, each of this build's version.
+    for (const auto& [domain, why] : load.refused)
+      QFAIL(qPrintable(QString::fromStdString(domain + ": " + why)));
   }
 };
 

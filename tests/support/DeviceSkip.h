@@ -2,7 +2,7 @@
 // CUDA test rows skip, with the reason, where no device is usable (CI has none). QSKIP must run
 // in the test function itself, hence a macro.
 
-#include "nearscape/core/Context.h"
+#include "nearscape/gpu/Devices.h"
 
 #include <QString>
 #include <QTest>

@@ -5,7 +5,6 @@
 #include "DeviceSkip.h"
 #include "Oracle.h"
 #include "TestFiles.h"
-#include "gpu/GpuBackend.h"
 #include "gpu/MultiDevice.h"
 #include "nearscape/Nearscape.h"
 
@@ -25,8 +24,7 @@ namespace {
 
 /// Two GPUs where the machine has them, else GPU 0 twice.
 std::vector<int> twoDevices() {
-  gpu::GpuBackend* gpu = gpu::gpuBackend();
-  if (gpu && gpu->deviceCount() >= 2 && queryDevice(1).usable)
+  if (deviceCount() >= 2 && queryDevice(1).usable)
     return {0, 1};
   return {0, 0};
 }

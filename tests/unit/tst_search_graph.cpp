@@ -3,7 +3,8 @@
 // lists with duplicates, self ids and gaps, and on a real kNN graph; the GPU's whole graph against
 // the CPU's; the optimised graph's structure. GPU rows QSKIP without a device.
 #include "DeviceSkip.h"
-#include "gpu/GpuBackend.h"
+#include "gpu/Dispatch.h"
+#include "index/IndexDevice.h"
 #include "index/SearchGraph.h"
 #include "nearscape/knn/Knn.h"
 
@@ -83,7 +84,7 @@ std::vector<std::int32_t> devicePrune(const std::vector<std::int32_t>& knn, std:
                                       int degree) {
   Context gpu;
   gpu.backend = Backend::Cuda;
-  return gpu::gpuBackend()->pruneByDetours({knn.data(), n, K}, degree, gpu);
+  return gpu::requireDevice<gpu::IndexDevice>().pruneByDetours({knn.data(), n, K}, degree, gpu);
 }
 
 } // namespace
@@ -129,8 +130,9 @@ private slots:
     // The whole graph (reverse edges and merge too) equals the CPU's.
     Context gpu;
     gpu.backend = Backend::Cuda;
-    QCOMPARE(gpu::gpuBackend()->optimiseSearchGraph({knn.data(), n, K}, degree, gpu),
-             index::optimiseSearchGraphCpu({knn.data(), n, K}, degree, 2));
+    QCOMPARE(
+        gpu::requireDevice<gpu::IndexDevice>().optimiseSearchGraph({knn.data(), n, K}, degree, gpu),
+        index::optimiseSearchGraphCpu({knn.data(), n, K}, degree, 2));
   }
 
   void optimisedGraphIsWellFormed() {

@@ -1,6 +1,7 @@
 #include "nearscape/analysis/Duplicates.h"
 
 #include "analysis/AllPairsCpu.h"
+#include "analysis/AnalysisDevice.h"
 #include "analysis/TilePlan.h"
 #include "gpu/Dispatch.h"
 #include "nearscape/core/Dataset.h"
@@ -66,9 +67,9 @@ Result onTiles(const MatrixView<float>& data, const analysis::TilePlan& plan, st
   if (maxPairs <= 0)
     maxPairs = 100'000'000;
   std::string fallback;
-  Result result = gpu::onGpuOrCpu(
+  Result result = gpu::onGpuOrCpu<gpu::AnalysisDevice>(
       context,
-      [&](gpu::GpuBackend& gpu) {
+      [&](gpu::AnalysisDevice& gpu) {
         const std::unique_ptr<gpu::TileSearch> tiles = gpu.makeTileSearch(data, plan, context);
         return work(Searches{[&] { return tiles->nearestInTile(job); },
                              [&](double t) { return tiles->pairsWithin(t, maxPairs, job); }});

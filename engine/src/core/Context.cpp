@@ -1,8 +1,6 @@
 #include "nearscape/core/Context.h"
 
-#include "gpu/GpuBackend.h"
 #include "nearscape/core/Error.h"
-#include "nearscape/core/Log.h"
 
 #include <algorithm>
 #include <cctype>
@@ -10,8 +8,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <map>
-#include <mutex>
 #include <pthread.h>
 #include <sys/resource.h>
 #include <thread>
@@ -172,148 +168,6 @@ int effectiveThreads(const Context& context) {
   static const int hardware = hardwareThreads();
   const int limit = threadLimit().threads;
   return std::min(context.threads > 0 ? context.threads : hardware, limit);
-}
-
-DeviceInfo queryDevice(int ordinal) {
-  const gpu::PluginLoad& load = gpu::pluginLoad();
-  if (load.backend)
-    return load.backend->queryDevice(ordinal);
-  DeviceInfo info;
-  info.compiledWithCuda = load.pluginFound; // a CUDA plugin is there but could not load
-  info.reason = load.whyNot;
-  return info;
-}
-
-Backend resolveBackend(const Context& context) {
-  if (context.backend == Backend::Cpu)
-    return Backend::Cpu;
-  const DeviceInfo device = queryDevice(context.device);
-  if (device.usable)
-    return Backend::Cuda;
-  if (context.backend == Backend::Cuda)
-    throw DeviceUnavailable("the CUDA backend was asked for but no GPU is usable: " +
-                            device.reason);
-  return Backend::Cpu;
-}
-
-int deviceCount() {
-  gpu::GpuBackend* gpu = gpu::gpuBackend();
-  return gpu ? gpu->deviceCount() : 0;
-}
-
-std::vector<int> parseDevices(std::string_view text) {
-  std::vector<int> devices;
-  if (text == "all") {
-    const int count = deviceCount();
-    for (int ordinal = 0; ordinal < count; ++ordinal)
-      if (queryDevice(ordinal).usable)
-        devices.push_back(ordinal);
-    return devices;
-  }
-  std::string_view rest = text;
-  while (!rest.empty() || devices.empty()) {
-    const std::size_t comma = rest.find(',');
-    const std::string_view item = rest.substr(0, comma);
-    int ordinal = -1;
-    const auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), ordinal);
-    if (item.empty() || ec != std::errc() || ptr != item.data() + item.size() || ordinal < 0)
-      throw InvalidArgument("the GPU list must be 'all' or ordinals such as 0,1, not '" +
-                            std::string(text) + "'");
-    for (int seen : devices)
-      if (seen == ordinal)
-        throw InvalidArgument("the GPU list names GPU " + std::to_string(ordinal) + " twice");
-    devices.push_back(ordinal);
-    if (comma == std::string_view::npos)
-      break;
-    rest = rest.substr(comma + 1);
-    if (rest.empty())
-      throw InvalidArgument("the GPU list ends in a comma: '" + std::string(text) + "'");
-  }
-  for (int ordinal : devices) // the whole list read first: a typo is told before a missing GPU
-    if (const DeviceInfo info = queryDevice(ordinal); !info.usable)
-      throw InvalidArgument("GPU " + std::to_string(ordinal) + " is not usable: " + info.reason);
-  return devices;
-}
-
-DeviceWarmUp::DeviceWarmUp(const Context& context) : m_context(context) {
-  if (context.backend == Backend::Cpu)
-    return;
-  logMessage(context, LogLevel::Debug, "device start: begun");
-  m_thread = std::thread([context, float16Gemm = m_float16Gemm] {
-    try {
-      LogLaps lap(context, "device start:");                      // at the log's debug level
-      const std::jthread driver([] { gpu::startDriverEarly(); }); // beside the plugin's load
-      if (resolveBackend(context) != Backend::Cuda)
-        return;
-      lap("plugin, driver and context");
-      std::vector<std::jthread> others; // the further GPUs of context.devices start at once
-      for (std::size_t i = 1; i < context.devices.size(); ++i)
-        others.emplace_back([context, float16Gemm, ordinal = context.devices[i]] {
-          Context one = context;
-          one.device = ordinal;
-          try {
-            gpu::gpuBackend()->warmUp(one, *float16Gemm);
-          } catch (...) {
-          }
-        });
-      try {
-        gpu::gpuBackend()->warmUp(context, *float16Gemm);
-      } catch (...) {
-      }
-      for (std::jthread& t : others)
-        t.join();
-    } catch (...) {
-      // The work that follows meets the same problem and reports it.
-    }
-  });
-}
-
-DeviceWarmUp::~DeviceWarmUp() {
-  if (!m_thread.joinable())
-    return;
-  LogLaps lap(m_context, "device start:"); // at the log's debug level
-  m_thread.join();
-  lap("waited for at the end");
-}
-
-namespace {
-
-/// queryDevice(ordinal) for a report's device name: a usable device's answer is kept (it goes
-/// into every result, a batch-1 search's too, and asking the driver again each time cost tens of
-/// microseconds a call); an unusable one's is asked again.
-DeviceInfo deviceForReport(int ordinal) {
-  static std::mutex mutex;
-  static std::map<int, DeviceInfo> usable;
-  {
-    const std::lock_guard<std::mutex> lock(mutex);
-    if (const auto it = usable.find(ordinal); it != usable.end())
-      return it->second;
-  }
-  DeviceInfo device = queryDevice(ordinal);
-  if (device.usable) {
-    const std::lock_guard<std::mutex> lock(mutex);
-    usable.emplace(ordinal, device);
-  }
-  return device;
-}
-
-} // namespace
-
-std::string describeBackend(const Context& context) {
-  if (context.backend != Backend::Cpu) {
-    const DeviceInfo device = deviceForReport(context.device);
-    if (device.usable && context.devices.size() > 1) {
-      std::string ordinals;
-      for (int ordinal : context.devices)
-        ordinals += (ordinals.empty() ? "" : ",") + std::to_string(ordinal);
-      return std::to_string(context.devices.size()) + " GPUs (" + ordinals + "): " + device.name;
-    }
-    if (device.usable)
-      return "GPU: " + device.name;
-    return "CPU (" + std::to_string(effectiveThreads(context)) +
-           " threads; no GPU: " + device.reason + ")";
-  }
-  return "CPU (" + std::to_string(effectiveThreads(context)) + " threads)";
 }
 
 } // namespace nearscape

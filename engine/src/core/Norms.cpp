@@ -1,7 +1,5 @@
 #include "nearscape/core/Norms.h"
 
-#include "gpu/GpuBackend.h"
-
 namespace nearscape {
 
 std::vector<float> rowNormsSquaredCpu(const MatrixView<float>& m, int threads) {
@@ -15,16 +13,6 @@ std::vector<float> rowNormsSquaredCpu(const MatrixView<float>& m, int threads) {
     out[static_cast<std::size_t>(i)] = static_cast<float>(sum);
   }
   return out;
-}
-
-std::vector<float> rowNormsSquared(const MatrixView<float>& m, const Context& context) {
-  // No CPU fallback: the norms are the start of GPU work; a GPU short of memory says so.
-  if (resolveBackend(context) == Backend::Cuda) {
-    std::vector<float> out(static_cast<std::size_t>(m.rows));
-    gpu::gpuBackend()->rowNormsSquared(m, out.data(), context);
-    return out;
-  }
-  return rowNormsSquaredCpu(m, effectiveThreads(context));
 }
 
 } // namespace nearscape

@@ -5,8 +5,8 @@
 // with rows sorted by target (graphFromEdges makes them so) that is Kruskal's (weight, a, b)
 // order, so both backends return the same forest, ties included. A strict total order also means
 // the only cycles the picks can form are two components picking the same edge.
-#include "cuda/CudaApi.h"
 #include "cuda/CudaCheck.cuh"
+#include "cuda/CudaGraph.h"
 #include "cuda/DeviceBuffer.cuh"
 
 #include "nearscape/core/Error.h"

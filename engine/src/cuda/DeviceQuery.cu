@@ -1,4 +1,4 @@
-#include "cuda/CudaApi.h"
+#include "cuda/CudaRuntime.h"
 
 #include <cuda_runtime.h>
 

@@ -5,7 +5,7 @@
 // on the GPU (ExactPass.cuh). Rows whose bound keeps too many candidates are scanned directly
 // (DirectRows.cuh, or on the CPU). The same bound as the CPU backend (knn/GemmBound.h,
 // knn/CandidateRow.h).
-#include "cuda/CudaApi.h"
+#include "cuda/CudaKnn.h"
 #include "cuda/DirectRows.cuh"
 #include "cuda/ExactPass.cuh"
 #include "cuda/ExactRows.cuh"

@@ -14,8 +14,8 @@
 // depend on timing: it is not bitwise reproducible, unlike the CPU's.
 #include "cuda/Bitonic.cuh"
 #include "cuda/Cublas.cuh"
-#include "cuda/CudaApi.h"
 #include "cuda/CudaCheck.cuh"
+#include "cuda/CudaKnn.h"
 #include "cuda/DeviceBuffer.cuh"
 #include "cuda/DeviceKMeans.cuh"
 #include "cuda/PhaseClock.cuh"

@@ -1,7 +1,7 @@
 // The map's layout epochs on the GPU: a thread per node runs layout::moveNode, the very function
 // the CPU loop runs, reading the previous epoch's positions and writing the next (so no races,
 // and the CPU is a true twin up to floating-point rounding of powf).
-#include "cuda/CudaApi.h"
+#include "cuda/CudaLayout.h"
 #include "cuda/DeviceBuffer.cuh"
 #include "layout/LayoutStep.h"
 

@@ -8,8 +8,8 @@
 // rebuilt from the pool (SONG's "visited deletion": a node that left the pool can never re-enter
 // it, since the pool's worst only improves). Up to 64 queries a call, a block per query instead
 // expands several nodes at once (graphSearchWideKernel below).
-#include "cuda/CudaApi.h"
 #include "cuda/CudaCheck.cuh"
+#include "cuda/CudaIndex.h"
 #include "cuda/DeviceBuffer.cuh"
 #include "cuda/Upload.cuh"
 

@@ -9,8 +9,10 @@
 // bound by memory bandwidth). k-means' assignments use the same GEMM and a warp argmin per row.
 #include "cuda/Bitonic.cuh"
 #include "cuda/Cublas.cuh"
-#include "cuda/CudaApi.h"
 #include "cuda/CudaCheck.cuh"
+#include "cuda/CudaIndex.h"
+#include "cuda/CudaKMeans.h"
+#include "cuda/CudaRuntime.h"
 #include "cuda/DeviceBuffer.cuh"
 #include "cuda/NearestCentroid.cuh"
 #include "cuda/Primitives.cuh"

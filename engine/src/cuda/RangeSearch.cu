@@ -5,7 +5,7 @@
 // re-checks the proposals in float64 — as the CPU twin does, so both return the same pairs.
 #include "analysis/AllPairsCpu.h"
 #include "cuda/Cublas.cuh"
-#include "cuda/CudaApi.h"
+#include "cuda/CudaAnalysis.h"
 #include "cuda/DeviceBuffer.cuh"
 #include "cuda/ExactRows.cuh"
 #include "cuda/Resources.cuh"

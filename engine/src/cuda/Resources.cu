@@ -1,7 +1,7 @@
 // The per-device pool of Resources (Resources.cuh).
 #include "cuda/Resources.cuh"
 
-#include "cuda/CudaApi.h"
+#include "cuda/CudaRuntime.h"
 #include "cuda/Upload.cuh"
 #include "nearscape/core/Error.h"
 #include "nearscape/core/Log.h"

@@ -1,7 +1,7 @@
 // Squared row norms on the GPU: one warp per row, float64 accumulation of float32 squares,
 // vectorised loads when rows are 16-byte aligned.
-#include "cuda/CudaApi.h"
 #include "cuda/CudaCheck.cuh"
+#include "cuda/CudaRuntime.h"
 #include "cuda/DeviceBuffer.cuh"
 
 namespace nearscape::cuda {

@@ -4,8 +4,8 @@
 // Reverse edges: every kept x → y keyed (y, rank) and stably radix-sorted, so each y's sources
 // come by (rank, x). Merge: one thread per node. The same rules, ties and duplicate handling as
 // index::optimiseSearchGraph's CPU path, so both return the same graph.
-#include "cuda/CudaApi.h"
 #include "cuda/CudaCheck.cuh"
+#include "cuda/CudaIndex.h"
 #include "cuda/DeviceBuffer.cuh"
 #include "cuda/Resources.cuh"
 #include "cuda/Upload.cuh"

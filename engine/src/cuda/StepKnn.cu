@@ -10,8 +10,8 @@
 // squared differences has a relative error of at most γ = (d + 4)u, so the threshold needs no
 // norm-expansion cancellation margin: a handful of candidates a row.
 #include "cuda/Cublas.cuh"
-#include "cuda/CudaApi.h"
 #include "cuda/CudaCheck.cuh"
+#include "cuda/CudaKnn.h"
 #include "cuda/DeviceBuffer.cuh"
 #include "cuda/DeviceKMeans.cuh"
 #include "cuda/NearestCentroid.cuh"

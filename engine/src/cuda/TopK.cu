@@ -5,8 +5,8 @@
 // stably by distance (so ties keep the smaller id first).
 #include "cuda/Bitonic.cuh"
 #include "cuda/Cublas.cuh"
-#include "cuda/CudaApi.h"
 #include "cuda/CudaCheck.cuh"
+#include "cuda/CudaKnn.h"
 #include "cuda/DeviceBuffer.cuh"
 #include "cuda/ExactRows.cuh"
 #include "cuda/Primitives.cuh"

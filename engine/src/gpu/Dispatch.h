@@ -1,28 +1,40 @@
 #pragma once
 // The one place where work chooses the GPU or the CPU, and falls back from one to the other.
 
-#include "gpu/GpuBackend.h"
+#include "gpu/Plugin.h"
 #include "nearscape/core/Error.h"
 #include "nearscape/core/Log.h"
+#include "nearscape/gpu/Devices.h"
 
 #include <string>
 #include <utility>
 
 namespace nearscape::gpu {
 
-/// Runs `onGpu(GpuBackend&)` when `context` resolves to the GPU, else `onCpu()`. When the GPU
-/// cannot do the work — DeviceOutOfMemory (after its own smaller tiles and streaming),
-/// Unsupported (a limit of the GPU path) or DeviceError (a failed GPU call) — and the GPU was not
-/// asked for by name, `onCpu()` runs
-/// instead and `fallback`, when given, receives why ("GPU out of memory: …"). With
-/// `--backend cuda` those errors propagate. Both must return the same type.
-template <typename OnGpu, typename OnCpu>
+/// Interface `Device` of the loaded plugin (gpu::device). Throws DeviceError, with the reason,
+/// when the plugin offers none (a stale interface version): the caller's CPU twin takes over as
+/// for any other device error.
+template <typename Device> Device& requireDevice() {
+  std::string why;
+  if (Device* found = device<Device>(&why))
+    return *found;
+  throw DeviceError(why);
+}
+
+/// Runs `onGpu(Device&)` — `Device` the domain's interface (knn/KnnDevice.h, …) — when `context`
+/// resolves to the GPU, else `onCpu()`. When the GPU cannot do the work — DeviceOutOfMemory
+/// (after its own smaller tiles and streaming), Unsupported (a limit of the GPU path) or
+/// DeviceError (a failed GPU call, or a plugin whose interface for this domain was refused) — and
+/// the GPU was not asked for by name, `onCpu()` runs instead and `fallback`, when given, receives
+/// why ("GPU out of memory: …"). With `--backend cuda` those errors propagate. Both must return
+/// the same type.
+template <typename Device, typename OnGpu, typename OnCpu>
 auto onGpuOrCpu(const Context& context, OnGpu&& onGpu, OnCpu&& onCpu,
                 std::string* fallback = nullptr) -> decltype(onCpu()) {
   if (resolveBackend(context) == Backend::Cuda) {
     std::string why;
     try {
-      return std::forward<OnGpu>(onGpu)(*gpuBackend());
+      return std::forward<OnGpu>(onGpu)(requireDevice<Device>());
     } catch (const DeviceOutOfMemory& e) {
       if (context.backend == Backend::Cuda)
         throw;

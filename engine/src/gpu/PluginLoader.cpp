@@ -1,7 +1,16 @@
 // Finds and loads the CUDA plugin (libnearscape_cuda.so) the first time the engine asks for a
 // GPU, so that the programs themselves link no CUDA library and start on any machine. Every way
-// it can fail becomes the reason shown in the status bar, the About box and `--json`.
-#include "gpu/GpuBackend.h"
+// it can fail becomes the reason shown in the status bar, the About box and `--json`. The
+// plugin's table is checked here: its layout's version, then each domain interface's.
+#include "gpu/Plugin.h"
+
+#include "analysis/AnalysisDevice.h"
+#include "cluster/KMeansDevice.h"
+#include "gpu/DeviceRuntime.h"
+#include "graph/GraphDevice.h"
+#include "index/IndexDevice.h"
+#include "knn/KnnDevice.h"
+#include "layout/LayoutDevice.h"
 
 #include <dlfcn.h>
 #include <sys/stat.h>
@@ -27,7 +36,7 @@ bool isFile(const fs::path& path) {
 std::vector<fs::path> pluginCandidates() {
   std::vector<fs::path> dirs;
   Dl_info self{};
-  if (::dladdr(reinterpret_cast<void*>(&gpuBackend), &self) != 0 && self.dli_fname) {
+  if (::dladdr(reinterpret_cast<void*>(&pluginLoad), &self) != 0 && self.dli_fname) {
     std::error_code ec;
     const fs::path lib = fs::canonical(self.dli_fname, ec);
     if (!ec)
@@ -50,7 +59,26 @@ std::vector<fs::path> pluginCandidates() {
   return unique;
 }
 
-/// dlopen + the interface check; on failure `load.whyNot` says what went wrong with `path`.
+/// Takes `offered` into `load.devices` when the plugin was built against this program's
+/// `Device::kVersion`; else leaves it null and records why under the domain's name.
+template <typename Device>
+void acceptDevice(const DeviceSlot<Device>& offered, const fs::path& path, PluginLoad& load) {
+  const char* name = DeviceSlotOf<Device>::name;
+  if (!offered.device) {
+    load.refused[name] = "the CUDA plugin " + path.string() + " offers no " + name + " interface";
+    return;
+  }
+  if (offered.version != Device::kVersion) {
+    load.refused[name] = "the CUDA plugin " + path.string() + " has " + name +
+                         " interface version " + std::to_string(offered.version) +
+                         ", this program needs " + std::to_string(Device::kVersion) +
+                         " (install the plugin of the same build)";
+    return;
+  }
+  load.devices.*DeviceSlotOf<Device>::member = offered;
+}
+
+/// dlopen + the table's checks; on failure `load.whyNot` says what went wrong with `path`.
 void openPlugin(const fs::path& path, PluginLoad& load) {
   load.pluginFound = true;
   load.pluginPath = path.string();
@@ -61,21 +89,37 @@ void openPlugin(const fs::path& path, PluginLoad& load) {
     load.whyNot = "the CUDA plugin did not load: " + std::string(error ? error : "unknown error");
     return;
   }
+  // Kept open on every failure below: unloading code whose initialisers ran is riskier than a
+  // leaked handle.
   auto abi = reinterpret_cast<PluginAbiFunction>(::dlsym(handle, kPluginAbiSymbol));
-  auto factory = reinterpret_cast<PluginFactoryFunction>(::dlsym(handle, kPluginFactorySymbol));
-  if (!abi || !factory) {
+  if (!abi) {
     load.whyNot = path.string() + " is not a Nearscape GPU plugin (no " + kPluginAbiSymbol + ")";
-    return; // kept open: unloading code whose initialisers ran is riskier than a leaked handle
+    return;
   }
+  // The version first: a plugin of an older table has another factory (6: one GpuBackend).
   if (const int version = abi(); version != kPluginAbiVersion) {
     load.whyNot = "the CUDA plugin " + path.string() + " has interface version " +
                   std::to_string(version) + ", this program needs " +
                   std::to_string(kPluginAbiVersion) + " (install the plugin of the same build)";
     return;
   }
-  load.backend = factory();
-  if (!load.backend)
-    load.whyNot = "the CUDA plugin " + path.string() + " offered no backend";
+  auto factory = reinterpret_cast<PluginDevicesFunction>(::dlsym(handle, kPluginDevicesSymbol));
+  const PluginDevices* offered = factory ? factory() : nullptr;
+  if (!offered) {
+    load.whyNot = "the CUDA plugin " + path.string() + " offered no devices";
+    return;
+  }
+  acceptDevice(offered->runtime, path, load);
+  if (!load.devices.runtime.device) { // no device can be asked anything: no plugin at all
+    load.whyNot = load.refused["runtime"];
+    return;
+  }
+  acceptDevice(offered->knn, path, load);
+  acceptDevice(offered->index, path, load);
+  acceptDevice(offered->kmeans, path, load);
+  acceptDevice(offered->graph, path, load);
+  acceptDevice(offered->layout, path, load);
+  acceptDevice(offered->analysis, path, load);
 }
 
 PluginLoad loadPlugin() {
@@ -129,13 +173,6 @@ void startDriverEarly() noexcept {
 const PluginLoad& pluginLoad() {
   static const PluginLoad load = loadPlugin(); // once; C++ makes the first call thread-safe
   return load;
-}
-
-GpuBackend* gpuBackend(std::string* whyNot) {
-  const PluginLoad& load = pluginLoad();
-  if (!load.backend && whyNot)
-    *whyNot = load.whyNot;
-  return load.backend;
 }
 
 } // namespace nearscape::gpu

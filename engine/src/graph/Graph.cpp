@@ -1,6 +1,7 @@
 #include "nearscape/graph/Graph.h"
 
 #include "gpu/Dispatch.h"
+#include "graph/GraphDevice.h"
 #include "nearscape/core/Error.h"
 #include "nearscape/knn/Knn.h"
 
@@ -333,9 +334,9 @@ SpanningForest::SpanningForest(const UndirectedGraph& graph, const Context& cont
                                JobControl& job) {
   const auto start = std::chrono::steady_clock::now();
   std::string fallback;
-  m_builtOn = gpu::onGpuOrCpu(
+  m_builtOn = gpu::onGpuOrCpu<gpu::GraphDevice>(
       context,
-      [&](gpu::GpuBackend& gpu) {
+      [&](gpu::GraphDevice& gpu) {
         gpu::DeviceForest forest = gpu.boruvkaForest(graph, context, job);
         m_edges = std::move(forest.edges);
         m_timings.device = forest.deviceSeconds;

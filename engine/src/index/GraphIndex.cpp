@@ -2,6 +2,7 @@
 
 #include "gpu/Dispatch.h"
 #include "gpu/MultiDevice.h"
+#include "index/IndexDevice.h"
 #include "index/SearchGraph.h"
 #include "nearscape/core/Dataset.h"
 #include "nearscape/core/Error.h"
@@ -230,9 +231,9 @@ void GraphIndex::buildUpperLayer(JobControl& job) {
 
 void GraphIndex::attachDevice() {
   // Searches run where the index lives: the device, or (no GPU, or too little memory) the host.
-  m_backend = gpu::onGpuOrCpu(
+  m_backend = gpu::onGpuOrCpu<gpu::IndexDevice>(
       m_context,
-      [&](gpu::GpuBackend& gpu) {
+      [&](gpu::IndexDevice& gpu) {
         auto make = [&](const Context& on) {
           return gpu.makeGraphSearcher(m_vectors.view, m_graph.data(), m_degree, m_sample.data(),
                                        m_upper.data(), int(m_sample.size()), m_metric, on);

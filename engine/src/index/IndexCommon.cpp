@@ -2,6 +2,7 @@
 
 #include "nearscape/core/Dataset.h"
 #include "nearscape/core/Error.h"
+#include "nearscape/gpu/Devices.h"
 
 #include <algorithm>
 #include <cmath>

@@ -2,6 +2,7 @@
 
 #include "gpu/Dispatch.h"
 #include "gpu/MultiDevice.h"
+#include "index/IndexDevice.h"
 #include "nearscape/core/Dataset.h"
 #include "nearscape/core/Error.h"
 #include "nearscape/index/KMeans.h"
@@ -20,9 +21,9 @@ IvfFlatIndex::~IvfFlatIndex() = default;
 
 void IvfFlatIndex::attachDevice() {
   // Searches run where the lists live: the device, or (no GPU, or too little memory) the host.
-  gpu::onGpuOrCpu(
+  gpu::onGpuOrCpu<gpu::IndexDevice>(
       m_context,
-      [&](gpu::GpuBackend& gpu) {
+      [&](gpu::IndexDevice& gpu) {
         auto make = [&](const Context& on) {
           return gpu.makeIvfSearcher(
               MatrixView<float>{m_centroids.data(), m_nlist, m_d}, m_offsets.data(), m_ids.data(),

@@ -1,5 +1,6 @@
 #include "nearscape/index/KMeans.h"
 
+#include "cluster/KMeansDevice.h"
 #include "gpu/Dispatch.h"
 #include "index/IndexCommon.h"
 #include "nearscape/core/Dataset.h"
@@ -105,9 +106,9 @@ std::vector<std::int32_t> nearestCentroids(const MatrixView<float>& data,
                                            Metric metric, const Context& context, JobControl& job) {
   NEARSCAPE_EXPECTS(centroids.cols == data.cols, "centroids and data differ in dimension");
   NEARSCAPE_EXPECTS(count >= 1 && count <= centroids.rows, "count is out of range");
-  return gpu::onGpuOrCpu(
+  return gpu::onGpuOrCpu<gpu::KMeansDevice>(
       context,
-      [&](gpu::GpuBackend& gpu) {
+      [&](gpu::KMeansDevice& gpu) {
         return gpu.nearestCentroids(data, centroids, count, metric, context);
       },
       [&] { return nearestCentroidsCpu(data, centroids, count, metric, context, job); });

@@ -1,6 +1,7 @@
 #include "index/SearchGraph.h"
 
 #include "gpu/Dispatch.h"
+#include "index/IndexDevice.h"
 #include "nearscape/core/Log.h"
 
 #include <algorithm>
@@ -64,8 +65,8 @@ std::vector<std::int32_t> optimiseSearchGraph(const MatrixView<std::int32_t>& kn
   // On the device where there is one: 1M × 96 lists took 33.8 s on 16 host cores for step 1
   // alone, and steps 2–3 another 1.2 s.
   LogLaps lap(context, "search graph:");
-  std::vector<std::int32_t> graph = gpu::onGpuOrCpu(
-      context, [&](gpu::GpuBackend& gpu) { return gpu.optimiseSearchGraph(knn, degree, context); },
+  std::vector<std::int32_t> graph = gpu::onGpuOrCpu<gpu::IndexDevice>(
+      context, [&](gpu::IndexDevice& gpu) { return gpu.optimiseSearchGraph(knn, degree, context); },
       [&] { return optimiseSearchGraphCpu(knn, degree, effectiveThreads(context)); });
   lap("optimised");
   return graph;

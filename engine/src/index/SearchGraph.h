@@ -22,13 +22,13 @@ std::vector<std::int32_t> optimiseSearchGraph(const MatrixView<std::int32_t>& kn
                                               const Context& context);
 
 /// optimiseSearchGraph on the CPU's `threads` (the GPU's twin:
-/// gpu::GpuBackend::optimiseSearchGraph).
+/// gpu::IndexDevice::optimiseSearchGraph).
 std::vector<std::int32_t> optimiseSearchGraphCpu(const MatrixView<std::int32_t>& knn, int degree,
                                                  int threads);
 
 /// Step 1 alone on the CPU: each row's distinct neighbours (ids ≥ 0, not the row itself, an id
 /// listed twice at its smaller rank) ordered by (detours, rank), the first `degree` kept, −1
-/// padded. The GPU's twin is gpu::GpuBackend::pruneByDetours.
+/// padded. The GPU's twin is gpu::IndexDevice::pruneByDetours.
 std::vector<std::int32_t> pruneByDetoursCpu(const MatrixView<std::int32_t>& knn, int degree,
                                             int threads);
 

@@ -2,6 +2,7 @@
 
 #include "gpu/Dispatch.h"
 #include "knn/ExactCpu.h"
+#include "knn/KnnDevice.h"
 #include "nearscape/core/Dataset.h"
 #include "nearscape/core/Error.h"
 
@@ -30,9 +31,9 @@ ExactKnnIndex::ExactKnnIndex(const MatrixView<float>& base, Metric metric, const
   m_impl->base = base;
   m_impl->metric = metric;
   m_impl->context = context;
-  m_impl->backend = gpu::onGpuOrCpu(
+  m_impl->backend = gpu::onGpuOrCpu<gpu::KnnDevice>(
       context,
-      [&](gpu::GpuBackend& gpu) {
+      [&](gpu::KnnDevice& gpu) {
         m_impl->device = gpu.makeResidentIndex(base, metric, context);
         return Backend::Cuda;
       },
@@ -72,7 +73,7 @@ KnnResult ExactKnnIndex::search(const MatrixView<float>& queries, int k, JobCont
         std::optional<KnnResult> found; // else the resident base's single pass stays
         gpu::tryOptionalGpuPath([&] {
           if (!s.clusters)
-            s.clusters = gpu::gpuBackend()->makeClusterIndex(s.base, s.context);
+            s.clusters = gpu::requireDevice<gpu::KnnDevice>().makeClusterIndex(s.base, s.context);
           found = s.clusters->search(queries, k, false, job, gpu::kStepMaxScoredShare);
         });
         if (found)

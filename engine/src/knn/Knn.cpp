@@ -4,6 +4,7 @@
 #include "gpu/MultiDevice.h"
 #include "knn/ExactCommon.h"
 #include "knn/ExactCpu.h"
+#include "knn/KnnDevice.h"
 #include "knn/Step.h"
 #include "nearscape/core/Dataset.h"
 #include "nearscape/core/Error.h"
@@ -51,7 +52,7 @@ KnnResult dispatch(const MatrixView<float>& queries, const MatrixView<float>& ba
 
 /// The GPU's exact search: STEP's clusters first where they may pay, else the GEMM path.
 /// `allQueries`: the rows of the whole search when these queries are one GPU's share of it.
-KnnResult exactOnGpu(gpu::GpuBackend& gpu, const MatrixView<float>& queries,
+KnnResult exactOnGpu(gpu::KnnDevice& gpu, const MatrixView<float>& queries,
                      const MatrixView<float>& base, int k, Metric metric, bool graph,
                      const Context& context, JobControl& job, const ExactKnnParams& params,
                      std::int64_t allQueries = 0) {
@@ -100,7 +101,7 @@ constexpr std::int64_t kMinRowsPerDevice = 4096;
 /// for k + 1 and drop themselves, so a share needs no notion of where its rows sit in the base:
 /// under the same (distance, id) order, the k + 1 nearest rows minus the row itself (or minus
 /// the last, where the row is not among them) are its k nearest others — the one-GPU result.
-KnnResult exactOnDevices(gpu::GpuBackend& gpu, const std::vector<int>& devices,
+KnnResult exactOnDevices(gpu::KnnDevice& gpu, const std::vector<int>& devices,
                          const MatrixView<float>& queries, const MatrixView<float>& base, int k,
                          Metric metric, bool graph, const Context& context, JobControl& job,
                          const ExactKnnParams& params) {
@@ -173,9 +174,9 @@ KnnResult run(const MatrixView<float>& queries, const MatrixView<float>& base, i
   validate(queries, base, k, graph);
   lap("data checked");
   std::string fallback;
-  KnnResult result = gpu::onGpuOrCpu(
+  KnnResult result = gpu::onGpuOrCpu<gpu::KnnDevice>(
       context,
-      [&](gpu::GpuBackend& gpu) {
+      [&](gpu::KnnDevice& gpu) {
         lap("device ready");
         const std::vector<int> devices = gpu::spreadDevices(context);
         // A graph's shares ask for k + 1: not where that leaves STEP's k ≤ kStepMaxK, which one
@@ -241,7 +242,9 @@ std::optional<KnnResult> clusteredGraphIfCheap(const MatrixView<float>& data, in
     return std::nullopt; // before the data's scan: NN-Descent scans it anyway
   validate(data, data, k, true);
   const auto started = std::chrono::steady_clock::now();
-  gpu::GpuBackend* gpu = gpu::gpuBackend();
+  gpu::KnnDevice* gpu = gpu::device<gpu::KnnDevice>();
+  if (!gpu)
+    return std::nullopt; // this plugin's kNN interface was refused: the general path says why
   std::optional<KnnResult> found;
   // STEP's clusters and a probe that gives up early (from 500,000 rows a sample decides first).
   // A sample in fewer clusters than the whole data's tells nothing: blobs 1M (1,000 blobs) in

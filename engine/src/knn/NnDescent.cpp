@@ -8,6 +8,7 @@
 
 #include "gpu/Dispatch.h"
 #include "knn/ExactCommon.h"
+#include "knn/KnnDevice.h"
 #include "knn/NnDescentLoop.h"
 #include "knn/ShardedGraph.h"
 #include "knn/Step.h"
@@ -343,9 +344,9 @@ KnnResult descendPiece(const MatrixView<float>& data, int k, Metric metric, cons
                        const gpu::GnndClusters& clusters, const std::function<void()>& uploaded) {
   const std::int64_t n = data.rows + (second ? second->rows : 0);
   std::string fallback;
-  KnnResult result = gpu::onGpuOrCpu(
+  KnnResult result = gpu::onGpuOrCpu<gpu::KnnDevice>(
       context,
-      [&](gpu::GpuBackend& gpu) {
+      [&](gpu::KnnDevice& gpu) {
         return gpu.gnndGraph(data, k, metric, context, job, params, progress, n >= 4096,
                              {initial, split, second, uploaded}, clusters);
       },

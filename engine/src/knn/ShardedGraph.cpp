@@ -266,8 +266,8 @@ KnnResult shardedGraph(const MatrixView<float>& data, int k, Metric metric, cons
     for (std::int64_t i = 0; i < m; ++i)
       std::copy_n(data.row(i * n / m), data.cols, sample.data() + i * data.cols);
     gpu::tryOptionalGpuPath([&] { // else each step clusters on its own
-      centroids =
-          gpu::gpuBackend()->gnndCodebook({sample.data(), m, data.cols}, metric, count, inner);
+      centroids = gpu::requireDevice<gpu::KnnDevice>().gnndCodebook({sample.data(), m, data.cols},
+                                                                    metric, count, inner);
       labels.resize(static_cast<std::size_t>(n));
       shared.centroids = &centroids;
       shared.count = count;

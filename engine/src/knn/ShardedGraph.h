@@ -2,7 +2,7 @@
 // NN-Descent in pieces (internal): one piece on the GPU or the CPU, and GNND §5's shards of data
 // beyond the memory budget or spread over several GPUs, merged pairwise by GGM.
 
-#include "gpu/GpuBackend.h"
+#include "knn/KnnDevice.h"
 #include "nearscape/knn/NnDescent.h"
 
 #include <cstdint>

@@ -6,6 +6,7 @@
 #include "nearscape/layout/GraphLayout.h"
 
 #include "gpu/Dispatch.h"
+#include "layout/LayoutDevice.h"
 #include "layout/LayoutStep.h"
 #include "nearscape/core/Error.h"
 #include "nearscape/graph/Graph.h"
@@ -163,9 +164,9 @@ Matrix<float> layoutGraph(const MatrixView<std::int32_t>& ids, const MatrixView<
     job.progress(double(epoch) / epochs, "layout: epoch " + std::to_string(epoch));
   };
   // A GPU short of memory leaves `cur` untouched: the CPU runs the same epochs from the start.
-  gpu::onGpuOrCpu(
+  gpu::onGpuOrCpu<gpu::LayoutDevice>(
       context,
-      [&](gpu::GpuBackend& gpu) {
+      [&](gpu::LayoutDevice& gpu) {
         gpu.layoutEpochs(step, epochs, params.learningRate, params.reportEvery, cur.data(), context,
                          job, report);
       },

@@ -2,6 +2,7 @@
 
 #include "nearscape/core/Error.h"
 #include "nearscape/core/Log.h"
+#include "nearscape/gpu/Devices.h"
 
 #include <algorithm>
 #include <chrono>
