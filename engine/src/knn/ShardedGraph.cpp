@@ -3,13 +3,16 @@
 #include "knn/ShardedGraph.h"
 
 #include "gpu/Dispatch.h"
+#include "gpu/GpuBackend.h"
 #include "gpu/MultiDevice.h"
+#include "knn/DescendPiece.h"
 #include "nearscape/core/Error.h"
 #include "nearscape/core/Log.h"
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <future>
 #include <memory>
 #include <mutex>
@@ -179,6 +182,21 @@ void spreadOverDevices(const std::vector<int>& devices, const Context& context, 
 }
 
 } // namespace
+
+} // namespace nearscape::knn
+
+namespace nearscape {
+
+std::uint64_t nnDescentBytesPerItem(std::int64_t d, int k, int listSize) {
+  // The vector, lists of up to 2k or listSize (id, distance), NEW/OLD samples and their
+  // reverses, proposals.
+  const int lists = listSize > 0 ? std::max(k, listSize) : 2 * k;
+  return std::uint64_t(d) * 4 + std::uint64_t(lists) * 8 + 4ull * 32 * 4 + 64ull * 8;
+}
+
+} // namespace nearscape
+
+namespace nearscape::knn {
 
 bool buildsInShards(std::int64_t n, std::int64_t d, int k, const Context& context, int listSize) {
   return context.memoryBudget > 0 &&
