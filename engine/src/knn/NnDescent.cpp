@@ -39,9 +39,6 @@ namespace {
 /// `auto` takes STEP's exact graph over GNND where each row scores at most this share of the
 /// data (see clusteredGraphIfCheap and docs/benchmarks.md).
 constexpr double kAutoClusteredShare = 0.02;
-} // namespace
-
-namespace {
 
 /// Up to how many items the GPU's exact graph (k = 10) beats GNND, by dimension: measured on
 /// manifold data of 30,000–500,000 items (docs/benchmarks.md, 2026-11-25 session 18, H100: the
@@ -57,14 +54,10 @@ double gpuExactCrossover(std::int64_t d) {
   return kItems[i] * std::pow(double(d) / kDims[i], slope);
 }
 
-} // namespace
-
-GraphMethod resolveGraphMethod(GraphMethod method, std::int64_t n, std::int64_t d, int k,
-                               const Context& context) {
-  if (method != GraphMethod::Auto)
-    return method;
+/// Auto decided from the shape on `backend` (resolveGraphMethod's rule).
+GraphMethod cheaperMethod(std::int64_t n, std::int64_t d, int k, Backend backend) {
   bool exactIsCheaper = false;
-  if (resolveBackend(context) == Backend::Cuda) {
+  if (backend == Backend::Cuda) {
     // GNND's limits (k ≤ 64, d ≤ 800) leave the exact graph; GNND's time grows about as k^1.5
     // (manifold 1M: k = 32 takes 4× k = 10) while the exact graph's hardly moves — with the
     // fused kernel, hardly at all: at k = 32 it beats GNND up to about 1.5M items (d = 128:
@@ -79,6 +72,34 @@ GraphMethod resolveGraphMethod(GraphMethod method, std::int64_t n, std::int64_t 
   return exactIsCheaper ? GraphMethod::Exact : GraphMethod::NnDescent;
 }
 
+/// NN-Descent's graph of checked data on `backend` (resolved at the public entry): in shards
+/// beyond the memory budget, else one piece.
+KnnResult descendWhole(const MatrixView<float>& data, int k, Metric metric, Backend backend,
+                       const Context& context, JobControl& job, const NnDescentParams& params,
+                       const NnDescentProgress& progress) {
+  if (knn::buildsInShards(data.rows, data.cols, k, context, params.listSize))
+    return knn::shardedGraph(data, k, metric, backend, context, job, params, progress);
+  return knn::descendPiece(data, k, metric, context, job, params, progress, nullptr, 0);
+}
+
+} // namespace
+
+GraphPlan planKnnGraph(GraphMethod method, std::int64_t n, std::int64_t d, int k,
+                       const Context& context) {
+  GraphPlan plan;
+  plan.backend = resolveBackend(context); // the one place a graph's backend is resolved
+  plan.automatic = method == GraphMethod::Auto;
+  plan.method = plan.automatic ? cheaperMethod(n, d, k, plan.backend) : method;
+  return plan;
+}
+
+GraphMethod resolveGraphMethod(GraphMethod method, std::int64_t n, std::int64_t d, int k,
+                               const Context& context) {
+  if (method != GraphMethod::Auto) // as given, without asking for a device
+    return method;
+  return planKnnGraph(method, n, d, k, context).method;
+}
+
 GraphMethod graphBuiltBy(const KnnResult& graph) {
   const std::string& how = graph.report.method;
   return how == "NN-Descent" || how == "GNND" || how == "GGM merge" ? GraphMethod::NnDescent
@@ -88,23 +109,41 @@ GraphMethod graphBuiltBy(const KnnResult& graph) {
 KnnResult buildKnnGraph(const MatrixView<float>& data, int k, Metric metric, GraphMethod method,
                         const Context& context, JobControl& job, const NnDescentParams& params,
                         const NnDescentProgress& progress) {
-  if (resolveGraphMethod(method, data.rows, data.cols, k, context) == GraphMethod::Exact)
+  // A method given is its own public entry's, which checks the data before it asks for a
+  // device; Auto needs the backend to decide.
+  switch (method) {
+  case GraphMethod::Exact:
+    return knnGraph(data, k, metric, context, job);
+  case GraphMethod::NnDescent:
+    return nnDescentGraph(data, k, metric, context, job, params, progress);
+  case GraphMethod::Auto:
+    break;
+  }
+  return buildKnnGraph(data, k, metric, planKnnGraph(method, data.rows, data.cols, k, context),
+                       context, job, params, progress);
+}
+
+KnnResult buildKnnGraph(const MatrixView<float>& data, int k, Metric metric, const GraphPlan& plan,
+                        const Context& context, JobControl& job, const NnDescentParams& params,
+                        const NnDescentProgress& progress) {
+  if (plan.method == GraphMethod::Exact)
     return knnGraph(data, k, metric, context, job);
   // Clustered data (blobs): STEP's clusters give the exact graph sooner than GNND gives an
   // approximate one, and a probe of a few clusters tells, before the work, whether they prune.
-  if (method == GraphMethod::Auto)
-    if (auto exact = knn::clusteredGraphIfCheap(data, k, metric, context, job, kAutoClusteredShare))
+  if (plan.automatic)
+    if (auto exact = knn::clusteredGraphIfCheap(data, k, metric, plan.backend, context, job,
+                                                kAutoClusteredShare))
       return std::move(*exact);
-  return nnDescentGraph(data, k, metric, context, job, params, progress);
+  knn::validateGraphInput(data, k);
+  return descendWhole(data, k, metric, plan.backend, context, job, params, progress);
 }
 
 KnnResult nnDescentGraph(const MatrixView<float>& data, int k, Metric metric,
                          const Context& context, JobControl& job, const NnDescentParams& params,
                          const NnDescentProgress& progress) {
   knn::validateGraphInput(data, k);
-  if (knn::buildsInShards(data.rows, data.cols, k, context, params.listSize))
-    return knn::shardedGraph(data, k, metric, context, job, params, progress);
-  return knn::descendPiece(data, k, metric, context, job, params, progress, nullptr, 0);
+  const GraphPlan plan = planKnnGraph(GraphMethod::NnDescent, data.rows, data.cols, k, context);
+  return descendWhole(data, k, metric, plan.backend, context, job, params, progress);
 }
 
 KnnResult mergeKnnGraphs(const MatrixView<float>& data, std::int64_t split,

@@ -209,8 +209,8 @@ bool buildsInShards(std::int64_t n, std::int64_t d, int k, const Context& contex
 /// (exact distances) folded into every row's best k so far in host memory. On several GPUs,
 /// as many shards as GPUs at least (a multiple of their count); each GPU builds the next shard,
 /// then merges the next pair and folds it beside its next merge (spreadOverDevices).
-KnnResult shardedGraph(const MatrixView<float>& data, int k, Metric metric, const Context& context,
-                       JobControl& job, const NnDescentParams& params,
+KnnResult shardedGraph(const MatrixView<float>& data, int k, Metric metric, Backend backend,
+                       const Context& context, JobControl& job, const NnDescentParams& params,
                        const NnDescentProgress& progress) {
   const auto started = std::chrono::steady_clock::now();
   const std::int64_t n = data.rows;
@@ -276,7 +276,7 @@ KnnResult shardedGraph(const MatrixView<float>& data, int k, Metric metric, cons
   gpu::GnndClusters shared;
   std::vector<float> centroids;
   std::vector<std::int32_t> labels;
-  if (resolveBackend(context) == Backend::Cuda) {
+  if (backend == Backend::Cuda) {
     const int count = int(std::clamp<std::int64_t>(shardRows / 1024, 1, 4096));
     const std::int64_t m = std::min<std::int64_t>(n, std::int64_t(count) * 64);
     std::vector<float> sample(static_cast<std::size_t>(m * data.cols));

@@ -17,10 +17,11 @@ bool buildsInShards(std::int64_t n, std::int64_t d, int k, const Context& contex
 
 /// GNND §5: shards built and every pair merged by GGM, each row's best k kept in host memory
 /// (nnDescentGraph's semantics). On several GPUs the shards and the merges of disjoint pairs run
-/// at once, one a GPU. Throws as nnDescentGraph, and InvalidArgument for a budget that would
-/// need more than 64 shards.
-KnnResult shardedGraph(const MatrixView<float>& data, int k, Metric metric, const Context& context,
-                       JobControl& job, const NnDescentParams& params,
+/// at once, one a GPU. `backend`: what `context` resolved to at the public entry (on CUDA the
+/// shards share one k-means codebook). Throws as nnDescentGraph, and InvalidArgument for a
+/// budget that would need more than 64 shards.
+KnnResult shardedGraph(const MatrixView<float>& data, int k, Metric metric, Backend backend,
+                       const Context& context, JobControl& job, const NnDescentParams& params,
                        const NnDescentProgress& progress);
 
 } // namespace nearscape::knn
