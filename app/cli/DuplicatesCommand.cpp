@@ -103,8 +103,7 @@ int runDuplicates(const DuplicatesArgs& a) {
     j["tile_pairs"] = pairs.tilePairsAll;
     j["candidates"] = pairs.candidates;
     j["run"] = pairs.report.describe();
-    j["backend"] =
-        pairs.report.fallback.empty() && resolveBackend(context) == Backend::Cuda ? "cuda" : "cpu";
+    j["backend"] = pairs.backend == Backend::Cuda ? "cuda" : "cpu";
     j["seconds"] = pairs.seconds;
     j["out"] = a.out;
     j["keep"] = a.keep;

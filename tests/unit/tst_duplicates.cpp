@@ -159,6 +159,7 @@ private slots:
       const QString why = samePairs(got, D, t);
       QVERIFY2(why.isEmpty(), qPrintable(QString("threshold %1: ").arg(t) + why));
       QCOMPARE(got.threshold, t);
+      QCOMPARE(got.backend, backend); // asked for by name: no fallback
       QVERIFY(got.tilePairs <= got.tilePairsAll);
       // Other tiles and boxes change the work, never the pairs.
       const NearPairs other =

@@ -190,6 +190,31 @@ private slots:
       QCOMPARE(a.ids.data()[i], b.ids.data()[i]);
   }
 
+  void aPlanBuildsWhatItsMethodBuilds() {
+    // The plan resolves the backend once; built by it, the graph is the one the method alone
+    // builds (CPU: deterministic for the seed), and Auto stays marked as automatic.
+    const auto x = mixture(2500, 16, 2);
+    const MatrixView<float> v{x.data(), 2500, 16};
+    Context cpu;
+    cpu.backend = Backend::Cpu;
+    cpu.seed = 9;
+    for (GraphMethod asked : {GraphMethod::Auto, GraphMethod::Exact, GraphMethod::NnDescent}) {
+      const GraphPlan plan = planKnnGraph(asked, v.rows, v.cols, 8, cpu);
+      QCOMPARE(plan.backend, Backend::Cpu);
+      QCOMPARE(plan.automatic, asked == GraphMethod::Auto);
+      QCOMPARE(plan.method, resolveGraphMethod(asked, v.rows, v.cols, 8, cpu));
+      const KnnResult byPlan = buildKnnGraph(v, 8, Metric::L2, plan, cpu);
+      const KnnResult byMethod = buildKnnGraph(v, 8, Metric::L2, asked, cpu);
+      QCOMPARE(graphBuiltBy(byPlan), plan.method);
+      for (std::int64_t i = 0; i < 2500 * 8; ++i)
+        QCOMPARE(byPlan.ids.data()[i], byMethod.ids.data()[i]);
+    }
+    // On the CPU, Auto takes the exact graph for small data and NN-Descent beyond n²·d ≤
+    // 12,000² · 784 (resolveGraphMethod).
+    QCOMPARE(planKnnGraph(GraphMethod::Auto, 2500, 16, 8, cpu).method, GraphMethod::Exact);
+    QCOMPARE(planKnnGraph(GraphMethod::Auto, 100000, 784, 8, cpu).method, GraphMethod::NnDescent);
+  }
+
   void duplicatesAndTinyInputs_data() {
     QTest::addColumn<Backend>("backend");
     QTest::newRow("cpu") << Backend::Cpu;

@@ -4,6 +4,7 @@
 
 #include "nearscape/analysis/Duplicates.h"
 #include "nearscape/analysis/NeighbourhoodScores.h"
+#include "nearscape/cluster/KMeans.h"
 #include "nearscape/core/BlasKernels.h"
 #include "nearscape/core/Context.h"
 #include "nearscape/core/Dataset.h"
@@ -21,7 +22,6 @@
 #include "nearscape/graph/Graph.h"
 #include "nearscape/index/AnnIndex.h"
 #include "nearscape/index/HeldOutSweep.h"
-#include "nearscape/index/KMeans.h"
 #include "nearscape/index/Sweep.h"
 #include "nearscape/index/SweepStudy.h"
 #include "nearscape/io/ArtefactCache.h"

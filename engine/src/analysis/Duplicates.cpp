@@ -67,12 +67,16 @@ Result onTiles(const MatrixView<float>& data, const analysis::TilePlan& plan, st
   if (maxPairs <= 0)
     maxPairs = 100'000'000;
   std::string fallback;
+  Backend ran = Backend::Cpu;
   Result result = gpu::onGpuOrCpu<gpu::AnalysisDevice>(
       context,
       [&](gpu::AnalysisDevice& gpu) {
         const std::unique_ptr<gpu::TileSearch> tiles = gpu.makeTileSearch(data, plan, context);
-        return work(Searches{[&] { return tiles->nearestInTile(job); },
-                             [&](double t) { return tiles->pairsWithin(t, maxPairs, job); }});
+        Result onDevice =
+            work(Searches{[&] { return tiles->nearestInTile(job); },
+                          [&](double t) { return tiles->pairsWithin(t, maxPairs, job); }});
+        ran = Backend::Cuda; // only once the work is done: a fallback leaves the CPU
+        return onDevice;
       },
       [&] {
         return work(Searches{[&] { return analysis::tileNearestCpu(data, plan, context, job); },
@@ -89,6 +93,7 @@ Result onTiles(const MatrixView<float>& data, const analysis::TilePlan& plan, st
       return result.pairs;
   }();
   pairs.report.fallback = fallback;
+  pairs.backend = ran;
   pairs.report.method = "exact range search";
   return result;
 }

@@ -3,6 +3,7 @@
 #include "nearscape/core/Dataset.h"
 #include "nearscape/core/Error.h"
 #include "nearscape/gpu/Devices.h"
+#include "util/Normalise.h"
 
 #include <algorithm>
 #include <cmath>
@@ -52,15 +53,6 @@ std::optional<int> integerParameter(const ParameterValues& values, const std::st
     throw InvalidArgument(m.str());
   }
   return int(v);
-}
-
-void normaliseRow(const float* row, std::int64_t d, float* out) {
-  double s = 0;
-  for (std::int64_t c = 0; c < d; ++c)
-    s += double(row[c]) * row[c];
-  const float scale = s > 0 ? float(1.0 / std::sqrt(s)) : 0.0f;
-  for (std::int64_t c = 0; c < d; ++c)
-    out[c] = row[c] * scale;
 }
 
 WorkingVectors::WorkingVectors(const MatrixView<float>& base, Metric metric, int threads)

@@ -51,9 +51,6 @@ struct WorkingVectors {
   std::uint64_t bytes() const { return normalised.size() * sizeof(float); }
 };
 
-/// Writes the normalised `row` (d values) into `out` (zero stays zero).
-void normaliseRow(const float* row, std::int64_t d, float* out);
-
 /// The working score (smaller = nearer) of a working query against a working base row:
 /// squared L2, or −dot for inner product and cosine (rows normalised).
 inline float workingScore(Metric metric, const float* q, const float* x, std::int64_t d) {

@@ -3,9 +3,9 @@
 #include "gpu/Dispatch.h"
 #include "gpu/MultiDevice.h"
 #include "index/IndexDevice.h"
+#include "nearscape/cluster/KMeans.h"
 #include "nearscape/core/Dataset.h"
 #include "nearscape/core/Error.h"
-#include "nearscape/index/KMeans.h"
 
 #include <algorithm>
 #include <chrono>

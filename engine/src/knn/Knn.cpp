@@ -56,23 +56,17 @@ KnnResult exactOnGpu(gpu::KnnDevice& gpu, const MatrixView<float>& queries,
                      const MatrixView<float>& base, int k, Metric metric, bool graph,
                      const Context& context, JobControl& job, const ExactKnnParams& params,
                      std::int64_t allQueries = 0) {
-  // STEP's clusters where they may pay: L2, k within the kernel's buffer, data large enough that
-  // the GEMM path is not already instant (or asked for). A probe decides.
+  // STEP's clusters where they may pay (gpuStepMayRun), data large enough that the GEMM path is
+  // not already instant (or asked for). A probe decides.
   const bool tilesGiven = params.queryTile > 0 || params.baseTile > 0;
   const bool always = params.pruning == ExactKnnParams::Pruning::Always;
-  // Unasked, only up to 256 dimensions: beyond, clusters have not been seen to prune (fashion-
-  // mnist, 784: the failed attempt cost more than the GEMM path's 0.08 s on an H200).
-  // The clusters hold the whole base on the device: not within a budget smaller than it.
-  const bool withinBudget =
-      context.memoryBudget == 0 ||
-      std::uint64_t(base.rows) * std::uint64_t(base.cols) * 12 <= context.memoryBudget;
   // Clustering the base touches all of it many times; the GEMM path's work grows with the
   // queries. A few queries against a large base are the GEMM's (manifold 1M, 10k queries: the
   // clusters and their probe cost 0.9 s of a cold CLI search whose GEMM pass takes 0.07 s).
   const bool manyQueries = graph || std::max(allQueries, queries.rows) * 4 >= base.rows;
-  if (metric == Metric::L2 && k <= gpu::kStepMaxK && !tilesGiven && withinBudget &&
+  if (knn::gpuStepMayRun(base, k, metric, context, always) && !tilesGiven &&
       params.pruning != ExactKnnParams::Pruning::Off &&
-      (always || (base.rows >= 50000 && base.cols <= 256 && manyQueries))) {
+      (always || (base.rows >= 50000 && manyQueries))) {
     // Out of memory or beyond the clusters' limits (2^30 rows): the GEMM path tiles its work
     // and has its own limits.
     std::optional<KnnResult> step;
@@ -232,13 +226,19 @@ KnnResult knnGraph(const MatrixView<float>& data, int k, Metric metric, const Co
 
 namespace knn {
 
+bool gpuStepMayRun(const MatrixView<float>& base, int k, Metric metric, const Context& context,
+                   bool asked) {
+  // The clusters hold the whole base on the device: not within a budget smaller than it.
+  const bool withinBudget =
+      context.memoryBudget == 0 ||
+      std::uint64_t(base.rows) * std::uint64_t(base.cols) * 12 <= context.memoryBudget;
+  return metric == Metric::L2 && k <= gpu::kStepMaxK && withinBudget && (asked || base.cols <= 256);
+}
+
 std::optional<KnnResult> clusteredGraphIfCheap(const MatrixView<float>& data, int k, Metric metric,
-                                               const Context& context, JobControl& job,
-                                               double maxScoredShare) {
-  const std::uint64_t clusterBytes = std::uint64_t(data.rows) * std::uint64_t(data.cols) * 12;
-  if (metric != Metric::L2 || k > gpu::kStepMaxK || data.cols > 256 ||
-      (context.memoryBudget != 0 && clusterBytes > context.memoryBudget) ||
-      resolveBackend(context) != Backend::Cuda)
+                                               Backend backend, const Context& context,
+                                               JobControl& job, double maxScoredShare) {
+  if (!gpuStepMayRun(data, k, metric, context, false) || backend != Backend::Cuda)
     return std::nullopt; // before the data's scan: NN-Descent scans it anyway
   validate(data, data, k, true);
   const auto started = std::chrono::steady_clock::now();

@@ -1,5 +1,5 @@
 #pragma once
-// The iteration loop that both NN-Descent backends run (internal): the CPU's (knn/NnDescent.cpp)
+// The iteration loop that both NN-Descent backends run (internal): the CPU's (knn/NnDescentCpu.cpp)
 // and GNND on the GPU (cuda/Gnnd.cu) differ in how an iteration samples, joins and updates the
 // lists (GNND §4.1–4.3), not in when they stop or how they report.
 

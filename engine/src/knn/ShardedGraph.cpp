@@ -3,13 +3,16 @@
 #include "knn/ShardedGraph.h"
 
 #include "gpu/Dispatch.h"
+#include "knn/KnnDevice.h"
 #include "gpu/MultiDevice.h"
+#include "knn/DescendPiece.h"
 #include "nearscape/core/Error.h"
 #include "nearscape/core/Log.h"
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <future>
 #include <memory>
 #include <mutex>
@@ -180,6 +183,21 @@ void spreadOverDevices(const std::vector<int>& devices, const Context& context, 
 
 } // namespace
 
+} // namespace nearscape::knn
+
+namespace nearscape {
+
+std::uint64_t nnDescentBytesPerItem(std::int64_t d, int k, int listSize) {
+  // The vector, lists of up to 2k or listSize (id, distance), NEW/OLD samples and their
+  // reverses, proposals.
+  const int lists = listSize > 0 ? std::max(k, listSize) : 2 * k;
+  return std::uint64_t(d) * 4 + std::uint64_t(lists) * 8 + 4ull * 32 * 4 + 64ull * 8;
+}
+
+} // namespace nearscape
+
+namespace nearscape::knn {
+
 bool buildsInShards(std::int64_t n, std::int64_t d, int k, const Context& context, int listSize) {
   return context.memoryBudget > 0 &&
          nnDescentBytesPerItem(d, k, listSize) * std::uint64_t(n) > context.memoryBudget;
@@ -191,8 +209,8 @@ bool buildsInShards(std::int64_t n, std::int64_t d, int k, const Context& contex
 /// (exact distances) folded into every row's best k so far in host memory. On several GPUs,
 /// as many shards as GPUs at least (a multiple of their count); each GPU builds the next shard,
 /// then merges the next pair and folds it beside its next merge (spreadOverDevices).
-KnnResult shardedGraph(const MatrixView<float>& data, int k, Metric metric, const Context& context,
-                       JobControl& job, const NnDescentParams& params,
+KnnResult shardedGraph(const MatrixView<float>& data, int k, Metric metric, Backend backend,
+                       const Context& context, JobControl& job, const NnDescentParams& params,
                        const NnDescentProgress& progress) {
   const auto started = std::chrono::steady_clock::now();
   const std::int64_t n = data.rows;
@@ -258,7 +276,7 @@ KnnResult shardedGraph(const MatrixView<float>& data, int k, Metric metric, cons
   gpu::GnndClusters shared;
   std::vector<float> centroids;
   std::vector<std::int32_t> labels;
-  if (resolveBackend(context) == Backend::Cuda) {
+  if (backend == Backend::Cuda) {
     const int count = int(std::clamp<std::int64_t>(shardRows / 1024, 1, 4096));
     const std::int64_t m = std::min<std::int64_t>(n, std::int64_t(count) * 64);
     std::vector<float> sample(static_cast<std::size_t>(m * data.cols));

@@ -1,24 +1,12 @@
 #pragma once
-// NN-Descent in pieces (internal): one piece on the GPU or the CPU, and GNND §5's shards of data
-// beyond the memory budget or spread over several GPUs, merged pairwise by GGM.
+// GNND §5's shards (internal): data beyond the memory budget or spread over several GPUs, built
+// in pieces (knn/DescendPiece.h) and merged pairwise by GGM.
 
-#include "knn/KnnDevice.h"
 #include "nearscape/knn/NnDescent.h"
 
 #include <cstdint>
-#include <functional>
 
 namespace nearscape::knn {
-
-/// GNND on the GPU where there is one, else the CPU's NN-Descent (knn/NnDescent.cpp); with
-/// `initial`, GGM's merge of the parts split at `split` (`second`: rows [split, n) when they do
-/// not follow `data` in memory).
-KnnResult descendPiece(const MatrixView<float>& data, int k, Metric metric, const Context& context,
-                       JobControl& job, const NnDescentParams& params,
-                       const NnDescentProgress& progress, const MatrixView<std::int32_t>* initial,
-                       std::int64_t split, const MatrixView<float>* second = nullptr,
-                       const gpu::GnndClusters& clusters = {},
-                       const std::function<void()>& uploaded = {});
 
 /// Whether nnDescentGraph builds `n` items of `d` dimensions in shards: beyond the memory
 /// budget. Several GPUs alone do not shard: data one GPU holds is built sooner whole there than
@@ -29,10 +17,11 @@ bool buildsInShards(std::int64_t n, std::int64_t d, int k, const Context& contex
 
 /// GNND §5: shards built and every pair merged by GGM, each row's best k kept in host memory
 /// (nnDescentGraph's semantics). On several GPUs the shards and the merges of disjoint pairs run
-/// at once, one a GPU. Throws as nnDescentGraph, and InvalidArgument for a budget that would
-/// need more than 64 shards.
-KnnResult shardedGraph(const MatrixView<float>& data, int k, Metric metric, const Context& context,
-                       JobControl& job, const NnDescentParams& params,
+/// at once, one a GPU. `backend`: what `context` resolved to at the public entry (on CUDA the
+/// shards share one k-means codebook). Throws as nnDescentGraph, and InvalidArgument for a
+/// budget that would need more than 64 shards.
+KnnResult shardedGraph(const MatrixView<float>& data, int k, Metric metric, Backend backend,
+                       const Context& context, JobControl& job, const NnDescentParams& params,
                        const NnDescentProgress& progress);
 
 } // namespace nearscape::knn

@@ -1,7 +1,7 @@
 #include "knn/Step.h"
 
+#include "nearscape/cluster/KMeans.h"
 #include "nearscape/core/Error.h"
-#include "nearscape/index/KMeans.h"
 #include "util/BoundedHeap.h"
 
 #include <algorithm>

@@ -25,12 +25,21 @@ std::optional<KnnResult> stepSearch(const MatrixView<float>& queries, const Matr
                                     int k, Metric metric, bool excludeSelf, const Context& context,
                                     JobControl& job, double maxScoredShare);
 
+/// Whether STEP's clusters may search `base` for k neighbours on the GPU: L2 (the pruning rests
+/// on the triangle inequality), k within the kernel's buffer (kStepMaxK), the clusters (12 bytes
+/// a value) within the memory budget, and — unless `asked` — at most 256 dimensions (beyond,
+/// clusters have not been seen to prune: fashion-mnist, 784, cost more than the GEMM path's
+/// 0.08 s on an H200). The one test of the exact search and of clusteredGraphIfCheap.
+bool gpuStepMayRun(const MatrixView<float>& base, int k, Metric metric, const Context& context,
+                   bool asked);
+
 /// The exact kNN graph by STEP's clusters on the GPU when a probe shows each row scoring at most
 /// `maxScoredShare` of the data — clustered data, where it beats NN-Descent on time and recall —
-/// else nullopt (L2 and k ≤ kStepMaxK only, no GPU, beyond the memory budget, or the clusters do
-/// not prune). What `method = auto` tries before NN-Descent.
+/// else nullopt (gpuStepMayRun says no, `backend` — what the context resolved to at the public
+/// entry — is not CUDA, or the clusters do not prune). What `method = auto` tries before
+/// NN-Descent.
 std::optional<KnnResult> clusteredGraphIfCheap(const MatrixView<float>& data, int k, Metric metric,
-                                               const Context& context, JobControl& job,
-                                               double maxScoredShare);
+                                               Backend backend, const Context& context,
+                                               JobControl& job, double maxScoredShare);
 
 } // namespace nearscape::knn

@@ -105,14 +105,16 @@ Exploration explore(const MatrixView<float>& data, const ExploreParams& params,
     e.graph = std::move(*supplied);
     e.graphSupplied = true;
   } else {
+    // The graph's plan resolves the backend once, for the PCA's overlap and the build alike.
+    const GraphPlan plan = planKnnGraph(params.method, n, data.cols, params.k, context);
     // (A map or start that a hook supplies later makes this work wasted: rare, as a cached map
     // comes with its cached graph.)
-    if (params.map && resolveBackend(context) == Backend::Cuda)
+    if (params.map && plan.backend == Backend::Cuda)
       earlyStart = std::async(std::launch::async, [&] {
         return computePca(data, pcaParams, context, pcaJob).coordinates;
       });
-    e.graph = buildKnnGraph(data, params.k, params.metric, params.method, context, graphStage,
-                            params.nnDescent);
+    e.graph =
+        buildKnnGraph(data, params.k, params.metric, plan, context, graphStage, params.nnDescent);
     e.method = graphBuiltBy(e.graph);
   }
   e.seconds.graph = secondsSince(t);

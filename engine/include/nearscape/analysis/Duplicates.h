@@ -30,12 +30,13 @@ struct NearPair {
 };
 
 struct NearPairs {
-  std::vector<NearPair> pairs;   ///< sorted by (a, b)
-  double threshold = 0;          ///< the distance searched up to
-  RunReport report;              ///< where and how ("tile pairs computed" in detail)
-  std::int64_t tilePairs = 0;    ///< tile pairs the GEMM computed
-  std::int64_t tilePairsAll = 0; ///< of all tile pairs (the rest pruned by their boxes)
-  std::int64_t candidates = 0;   ///< pairs re-checked in float64
+  std::vector<NearPair> pairs;    ///< sorted by (a, b)
+  double threshold = 0;           ///< the distance searched up to
+  RunReport report;               ///< where and how ("tile pairs computed" in detail)
+  Backend backend = Backend::Cpu; ///< where the search ran (the CPU after a GPU's fallback)
+  std::int64_t tilePairs = 0;     ///< tile pairs the GEMM computed
+  std::int64_t tilePairsAll = 0;  ///< of all tile pairs (the rest pruned by their boxes)
+  std::int64_t candidates = 0;    ///< pairs re-checked in float64
   double seconds = 0;
 };
 

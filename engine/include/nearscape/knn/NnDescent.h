@@ -62,6 +62,22 @@ std::string_view graphMethodName(GraphMethod method);
 /// The method named by `text` ("auto", "exact", "nndescent"), or nothing.
 std::optional<GraphMethod> parseGraphMethod(std::string_view text);
 
+/// How a kNN graph is to be built, decided once at a public entry (planKnnGraph) and passed down
+/// as a value, so that the backend is resolved once for the whole build.
+struct GraphPlan {
+  GraphMethod method = GraphMethod::Exact; ///< Exact or NnDescent, never Auto
+  Backend backend = Backend::Cpu;          ///< the backend `context` resolves to, never Auto
+  /// Auto was asked: on a GPU buildKnnGraph may still take STEP's exact graph where `method`
+  /// says NN-Descent (clustered data).
+  bool automatic = false;
+};
+
+/// The plan for the graph of n × d items and k neighbours on `context`: the backend it resolves
+/// to, and `method` with Auto decided as resolveGraphMethod says. Throws DeviceUnavailable as
+/// resolveBackend.
+GraphPlan planKnnGraph(GraphMethod method, std::int64_t n, std::int64_t d, int k,
+                       const Context& context);
+
 /// The method that builds the graph of n × d items and k neighbours on `context`'s backend: the
 /// one place where Auto is decided from the shape, by the crossovers measured (docs/benchmarks.md).
 /// Exact when it is the cheaper way — CPU, 2 cores: when n²·d ≤ 12,000² · 784 (fashion-mnist
@@ -81,6 +97,12 @@ GraphMethod resolveGraphMethod(GraphMethod method, std::int64_t n, std::int64_t 
 /// tell before the work, and the exact graph comes sooner than GNND's (graphBuiltBy says which
 /// ran). Throws as knnGraph and nnDescentGraph.
 KnnResult buildKnnGraph(const MatrixView<float>& data, int k, Metric metric, GraphMethod method,
+                        const Context& context, JobControl& job = noJobControl(),
+                        const NnDescentParams& params = {}, const NnDescentProgress& progress = {});
+
+/// buildKnnGraph by a plan made before (planKnnGraph on the same data, k and context): the
+/// backend is not resolved again. Throws as knnGraph and nnDescentGraph.
+KnnResult buildKnnGraph(const MatrixView<float>& data, int k, Metric metric, const GraphPlan& plan,
                         const Context& context, JobControl& job = noJobControl(),
                         const NnDescentParams& params = {}, const NnDescentProgress& progress = {});
 

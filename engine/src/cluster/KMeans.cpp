@@ -1,16 +1,18 @@
-#include "nearscape/index/KMeans.h"
+#include "nearscape/cluster/KMeans.h"
 
 #include "cluster/KMeansDevice.h"
 #include "gpu/Dispatch.h"
-#include "index/IndexCommon.h"
 #include "nearscape/core/Dataset.h"
 #include "nearscape/core/Error.h"
 #include "nearscape/core/Sampling.h"
 #include "util/Blas.h"
 #include "util/Hash.h"
+#include "util/Normalise.h"
+#include "util/VectorDistance.h"
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 namespace nearscape {
@@ -136,7 +138,7 @@ KMeansResult kmeans(const MatrixView<float>& data, const KMeansParams& params, M
   for (std::int64_t i = 0; i < m; ++i) {
     float* out = sample.data() + i * d;
     if (spherical)
-      index::normaliseRow(data.row(rows[std::size_t(i)]), d, out);
+      normaliseRow(data.row(rows[std::size_t(i)]), d, out);
     else
       std::copy(data.row(rows[std::size_t(i)]), data.row(rows[std::size_t(i)]) + d, out);
   }
@@ -183,7 +185,7 @@ KMeansResult kmeans(const MatrixView<float>& data, const KMeansParams& params, M
       for (std::int64_t t = 0; t < d; ++t)
         cj[t] = float(s[t] / double(counts[std::size_t(j)]));
       if (spherical)
-        index::normaliseRow(cj, d, cj);
+        normaliseRow(cj, d, cj);
     }
     result.iterations = it + 1;
   }
