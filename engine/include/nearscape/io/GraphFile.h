@@ -10,7 +10,7 @@
 #include "nearscape/core/Dataset.h"
 #include "nearscape/core/Matrix.h"
 #include "nearscape/core/Metric.h"
-#include "nearscape/knn/Knn.h"
+#include "nearscape/core/Neighbours.h"
 
 #include <filesystem>
 #include <string>
