@@ -79,7 +79,7 @@ int runLayout(const LayoutArgs& a) {
     t = std::chrono::steady_clock::now();
     NEARSCAPE_EXPECTS(a.trustK < ds.size(), "--trust-k must be below the number of items");
     const bool graphIsTruth =
-        a.graph.empty() && knn.report.method == "exact" && knn.ids.cols() >= a.trustK;
+        a.graph.empty() && knn.report.method() == KnnMethod::Exact && knn.ids.cols() >= a.trustK;
     const KnnResult truth =
         graphIsTruth ? KnnResult{} : knnGraph(ds.vectors.view(), a.trustK, metric, context, job);
     trust = layoutQuality(graphIsTruth ? knn.ids.view() : truth.ids.view(), xy.view(), a.trustK,

@@ -34,7 +34,7 @@ KnnResult knnResultOf(const GivenGraph& g) {
   r.ids =
       Matrix<std::int32_t>(std::vector<std::int32_t>(i.data, i.data + i.size()), i.rows, i.cols);
   r.distances = Matrix<float>(std::vector<float>(d.data, d.data + d.size()), d.rows, d.cols);
-  r.report.method = "given";
+  r.report.setMethod(KnnMethod::Given);
   return r;
 }
 

@@ -88,7 +88,7 @@ Result onTiles(const MatrixView<float>& data, const analysis::TilePlan& plan, st
       return result.pairs;
   }();
   pairs.report.fallback = fallback;
-  pairs.report.method = "exact range search";
+  pairs.report.setMethod(KnnMethod::RangeSearch);
   return result;
 }
 

@@ -138,6 +138,24 @@ GraphFile readGraphFile(const std::filesystem::path& path, const std::string& ex
   return g;
 }
 
+KnnMethod graphFileMethod(const std::string& paramsJson) {
+  const auto params = nlohmann::json::parse(paramsJson, nullptr, /*allow_exceptions=*/false);
+  if (!params.is_object() || !params.contains("method") || !params["method"].is_string())
+    return KnnMethod::Unknown;
+  const std::string method = params["method"].get<std::string>();
+  if (method.ends_with("+merge"))
+    return KnnMethod::GgmMerge; // GGM's merge is approximate, whatever built the parts
+  // "exact" says what the run asked and got; a file without it (an older one) has the method.
+  const bool exact = params.contains("exact") && params["exact"].is_boolean()
+                         ? params["exact"].get<bool>()
+                         : method == "exact";
+  if (exact && method == "exact")
+    return KnnMethod::Exact;
+  if (!exact && method == "nndescent")
+    return KnnMethod::NnDescent;
+  return KnnMethod::Unknown;
+}
+
 KnnResult readKnnGraph(const std::filesystem::path& path, const Dataset& data, Metric metric,
                        bool ofFirstRows) {
   const std::string file = path.string();
@@ -166,6 +184,7 @@ KnnResult readKnnGraph(const std::filesystem::path& path, const Dataset& data, M
                             " (their content hashes differ)");
     r.ids = std::move(g.ids);
     r.distances = std::move(g.distances);
+    r.report.setMethod(graphFileMethod(g.paramsJson));
     return r;
   }
   const Matrix<std::int64_t> ids = readNpyIds(file);

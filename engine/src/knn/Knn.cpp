@@ -267,7 +267,7 @@ KnnResult knnReference(const MatrixView<float>& queries, const MatrixView<float>
   result.ids = Matrix<std::int32_t>(std::move(ids), n, k);
   result.distances = Matrix<float>(std::move(dists), n, k);
   result.report.device = "CPU";
-  result.report.method = "float64 reference";
+  result.report.setMethod(KnnMethod::Reference);
   return result;
 }
 

@@ -320,7 +320,7 @@ KnnResult run(const MatrixView<float>& data, int k, Metric metric, const Context
   result.distances = Matrix<float>(std::move(dists), n, k);
   result.backend = Backend::Cpu;
   result.report.device = "CPU (" + std::to_string(threads) + " threads)";
-  result.report.method = initial ? "GGM merge" : "NN-Descent";
+  result.report.setMethod(initial ? KnnMethod::GgmMerge : KnnMethod::NnDescent);
   result.report.iterations = iteration;
   result.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -429,9 +429,7 @@ GraphMethod resolveGraphMethod(GraphMethod method, std::int64_t n, std::int64_t 
 }
 
 GraphMethod graphBuiltBy(const KnnResult& graph) {
-  const std::string& how = graph.report.method;
-  return how == "NN-Descent" || how == "GNND" || how == "GGM merge" ? GraphMethod::NnDescent
-                                                                    : GraphMethod::Exact;
+  return graph.report.exact() ? GraphMethod::Exact : GraphMethod::NnDescent;
 }
 
 KnnResult buildKnnGraph(const MatrixView<float>& data, int k, Metric metric, GraphMethod method,
