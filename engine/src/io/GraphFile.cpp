@@ -12,6 +12,9 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
+#include <string_view>
+#include <utility>
 
 namespace nearscape {
 namespace {
@@ -139,21 +142,25 @@ GraphFile readGraphFile(const std::filesystem::path& path, const std::string& ex
 }
 
 KnnMethod graphFileMethod(const std::string& paramsJson) {
+  // The words `knn --out` writes (graphMethodName's, knn/NnDescent.h), translated at the file's
+  // boundary; any other word is from a writer we do not know.
+  constexpr std::pair<std::string_view, KnnMethod> kWords[] = {{"exact", KnnMethod::Exact},
+                                                               {"nndescent", KnnMethod::NnDescent}};
   const auto params = nlohmann::json::parse(paramsJson, nullptr, /*allow_exceptions=*/false);
   if (!params.is_object() || !params.contains("method") || !params["method"].is_string())
     return KnnMethod::Unknown;
-  const std::string method = params["method"].get<std::string>();
-  if (method.ends_with("+merge"))
+  const std::string label = params["method"].get<std::string>();
+  if (label.ends_with("+merge"))
     return KnnMethod::GgmMerge; // GGM's merge is approximate, whatever built the parts
-  // "exact" says what the run asked and got; a file without it (an older one) has the method.
-  const bool exact = params.contains("exact") && params["exact"].is_boolean()
-                         ? params["exact"].get<bool>()
-                         : method == "exact";
-  if (exact && method == "exact")
-    return KnnMethod::Exact;
-  if (!exact && method == "nndescent")
-    return KnnMethod::NnDescent;
-  return KnnMethod::Unknown;
+  const auto* word = std::find_if(std::begin(kWords), std::end(kWords),
+                                  [&](const auto& w) { return w.first == label; });
+  if (word == std::end(kWords))
+    return KnnMethod::Unknown;
+  // "exact" says what the run got; a file without it (an older one) has only the word.
+  if (params.contains("exact") && params["exact"].is_boolean() &&
+      params["exact"].get<bool>() != isExactMethod(word->second))
+    return KnnMethod::Unknown; // the file contradicts itself: never taken as exact
+  return word->second;
 }
 
 KnnResult readKnnGraph(const std::filesystem::path& path, const Dataset& data, Metric metric,
