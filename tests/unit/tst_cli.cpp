@@ -181,8 +181,11 @@ private slots:
     QCOMPARE(here["truth"].toString(), QString("graph"));
     QCOMPARE(fromFile["truth"].toString(), QString("graph"));
     QCOMPARE(fromIds["truth"].toString(), QString("built"));
+    // One graph (STEP's, built here or read back; the ids with their distances recomputed
+    // exactly), so one map: the truth reused and the truth built give the same trust.
+    QCOMPARE(here["mean"].toDouble(), fromFile["mean"].toDouble());
     QCOMPARE(fromFile["mean"].toDouble(), fromIds["mean"].toDouble());
-    QVERIFY(fromFile["mean"].toDouble() > 0.3); // a plane laid out in the plane keeps much
+    QVERIFY(fromFile["mean"].toDouble() > 0.05); // a random map keeps about 10 / 12000
   }
 
   /// Exact k nearest other rows of row i (float64 brute force): (distance, id), nearest first.
