@@ -1893,7 +1893,7 @@ void MainWindow::computeTrust() {
       tr("Map trust"),
       [dataset, graph, metric, context, positions, dim](JobControl& job) {
         constexpr int k = 10;
-        const bool exact = graph.report.method == "exact" && graph.ids.cols() >= k;
+        const bool exact = graph.report.exact() && graph.ids.cols() >= k;
         const KnnResult truth =
             exact ? graph : knnGraph(dataset->vectors.view(), k, metric, context, job);
         return layoutQuality(truth.ids.view(), {positions->data(), dataset->size(), dim}, k,
@@ -1921,7 +1921,7 @@ void MainWindow::computeOutliers() {
       tr("Outlier scores"),
       [dataset, graph, metric, context](JobControl& job) {
         constexpr int k = 10;
-        const bool exact = graph.report.method == "exact" && graph.ids.cols() >= k;
+        const bool exact = graph.report.exact() && graph.ids.cols() >= k;
         const KnnResult truth =
             exact ? graph : knnGraph(dataset->vectors.view(), k, metric, context, job);
         return localOutlierFactor(truth.ids.view(), truth.distances.view(), k);

@@ -2,6 +2,7 @@
 // per item, the share of its exact k-NN in A that are also its exact k-NN in B.
 #include "Commands.h"
 #include "CommonOptions.h"
+#include "ResultJson.h"
 
 #include <nlohmann/json.hpp>
 
@@ -9,7 +10,6 @@
 #include <iomanip>
 #include <iostream>
 #include <memory>
-#include <numeric>
 
 namespace nearscape::cli {
 namespace {
@@ -79,27 +79,14 @@ int runCompare(const CompareArgs& args) {
   writeMap(b, gb, metricB, args.mapB);
   outputs.commit();
 
-  const double mean = std::accumulate(overlap.begin(), overlap.end(), 0.0) / double(a.size());
-  std::vector<std::int64_t> histogram(std::size_t(args.k) + 1, 0); // items by shared neighbours
-  for (const float o : overlap)
-    ++histogram[std::size_t(std::lround(o * float(args.k)))];
-  std::vector<float> change(overlap.size()); // the least overlap first
-  for (std::size_t i = 0; i < overlap.size(); ++i)
-    change[i] = 1.0f - overlap[i];
-  const std::vector<std::int64_t> changed = topItems(change, args.top);
+  const results::OverlapSummary summary = results::summariseOverlap(overlap, args.k, args.top);
+  const double mean = summary.mean;
+  const std::vector<std::int64_t>& histogram = summary.histogram; // items by shared neighbours
+  const std::vector<std::int64_t>& changed = summary.mostChanged; // the least overlap first
   if (args.common.json) {
-    nlohmann::ordered_json j;
-    j["rows"] = a.size();
-    j["k"] = args.k;
-    j["metric_a"] = std::string(metricName(metricA));
-    j["metric_b"] = std::string(metricName(metricB));
-    j["mean_overlap"] = mean;
-    j["histogram"] = histogram;
-    nlohmann::json listed = nlohmann::json::array();
-    for (const std::int64_t item : changed)
-      listed.push_back(
-          {{"id", item}, {"overlap", overlap[std::size_t(item)]}, {"label", a.labelOf(item)}});
-    j["most_changed"] = listed;
+    nlohmann::ordered_json j =
+        results::compareJson(a.size(), args.k, metricA, metricB, overlap, summary,
+                             [&a](std::int64_t item) { return a.labelOf(item); });
     j["out"] = args.out;
     j["map_a"] = args.mapA;
     j["map_b"] = args.mapB;

@@ -2,6 +2,7 @@
 // an exact range search over all items, joined into connected components.
 #include "Commands.h"
 #include "CommonOptions.h"
+#include "ResultJson.h"
 
 #include <nlohmann/json.hpp>
 
@@ -81,28 +82,14 @@ int runDuplicates(const DuplicatesArgs& a) {
 
   const std::size_t shown = std::min<std::size_t>(groups.groups.size(), std::size_t(a.show));
   if (a.common.json) {
-    nlohmann::ordered_json j;
-    j["rows"] = ds.size();
-    j["metric"] = std::string(metricName(metric));
-    j["threshold"] = threshold;
-    if (a.quantileOf) {
-      j["quantile"] = *a.quantileOf;
-      j["searched_up_to"] = reach;
-    }
-    j["pairs"] = pairs.pairs.size();
-    j["groups"] = groups.groups.size();
-    j["items_in_groups"] = groups.itemsInGroups();
-    j["redundant_items"] = groups.redundantItems();
-    j["largest_group"] = groups.groups.empty() ? 0 : groups.groups.front().size();
+    nlohmann::ordered_json j =
+        results::duplicatesJson(ds.size(), metric, pairs, groups, a.quantileOf, reach);
     nlohmann::json listed = nlohmann::json::array();
     for (std::size_t g = 0; g < shown; ++g)
       listed.push_back(
           {{"group", g}, {"size", groups.groups[g].size()}, {"ids", groups.groups[g]}});
     j["top_groups"] = listed;
-    j["tile_pairs_computed"] = pairs.tilePairs;
-    j["tile_pairs"] = pairs.tilePairsAll;
-    j["candidates"] = pairs.candidates;
-    j["run"] = pairs.report.describe();
+    j.update(results::duplicatesWorkJson(pairs));
     j["backend"] = pairs.backend == Backend::Cuda ? "cuda" : "cpu";
     j["seconds"] = pairs.seconds;
     j["out"] = a.out;

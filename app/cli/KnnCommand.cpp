@@ -2,6 +2,7 @@
 #include "Commands.h"
 #include "CommonOptions.h"
 #include "DistributedGraph.h"
+#include "ResultJson.h"
 
 #include <nlohmann/json.hpp>
 
@@ -172,11 +173,7 @@ int runKnn(const KnnArgs& args) {
     j["update_rates"] = rates;
     j["backend"] = std::string(backendName(result.backend));
     j["device"] = result.report.describe();
-    j["run"] = {
-        {"device", result.report.device},       {"method", result.report.method},
-        {"precision", result.report.precision}, {"iterations", result.report.iterations},
-        {"shards", result.report.shards},       {"streamed_chunks", result.report.streamedChunks},
-        {"detail", result.report.detail},       {"fallback", result.report.fallback}};
+    j["run"] = results::runReportJson(result.report);
     j["recall"] = recall ? nlohmann::json(*recall) : nlohmann::json(nullptr);
     j["fallback_rows"] = result.fallbackRows;
     j["candidates_per_row"] = result.candidatesPerRow;

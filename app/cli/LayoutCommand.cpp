@@ -72,14 +72,17 @@ int runLayout(const LayoutArgs& a) {
   job.check();
 
   // Map trust: per item, the share of its exact k nearest neighbours (original space) among its
-  // k nearest on the map (exact too). The built graph serves as the truth when it is exact.
+  // k nearest on the map (exact too). The graph serves as the truth when it is exact and wide
+  // enough, whichever exact method built it (STEP's too) and whether built here or given as a
+  // graph file that says it was built exactly (its first k columns are then the exact k-NN,
+  // ties to the smaller id as knnGraph's).
   std::optional<LayoutQuality> trust;
   double trustSeconds = 0;
+  bool graphIsTruth = false;
   if (!a.trust.empty() || a.common.json) {
     t = std::chrono::steady_clock::now();
     NEARSCAPE_EXPECTS(a.trustK < ds.size(), "--trust-k must be below the number of items");
-    const bool graphIsTruth =
-        a.graph.empty() && knn.report.method == "exact" && knn.ids.cols() >= a.trustK;
+    graphIsTruth = knn.report.exact() && knn.ids.cols() >= a.trustK;
     const KnnResult truth =
         graphIsTruth ? KnnResult{} : knnGraph(ds.vectors.view(), a.trustK, metric, context, job);
     trust = layoutQuality(graphIsTruth ? knn.ids.view() : truth.ids.view(), xy.view(), a.trustK,
@@ -107,7 +110,10 @@ int runLayout(const LayoutArgs& a) {
     j["metric"] = std::string(metricName(metric));
     j["neighbours_kept_10"] = kept ? nlohmann::json(*kept) : nlohmann::json(nullptr);
     j["pca_neighbours_kept_10"] = pcaKept ? nlohmann::json(*pcaKept) : nlohmann::json(nullptr);
-    j["trust"] = {{"k", a.trustK}, {"mean", trust->overall}, {"out", a.trust}};
+    j["trust"] = {{"k", a.trustK},
+                  {"mean", trust->overall},
+                  {"out", a.trust},
+                  {"truth", graphIsTruth ? "graph" : "built"}}; // the exact k-NN: reused or built
     j["out"] = a.out;
     j["timings"] = {{"graph_s", graphSeconds},
                     {"layout_s", layoutSeconds},

@@ -2,6 +2,7 @@
 // k-th neighbour, or the local outlier factor), the most outlying items listed.
 #include "Commands.h"
 #include "CommonOptions.h"
+#include "ResultJson.h"
 
 #include <nlohmann/json.hpp>
 
@@ -45,17 +46,9 @@ int runOutliers(const OutliersArgs& a) {
 
   const std::vector<std::int64_t> top = topItems(scores, a.top);
   if (a.common.json) {
-    nlohmann::ordered_json j;
-    j["rows"] = ds.size();
-    j["k"] = a.k;
-    j["score"] = a.score;
-    j["metric"] = std::string(metricName(metric));
-    j["graph"] = graph.report.describe();
-    nlohmann::json listed = nlohmann::json::array();
-    for (const std::int64_t item : top)
-      listed.push_back(
-          {{"id", item}, {"score", scores[std::size_t(item)]}, {"label", ds.labelOf(item)}});
-    j["top"] = listed;
+    nlohmann::ordered_json j =
+        results::outliersJson(ds.size(), a.k, a.score, metric, graph.report, scores, top,
+                              [&ds](std::int64_t item) { return ds.labelOf(item); });
     j["out"] = a.out;
     std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
     return kExitOk;

@@ -3,6 +3,7 @@
 #include "Commands.h"
 #include "CommonOptions.h"
 #include "DistributedGraph.h"
+#include "ResultJson.h"
 
 #include <nlohmann/json.hpp>
 
@@ -24,23 +25,6 @@ struct PathArgs {
 
 double since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-}
-
-nlohmann::ordered_json describe(const GraphPath& p, const Dataset& ds) {
-  nlohmann::ordered_json j;
-  j["found"] = p.found();
-  j["path"] = p.nodes;
-  j["steps"] = p.steps;
-  j["bottleneck"] = p.bottleneck;
-  j["bottleneck_step"] = p.bottleneckIndex;
-  j["total"] = p.total;
-  if (ds.hasLabels()) {
-    std::vector<std::string> labels;
-    for (auto id : p.nodes)
-      labels.push_back(ds.labelOf(id));
-    j["labels"] = labels;
-  }
-  return j;
 }
 
 int runPath(const PathArgs& a) {
@@ -104,17 +88,20 @@ int runPath(const PathArgs& a) {
   const std::int64_t components = forest.treeCount();
 
   if (a.common.json) {
-    nlohmann::ordered_json j = describe(minimax, ds);
-    j["from"] = a.from;
-    j["to"] = a.to;
-    j["metric"] = std::string(metricName(metric));
-    j["weights"] = graph.weightNote;
-    j["components"] = components;
-    j["bridges_added"] = bridges.size();
-    j["mst_backend"] = forest.builtOn();
-    j["shortest"] = describe(shortest, ds);
-    j["graph"] =
+    results::MinimaxPathFacts facts;
+    facts.from = a.from;
+    facts.to = a.to;
+    facts.metric = metric;
+    facts.weights = graph.weightNote;
+    facts.components = components;
+    facts.bridgesAdded = bridges.size();
+    facts.mstBackend = forest.builtOn();
+    facts.graph =
         a.graph.empty() ? "k=" + std::to_string(a.k) + " (" + knn.report.describe() + ")" : a.graph;
+    results::Labels labels;
+    if (ds.hasLabels())
+      labels = [&ds](std::int64_t id) { return ds.labelOf(id); };
+    nlohmann::ordered_json j = results::minimaxPathJson(minimax, shortest, facts, labels);
     j["timings"] = {{"load_s", loadSeconds},
                     {"graph_s", graphSeconds},
                     {"mst_s", mstSeconds},

@@ -2,9 +2,10 @@
 // duplicates, outliers, compare. Each returns what the command prints with --json (its field
 // names), and arrays where the command writes files.
 #include "Bindings.h"
+#include "ResultJson.h"
+#include "ToPython.h"
 
 #include <cmath>
-#include <numeric>
 
 namespace nearscape::python {
 namespace {
@@ -34,19 +35,8 @@ KnnResult knnResultOf(const GivenGraph& g) {
   r.ids =
       Matrix<std::int32_t>(std::vector<std::int32_t>(i.data, i.data + i.size()), i.rows, i.cols);
   r.distances = Matrix<float>(std::vector<float>(d.data, d.data + d.size()), d.rows, d.cols);
-  r.report.method = "given";
+  r.report.setMethod(KnnMethod::Given);
   return r;
-}
-
-py::dict describePath(const GraphPath& p) {
-  py::dict j;
-  j["found"] = p.found();
-  j["path"] = p.nodes;
-  j["steps"] = p.steps;
-  j["bottleneck"] = p.bottleneck;
-  j["bottleneck_step"] = p.bottleneckIndex;
-  j["total"] = p.total;
-  return j;
 }
 
 py::dict minimaxPathPy(py::handle xOrGraph, std::int64_t a, std::int64_t b, const PyInteger& kArg,
@@ -102,17 +92,16 @@ py::dict minimaxPathPy(py::handle xOrGraph, std::int64_t a, std::int64_t b, cons
   }
   const GraphPath minimax = minimaxPath(*forest, std::int32_t(a), std::int32_t(b));
   const GraphPath shortest = shortestPath(graph, std::int32_t(a), std::int32_t(b));
-  py::dict j = describePath(minimax);
-  j["from"] = a;
-  j["to"] = b;
-  j["metric"] = std::string(metricName(m));
-  j["weights"] = graph.weightNote;
-  j["components"] = connectedComponents(graph).count;
-  j["bridges_added"] = bridges;
-  j["mst_backend"] = forest->builtOn();
-  j["shortest"] = describePath(shortest);
-  j["graph"] = graphNote;
-  return j;
+  results::MinimaxPathFacts facts;
+  facts.from = a;
+  facts.to = b;
+  facts.metric = m;
+  facts.weights = graph.weightNote;
+  facts.components = connectedComponents(graph).count;
+  facts.bridgesAdded = bridges;
+  facts.mstBackend = forest->builtOn();
+  facts.graph = graphNote;
+  return toPython(results::minimaxPathJson(minimax, shortest, facts)).cast<py::dict>();
 }
 
 py::array_t<float> layoutPy(py::handle x, int dim, const PyInteger& kArg, int epochs,
@@ -173,20 +162,9 @@ py::dict outliersPy(py::handle x, const PyInteger& kArg, const std::string& scor
   std::vector<float> scores = score == "lof"
                                   ? localOutlierFactor(graph.ids.view(), graph.distances.view(), k)
                                   : kthNeighbourDistance(graph.distances.view(), k);
-  py::dict j;
-  j["rows"] = data.view.rows;
-  j["k"] = k;
-  j["score"] = score;
-  j["metric"] = std::string(metricName(m));
-  j["graph"] = graph.report.describe();
-  py::list listed;
-  for (const std::int64_t item : topItems(scores, top)) {
-    py::dict entry;
-    entry["id"] = item;
-    entry["score"] = scores[std::size_t(item)];
-    listed.append(entry);
-  }
-  j["top"] = listed;
+  py::dict j = toPython(results::outliersJson(data.view.rows, k, score, m, graph.report, scores,
+                                              topItems(scores, top)))
+                   .cast<py::dict>();
   j["scores"] = toArray(std::move(scores));
   return j;
 }
@@ -219,28 +197,9 @@ py::dict comparePy(py::handle aArg, py::handle bArg, const PyInteger& kArg,
   } catch (const InvalidArgument& e) {
     rethrowNamed(e, "a");
   }
-  const double mean = std::accumulate(overlap.begin(), overlap.end(), 0.0) / double(a.view.rows);
-  std::vector<std::int64_t> histogram(std::size_t(k) + 1, 0);
-  for (const float o : overlap)
-    ++histogram[std::size_t(std::lround(o * float(k)))];
-  std::vector<float> change(overlap.size());
-  for (std::size_t i = 0; i < overlap.size(); ++i)
-    change[i] = 1.0f - overlap[i];
-  py::dict j;
-  j["rows"] = a.view.rows;
-  j["k"] = k;
-  j["metric_a"] = std::string(metricName(ma));
-  j["metric_b"] = std::string(metricName(mb));
-  j["mean_overlap"] = mean;
-  j["histogram"] = histogram;
-  py::list listed;
-  for (const std::int64_t item : topItems(change, top)) {
-    py::dict entry;
-    entry["id"] = item;
-    entry["overlap"] = overlap[std::size_t(item)];
-    listed.append(entry);
-  }
-  j["most_changed"] = listed;
+  const results::OverlapSummary summary = results::summariseOverlap(overlap, k, top);
+  py::dict j =
+      toPython(results::compareJson(a.view.rows, k, ma, mb, overlap, summary)).cast<py::dict>();
   j["overlap"] = toArray(std::move(overlap));
   return j;
 }
@@ -283,19 +242,9 @@ py::dict duplicatesPy(py::handle x, const std::optional<double>& threshold,
     rethrowNamed(e, "x");
   }
   const DuplicateGroups groups = groupPairs(data.view.rows, pairs.pairs, pairs.threshold);
-  py::dict j;
-  j["rows"] = data.view.rows;
-  j["metric"] = std::string(metricName(m));
-  j["threshold"] = pairs.threshold;
-  if (quantileOf) {
-    j["quantile"] = *quantileOf;
-    j["searched_up_to"] = reach;
-  }
-  j["pairs"] = pairs.pairs.size();
-  j["groups"] = groups.groups.size();
-  j["items_in_groups"] = groups.itemsInGroups();
-  j["redundant_items"] = groups.redundantItems();
-  j["largest_group"] = groups.groups.empty() ? 0 : groups.groups.front().size();
+  py::dict j =
+      toPython(results::duplicatesJson(data.view.rows, m, pairs, groups, quantileOf, reach))
+          .cast<py::dict>();
   j["group_list"] = groups.groups;
   j["group_of"] = toArray(std::vector<std::int32_t>(groups.groupOf));
   std::vector<std::int32_t> ends;
@@ -308,10 +257,7 @@ py::dict duplicatesPy(py::handle x, const std::optional<double>& threshold,
   const std::int64_t count = std::int64_t(pairs.pairs.size());
   j["pair_ids"] = toArray(Matrix<std::int32_t>(std::move(ends), count, 2));
   j["pair_distances"] = toArray(std::move(distances));
-  j["tile_pairs_computed"] = pairs.tilePairs;
-  j["tile_pairs"] = pairs.tilePairsAll;
-  j["candidates"] = pairs.candidates;
-  j["run"] = pairs.report.describe();
+  addFields(j, results::duplicatesWorkJson(pairs));
   j["seconds"] = pairs.seconds;
   return j;
 }

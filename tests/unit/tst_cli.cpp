@@ -150,7 +150,42 @@ private slots:
     const QJsonObject j = QJsonDocument::fromJson(r.out).object()["trust"].toObject();
     QCOMPARE(j["k"].toInt(), k);
     QVERIFY(std::abs(j["mean"].toDouble() - mean) < 1e-6); // the mean of float32 shares
-    QVERIFY(mean > 0.3); // blobs keep much of their neighbourhoods
+    QVERIFY(mean > 0.3);                               // blobs keep much of their neighbourhoods
+    QCOMPARE(j["truth"].toString(), QString("graph")); // the exact graph built for the map
+  }
+
+  void layoutTrustTakesAnExactStepGraph() {
+    // Map trust's truth is the exact k-NN. A graph that STEP built exactly (low dimensions on
+    // the CPU) is that truth, built by the layout or given as a graph file that says it is
+    // exact; ids alone (.npy) say nothing of how they were found, so the truth is built for them
+    // — and on the same graph (so the same map) the mean is the same either way.
+    constexpr int n = 12000, d = 2;
+    const QString file = m_dir.filePath("lt.npy"), graph = m_dir.filePath("lt.nsg"),
+                  ids = m_dir.filePath("lt-ids.npy");
+    QVERIFY(writeBytes(file, npyBytes("<f4", {n, d}, rawBytes(randomFloats(n * d, 41)))));
+    const QStringList cpu = {"--backend", "cpu", "--threads", "1"};
+    Run r = cli(QStringList{"knn", file, "--k", "10", "--out", graph, "--json"} + cpu);
+    QVERIFY2(r.code == 0, r.err.constData());
+    const QJsonObject built = QJsonDocument::fromJson(r.out).object();
+    QCOMPARE(built["run"].toObject()["method"].toString(), QString("STEP")); // the premise
+    QVERIFY(built["exact"].toBool());
+    QCOMPARE(cli(QStringList{"knn", file, "--k", "10", "--out", ids} + cpu).code, 0);
+    auto trustWith = [&](const QStringList& graphArgs) {
+      const Run layout = cli(QStringList{"layout", file, "--k", "10", "--epochs", "5", "--json"} +
+                             cpu + graphArgs);
+      [&] { QVERIFY2(layout.code == 0, layout.err.constData()); }();
+      return QJsonDocument::fromJson(layout.out).object()["trust"].toObject();
+    };
+    const QJsonObject here = trustWith({}), fromFile = trustWith({"--graph", graph}),
+                      fromIds = trustWith({"--graph", ids});
+    QCOMPARE(here["truth"].toString(), QString("graph"));
+    QCOMPARE(fromFile["truth"].toString(), QString("graph"));
+    QCOMPARE(fromIds["truth"].toString(), QString("built"));
+    // One graph (STEP's, built here or read back; the ids with their distances recomputed
+    // exactly), so one map: the truth reused and the truth built give the same trust.
+    QCOMPARE(here["mean"].toDouble(), fromFile["mean"].toDouble());
+    QCOMPARE(fromFile["mean"].toDouble(), fromIds["mean"].toDouble());
+    QVERIFY(fromFile["mean"].toDouble() > 0.05); // a random map keeps about 10 / 12000
   }
 
   /// Exact k nearest other rows of row i (float64 brute force): (distance, id), nearest first.

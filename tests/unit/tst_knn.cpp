@@ -74,7 +74,7 @@ private:
   void autoGraphTakesClustersWhereSeparated(const MatrixView<float>& b, int k, bool separated,
                                             std::int64_t stride) {
     const KnnResult got = knnGraph(b, k, Metric::L2, contextFor(Backend::Cuda));
-    QVERIFY2((got.report.method == "STEP") == separated, got.report.describe().c_str());
+    QVERIFY2((got.report.method() == KnnMethod::Step) == separated, got.report.describe().c_str());
     std::vector<std::int64_t> rows;
     for (std::int64_t r = 0; r < b.rows; r += stride)
       rows.push_back(r);
@@ -218,7 +218,7 @@ private slots:
     const MatrixView<float> q = graph ? b : MatrixView<float>{queries.data(), nq, d};
     const KnnResult got = graph ? knnGraph(b, k, Metric::L2, contextFor(Backend::Cpu))
                                 : knnSearch(q, b, k, Metric::L2, contextFor(Backend::Cpu));
-    QCOMPARE(got.report.method == "STEP", flat);
+    QCOMPARE(got.report.method() == KnnMethod::Step, flat);
     verifyAgainstReference(got, q, b, k, Metric::L2, graph);
   }
 
@@ -271,7 +271,7 @@ private slots:
     const KnnResult got =
         graph ? knnGraph(b, k, Metric::L2, contextFor(backend), noJobControl(), params)
               : knnSearch(q, b, k, Metric::L2, contextFor(backend), noJobControl(), params);
-    QVERIFY2(got.report.method == "STEP", got.report.describe().c_str());
+    QVERIFY2(got.report.method() == KnnMethod::Step, got.report.describe().c_str());
     verifyAgainstReference(got, q, b, k, Metric::L2, graph);
   }
 
@@ -298,7 +298,7 @@ private slots:
            {std::pair{300, 10}, std::pair{100, 100}, std::pair{1, 10}}) {
         const MatrixView<float> qs{q.data, rowsAsked, d};
         const KnnResult found = index.search(qs, kAsked);
-        QVERIFY2((found.report.method == "STEP") == (separated && rowsAsked >= 64),
+        QVERIFY2((found.report.method() == KnnMethod::Step) == (separated && rowsAsked >= 64),
                  found.report.describe().c_str());
         verifyAgainstReference(found, qs, b, kAsked, Metric::L2, false);
       }

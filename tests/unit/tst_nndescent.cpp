@@ -259,7 +259,7 @@ private slots:
     const KnnResult b =
         nnDescentGraph({x.data() + std::size_t(split) * d, n - split, d}, k, Metric::L2, c);
     const KnnResult merged = mergeKnnGraphs(v, split, a.ids.view(), b.ids.view(), k, Metric::L2, c);
-    QVERIFY2(merged.report.method == "GGM merge", merged.report.describe().c_str());
+    QVERIFY2(merged.report.method() == KnnMethod::GgmMerge, merged.report.describe().c_str());
     const KnnResult exact = knnGraph(v, k, Metric::L2, c);
     const double rWhole = recallAtK(whole.ids.view(), exact.ids.view(), k, v, v, Metric::L2);
     const double rMerged = recallAtK(merged.ids.view(), exact.ids.view(), k, v, v, Metric::L2);

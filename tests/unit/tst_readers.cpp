@@ -563,6 +563,62 @@ private slots:
     QCOMPARE(QFileInfo(path("keep.npy")).lastModified(), modified);
   }
 
+  void graphFileMethodFromItsParameters() {
+    // As `knn --out` writes them: the resolved method, and whether the result is exact (STEP's
+    // exact graph is written "exact", so it reads back exact).
+    QCOMPARE(graphFileMethod(R"({"method":"exact","exact":true,"k":10})"), KnnMethod::Exact);
+    QVERIFY(isExactMethod(graphFileMethod(R"({"method":"exact","exact":true})")));
+    QCOMPARE(graphFileMethod(R"({"method":"nndescent","exact":false})"), KnnMethod::NnDescent);
+    QCOMPARE(graphFileMethod(R"({"method":"exact+merge","exact":false})"), KnnMethod::GgmMerge);
+    QCOMPARE(graphFileMethod(R"({"method":"nndescent+merge","exact":false})"), KnnMethod::GgmMerge);
+    QCOMPARE(graphFileMethod(R"({"method":"exact"})"), KnnMethod::Exact); // no "exact": older
+    // Contradictions and what another writer left: not known, so never taken as exact.
+    QCOMPARE(graphFileMethod(R"({"method":"exact","exact":false})"), KnnMethod::Unknown);
+    QCOMPARE(graphFileMethod(R"({"method":"nndescent","exact":true})"), KnnMethod::Unknown);
+    QCOMPARE(graphFileMethod(R"({"exact":true})"), KnnMethod::Unknown);
+    QCOMPARE(graphFileMethod(R"({"method":7,"exact":true})"), KnnMethod::Unknown);
+    QCOMPARE(graphFileMethod(R"("k=10 exact")"), KnnMethod::Unknown); // the artefact cache's
+    QCOMPARE(graphFileMethod("{not json"), KnnMethod::Unknown);
+    QCOMPARE(graphFileMethod(""), KnnMethod::Unknown);
+  }
+
+  void knnMethodNamesAreTheFilesWords() {
+    // Files, JSON and stdout carry these words: they never change, and each parses back.
+    const std::pair<KnnMethod, const char*> names[] = {
+        {KnnMethod::Unknown, ""},
+        {KnnMethod::Exact, "exact"},
+        {KnnMethod::Step, "STEP"},
+        {KnnMethod::NnDescent, "NN-Descent"},
+        {KnnMethod::Gnnd, "GNND"},
+        {KnnMethod::GgmMerge, "GGM merge"},
+        {KnnMethod::ResidentBase, "resident base, radix select"},
+        {KnnMethod::Reference, "float64 reference"},
+        {KnnMethod::IndexSearch, "index search"},
+        {KnnMethod::RangeSearch, "exact range search"},
+        {KnnMethod::Given, "given"}};
+    for (const auto& [method, name] : names) {
+      QCOMPARE(std::string(knnMethodName(method)), std::string(name));
+      QCOMPARE(parseKnnMethod(name), std::optional<KnnMethod>(method));
+    }
+    QCOMPARE(parseKnnMethod("Exact"), std::optional<KnnMethod>());
+    for (KnnMethod exact : {KnnMethod::Exact, KnnMethod::Step, KnnMethod::ResidentBase,
+                            KnnMethod::Reference, KnnMethod::RangeSearch}) {
+      RunReport report;
+      report.setMethod(exact);
+      QVERIFY(report.exact());
+    }
+    for (KnnMethod approximate : {KnnMethod::Unknown, KnnMethod::NnDescent, KnnMethod::Gnnd,
+                                  KnnMethod::GgmMerge, KnnMethod::IndexSearch, KnnMethod::Given})
+      QVERIFY(!isExactMethod(approximate));
+    // describe() names every method but the plain exact search, as before.
+    RunReport step;
+    step.device = "CPU (2 threads)";
+    step.setMethod(KnnMethod::Step);
+    QCOMPARE(step.describe(), std::string("CPU (2 threads), STEP"));
+    step.setMethod(KnnMethod::Exact);
+    QCOMPARE(step.describe(), std::string("CPU (2 threads)"));
+  }
+
   void graphFileRoundTripAndCorruption() {
     const auto values = randomFloats(40 * 3, 9);
     QVERIFY(writeBytes(path("g.npy"), npyBytes("<f4", {40, 3}, rawBytes(values))));
@@ -584,9 +640,11 @@ private slots:
     // Through readKnnGraph: our file, or an ids .npy with distances recomputed exactly.
     const KnnResult viaFile = readKnnGraph(file.toStdString(), ds, Metric::L2);
     QCOMPARE(viaFile.ids.row(7)[2], knn.ids.row(7)[2]);
+    QCOMPARE(viaFile.report.method(), KnnMethod::Exact); // from the file's params
     writeNpy(path("gids.npy").toStdString(), knn.ids.view());
     const KnnResult viaNpy = readKnnGraph(path("gids.npy").toStdString(), ds, Metric::L2);
     QCOMPARE(viaNpy.distances.row(5)[1], knn.distances.row(5)[1]);
+    QCOMPARE(viaNpy.report.method(), KnnMethod::Unknown); // ids alone say nothing of how
     QVERIFY_THROWS_EXCEPTION(InvalidArgument, readKnnGraph(file.toStdString(), ds, Metric::Cosine));
 
     QByteArray bytes = readBytes(file);

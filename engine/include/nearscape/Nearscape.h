@@ -14,6 +14,7 @@
 #include "nearscape/core/Log.h"
 #include "nearscape/core/Matrix.h"
 #include "nearscape/core/Metric.h"
+#include "nearscape/core/Neighbours.h"
 #include "nearscape/core/Norms.h"
 #include "nearscape/core/Sampling.h"
 #include "nearscape/gpu/DeviceWarmUp.h"

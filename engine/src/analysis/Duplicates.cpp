@@ -94,7 +94,7 @@ Result onTiles(const MatrixView<float>& data, const analysis::TilePlan& plan, st
   }();
   pairs.report.fallback = fallback;
   pairs.backend = ran;
-  pairs.report.method = "exact range search";
+  pairs.report.setMethod(KnnMethod::RangeSearch);
   return result;
 }
 

@@ -232,7 +232,7 @@ KnnResult runOnDevice(const MatrixView<float>& queries, const MatrixView<float>&
   result.distances = Matrix<float>(dists, nq, k, distsOwned);
   result.backend = Backend::Cuda;
   result.report.device = resources->properties().name;
-  result.report.method = "exact";
+  result.report.setMethod(KnnMethod::Exact);
   result.report.precision = how;
   result.fallbackRows = scannedDirectly + std::int64_t(remaining.size());
   result.candidatesPerRow =

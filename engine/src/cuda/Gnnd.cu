@@ -971,7 +971,7 @@ KnnResult gnndGraph(const MatrixView<float>& data, int k, Metric metric, const C
   result.distances = Matrix<float>(dists.get(), n, k, dists);
   result.backend = Backend::Cuda;
   result.report.device = resources->properties().name;
-  result.report.method = warm.initial ? "GGM merge" : "GNND";
+  result.report.setMethod(warm.initial ? KnnMethod::GgmMerge : KnnMethod::Gnnd);
   result.report.iterations = iteration;
   result.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

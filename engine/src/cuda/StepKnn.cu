@@ -629,7 +629,7 @@ std::optional<KnnResult> DeviceClusters::search(const MatrixView<float>& queries
   result.distances = Matrix<float>(std::move(dists), nq, k);
   result.backend = Backend::Cuda;
   result.report.device = (*s.resources)->properties().name;
-  result.report.method = "STEP";
+  result.report.setMethod(KnnMethod::Step);
   result.report.detail =
       std::to_string(clusters) + " clusters, " +
       std::to_string(std::int64_t(counted[0] / std::uint64_t(std::max<std::int64_t>(1, nq)))) +

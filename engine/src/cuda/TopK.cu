@@ -395,7 +395,7 @@ KnnResult ResidentBase::search(const MatrixView<float>& queries, int k, JobContr
   result.distances = Matrix<float>(std::move(dists), queries.rows, k);
   result.backend = Backend::Cuda;
   result.report.device = s.name;
-  result.report.method = "resident base, radix select";
+  result.report.setMethod(KnnMethod::ResidentBase);
   result.candidatesPerRow = queries.rows ? double(candidates) / double(queries.rows) : 0.0;
   result.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

@@ -3,7 +3,6 @@
 #include "gpu/Dispatch.h"
 #include "graph/GraphDevice.h"
 #include "nearscape/core/Error.h"
-#include "nearscape/knn/Knn.h"
 
 #include <algorithm>
 #include <atomic>
@@ -538,9 +537,7 @@ GraphPath shortestPath(const UndirectedGraph& graph, std::int32_t from, std::int
 }
 
 std::vector<WeightedEdge> bridgeComponents(const UndirectedGraph& graph,
-                                           const MatrixView<float>& data, Metric metric,
-                                           JobControl& job) {
-  NEARSCAPE_EXPECTS(data.rows == graph.nodes, "the data and the graph have different sizes");
+                                           const NearestRows& nearestRows, JobControl& job) {
   std::vector<WeightedEdge> added;
   UndirectedGraph current = graph;
   for (int roundIndex = 0;; ++roundIndex) {
@@ -565,15 +562,11 @@ std::vector<WeightedEdge> bridgeComponents(const UndirectedGraph& graph,
         continue;
       // Each member's nearest items, enough of them (|C| + 1) to reach outside C for sure.
       const auto& m = members[std::size_t(c)];
-      std::vector<float> q(m.size() * std::size_t(data.cols));
-      for (std::size_t r = 0; r < m.size(); ++r)
-        std::copy(data.row(m[r]), data.row(m[r]) + data.cols, q.begin() + r * data.cols);
-      const int k = int(std::min<std::int64_t>(std::int64_t(m.size()) + 1, data.rows));
-      Context cpu;
-      cpu.backend = Backend::Cpu;
+      const int k = int(std::min<std::int64_t>(std::int64_t(m.size()) + 1, graph.nodes));
       JobControl search = job.sub(roundFrom + roundShare * c, roundFrom + roundShare * (c + 1));
-      const KnnResult nn =
-          knnSearch({q.data(), std::int64_t(m.size()), data.cols}, data, k, metric, cpu, search);
+      const KnnResult nn = nearestRows(m, k, search);
+      NEARSCAPE_EXPECTS(nn.ids.rows() == std::int64_t(m.size()) && nn.ids.cols() == k,
+                        "the nearest rows' search returned another shape than asked");
       WeightedEdge best{-1, -1, std::numeric_limits<float>::infinity()};
       for (std::size_t r = 0; r < m.size(); ++r)
         for (int j = 0; j < k; ++j) {

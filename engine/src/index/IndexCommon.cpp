@@ -75,7 +75,7 @@ KnnResult searchResult(std::vector<std::int32_t> ids, std::vector<float> distanc
   Context where = context;
   where.backend = backend;
   r.report.device = describeBackend(where);
-  r.report.method = "index search";
+  r.report.setMethod(KnnMethod::IndexSearch);
   return r;
 }
 

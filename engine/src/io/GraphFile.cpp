@@ -12,6 +12,9 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
+#include <string_view>
+#include <utility>
 
 namespace nearscape {
 namespace {
@@ -138,6 +141,28 @@ GraphFile readGraphFile(const std::filesystem::path& path, const std::string& ex
   return g;
 }
 
+KnnMethod graphFileMethod(const std::string& paramsJson) {
+  // The words `knn --out` writes (graphMethodName's, knn/NnDescent.h), translated at the file's
+  // boundary; any other word is from a writer we do not know.
+  constexpr std::pair<std::string_view, KnnMethod> kWords[] = {{"exact", KnnMethod::Exact},
+                                                               {"nndescent", KnnMethod::NnDescent}};
+  const auto params = nlohmann::json::parse(paramsJson, nullptr, /*allow_exceptions=*/false);
+  if (!params.is_object() || !params.contains("method") || !params["method"].is_string())
+    return KnnMethod::Unknown;
+  const std::string label = params["method"].get<std::string>();
+  if (label.ends_with("+merge"))
+    return KnnMethod::GgmMerge; // GGM's merge is approximate, whatever built the parts
+  const auto* word = std::find_if(std::begin(kWords), std::end(kWords),
+                                  [&](const auto& w) { return w.first == label; });
+  if (word == std::end(kWords))
+    return KnnMethod::Unknown;
+  // "exact" says what the run got; a file without it (an older one) has only the word.
+  if (params.contains("exact") && params["exact"].is_boolean() &&
+      params["exact"].get<bool>() != isExactMethod(word->second))
+    return KnnMethod::Unknown; // the file contradicts itself: never taken as exact
+  return word->second;
+}
+
 KnnResult readKnnGraph(const std::filesystem::path& path, const Dataset& data, Metric metric,
                        bool ofFirstRows) {
   const std::string file = path.string();
@@ -166,6 +191,7 @@ KnnResult readKnnGraph(const std::filesystem::path& path, const Dataset& data, M
                             " (their content hashes differ)");
     r.ids = std::move(g.ids);
     r.distances = std::move(g.distances);
+    r.report.setMethod(graphFileMethod(g.paramsJson));
     return r;
   }
   const Matrix<std::int64_t> ids = readNpyIds(file);

@@ -317,7 +317,7 @@ KnnResult exactSearchCpu(const MatrixView<float>& queries, const MatrixView<floa
   result.distances = Matrix<float>(std::move(dists), nq, k);
   result.backend = Backend::Cpu;
   result.report.device = "CPU (" + std::to_string(threads) + " threads)";
-  result.report.method = "exact";
+  result.report.setMethod(KnnMethod::Exact);
   result.fallbackRows = fallback;
   result.candidatesPerRow = nq > fallback ? double(candidates) / double(nq - fallback) : 0.0;
   result.seconds =

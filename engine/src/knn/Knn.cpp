@@ -189,24 +189,15 @@ KnnResult run(const MatrixView<float>& queries, const MatrixView<float>& base, i
 
 } // namespace
 
-std::string RunReport::describe() const {
-  std::string line = device;
-  auto add = [&](const std::string& part) {
-    if (!part.empty())
-      line += (line.empty() ? "" : ", ") + part;
+NearestRows exactNearestRows(const MatrixView<float>& data, Metric metric, const Context& context) {
+  return [data, metric, context](const std::vector<std::int64_t>& rows, int k, JobControl& job) {
+    std::vector<float> queries(rows.size() * std::size_t(data.cols));
+    for (std::size_t r = 0; r < rows.size(); ++r)
+      std::copy(data.row(rows[r]), data.row(rows[r]) + data.cols,
+                queries.begin() + std::ptrdiff_t(r * std::size_t(data.cols)));
+    return knnSearch({queries.data(), std::int64_t(rows.size()), data.cols}, data, k, metric,
+                     context, job);
   };
-  add(method == "exact" ? std::string() : method);
-  add(precision);
-  if (iterations > 0)
-    add(std::to_string(iterations) + " iterations");
-  if (streamedChunks > 0)
-    add("the base streamed from host memory in " + std::to_string(streamedChunks) + " chunks");
-  if (shards > 0)
-    add(std::to_string(shards) + " shards, every pair merged by GGM");
-  add(detail);
-  if (!fallback.empty())
-    line += " (" + fallback + ")";
-  return line;
 }
 
 bool gpuSearchIsFused(std::int64_t dim, int k) {
@@ -279,7 +270,7 @@ KnnResult knnReference(const MatrixView<float>& queries, const MatrixView<float>
   result.ids = Matrix<std::int32_t>(std::move(ids), n, k);
   result.distances = Matrix<float>(std::move(dists), n, k);
   result.report.device = "CPU";
-  result.report.method = "float64 reference";
+  result.report.setMethod(KnnMethod::Reference);
   return result;
 }
 

@@ -102,9 +102,7 @@ GraphMethod resolveGraphMethod(GraphMethod method, std::int64_t n, std::int64_t 
 }
 
 GraphMethod graphBuiltBy(const KnnResult& graph) {
-  const std::string& how = graph.report.method;
-  return how == "NN-Descent" || how == "GNND" || how == "GGM merge" ? GraphMethod::NnDescent
-                                                                    : GraphMethod::Exact;
+  return graph.report.exact() ? GraphMethod::Exact : GraphMethod::NnDescent;
 }
 
 KnnResult buildKnnGraph(const MatrixView<float>& data, int k, Metric metric, GraphMethod method,

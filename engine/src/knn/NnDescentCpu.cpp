@@ -306,7 +306,7 @@ KnnResult nnDescentCpu(const MatrixView<float>& data, int k, Metric metric, cons
   result.distances = Matrix<float>(std::move(dists), n, k);
   result.backend = Backend::Cpu;
   result.report.device = "CPU (" + std::to_string(threads) + " threads)";
-  result.report.method = initial ? "GGM merge" : "NN-Descent";
+  result.report.setMethod(initial ? KnnMethod::GgmMerge : KnnMethod::NnDescent);
   result.report.iterations = iteration;
   result.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

@@ -16,7 +16,7 @@ void validateGraphInput(const MatrixView<float>& data, int k);
 /// NN-Descent from random neighbours, or (GGM, GNND §5.1) from two graphs: rows [0, split) and
 /// [split, n) start from `initial` (global ids) marked OLD, and the first iteration's NEW samples
 /// are drawn from the other part, so the joins look across the two graphs. Distances of the
-/// result are exact (float64); `report.method` is "NN-Descent" or "GGM merge". Throws as
+/// result are exact (float64); `report.method()` is NnDescent or GgmMerge. Throws as
 /// validateGraphInput, and Cancelled (checked between chunks of nodes).
 KnnResult nnDescentCpu(const MatrixView<float>& data, int k, Metric metric, const Context& context,
                        JobControl& job, const NnDescentParams& params,

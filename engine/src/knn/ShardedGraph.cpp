@@ -421,7 +421,7 @@ KnnResult shardedGraph(const MatrixView<float>& data, int k, Metric metric, Back
   result.distances = Matrix<float>(bestDist.get(), n, k, bestDist);
   result.backend = lastBackend;
   result.report = last;
-  result.report.method = lastBackend == Backend::Cuda ? "GNND" : "NN-Descent";
+  result.report.setMethod(lastBackend == Backend::Cuda ? KnnMethod::Gnnd : KnnMethod::NnDescent);
   result.report.iterations = 0; // each shard and merge ran its own
   result.report.shards = int(shards);
   result.report.detail = "at most " + std::to_string(shardRows) + " items a shard" +

@@ -142,7 +142,7 @@ std::optional<KnnResult> stepSearch(const MatrixView<float>& queries, const Matr
   result.distances = Matrix<float>(std::move(dists), nq, k);
   result.backend = Backend::Cpu;
   result.report.device = "CPU (" + std::to_string(threads) + " threads)";
-  result.report.method = "STEP";
+  result.report.setMethod(KnnMethod::Step);
   result.report.detail = std::to_string(p) + " clusters, " +
                          std::to_string(visited / std::max<std::int64_t>(1, nq)) + " of " +
                          std::to_string(n) + " items scored a query";

@@ -175,7 +175,12 @@ Exploration explore(const MatrixView<float>& data, const ExploreParams& params,
     JobControl forestStage = stage.sub(params.bridge ? 0.5 : 0.0, 1.0);
     if (params.bridge) {
       JobControl bridgeStage = stage.sub(0.0, 0.5);
-      e.bridges = bridgeComponents(e.undirected, data, params.metric, bridgeStage);
+      // On the CPU: each component's search is small (a component's members against the data),
+      // which a device's launches and transfers would not repay.
+      Context cpu = context;
+      cpu.backend = Backend::Cpu;
+      e.bridges =
+          bridgeComponents(e.undirected, exactNearestRows(data, params.metric, cpu), bridgeStage);
       e.undirected = withEdges(e.undirected, e.bridges);
     }
     lap("bridged");

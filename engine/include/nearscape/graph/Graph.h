@@ -9,6 +9,7 @@
 #include "nearscape/core/JobControl.h"
 #include "nearscape/core/Matrix.h"
 #include "nearscape/core/Metric.h"
+#include "nearscape/core/Neighbours.h"
 
 #include <cstdint>
 #include <string>
@@ -123,11 +124,12 @@ GraphPath minimaxPath(const SpanningForest& forest, std::int32_t from, std::int3
 GraphPath shortestPath(const UndirectedGraph& graph, std::int32_t from, std::int32_t to);
 
 /// Exact nearest cross-component edges that connect the graph's components (Borůvka rounds over
-/// components: each non-largest component gets its exact nearest outside neighbour, computed
-/// from the vectors). Returns the added edges, already weighted like the graph's.
-/// Throws Cancelled.
+/// components: each non-largest component gets its exact nearest outside neighbour, which
+/// `nearestRows` finds among the graph's nodes, for example knn::exactNearestRows over the
+/// vectors). Returns the added edges, already weighted like the graph's.
+/// Throws Cancelled, and what `nearestRows` throws.
 std::vector<WeightedEdge> bridgeComponents(const UndirectedGraph& graph,
-                                           const MatrixView<float>& data, Metric metric,
+                                           const NearestRows& nearestRows,
                                            JobControl& job = noJobControl());
 
 /// `graph` with `extra` edges added (both directions).

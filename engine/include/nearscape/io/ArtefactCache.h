@@ -8,7 +8,7 @@
 
 #include "nearscape/core/Dataset.h"
 #include "nearscape/core/Matrix.h"
-#include "nearscape/knn/Knn.h"
+#include "nearscape/core/Neighbours.h"
 
 #include <cstdint>
 #include <filesystem>

@@ -10,7 +10,7 @@
 #include "nearscape/core/Dataset.h"
 #include "nearscape/core/Matrix.h"
 #include "nearscape/core/Metric.h"
-#include "nearscape/knn/Knn.h"
+#include "nearscape/core/Neighbours.h"
 
 #include <filesystem>
 #include <string>
@@ -32,6 +32,13 @@ struct GraphFile {
 std::string knnGraphProblem(const void* ids, const void* distances, std::size_t cells,
                             std::int64_t n, Metric metric);
 
+/// How a graph file's graph was built, from its params as `nearscape-cli knn --out` writes them
+/// ({"method": "exact" | "nndescent" | "…+merge", "exact": true | false, …}): Exact when they say
+/// exact (STEP's exact graph too: the CLI names it "exact"), NnDescent, GgmMerge for "+merge",
+/// Unknown when they do not say (another writer's params, the artefact cache's, not JSON).
+/// Throws nothing.
+KnnMethod graphFileMethod(const std::string& paramsJson);
+
 /// Writes atomically (temporary file + rename). Throws IoError.
 void writeGraphFile(const std::filesystem::path& path, const GraphFile& graph);
 
@@ -49,7 +56,8 @@ bool isGraphFile(const std::filesystem::path& path);
 /// another metric) or an ids .npy (n × k, int32/int64) whose distances are recomputed exactly.
 /// With `ofFirstRows` (items added to a graph): the graph covers only the first rows of `data`,
 /// at least two rows follow them, and a graph file's content hash must be that of those first
-/// rows (an ids .npy carries no hash: only its ids are checked). Throws FormatError,
+/// rows (an ids .npy carries no hash: only its ids are checked). The report's method is the graph
+/// file's (graphFileMethod); Unknown for an ids .npy. Throws FormatError,
 /// InvalidArgument, IoError.
 KnnResult readKnnGraph(const std::filesystem::path& path, const Dataset& data, Metric metric,
                        bool ofFirstRows = false);

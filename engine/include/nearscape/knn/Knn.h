@@ -13,6 +13,7 @@
 #include "nearscape/core/JobControl.h"
 #include "nearscape/core/Matrix.h"
 #include "nearscape/core/Metric.h"
+#include "nearscape/core/Neighbours.h"
 
 #include <cstdint>
 #include <functional>
@@ -37,32 +38,6 @@ struct ExactKnnParams {
   /// most of the base (GPU: ≤ 256 dimensions, CPU: ≤ 16), Always whenever it applies (tests),
   /// Off never.
   enum class Pruning { Auto, Always, Off } pruning = Pruning::Auto;
-};
-
-/// The k nearest neighbours of each query row.
-/// How a result was computed: fields for code and tests, describe() for people.
-struct RunReport {
-  std::string device;    ///< "CPU (2 threads)" or the GPU's name
-  std::string method;    ///< "exact", "STEP", "NN-Descent", "GNND", "GGM merge", "resident base"…
-  std::string precision; ///< the GPU's candidate precision ("float16 candidates", "3xTF32 …")
-  int iterations = 0;    ///< NN-Descent / GNND iterations run
-  int shards = 0;        ///< sharded NN-Descent: shards, every pair merged by GGM (0: one piece)
-  int streamedChunks = 0; ///< the base streamed from host memory in this many chunks (0: resident)
-  std::string detail;     ///< anything else a person may want (STEP's clusters, items scored)
-  std::string fallback;   ///< why the CPU did work the GPU was to do ("" when it did not)
-  /// One line: "NVIDIA H100 80GB HBM3, float16 candidates", "CPU (2 threads), NN-Descent, 9
-  /// iterations (GPU out of memory: …)".
-  std::string describe() const;
-};
-
-struct KnnResult {
-  Matrix<std::int32_t> ids;       ///< rows × k, nearest first
-  Matrix<float> distances;        ///< rows × k, ascending
-  Backend backend = Backend::Cpu; ///< where it ran
-  RunReport report;               ///< how
-  std::int64_t fallbackRows = 0;  ///< rows recomputed directly because the bound was too loose
-  double candidatesPerRow = 0;    ///< mean candidates re-checked exactly per row
-  double seconds = 0;             ///< wall time of the call
 };
 
 /// k nearest rows of `base` for each row of `queries` (k ≤ base rows).
@@ -106,8 +81,9 @@ private:
   std::unique_ptr<Impl> m_impl;
 };
 
-/// The exact distance between two vectors of length d under `metric`, in float64.
-double exactDistance(const float* a, const float* b, std::int64_t d, Metric metric);
+/// The exact nearest rows of `data` (kept alive by the caller), found by knnSearch under
+/// `context`: what the graph layer's component bridging (bridgeComponents) asks for.
+NearestRows exactNearestRows(const MatrixView<float>& data, Metric metric, const Context& context);
 
 /// Plain float64 brute force over the rows `rows` of `queries` (all when empty); with
 /// `excludeSelf` a query row i never returns base row i. The oracle for tests and benchmarks.
