@@ -27,6 +27,7 @@ from ._nearscape import (
     OutOfMemoryError,
     UnsupportedError,
     __version__,
+    _blas_kernels,
     _buffer_address,
     compare,
     device_info,

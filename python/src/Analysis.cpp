@@ -28,6 +28,15 @@ std::optional<GivenGraph> graphArgument(py::handle value) {
   return g;
 }
 
+/// The checks nearscape-cli's graph reader runs on a graph file (knnGraphProblem: ids in range,
+/// no self-loops, finite non-negative distances…) on a graph given as arrays over `n` items.
+void checkGivenGraph(const GivenGraph& g, std::int64_t n, Metric metric) {
+  if (const std::string problem =
+          knnGraphProblem(g.ids.view.data, g.distances.view.data, g.ids.view.size(), n, metric);
+      !problem.empty())
+    throw InvalidArgument(problem);
+}
+
 KnnResult knnResultOf(const GivenGraph& g) {
   KnnResult r;
   const auto& i = g.ids.view;
@@ -56,11 +65,8 @@ py::dict minimaxPathPy(py::handle xOrGraph, std::int64_t a, std::int64_t b, cons
                             std::to_string(n) + ")");
   if (given && bridge)
     throw InvalidArgument("bridge=True needs the vectors, not a graph: pass x");
-  if (given) // as nearscape-cli's graph reader checks a graph file
-    if (const std::string problem = knnGraphProblem(
-            given->ids.view.data, given->distances.view.data, given->ids.view.size(), n, m);
-        !problem.empty())
-      throw InvalidArgument(problem);
+  if (given)
+    checkGivenGraph(*given, n, m);
   UndirectedGraph graph;
   std::shared_ptr<SpanningForest> forest;
   std::size_t bridges = 0;
@@ -129,6 +135,10 @@ py::array_t<float> layoutPy(py::handle x, int dim, const PyInteger& kArg, int ep
   ExploreStages stages;
   std::optional<KnnResult> supplied;
   if (given) {
+    if (given->ids.view.rows != data.view.rows)
+      throw InvalidArgument("graph: the graph has " + std::to_string(given->ids.view.rows) +
+                            " rows but x has " + std::to_string(data.view.rows));
+    checkGivenGraph(*given, data.view.rows, params.metric);
     supplied = knnResultOf(*given);
     stages.graph = [&](const Exploration&) { return supplied; };
   }

@@ -73,11 +73,22 @@ FloatRows floatRows(py::handle value, const std::string& name) {
                           "' for vectors (supported: float32, float16, float64, uint8, int8, "
                           "little-endian)");
   FloatRows out;
-  if (std::string_view(vectorDtype(a.dtype())) != "float32" ||
-      !cContiguousAligned(a, alignof(float))) {
-    // The one conversion: float16, uint8 and int8 exactly, float64 rounded to nearest — as the
-    // CLI converts a file of those types.
-    py::module_ numpy = py::module_::import("numpy");
+  py::module_ numpy = py::module_::import("numpy");
+  if (std::string_view(vectorDtype(a.dtype())) == "float64") {
+    // As the CLI reads a float64 file: refused where float32 cannot hold the values, never
+    // flushed to zero or rounded to Inf (numpy's astype would do both silently).
+    const py::array_t<double, py::array::c_style> wide = numpy.attr("ascontiguousarray")(a);
+    py::array_t<float> narrow({rows, cols});
+    {
+      py::gil_scoped_release released;
+      convertFloat64(wide.data(), rows, cols, narrow.mutable_data(), name);
+    }
+    a = narrow;
+    out.copied = true;
+  } else if (std::string_view(vectorDtype(a.dtype())) != "float32" ||
+             !cContiguousAligned(a, alignof(float))) {
+    // The one conversion: float16, uint8 and int8 exactly — as the CLI converts a file of those
+    // types.
     a = numpy.attr("ascontiguousarray")(a, py::arg("dtype") = numpy.attr("float32"));
     out.copied = true;
   }

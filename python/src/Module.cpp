@@ -165,6 +165,13 @@ void bindCore(py::module_& m) {
       py::arg("x"));
 
   m.def(
+      "_blas_kernels", [] { return std::string(blasKernelsName()); },
+      "The kernels this process's OpenBLAS runs (\"Haswell\", \"Prescott\", …): nearscape-cli "
+      "restarts itself with matching kernels where OpenBLAS does not know the CPU, which a Python "
+      "process (numpy loads OpenBLAS first) cannot; tests run the CLI with these to compare "
+      "results bit for bit.");
+
+  m.def(
       "device_info",
       [](int ordinal) {
         const DeviceInfo d = queryDevice(ordinal);

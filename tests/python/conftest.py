@@ -5,6 +5,7 @@ import os
 import shutil
 import subprocess
 
+import nearscape as ns
 import numpy as np
 import pytest
 
@@ -16,9 +17,13 @@ def cli():
     if not program:
         pytest.skip("nearscape-cli not found: set NEARSCAPE_CLI")
 
+    # The CLI runs the BLAS kernels this process runs, so that its results equal the module's
+    # bit for bit (on a CPU OpenBLAS does not know, the CLI would otherwise pick faster ones).
+    env = dict(os.environ, OPENBLAS_CORETYPE=ns._blas_kernels())
+
     def run(*args, expect=0):
         done = subprocess.run([program, *map(str, args)], capture_output=True, text=True,
-                              timeout=120)
+                              timeout=120, env=env)
         assert done.returncode == expect, done.stderr
         return done
 

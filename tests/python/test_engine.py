@@ -65,6 +65,13 @@ def test_path_refuses_what_the_cli_refuses(data, bad, why):
     ids[5, 1] = 300  # beyond the graph's rows
     with pytest.raises(ValueError, match=r"graph id 300 is out of range \[-1, 300\)"):
         ns.minimax_path((ids, ns.knn_graph(data, 6, method="exact", backend="cpu")[1]), 3, 250)
+    # layout's given graph is checked the same way, and must have a row per item.
+    with pytest.raises(ValueError, match=f"graph distance .*\\(entry 21\\) is {why}"):
+        ns.layout(data, graph=(ns.knn_graph(data, 6, method="exact", backend="cpu")[0], dist),
+                  backend="cpu")
+    with pytest.raises(ValueError, match=r"the graph has 300 rows but x has 299"):
+        ns.layout(data[:299], graph=ns.knn_graph(data, 6, method="exact", backend="cpu"),
+                  backend="cpu")
     # Inner-product distances may be negative.
     ids, dist = ns.knn_graph(data, 6, "ip", method="exact", backend="cpu")
     assert ns.minimax_path((ids, dist), 3, 250, metric="ip")["found"]
@@ -170,12 +177,17 @@ def cli_message(cli, tmp_path, array):
     return stderr[len(prefix):]
 
 
-@pytest.mark.parametrize("bad", ["dtype", "shape", "empty", "nan"])
+@pytest.mark.parametrize("bad", ["dtype", "shape", "empty", "nan", "tiny", "huge"])
 def test_bad_input_raises_the_clis_message(cli, data, tmp_path, bad):
+    # float64 below float32's smallest normal ("tiny") was flushed to zero and one above its
+    # largest value ("huge") called a NaN/Inf: both are refused with their reason, as by the CLI.
     array = {"dtype": data.astype(np.int64), "shape": data.reshape(30, 10, 8),
-             "empty": np.zeros((0, 8), np.float32), "nan": data.copy()}[bad]
+             "empty": np.zeros((0, 8), np.float32), "nan": data.copy(),
+             "tiny": data.astype(np.float64) * 1e-50, "huge": data.astype(np.float64)}[bad]
     if bad == "nan":
         array[17, 2] = np.inf
+    if bad == "huge":
+        array[17, 2] = 1e39
     with pytest.raises(ValueError) as raised:
         ns.knn_graph(array, 3)
     assert isinstance(raised.value, ns.NearscapeError)

@@ -39,11 +39,13 @@ private:
   };
   Run cli(const QStringList& args, const QString& fault = {}) {
     QProcess p;
-    if (!fault.isEmpty()) { // the engine's test hook: the named write fails
-      QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    // The CLI runs this process's BLAS kernels, so that results computed here in-process equal
+    // its own bit for bit (on a CPU OpenBLAS does not know, it would restart with faster ones).
+    env.insert("OPENBLAS_CORETYPE", QString::fromLatin1(nearscape::blasKernelsName()));
+    if (!fault.isEmpty()) // the engine's test hook: the named write fails
       env.insert("NEARSCAPE_FAULT_WRITE", fault);
-      p.setProcessEnvironment(env);
-    }
+    p.setProcessEnvironment(env);
     p.start(QStringLiteral(NEARSCAPE_CLI_PATH), args);
     if (!p.waitForFinished(120000))
       return {};

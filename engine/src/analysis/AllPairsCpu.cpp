@@ -12,9 +12,6 @@
 namespace nearscape::analysis {
 namespace {
 
-/// Pairs pairsWithinCpu keeps in its first pass (16 bytes each); more are counted first.
-constexpr std::int64_t kKeptWhileCounting = 4'000'000;
-
 void gemm(const float* a, std::int64_t ra, const float* b, std::int64_t rb, std::int64_t d,
           float* c) {
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(ra), int(rb), int(d), 1.0f, a, int(d), b,
@@ -81,9 +78,7 @@ NearPairs pairsWithinCpu(const MatrixView<float>& data, const TilePlan& plan, do
   std::vector<float> C(static_cast<std::size_t>(tileRows * tileRows * kRun));
   std::vector<std::vector<NearPair>> found(static_cast<std::size_t>(threads));
   blas::setThreads(threads);
-  // Pairs are kept while they are few. Past kKeptWhileCounting a pass only counts them, refused
-  // as soon as the count passes maxPairs (a threshold joining every pair stops in small memory),
-  // and a second pass keeps them in memory reserved for exactly that many.
+  // Pairs are kept while they are few; past kKeptWhileCounting they are counted first.
   const std::int64_t keptWhileCounting = std::min(maxPairs, kKeptWhileCounting);
   NearPairs result;
   std::int64_t candidates = 0;

@@ -20,6 +20,12 @@ std::vector<NearPair> keepWithin(const MatrixView<float>& data, const TilePlan& 
                                  const std::int32_t* positions, std::int64_t count,
                                  double threshold, int threads);
 
+/// Pairs an all-pairs search keeps in its first pass (16 bytes each). Past this many (or
+/// maxPairs, if fewer) a pass only counts them, refused as soon as the count passes maxPairs (a
+/// threshold joining every pair stops in small memory), and a second pass keeps them in memory
+/// reserved for exactly that many. The CPU's search and the device's do the same.
+constexpr std::int64_t kKeptWhileCounting = 4'000'000;
+
 /// Sorts pairs by (a, b).
 void sortPairs(std::vector<NearPair>& pairs);
 

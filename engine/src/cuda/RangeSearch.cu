@@ -212,81 +212,106 @@ public:
       productPointers[p] = m_products.get() + std::int64_t(p) * m_tile * m_tile;
     DeviceBuffer<void*> productsDevice{batch};
     upload(productsDevice, productPointers.data(), batch);
-    NEARSCAPE_CUDA_CHECK(cudaMemsetAsync(count.get(), 0, sizeof(unsigned long long), stream));
     const float one = 1.0f, zero = 0.0f;
     const std::int64_t width = m_split ? 3 * m_d : m_d; // a row's width in the GEMM
-    for (std::size_t c0 = 0; c0 < work.size(); c0 += kChunk) {
-      const std::size_t chunk = std::min(kChunk, work.size() - c0);
-      jobs.resize(chunk);
-      operands.resize(2 * chunk);
+    // As on the CPU (kKeptWhileCounting): pairs are kept while they are few, else a first pass
+    // counts them (refused past maxPairs before they fill the host's memory) and a second keeps
+    // them in memory reserved for that many.
+    const std::int64_t keptWhileCounting = std::min(maxPairs, analysis::kKeptWhileCounting);
+    auto pass = [&](bool keepAll) { // the pairs' count when it stopped keeping them, else −1
+      bool keeping = true;
+      std::int64_t total = 0;
+      proposed = 0;
+      rechecked = 0;
+      NEARSCAPE_CUDA_CHECK(cudaMemsetAsync(count.get(), 0, sizeof(unsigned long long), stream));
+      for (std::size_t c0 = 0; c0 < work.size(); c0 += kChunk) {
+        const std::size_t chunk = std::min(kChunk, work.size() - c0);
+        jobs.resize(chunk);
+        operands.resize(2 * chunk);
 #pragma omp parallel for num_threads(m_threads) schedule(static)
-      for (std::size_t w = 0; w < chunk; ++w) {
-        jobs[w] = jobOf(m_plan, work[c0 + w].a, work[c0 + w].b);
-        // Column-major C (tile × tile) = B-rowsᵀ · A-rows, i.e. row-major C = A · Bᵀ.
-        operands[w] = m_split ? m_splitBase.get() + std::int64_t(jobs[w].b) * width
-                              : m_rowsDevice.get() + std::int64_t(jobs[w].b) * m_d;
-        operands[chunk + w] = m_split ? m_splitQuery.get() + std::int64_t(jobs[w].a) * width
-                                      : m_rowsDevice.get() + std::int64_t(jobs[w].a) * m_d;
-      }
-      NEARSCAPE_CUDA_CHECK(cudaMemcpyAsync(jobsDevice.get(), jobs.data(), sizeof(PairJob) * chunk,
-                                           cudaMemcpyHostToDevice, stream));
-      NEARSCAPE_CUDA_CHECK(cudaMemcpyAsync(operandsDevice.get(), operands.data(),
-                                           sizeof(void*) * 2 * chunk, cudaMemcpyHostToDevice,
-                                           stream));
-      // Runs batches [g0, g1) of the chunk: products, then proposals appended to the buffer.
-      auto runGroup = [&](std::size_t g0, std::size_t g1) {
-        for (std::size_t b0 = g0; b0 < g1; b0 += batch) {
-          const int pairsHere = int(std::min(batch, g1 - b0));
-          NEARSCAPE_CUBLAS_CHECK(cublasGemmBatchedEx(
-              m_resources->cublas(), CUBLAS_OP_T, CUBLAS_OP_N, m_tile, m_tile, int(width), &one,
-              operandsDevice.get() + b0, CUDA_R_32F, int(width), operandsDevice.get() + chunk + b0,
-              CUDA_R_32F, int(width), &zero, productsDevice.get(), CUDA_R_32F, m_tile, pairsHere,
-              m_split ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F_PEDANTIC,
-              CUBLAS_GEMM_DEFAULT));
-          const dim3 grid(unsigned((std::int64_t(m_tile) * m_tile + 255) / 256),
-                          unsigned(pairsHere));
-          proposeKernel<<<grid, 256, 0, stream>>>(
-              m_products.get(), jobsDevice.get() + b0, m_tile, m_normsDevice.get(),
-              proposeDevice.get(), int(metric), proposals.get(), capacity, count.get());
-          NEARSCAPE_CUDA_CHECK_LAUNCH();
+        for (std::size_t w = 0; w < chunk; ++w) {
+          jobs[w] = jobOf(m_plan, work[c0 + w].a, work[c0 + w].b);
+          // Column-major C (tile × tile) = B-rowsᵀ · A-rows, i.e. row-major C = A · Bᵀ.
+          operands[w] = m_split ? m_splitBase.get() + std::int64_t(jobs[w].b) * width
+                                : m_rowsDevice.get() + std::int64_t(jobs[w].b) * m_d;
+          operands[chunk + w] = m_split ? m_splitQuery.get() + std::int64_t(jobs[w].a) * width
+                                        : m_rowsDevice.get() + std::int64_t(jobs[w].a) * m_d;
         }
-      };
-      for (std::size_t g0 = 0; g0 < chunk; g0 += kGroup * batch) {
-        job.check();
-        const std::size_t g1 = std::min(chunk, g0 + kGroup * batch);
-        runGroup(g0, g1);
-        unsigned long long found = 0;
-        NEARSCAPE_CUDA_CHECK(cudaMemcpyAsync(&found, count.get(), sizeof(unsigned long long),
-                                             cudaMemcpyDeviceToHost, stream));
-        NEARSCAPE_CUDA_CHECK(cudaStreamSynchronize(stream));
-        if (found > capacity) { // beyond the buffer: grow it and run the group again
-          capacity = found + found / 4;
-          proposals = DeviceBuffer<std::int32_t>{2 * capacity};
-          NEARSCAPE_CUDA_CHECK(cudaMemsetAsync(count.get(), 0, sizeof(unsigned long long), stream));
+        NEARSCAPE_CUDA_CHECK(cudaMemcpyAsync(jobsDevice.get(), jobs.data(), sizeof(PairJob) * chunk,
+                                             cudaMemcpyHostToDevice, stream));
+        NEARSCAPE_CUDA_CHECK(cudaMemcpyAsync(operandsDevice.get(), operands.data(),
+                                             sizeof(void*) * 2 * chunk, cudaMemcpyHostToDevice,
+                                             stream));
+        // Runs batches [g0, g1) of the chunk: products, then proposals appended to the buffer.
+        auto runGroup = [&](std::size_t g0, std::size_t g1) {
+          for (std::size_t b0 = g0; b0 < g1; b0 += batch) {
+            const int pairsHere = int(std::min(batch, g1 - b0));
+            NEARSCAPE_CUBLAS_CHECK(cublasGemmBatchedEx(
+                m_resources->cublas(), CUBLAS_OP_T, CUBLAS_OP_N, m_tile, m_tile, int(width), &one,
+                operandsDevice.get() + b0, CUDA_R_32F, int(width),
+                operandsDevice.get() + chunk + b0, CUDA_R_32F, int(width), &zero,
+                productsDevice.get(), CUDA_R_32F, m_tile, pairsHere,
+                m_split ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F_PEDANTIC,
+                CUBLAS_GEMM_DEFAULT));
+            const dim3 grid(unsigned((std::int64_t(m_tile) * m_tile + 255) / 256),
+                            unsigned(pairsHere));
+            proposeKernel<<<grid, 256, 0, stream>>>(
+                m_products.get(), jobsDevice.get() + b0, m_tile, m_normsDevice.get(),
+                proposeDevice.get(), int(metric), proposals.get(), capacity, count.get());
+            NEARSCAPE_CUDA_CHECK_LAUNCH();
+          }
+        };
+        for (std::size_t g0 = 0; g0 < chunk; g0 += kGroup * batch) {
+          job.check();
+          const std::size_t g1 = std::min(chunk, g0 + kGroup * batch);
           runGroup(g0, g1);
+          unsigned long long found = 0;
           NEARSCAPE_CUDA_CHECK(cudaMemcpyAsync(&found, count.get(), sizeof(unsigned long long),
                                                cudaMemcpyDeviceToHost, stream));
           NEARSCAPE_CUDA_CHECK(cudaStreamSynchronize(stream));
+          if (found > capacity) { // beyond the buffer: grow it and run the group again
+            capacity = found + found / 4;
+            proposals = DeviceBuffer<std::int32_t>{2 * capacity};
+            NEARSCAPE_CUDA_CHECK(
+                cudaMemsetAsync(count.get(), 0, sizeof(unsigned long long), stream));
+            runGroup(g0, g1);
+            NEARSCAPE_CUDA_CHECK(cudaMemcpyAsync(&found, count.get(), sizeof(unsigned long long),
+                                                 cudaMemcpyDeviceToHost, stream));
+            NEARSCAPE_CUDA_CHECK(cudaStreamSynchronize(stream));
+          }
+          hostProposals.resize(2 * found);
+          NEARSCAPE_CUDA_CHECK(cudaMemcpyAsync(hostProposals.data(), proposals.get(),
+                                               sizeof(std::int32_t) * 2 * found,
+                                               cudaMemcpyDeviceToHost, stream));
+          NEARSCAPE_CUDA_CHECK(cudaMemsetAsync(count.get(), 0, sizeof(unsigned long long), stream));
+          NEARSCAPE_CUDA_CHECK(cudaStreamSynchronize(stream));
+          proposed += std::int64_t(found);
+          const auto checking = std::chrono::steady_clock::now();
+          if (found > 0) {
+            std::vector<NearPair> kept = analysis::keepWithin(
+                m_data, m_plan, hostProposals.data(), std::int64_t(found), threshold, m_threads);
+            total += std::int64_t(kept.size());
+            if (keeping)
+              pairs.insert(pairs.end(), kept.begin(), kept.end());
+          }
+          rechecked += secondsSince(checking);
+          if (total > maxPairs)
+            throw InvalidArgument("more than " + std::to_string(maxPairs) + " pairs lie within " +
+                                  std::to_string(threshold) + ": choose a smaller threshold");
+          if (keeping && !keepAll && total > keptWhileCounting) {
+            keeping = false;
+            pairs = {};
+          }
+          job.progress(double(c0 + g1) / double(work.size()),
+                       keeping ? "pairs within the threshold"
+                               : "counting the pairs within the threshold");
         }
-        hostProposals.resize(2 * found);
-        NEARSCAPE_CUDA_CHECK(cudaMemcpyAsync(hostProposals.data(), proposals.get(),
-                                             sizeof(std::int32_t) * 2 * found,
-                                             cudaMemcpyDeviceToHost, stream));
-        NEARSCAPE_CUDA_CHECK(cudaMemsetAsync(count.get(), 0, sizeof(unsigned long long), stream));
-        NEARSCAPE_CUDA_CHECK(cudaStreamSynchronize(stream));
-        proposed += std::int64_t(found);
-        const auto checking = std::chrono::steady_clock::now();
-        if (found > 0) {
-          std::vector<NearPair> kept = analysis::keepWithin(
-              m_data, m_plan, hostProposals.data(), std::int64_t(found), threshold, m_threads);
-          pairs.insert(pairs.end(), kept.begin(), kept.end());
-        }
-        rechecked += secondsSince(checking);
-        if (std::int64_t(pairs.size()) > maxPairs)
-          throw InvalidArgument("more than " + std::to_string(maxPairs) + " pairs lie within " +
-                                std::to_string(threshold) + ": choose a smaller threshold");
-        job.progress(double(c0 + g1) / double(work.size()), "pairs within the threshold");
       }
+      return keeping ? std::int64_t(-1) : total;
+    };
+    if (const std::int64_t many = pass(false); many >= 0) { // many: kept in a second pass
+      pairs.reserve(std::size_t(many));
+      pass(true);
     }
     analysis::sortPairs(pairs);
     NearPairs result;

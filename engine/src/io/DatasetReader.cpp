@@ -1,5 +1,6 @@
 #include "nearscape/io/DatasetReader.h"
 
+#include "io/Convert.h"
 #include "io/Readers.h"
 #include "nearscape/core/Error.h"
 #include "nearscape/io/MappedFile.h"
@@ -182,6 +183,11 @@ fs::path cacheDirectory() {
 
 fs::path debianTextPath() {
   return cacheDirectory() / "debian-text" / "debian-text.npy";
+}
+
+void convertFloat64(const double* src, std::int64_t rows, std::int64_t cols, float* dst,
+                    const std::string& name) {
+  convertFloat64Rows([src](std::size_t i) { return src[i]; }, rows, cols, dst, 0, name);
 }
 
 } // namespace nearscape

@@ -38,6 +38,13 @@ struct QueryShapes {
 Dataset openDataset(const std::filesystem::path& path, const OpenOptions& options = {},
                     JobControl& job = noJobControl());
 
+/// Converts `rows` × `cols` row-major float64 values at `src` to float32 into `dst`, as every
+/// reader converts a float64 file: values float32 cannot hold (beyond ±3.4e38, or a non-zero row
+/// whose largest value is under float32's smallest normal) are refused with a FormatError naming
+/// `name` and the row, never rounded to ±Inf or zero. For arrays given in memory (Python).
+void convertFloat64(const double* src, std::int64_t rows, std::int64_t cols, float* dst,
+                    const std::string& name);
+
 /// The metadata sidecar openDataset looks for beside `data`: `<stem>.meta.tsv` (x.npy, x.fvecs.gz
 /// → x.meta.tsv), or `meta.tsv` in an IDX folder. Only a name: it may not exist.
 std::filesystem::path metadataSidecarPath(const std::filesystem::path& data);
