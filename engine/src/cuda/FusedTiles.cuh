@@ -67,8 +67,8 @@ void fusedCandidates(const __half* queries, int rows, const float* queryNorms,
 /// `alpha`, into `dots` (row-major, ldDots apart, even; column 0 is base row colBegin, of the
 /// row's own group with `own`): the
 /// first tile's GEMM with the sweep's own tiles, so that a float16 search needs no cuBLAS (whose
-/// start costs a cold search 80–100 ms). Float32 sums of float16 products, as cuBLAS's, within the
-/// same bound. Throws DeviceError.
+/// start is much of a cold search's time: docs/benchmarks.md, session 16). Float32 sums of
+/// float16 products, as cuBLAS's, within the same bound. Throws DeviceError.
 void fusedDots(const __half* queries, int rows, const __half* base, const float* baseNorms,
                std::int64_t colBegin, std::int64_t colEnd, int d, float alpha, float* dots,
                int ldDots, cudaStream_t stream, OwnGroups own = {});

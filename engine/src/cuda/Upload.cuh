@@ -1,8 +1,7 @@
 #pragma once
 // Host → device copies of large blocks at pinned-memory speed: the data (pageable, as read from
 // a file) is copied by all host threads into one of two pinned staging buffers while the other
-// one's DMA runs (about 3× the pageable rate on the GPU servers: manifold 1M × 128 went from
-// 60 ms to 20 ms).
+// one's DMA runs (well above the pageable rate on the GPU servers: docs/benchmarks.md).
 
 #include "cuda/DeviceBuffer.cuh"
 
@@ -24,8 +23,8 @@ void copyToDevice(void* target, const void* source, std::size_t bytes);
 void copyToHost(void* target, const void* source, std::size_t bytes);
 
 /// Writes a byte of every page of fresh host memory `p` (`bytes` long), by all host threads: the
-/// faults a first touch costs (80 MB of a graph's results: 30–40 ms on one thread), taken
-/// where nothing waits for them.
+/// faults a first touch costs (a graph's results fault in slowly on one thread: docs/benchmarks.md,
+/// session 19), taken where nothing waits for them.
 void touchPages(void* p, std::size_t bytes);
 
 /// A new device buffer holding `count` elements copied from `host`.

@@ -93,7 +93,7 @@ template <typename Device> Device* device(std::string* whyNot = nullptr) {
 
 /// Initialises the NVIDIA driver (cuInit through libcuda.so.1) where a plugin may be loaded:
 /// run beside the plugin's load, whose cuBLAS libraries take as long to map as the driver takes
-/// to start (about 100 ms each on an H100 host), so that the device is ready sooner. Does
+/// to start (docs/benchmarks.md, session 18), so that the device is ready sooner. Does
 /// nothing without a driver; errors are left to the runtime to report.
 void startDriverEarly() noexcept;
 

@@ -15,7 +15,7 @@ struct BaseSummary {
   std::vector<float> norms;
   double maxNorm2 = 0;
   /// The packed base (n × d), when kept: searches then read it instead of packing each base tile
-  /// again (a single query's whole cost was that packing: fashion-mnist 160 ms a click).
+  /// again (a single query's whole cost was that packing: docs/benchmarks.md, session 10).
   std::vector<float> packed;
 };
 /// `keepPacked`: keep the packed base too (one more copy of the data).

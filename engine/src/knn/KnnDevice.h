@@ -21,14 +21,12 @@ namespace nearscape::gpu {
 
 /// Largest k of the cluster search (its per-row candidate buffer holds k + a tile's appends).
 constexpr int kStepMaxK = 128;
-/// The cluster search scores pairs at about a third of the TF32 GEMM path's rate (float32
-/// differences on CUDA cores): it pays while a query scores under a quarter of the base.
+/// The cluster search scores pairs more slowly than the TF32 GEMM path (float32 differences on
+/// CUDA cores): it pays while a query scores under a quarter of the base (docs/benchmarks.md).
 constexpr double kStepMaxScoredShare = 0.25;
-/// Against the fused float16 tiles (knn::gpuFusedTiles) it scores pairs at about a hundredth
-/// of their rate (H100, 1M × 128: STEP's search scored 10^9 pairs of blobs in 0.13 s, the fused
-/// sweep 10^12 of manifold data in 1.0 s): it pays while a query scores under 1% of the base.
-/// A probe gives up at that share, so on data whose clusters do not prune it costs a tenth of
-/// what it did at a quarter (manifold 1M: 0.25 s of probing before the GEMM path).
+/// Against the fused float16 tiles (knn::gpuFusedTiles) its rate is far lower still: it pays
+/// while a query scores under 1% of the base (docs/benchmarks.md, session 16). A probe gives up
+/// at that share, so on data whose clusters do not prune it stops far sooner than at a quarter.
 constexpr double kStepMaxScoredShareFused = 0.01;
 
 /// STEP's clusters of an L2 base on the device (k-means, the members stored cluster by cluster,

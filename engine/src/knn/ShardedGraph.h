@@ -10,8 +10,7 @@ namespace nearscape::knn {
 
 /// Whether nnDescentGraph builds `n` items of `d` dimensions in shards: beyond the memory
 /// budget. Several GPUs alone do not shard: data one GPU holds is built sooner whole there than
-/// in halves and their GGM merge (manifold 10M × 96, two H200: 4.3 s on one, 4.9 s in halves on
-/// two — docs/benchmarks.md).
+/// in halves and their GGM merge (docs/benchmarks.md, session 12).
 bool buildsInShards(std::int64_t n, std::int64_t d, int k, const Context& context,
                     int listSize = 0);
 

@@ -28,8 +28,8 @@ std::optional<KnnResult> stepSearch(const MatrixView<float>& queries, const Matr
 /// Whether STEP's clusters may search `base` for k neighbours on the GPU: L2 (the pruning rests
 /// on the triangle inequality), k within the kernel's buffer (kStepMaxK), the clusters (12 bytes
 /// a value) within the memory budget, and — unless `asked` — at most 256 dimensions (beyond,
-/// clusters have not been seen to prune: fashion-mnist, 784, cost more than the GEMM path's
-/// 0.08 s on an H200). The one test of the exact search and of clusteredGraphIfCheap.
+/// clusters have not been seen to prune: on fashion-mnist, 784, they cost more than the GEMM
+/// path; docs/benchmarks.md). The one test of the exact search and of clusteredGraphIfCheap.
 bool gpuStepMayRun(const MatrixView<float>& base, int k, Metric metric, const Context& context,
                    bool asked);
 

@@ -6,9 +6,9 @@ namespace nearscape {
 
 /// Debian 12's OpenBLAS (0.3.21) picks its kernels from the CPU's reported model. Where that
 /// model is one it does not know — a virtual machine's generic "Intel Xeon Processor", a newer
-/// CPU — it falls back to older kernels (Prescott's SSE3 for Intel), 3–5× slower than the CPU
-/// allows (an H100 host's 16 cores with AVX-512: a 784 × 784 × 16 dgemm 2.6 ms instead of
-/// 0.6 ms). When the process's OpenBLAS runs kernels other than those it picks for CPUs it knows
+/// CPU — it falls back to older kernels (Prescott's SSE3 for Intel), several times slower than
+/// the CPU allows (docs/benchmarks.md, session 15).
+/// When the process's OpenBLAS runs kernels other than those it picks for CPUs it knows
 /// (Haswell, Zen, SkylakeX, Cooperlake, SapphireRapids) while the CPU has AVX-512 or AVX2 with
 /// FMA, and OPENBLAS_CORETYPE is not set, the program starts itself again (execv of
 /// /proc/self/exe, the same arguments; not when the dynamic loader was run by name) with

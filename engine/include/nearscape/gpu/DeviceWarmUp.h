@@ -13,8 +13,8 @@ namespace nearscape {
 
 /// Starts the GPU that `context` resolves to on a background thread — the CUDA plugin loaded, the
 /// device initialised, a cuBLAS handle made and pooled — so that a program's first GPU call does
-/// not wait for that (0.3–0.5 s on an H100 host) while it reads its input. Does nothing for the
-/// CPU backend; errors are left for the work that follows to report. The destructor waits for
+/// not wait for that (docs/benchmarks.md, session 18) while it reads its input. Does nothing for
+/// the CPU backend; errors are left for the work that follows to report. The destructor waits for
 /// the start to end: keep the object while the work runs and let it go before the program exits.
 class DeviceWarmUp {
 public:
@@ -25,8 +25,8 @@ public:
 
   /// The work needs no float16 GEMM through cuBLAS (a search the fused kernel takes:
   /// gpuSearchIsFused): the warm-up leaves out its last step, the float16 GEMM, unless it has
-  /// begun it, and the program's end does not wait for it (a cold CLI search of manifold 1M
-  /// waited 37–110 ms at its end on an H100 host). Told once the data's shape is known.
+  /// begun it, and the program's end does not wait for it (a cold CLI search waited for it at
+  /// its end: docs/benchmarks.md, session 21). Told once the data's shape is known.
   void leaveOutFloat16Gemm() { m_float16Gemm->store(false); }
 
 private:

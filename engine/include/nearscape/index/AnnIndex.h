@@ -34,8 +34,8 @@ struct GraphIndexParams {
   /// Edges per node of the search graph: 1 … min(256, n − 1); default min(32, n − 1).
   std::optional<int> degree;
   /// Neighbours per node of the kNN graph it is pruned from: 1 … min(512, n − 1), raised to
-  /// `degree`; default min(32, n − 1) (fashion-mnist, 2 cores: 32/32 builds in 28 s and gives
-  /// more QPS at recall 0.995 than 24/32 or 32/64, docs/benchmarks.md).
+  /// `degree`; default min(32, n − 1) (fashion-mnist, 2 cores: 32/32 gives more QPS at recall
+  /// 0.995 than 24/32 or 32/64, docs/benchmarks.md).
   std::optional<int> buildK;
 };
 

@@ -22,7 +22,7 @@ struct NnDescentParams {
   bool exactFinish = true;
   /// GPU: iterations of a GGM merge at most (it starts from two finished graphs and cross
   /// candidates from its rows' clusters; manifold 10M × 96 in 4 shards: 4 reach recall 0.937,
-  /// 5 reach 0.993, 6 reach 0.996 at 3% more time — docs/benchmarks.md).
+  /// 5 reach 0.993, 6 reach 0.996 at a little more time — docs/benchmarks.md).
   int mergeIterations = 5;
   /// GPU (GNND): the working lists' length, k ≤ length ≤ 64; 0 = 2k, at most 32. Longer lists
   /// reach further on data whose neighbourhoods are nearly equidistant (high-dimensional blobs).
@@ -81,7 +81,7 @@ GraphPlan planKnnGraph(GraphMethod method, std::int64_t n, std::int64_t d, int k
 /// The method that builds the graph of n × d items and k neighbours on `context`'s backend: the
 /// one place where Auto is decided from the shape, by the crossovers measured (docs/benchmarks.md).
 /// Exact when it is the cheaper way — CPU, 2 cores: when n²·d ≤ 12,000² · 784 (fashion-mnist
-/// subsets: exact 0.94 s vs NN-Descent 1.13 s at 10,000 items; 3.6 s vs 1.9 s at 20,000). GPU
+/// subsets: exact is sooner at 10,000 items, NN-Descent at 20,000). GPU
 /// (H100, a sweep over d = 64–768 and n = 30,000–2M): when n is below a crossover that grows with
 /// d (30,000 items up to d = 64, 50,000 at 128, 220,000 at 256, 650,000 at 768) and with k (as
 /// (k/10)^2.9 where the fused exact kernel applies, (k/10)^1.5 elsewhere), and beyond GNND's

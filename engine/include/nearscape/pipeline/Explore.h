@@ -37,8 +37,8 @@ struct ExploreParams {
   bool bridge = false;
   /// The map's start when it is computed: PCA with `layout.dim` components (`components` is
   /// ignored), its axes fitted on a seeded sample of at most `maxSampleRows` rows. 10,000 rows of
-  /// fashion-mnist give axes within 1.8° of all 70,000 rows' (cos 0.9995) at 40% of 25,000's
-  /// time, and the layout refines the start anyway.
+  /// fashion-mnist give axes within 1.8° of all 70,000 rows' (cos 0.9995) in less time than
+  /// 25,000 (docs/benchmarks.md, session 15), and the layout refines the start anyway.
   PcaParams pca = {.components = 2, .maxSampleRows = 10000};
   LayoutParams layout; ///< the map's dimension (2 or 3), epochs, …
 };
