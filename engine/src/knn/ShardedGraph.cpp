@@ -3,9 +3,9 @@
 #include "knn/ShardedGraph.h"
 
 #include "gpu/Dispatch.h"
-#include "knn/KnnDevice.h"
 #include "gpu/MultiDevice.h"
 #include "knn/DescendPiece.h"
+#include "knn/KnnDevice.h"
 #include "nearscape/core/Error.h"
 #include "nearscape/core/Log.h"
 
