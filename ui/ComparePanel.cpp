@@ -1,5 +1,7 @@
 #include "ComparePanel.h"
 
+#include "ExplorerSession.h"
+
 #include "ItemStrip.h"
 #include "JobRunner.h"
 
@@ -193,6 +195,12 @@ void ComparePanel::compareWith(const QString& path) {
             tr("neighbours kept in %1 (exact %2-NN)").arg(QFileInfo(path).fileName()).arg(k),
             std::vector<double>(m_overlap.begin(), m_overlap.end()));
       });
+}
+
+void ComparePanel::observe(ExplorerSession* session) {
+  auto follow = [this, session] { setDataset(session->dataset(), session->metric()); };
+  connect(session, &ExplorerSession::dataChanged, this, follow);
+  connect(session, &ExplorerSession::metricChanged, this, follow);
 }
 
 } // namespace nearscape::ui

@@ -21,6 +21,8 @@ class QSpinBox;
 
 namespace nearscape::ui {
 
+class ExplorerSession;
+
 class ItemStrip;
 class JobRunner;
 class Thumbnailer;
@@ -28,6 +30,8 @@ class Thumbnailer;
 class ComparePanel : public QWidget {
   Q_OBJECT
 public:
+  /// Follows `session`: its data set, metric.
+  void observe(ExplorerSession* session);
   explicit ComparePanel(Context context, QWidget* parent = nullptr);
   ~ComparePanel() override;
 

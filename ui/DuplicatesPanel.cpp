@@ -1,5 +1,7 @@
 #include "DuplicatesPanel.h"
 
+#include "ExplorerSession.h"
+
 #include "Export.h"
 #include "ItemStrip.h"
 #include "JobRunner.h"
@@ -299,9 +301,13 @@ void DuplicatesPanel::chooseGroup(int index) {
   emit groupChosen(std::vector<std::int64_t>(members.begin(), members.end()));
 }
 
+QStringList DuplicatesPanel::inputFiles() const {
+  return m_session ? m_session->inputFiles() : QStringList();
+}
+
 bool DuplicatesPanel::exportGroups(const QString& path, QString* error) const {
   try {
-    exportText(path, *m_dataset, duplicateGroupsTsv(m_groups, *m_dataset));
+    exportText(path, *m_dataset, duplicateGroupsTsv(m_groups, *m_dataset), inputFiles());
     return true;
   } catch (const std::exception& e) {
     if (error)
@@ -312,13 +318,22 @@ bool DuplicatesPanel::exportGroups(const QString& path, QString* error) const {
 
 bool DuplicatesPanel::exportKeepList(const QString& path, QString* error) const {
   try {
-    exportText(path, *m_dataset, keepOnePerGroup(m_groups, m_dataset->size()));
+    exportText(path, *m_dataset, keepOnePerGroup(m_groups, m_dataset->size()), inputFiles());
     return true;
   } catch (const std::exception& e) {
     if (error)
       *error = QString::fromStdString(e.what());
     return false;
   }
+}
+
+void DuplicatesPanel::observe(ExplorerSession* session) {
+  m_session = session;
+  connect(session, &ExplorerSession::dataChanged, this, [this, session] {
+    setMetric(session->metric());
+    setDataset(session->dataset());
+  });
+  connect(session, &ExplorerSession::metricChanged, this, &DuplicatesPanel::setMetric);
 }
 
 } // namespace nearscape::ui

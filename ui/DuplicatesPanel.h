@@ -9,6 +9,7 @@
 #include "nearscape/Nearscape.h"
 
 #include <QPointer>
+#include <QStringList>
 #include <QWidget>
 
 #include <memory>
@@ -24,6 +25,8 @@ class QTimer;
 
 namespace nearscape::ui {
 
+class ExplorerSession;
+
 class ItemStrip;
 class JobRunner;
 class Thumbnailer;
@@ -31,6 +34,8 @@ class Thumbnailer;
 class DuplicatesPanel : public QWidget {
   Q_OBJECT
 public:
+  /// Follows `session`: its data set, metric.
+  void observe(ExplorerSession* session);
   explicit DuplicatesPanel(Context context, QWidget* parent = nullptr);
   ~DuplicatesPanel() override;
 
@@ -71,6 +76,9 @@ signals:
   void searched();
 
 private:
+  /// The observed model's input files (none beyond the data's own before observe).
+  QStringList inputFiles() const;
+  QPointer<ExplorerSession> m_session; ///< whose input files no export may replace
   /// What the last search covered: every pair within `reach`, and each item's exact nearest
   /// distance where it is within `reach`.
   struct Found {

@@ -166,11 +166,19 @@ void exportPicture(const QString& path, const Dataset& data, const QImage& image
 }
 
 void exportStudyCsv(const QString& path, const std::string& input, const SweepStudy& study) {
-  writeExport(path, inputsOf(QString::fromStdString(input)), sweepStudyCsv(study));
+  exportStudyCsv(path, inputsOf(QString::fromStdString(input)), study);
 }
 
 void exportStudyPicture(const QString& path, const std::string& input, const QImage& image) {
-  writeOutput(path, inputsOf(QString::fromStdString(input)), pngBytes(path, image));
+  exportStudyPicture(path, inputsOf(QString::fromStdString(input)), image);
+}
+
+void exportStudyCsv(const QString& path, const QStringList& inputs, const SweepStudy& study) {
+  writeExport(path, inputs, sweepStudyCsv(study));
+}
+
+void exportStudyPicture(const QString& path, const QStringList& inputs, const QImage& image) {
+  writeOutput(path, inputs, pngBytes(path, image));
 }
 
 } // namespace nearscape::ui

@@ -60,5 +60,8 @@ void exportPicture(const QString& path, const Dataset& data, const QImage& image
 void exportStudyCsv(const QString& path, const std::string& input, const SweepStudy& study);
 /// A picture (PNG) of a study, never over `input`.
 void exportStudyPicture(const QString& path, const std::string& input, const QImage& image);
+/// The same, never over any of `inputs` (the explorer's: ExplorerSession::inputFiles).
+void exportStudyCsv(const QString& path, const QStringList& inputs, const SweepStudy& study);
+void exportStudyPicture(const QString& path, const QStringList& inputs, const QImage& image);
 
 } // namespace nearscape::ui

@@ -21,6 +21,15 @@ bool JobRunner::waitForDone(int msecs) {
   return m_pool.waitForDone(msecs);
 }
 
+bool JobRunner::stopAll(const std::vector<JobRunner*>& runners, int graceMs) {
+  for (JobRunner* runner : runners)
+    runner->cancel();
+  bool stopped = true;
+  for (JobRunner* runner : runners)
+    stopped = runner->waitForDone(graceMs) && stopped;
+  return stopped;
+}
+
 void JobRunner::cancel() {
   if (m_current)
     m_current->requestStop();

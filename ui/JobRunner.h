@@ -10,6 +10,7 @@
 
 #include <functional>
 #include <memory>
+#include <vector>
 
 namespace nearscape::ui {
 
@@ -39,6 +40,10 @@ public:
 public slots:
   /// Asks the running job to stop at its next check.
   void cancel();
+
+  /// Stops `runners` and waits up to `graceMs` for each; false when one has not stopped (a job
+  /// stuck in a call that cannot be interrupted: a blocking read, a driver call).
+  static bool stopAll(const std::vector<JobRunner*>& runners, int graceMs);
 
 signals:
   void started(const QString& title);

@@ -1,5 +1,7 @@
 #include "OutliersPanel.h"
 
+#include "ExplorerSession.h"
+
 #include "Export.h"
 #include "ItemStrip.h"
 #include "JobRunner.h"
@@ -187,11 +189,15 @@ void OutliersPanel::showRanking() {
                          .arg(m_kind->currentText()));
 }
 
+QStringList OutliersPanel::inputFiles() const {
+  return m_session ? m_session->inputFiles() : QStringList();
+}
+
 bool OutliersPanel::exportScores(const QString& path, QString* error) const {
   try {
     NEARSCAPE_EXPECTS(!m_scores.empty(), "nothing scored yet");
     if (QFileInfo(path).suffix().compare(QLatin1String("npy"), Qt::CaseInsensitive) == 0) {
-      exportScoresNpy(path, *m_dataset, m_scores);
+      exportScoresNpy(path, *m_dataset, m_scores, inputFiles());
       return true;
     }
     const Dataset& ds = *m_dataset;
@@ -212,13 +218,22 @@ bool OutliersPanel::exportScores(const QString& path, QString* error) const {
       }
       text += '\n';
     }
-    exportText(path, ds, text);
+    exportText(path, ds, text, inputFiles());
     return true;
   } catch (const std::exception& e) {
     if (error)
       *error = QString::fromStdString(e.what());
     return false;
   }
+}
+
+void OutliersPanel::observe(ExplorerSession* session) {
+  m_session = session;
+  connect(session, &ExplorerSession::dataChanged, this, [this, session] {
+    setMetric(session->metric());
+    setDataset(session->dataset());
+  });
+  connect(session, &ExplorerSession::metricChanged, this, &OutliersPanel::setMetric);
 }
 
 } // namespace nearscape::ui

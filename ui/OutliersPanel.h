@@ -7,6 +7,7 @@
 #include "nearscape/Nearscape.h"
 
 #include <QPointer>
+#include <QStringList>
 #include <QWidget>
 
 #include <memory>
@@ -19,6 +20,8 @@ class QSpinBox;
 
 namespace nearscape::ui {
 
+class ExplorerSession;
+
 class ItemStrip;
 class JobRunner;
 class Thumbnailer;
@@ -26,6 +29,8 @@ class Thumbnailer;
 class OutliersPanel : public QWidget {
   Q_OBJECT
 public:
+  /// Follows `session`: its data set, metric.
+  void observe(ExplorerSession* session);
   explicit OutliersPanel(Context context, QWidget* parent = nullptr);
   ~OutliersPanel() override;
 
@@ -57,6 +62,9 @@ signals:
   void scored();
 
 private:
+  /// The observed model's input files (none beyond the data's own before observe).
+  QStringList inputFiles() const;
+  QPointer<ExplorerSession> m_session; ///< whose input files no export may replace
   void showRanking();
 
   Context m_context;

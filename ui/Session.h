@@ -24,6 +24,8 @@
 
 namespace nearscape::ui {
 
+class ExplorerSession;
+
 struct Session {
   QString data, metadata;
   std::string contentHash;
@@ -39,6 +41,15 @@ struct Session {
   int dim = 2;
   std::optional<MapView::Camera> camera;
   QByteArray windowState;
+
+  /// What `model` holds (no camera or window state: the window adds them).
+  static Session of(const ExplorerSession& model);
+  /// Puts into `model` what needs only its data: the colouring and its filter (when `colourings`
+  /// offers the colouring; false when it does not yet, a computed one before the graph), the
+  /// search (the Finder runs it) and the selection.
+  bool restoreInto(ExplorerSession& model, const QStringList& colourings) const;
+  /// The colouring and its filter alone, when `colourings` offers it.
+  bool restoreColouring(ExplorerSession& model, const QStringList& colourings) const;
 
   /// Reads and checks a session file. Throws IoError, FormatError (naming the file and the
   /// problem: not JSON, another format, a missing or mistyped field).

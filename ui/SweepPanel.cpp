@@ -1,5 +1,8 @@
 #include "SweepPanel.h"
 
+#include "ExplorerSession.h"
+#include "Export.h"
+
 #include "JobRunner.h"
 #include "ParetoPlot.h"
 #include "StudyChart.h"
@@ -439,6 +442,23 @@ void SweepPanel::chooseRow(int index) {
       missed.push_back(std::int32_t(m_baseRows[std::size_t(baseId)]));
   emit missedChosen(m_missedQueryItem, missed,
                     QString::fromStdString(formatParameters(row.params)));
+}
+
+QStringList SweepPanel::inputFiles() const {
+  if (m_session)
+    return m_session->inputFiles();
+  return m_dataset ? inputsOf(QString::fromStdString(m_dataset->path)) : QStringList();
+}
+
+void SweepPanel::observe(ExplorerSession* session) {
+  m_session = session;
+  connect(session, &ExplorerSession::dataChanged, this, [this, session] {
+    setDataset(session->dataset());
+    setMetric(session->metric());
+  });
+  connect(session, &ExplorerSession::metricChanged, this, &SweepPanel::setMetric);
+  connect(session, &ExplorerSession::selectedItemChanged, this,
+          [this](std::int64_t item) { setSelectedItem(item); });
 }
 
 } // namespace nearscape::ui

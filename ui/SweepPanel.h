@@ -12,6 +12,8 @@
 #include "nearscape/Nearscape.h"
 
 #include <QColor>
+#include <QPointer>
+#include <QStringList>
 #include <QWidget>
 
 #include <map>
@@ -29,12 +31,19 @@ class QTableWidget;
 
 namespace nearscape::ui {
 
+class ExplorerSession;
+
 class JobRunner;
 class ParetoPlot;
 
 class SweepPanel : public QWidget {
   Q_OBJECT
 public:
+  /// Follows `session`: its data set, metric and selected item.
+  void observe(ExplorerSession* session);
+  /// The files no export of the sweep (the Trade-off Studio's) may replace: the observed
+  /// model's inputs, else the data's own.
+  QStringList inputFiles() const;
   explicit SweepPanel(Context context, QWidget* parent = nullptr);
   ~SweepPanel() override;
 
@@ -97,6 +106,7 @@ signals:
                     const QString& setting);
 
 private:
+  QPointer<ExplorerSession> m_session; ///< whose input files no export may replace
   void rebuildBuildControls();
   void addRow(const SweepRow& row);
   /// The controls are idle again unless a newer job runs.

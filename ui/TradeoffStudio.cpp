@@ -245,8 +245,7 @@ bool TradeoffStudio::reportFailure(const QString& path, const std::exception& e)
 bool TradeoffStudio::exportCsv(const QString& path) {
   m_lastError.clear();
   try {
-    exportStudyCsv(path, m_panel->dataset() ? m_panel->dataset()->path : std::string(),
-                   m_panel->study());
+    exportStudyCsv(path, m_panel->inputFiles(), m_panel->study());
   } catch (const std::exception& e) {
     return reportFailure(path, e);
   }
@@ -257,8 +256,7 @@ bool TradeoffStudio::exportCsv(const QString& path) {
 bool TradeoffStudio::exportPng(const QString& path) {
   m_lastError.clear();
   try {
-    exportStudyPicture(path, m_panel->dataset() ? m_panel->dataset()->path : std::string(),
-                       figure());
+    exportStudyPicture(path, m_panel->inputFiles(), figure());
   } catch (const std::exception& e) {
     return reportFailure(path, e);
   }

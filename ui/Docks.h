@@ -1,0 +1,41 @@
+#pragma once
+// The window's docks: the colour key, the neighbours and the path, and the panels tabbed with
+// the key (sweep, duplicates, outliers, compare, selection). Their object names are what a
+// session's saved window state restores.
+
+class QDockWidget;
+class QMainWindow;
+class QWidget;
+
+namespace nearscape::ui {
+
+/// What each dock shows.
+struct DockContents {
+  QWidget* colourKey;
+  QWidget* neighbours;
+  QWidget* path;
+  QWidget* sweep;
+  QWidget* duplicates;
+  QWidget* outliers;
+  QWidget* compare;
+  QWidget* selection;
+};
+
+struct Docks {
+  QDockWidget* colourKey;
+  QDockWidget* neighbours;
+  QDockWidget* path;
+  QDockWidget* sweep;
+  QDockWidget* duplicates;
+  QDockWidget* outliers;
+  QDockWidget* compare;
+  QDockWidget* selection;
+};
+
+/// Adds the docks to `window`: the key on the right with the panels tabbed behind it, the
+/// neighbours below them, the path along the bottom.
+Docks addDocks(QMainWindow& window, const DockContents& contents);
+/// Their first sizes: the key and the neighbours share the right side about equally.
+void sizeDocks(QMainWindow& window, const Docks& docks);
+
+} // namespace nearscape::ui

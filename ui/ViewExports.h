@@ -1,0 +1,46 @@
+#pragma once
+// File → Export and the selection's export: what the explorer shows, written through the
+// engine's output set (ui/Export.h), never over any of the model's input files
+// (ExplorerSession::inputFiles). A failure goes to `failed`; each returns success.
+
+#include <QObject>
+#include <QString>
+
+#include <functional>
+
+namespace nearscape::ui {
+
+class ExplorerSession;
+class ItemInspector;
+class MapView;
+
+class ViewExports : public QObject {
+  Q_OBJECT
+public:
+  ViewExports(const ExplorerSession* session, MapView* map, const ItemInspector* inspector,
+              QObject* parent);
+
+  /// The map's coordinates (.npy or TSV by the name).
+  bool map(const QString& path);
+  /// The neighbours listed for the selected item (TSV).
+  bool neighbours(const QString& path);
+  /// The path shown (TSV or JSON by the name).
+  bool path(const QString& path);
+  /// A picture of the map (PNG).
+  bool picture(const QString& path);
+  /// The selected items and their metadata (TSV).
+  bool selection(const QString& path);
+  /// Writes by `write`, reporting the outcome (a message, or `failed`).
+  bool run(const QString& what, const std::function<void()>& write);
+
+signals:
+  void written(const QString& message, int msecs);
+  void failed(const QString& title, const QString& message);
+
+private:
+  const ExplorerSession* m_session;
+  MapView* m_map;
+  const ItemInspector* m_inspector;
+};
+
+} // namespace nearscape::ui
