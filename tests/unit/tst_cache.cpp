@@ -47,6 +47,16 @@ private slots:
     QVERIFY(!cache.loadGraph(other, Metric::L2, "k=5"));    // other data
     QVERIFY(!cache.loadGraph(data, Metric::Cosine, "k=5")); // another metric
     QVERIFY(!cache.loadGraph(data, Metric::L2, "k=6"));     // other parameters
+    // How it was built comes back: an exact graph is exact again (map trust and outliers take
+    // it instead of building it a second time), an NN-Descent graph is not.
+    QVERIFY(graph.report.exact());
+    QCOMPARE(back->report.method(), KnnMethod::Exact);
+    const KnnResult descended = nnDescentGraph(data.vectors.view(), 5, Metric::L2, cpu);
+    cache.storeGraph(data, Metric::L2, "k=5,nnd", descended);
+    const auto descendedBack = cache.loadGraph(data, Metric::L2, "k=5,nnd");
+    QVERIFY(descendedBack);
+    QVERIFY(!descendedBack->report.exact());
+    QCOMPARE(descendedBack->report.method(), KnnMethod::NnDescent);
 
     std::vector<float> map(300 * 2);
     for (std::size_t i = 0; i < map.size(); ++i)
@@ -56,7 +66,7 @@ private slots:
     QVERIFY(m && std::equal(map.begin(), map.end(), m->data()));
     QVERIFY(!cache.loadMatrix(data, "map2d", "q", 2));
     QVERIFY(!cache.loadMatrix(data, "map3d", "p", 3));
-    QCOMPARE(cache.entries(), 2);
+    QCOMPARE(cache.entries(), 3); // two graphs and a map
     cache.clear();
     QCOMPARE(cache.entries(), 0);
   }

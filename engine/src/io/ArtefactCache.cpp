@@ -84,6 +84,28 @@ fs::path ArtefactCache::entryPath(const Dataset& data, const std::string& what,
          (data.contentHash + "-" + what + "-" + digest(what + "\n" + params) + extension);
 }
 
+namespace {
+
+/// A cached graph's params: the entry's key, and how the graph was built in the words of
+/// `knn --out` (graphFileMethod reads them back), so that an exact graph (STEP's too) comes back
+/// exact and is never built a second time for map trust or outliers.
+std::string graphParams(const std::string& key, const RunReport& report) {
+  const std::string word = report.exact()                           ? "exact"
+                           : report.method() == KnnMethod::GgmMerge ? "nndescent+merge"
+                                                                    : "nndescent";
+  return nlohmann::json{{"key", key}, {"method", word}, {"exact", report.exact()}}.dump();
+}
+
+/// The key of a cached graph's params; empty for anything else (an entry of an older build).
+std::string graphKeyOf(const std::string& paramsJson) {
+  const auto params = nlohmann::json::parse(paramsJson, nullptr, /*allow_exceptions=*/false);
+  if (!params.is_object() || !params.contains("key") || !params["key"].is_string())
+    return {};
+  return params["key"].get<std::string>();
+}
+
+} // namespace
+
 std::optional<KnnResult> ArtefactCache::loadGraph(const Dataset& data, Metric metric,
                                                   const std::string& params) const {
   const fs::path path =
@@ -94,8 +116,7 @@ std::optional<KnnResult> ArtefactCache::loadGraph(const Dataset& data, Metric me
   touch(path); // before it is mapped: a later time would read as a rewrite under the read
   try {
     GraphFile g = readGraphFile(path, data.contentHash);
-    if (g.metric != metric || g.ids.rows() != data.size() ||
-        g.paramsJson != nlohmann::json(params).dump())
+    if (g.metric != metric || g.ids.rows() != data.size() || graphKeyOf(g.paramsJson) != params)
       throw FormatError("stale");
     KnnResult r;
     r.ids = Matrix<std::int32_t>(
@@ -105,6 +126,7 @@ std::optional<KnnResult> ArtefactCache::loadGraph(const Dataset& data, Metric me
         std::vector<float>(g.distances.data(), g.distances.data() + g.distances.view().size()),
         g.distances.rows(), g.distances.cols());
     r.report.device = "cache";
+    r.report.setMethod(graphFileMethod(g.paramsJson));
     return r;
   } catch (const Error& e) { // corrupt, truncated or stale: recompute, and drop it
     drop(path, e.what());
@@ -122,7 +144,7 @@ void ArtefactCache::storeGraph(const Dataset& data, Metric metric, const std::st
     g.distances = graph.distances;
     g.metric = metric;
     g.contentHash = data.contentHash;
-    g.paramsJson = nlohmann::json(params).dump(); // the graph file's params are JSON
+    g.paramsJson = graphParams(params, graph.report);
     writeGraphFile(
         entryPath(data, "graph-" + std::string(metricName(metric)), params, kGraphExtension), g);
     evict();
