@@ -1,6 +1,5 @@
 #include "Session.h"
 
-#include "ExplorerSession.h"
 #include "Export.h"
 
 #include "nearscape/core/Error.h"
@@ -210,42 +209,6 @@ void Session::write(const QString& path, const QStringList& alsoInputs) const {
   if (!metadata.isEmpty())
     inputs << metadata;
   writeOutput(path, inputs, QByteArray::fromStdString(text));
-}
-
-Session Session::of(const ExplorerSession& model) {
-  Session s;
-  s.data = model.dataPath();
-  s.metadata = model.metaPath();
-  if (model.dataset())
-    s.contentHash = model.dataset()->contentHash;
-  s.metric = std::string(metricName(model.metric()));
-  s.colourBy = model.colouring();
-  s.searchText = model.searchText();
-  s.searchRegex = model.searchRegex();
-  s.hidden = model.filter().hidden;
-  s.shownRange = model.filter().range;
-  s.selection = model.selection();
-  s.selected = model.selectedItem();
-  s.pathTo = model.path().found() ? model.path().nodes.back() : -1;
-  s.dim = model.mapDim();
-  return s;
-}
-
-bool Session::restoreColouring(ExplorerSession& model, const QStringList& colourings) const {
-  if (colourBy.isEmpty() || !colourings.contains(colourBy))
-    return false;
-  // The filter first: the colouring's arrival shows it (a column read in the background).
-  model.setFilter({hidden, shownRange});
-  model.setColouring(colourBy);
-  return true;
-}
-
-bool Session::restoreInto(ExplorerSession& model, const QStringList& colourings) const {
-  const bool coloured = restoreColouring(model, colourings);
-  if (!searchText.isEmpty())
-    model.setSearch(searchText, searchRegex);
-  model.setSelection(selection);
-  return coloured;
 }
 
 } // namespace nearscape::ui
