@@ -261,7 +261,8 @@ std::optional<int> applyCommandLine(const CommandLine& line, MainWindow& window)
     if (column.isEmpty())
       continue;
     const bool opacity = set == &MainWindow::setOpacityBy;
-    onceExplored(window, [&window, column, set, opacity, fail] {
+    // Init-captures: clang before 16 cannot capture structured bindings (the sanitizer builds).
+    onceExplored(window, [&window, column = column, set = set, opacity, fail] {
       if (!(window.*set)(column))
         fail(QStringLiteral("no numeric column '%1' for %2 (choices: %3)")
                  .arg(column, opacity ? QStringLiteral("opacity") : QStringLiteral("size"),
