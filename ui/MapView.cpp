@@ -824,17 +824,21 @@ void MapView::mousePressEvent(QMouseEvent* event) {
   if (event->button() == Qt::LeftButton && m_tool != DragTool::Pan) {
     m_drawn = QPolygonF({event->position()});
     m_pressPos = event->position();
+    m_pressTravel = 0;
     return;
   }
   if (event->button() == Qt::LeftButton || event->button() == Qt::MiddleButton) {
     m_dragging = true;
     m_dragStart = event->position();
     m_pressPos = event->position();
+    m_pressTravel = 0;
     setCursor(Qt::ClosedHandCursor);
   }
 }
 
 void MapView::mouseMoveEvent(QMouseEvent* event) {
+  if (!m_drawn.isEmpty() || m_dragging)
+    m_pressTravel = std::max(m_pressTravel, (event->position() - m_pressPos).manhattanLength());
   if (!m_drawn.isEmpty()) {
     if (m_tool == DragTool::Rectangle)
       m_drawn = QPolygonF(QRectF(m_pressPos, event->position()).normalized());
@@ -866,11 +870,14 @@ void MapView::mouseMoveEvent(QMouseEvent* event) {
 }
 
 void MapView::mouseReleaseEvent(QMouseEvent* event) {
+  m_pressTravel = std::max(m_pressTravel, (event->position() - m_pressPos).manhattanLength());
   if (!m_drawn.isEmpty() && event->button() == Qt::LeftButton) {
     const QPolygonF drawn = m_drawn;
     m_drawn.clear();
     update();
-    if ((event->position() - m_pressPos).manhattanLength() < 4) // a click, not a shape
+    // A click is a press that never went far: a lasso closed where it began (how people close
+    // loops) ends near its start too, yet is a shape.
+    if (m_pressTravel < kClickTravel)
       emit clicked(itemAt(event->position()), event->modifiers());
     else if (drawn.size() > 2 || m_tool == DragTool::Rectangle)
       emit selectionDrawn(drawn, event->modifiers());
@@ -879,8 +886,7 @@ void MapView::mouseReleaseEvent(QMouseEvent* event) {
   const bool wasDragging = m_dragging;
   m_dragging = false;
   unsetCursor();
-  if (wasDragging && event->button() == Qt::LeftButton &&
-      (event->position() - m_pressPos).manhattanLength() < 4)
+  if (wasDragging && event->button() == Qt::LeftButton && m_pressTravel < kClickTravel)
     emit clicked(itemAt(event->position()), event->modifiers());
 }
 

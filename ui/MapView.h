@@ -131,6 +131,9 @@ public:
   DragTool dragTool() const { return m_tool; }
   /// The visible items inside `polygon` (widget coordinates; in 3D, as seen on screen), sorted.
   std::vector<std::int64_t> itemsInside(const QPolygonF& polygon) const;
+  /// A press whose pointer never went this far (Manhattan pixels) from where it began is a
+  /// click; anything farther is a drag or a drawn shape, wherever it ends.
+  static constexpr qreal kClickTravel = 4;
 
 signals:
   /// A lasso or rectangle was drawn (widget coordinates), with the modifiers held at its end:
@@ -202,6 +205,8 @@ private:
   std::vector<std::int32_t> m_neighbours, m_path, m_farLinks;
   bool m_userMoved = false;
   QPointF m_pressPos;
+  /// How far (Manhattan pixels) the pointer went from m_pressPos while the button was down.
+  qreal m_pressTravel = 0;
   void rebuildOverlay();
   bool m_initialized = false;
 
