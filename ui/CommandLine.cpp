@@ -161,6 +161,11 @@ std::variant<CommandLine, int> parseCommandLine(const QApplication& app, const Q
   const auto opacityBy =
       option({"opacity-by"}, "Fade items by this numeric column (largest opaque)", "column");
   const auto sizeBy = option({"size-by"}, "Draw items larger by this numeric column", "column");
+  const auto titleColumn = option({"title-column"},
+                                  "Name items by this metadata column beside #id (\"\": none; "
+                                  "default: a column named title, name, package, id…, else a "
+                                  "string column of short, mostly unique values)",
+                                  "column");
   const auto density = option({"density"},
                               "How crowded points are drawn: auto (a density image where points "
                               "crowd the pixels), on, or off (single points)",
@@ -228,6 +233,8 @@ std::variant<CommandLine, int> parseCommandLine(const QApplication& app, const Q
   line.search = parser.value(search);
   line.opacityBy = parser.value(opacityBy);
   line.sizeBy = parser.value(sizeBy);
+  if (parser.isSet(titleColumn))
+    line.titleColumn = parser.value(titleColumn);
   if (parser.isSet(showRange)) {
     const QStringList ends = parser.value(showRange).split(QStringLiteral(".."));
     bool okFrom = false, okTo = false;
@@ -281,6 +288,22 @@ std::optional<int> applyCommandLine(const CommandLine& line, MainWindow& window)
         window.setSearch(line.search);
     });
   }
+  if (line.titleColumn) {
+    // Needs only the data, and wins over a session's.
+    QObject::connect(
+        &window, &MainWindow::mapShown, &window,
+        [&window, column = *line.titleColumn, fail] {
+          if (!window.setTitleColumn(column)) {
+            QStringList names;
+            for (const std::string& name : window.dataset()->metadata.columnNames)
+              names << QString::fromStdString(name);
+            fail(QStringLiteral("no metadata column '%1' for --title-column (columns: %2)")
+                     .arg(column, names.isEmpty() ? QStringLiteral("none")
+                                                  : names.join(QStringLiteral(", "))));
+          }
+        },
+        Qt::SingleShotConnection);
+  }
   if (!line.compare.isEmpty()) {
     QObject::connect(
         &window, &MainWindow::explorationFinished, &window,
@@ -330,8 +353,10 @@ std::optional<int> applyCommandLine(const CommandLine& line, MainWindow& window)
     } catch (const std::exception& e) {
       return refuse(QString::fromUtf8(e.what()));
     }
+    // Its data missing, moved or changed is no reason to leave: the window says so and offers
+    // to locate the file (MissingDataPage); stderr gets the reason too, for a script.
     QObject::connect(&window, &MainWindow::loadFailed, &window, [](const QString& message) {
-      QApplication::exit(refuse(message)); // a session of other data
+      std::fprintf(stderr, "nearscape: %s\n", qPrintable(message));
     });
     window.openSession(line.session);
   } else if (QFileInfo::exists(line.path) || line.pathGiven) {

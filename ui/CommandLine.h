@@ -25,6 +25,7 @@ struct CommandLine {
   QString path; ///< the data (default: Fashion-MNIST); empty positional: none given
   bool pathGiven = false;
   QString meta, screenshot, session, compare, colourBy, search, opacityBy, sizeBy;
+  std::optional<QString> titleColumn; ///< --title-column (empty: none)
   std::optional<std::pair<double, double>> shownRange;
   std::optional<Metric> metric;
   std::optional<MapView::DensityMode> density;

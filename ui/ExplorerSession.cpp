@@ -114,10 +114,12 @@ void ExplorerSession::setData(OpenedData opened) {
   m_searching = false;
   m_comparedPath.clear(); // a comparison is of the old data
   m_sessionPath.clear();  // the window names the session this data came with, if any
+  m_title = pickTitleColumn(*m_dataset);
   const bool otherMetric = opened.metric != m_metric;
   m_metric = opened.metric;
   m_metricSource = opened.metricSource;
   emit dataChanged();
+  emit titleColumnChanged();
   if (otherMetric)
     emit metricChanged(m_metric);
 }
@@ -132,7 +134,34 @@ void ExplorerSession::setMetadata(std::shared_ptr<const Dataset> dataset, QStrin
   m_undo->clear();
   m_colouring = QStringLiteral("label");
   m_filter = {};
+  m_title = pickTitleColumn(*m_dataset);
   emit metadataChanged();
+  emit titleColumnChanged();
+}
+
+QString ExplorerSession::titleColumnName() const {
+  if (!m_dataset || m_title.column < 0)
+    return {};
+  return QString::fromStdString(m_dataset->metadata.columnNames[std::size_t(m_title.column)]);
+}
+
+bool ExplorerSession::setTitleColumn(const QString& name) {
+  if (!m_dataset)
+    return false;
+  TitleChoice choice;
+  if (!name.isEmpty()) {
+    choice.column = m_dataset->metadata.findColumn(name.toStdString());
+    if (choice.column < 0)
+      return false;
+    choice.reason = TitleReason::Chosen;
+  }
+  if (choice.column == m_title.column) {
+    m_title = choice.column < 0 ? TitleChoice{} : TitleChoice{choice.column, m_title.reason};
+    return true;
+  }
+  m_title = choice;
+  emit titleColumnChanged();
+  return true;
 }
 
 void ExplorerSession::setMetric(Metric metric, const QString& source) {

@@ -96,6 +96,15 @@ public:
   void setMetadata(std::shared_ptr<const Dataset> dataset, QString metaPath, QStringList colourable,
                    QStringList numeric);
 
+  /// The metadata column that names items beside `#id` (core/TitleColumn: picked when data or
+  /// metadata arrives, else chosen), and why; column −1: none.
+  const TitleChoice& titleColumn() const { return m_title; }
+  /// Its name, or empty for none.
+  QString titleColumnName() const;
+  /// Chooses the title column by name (case-insensitive; empty: none, items go by `#id`);
+  /// titleColumnChanged. False (nothing changes) for a column the metadata lacks.
+  bool setTitleColumn(const QString& name);
+
   // The metric, and why it is the one ("the file's", "chosen", "default").
   Metric metric() const { return m_metric; }
   QString metricSource() const { return m_metricSource; }
@@ -147,6 +156,7 @@ public:
 signals:
   void dataChanged();
   void metadataChanged();
+  void titleColumnChanged();
   void metricChanged(Metric metric);
   void artefactsChanged();
   void mapDimChanged(int dim);
@@ -163,6 +173,7 @@ private:
   std::shared_ptr<const Dataset> m_dataset;
   QString m_dataPath, m_metaPath, m_sessionPath, m_comparedPath;
   QStringList m_colourable, m_numeric;
+  TitleChoice m_title;
   std::vector<float> m_pca;
   Metric m_metric = Metric::L2;
   QString m_metricSource;

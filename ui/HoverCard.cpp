@@ -1,5 +1,7 @@
 #include "HoverCard.h"
 
+#include "nearscape/core/TitleColumn.h"
+
 #include <QImage>
 #include <QLabel>
 #include <QVBoxLayout>
@@ -26,15 +28,27 @@ HoverCard::HoverCard(QWidget* parent)
 void HoverCard::showItem(const Dataset& dataset, std::int64_t item, const QImage& thumbnail,
                          const QPoint& globalPos) {
   m_item = item;
-  QString text = tr("item %1").arg(item);
-  const std::string label = dataset.labelOf(item);
-  if (!label.empty())
+  auto cut = [](const std::string& value, int chars) {
+    const QString v = QString::fromStdString(value);
+    return v.size() <= chars ? v : v.left(chars) + QStringLiteral("…");
+  };
+  QString text = QStringLiteral("#%1").arg(item);
+  if (const std::string title = titleOf(dataset, m_titleColumn, item); !title.empty())
+    text += QStringLiteral(" ") + cut(title, 80);
+  const Metadata& metadata = dataset.metadata;
+  const int columns = int(metadata.columns.size());
+  if (item < metadata.rows()) {
+    // Every column with its name: a bare value ("0.702") says nothing.
+    for (int c = 0; c < std::min(columns, kMaxColumns); ++c)
+      text += QStringLiteral("\n%1: %2")
+                  .arg(QString::fromStdString(metadata.columnNames[std::size_t(c)]),
+                       cut(metadata.columns[std::size_t(c)][std::size_t(item)],
+                           c == dataset.textColumn ? 300 : 100));
+    if (columns > kMaxColumns)
+      text += QStringLiteral("\n") + tr("… %n more column(s)", "", columns - kMaxColumns);
+  } else if (const std::string label = dataset.labelOf(item); !label.empty()) {
     text += QStringLiteral("\n") + tr("label: %1").arg(QString::fromStdString(label));
-  std::string body = dataset.textOf(item);
-  if (body.size() > 400)
-    body = body.substr(0, 400) + "…";
-  if (!body.empty())
-    text += QStringLiteral("\n") + QString::fromStdString(body);
+  }
   m_text->setText(text);
 
   setThumbnail(thumbnail);

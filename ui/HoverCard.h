@@ -1,5 +1,6 @@
 #pragma once
-// The card that follows the mouse over the map: an item's id, label, thumbnail or text.
+// The card that follows the mouse over the map: an item's `#id` and title, its thumbnail, and
+// every metadata column with its name.
 
 #include "nearscape/core/Dataset.h"
 
@@ -25,11 +26,16 @@ public:
   QString text() const;
   /// The thumbnail shown, or a null pixmap.
   QPixmap thumbnail() const;
+  /// The metadata column that names items beside `#id` (−1: none), for cards shown later.
+  void setTitleColumn(int column) { m_titleColumn = column; }
+  /// Columns listed at most; the rest are counted.
+  static constexpr int kMaxColumns = 24;
 
 private:
   QLabel* m_image;
   QLabel* m_text;
   std::int64_t m_item = -1;
+  int m_titleColumn = -1;
 };
 
 } // namespace nearscape::ui

@@ -2,6 +2,8 @@
 
 #include "Thumbnailer.h"
 
+#include "nearscape/core/TitleColumn.h"
+
 #include <QIcon>
 #include <QImage>
 #include <QPixmap>
@@ -29,12 +31,17 @@ void ItemStrip::setItems(const Dataset& dataset, const std::vector<std::int32_t>
   for (std::size_t i = 0; i < ids.size(); ++i) {
     const std::int32_t id = ids[i];
     QString text = QStringLiteral("#%1").arg(id);
+    const std::string title = titleOf(dataset, m_titleColumn, id);
+    if (!title.empty())
+      text += QStringLiteral(" ") + QString::fromStdString(title).left(60);
     const std::string label = dataset.labelOf(id);
     if (!label.empty())
-      text += QStringLiteral(" ") + QString::fromStdString(label);
+      text += (title.empty() ? QStringLiteral(" ") : QStringLiteral(" · ")) +
+              QString::fromStdString(label);
     if (i < captions.size() && !captions[i].isEmpty())
       text += QStringLiteral("\n") + captions[i];
-    std::string body = dataset.textOf(id);
+    // The text column once, when it is not the title itself.
+    std::string body = m_titleColumn == dataset.textColumn ? std::string() : dataset.textOf(id);
     if (!body.empty()) {
       if (body.size() > 90)
         body = body.substr(0, 90) + "…";

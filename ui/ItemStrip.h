@@ -25,9 +25,12 @@ public:
   std::int32_t itemAt(int row) const;
   /// Where thumbnails come from; rows update as their thumbnails arrive.
   void setThumbnailer(Thumbnailer* thumbnailer);
+  /// The metadata column that names items beside `#id` (−1: none); rows set later use it.
+  void setTitleColumn(int column) { m_titleColumn = column; }
 
 private:
   QPointer<Thumbnailer> m_thumbnailer;
+  int m_titleColumn = -1;
 
 signals:
   /// The person activated (double-clicked) an item.

@@ -12,6 +12,7 @@
 #include "ItemStrip.h"
 #include "JobRunner.h"
 #include "MapPair.h"
+#include "MissingDataPage.h"
 #include "OpenedData.h"
 #include "OutliersPanel.h"
 #include "SelectionPanel.h"
@@ -68,7 +69,25 @@ MainWindow::MainWindow(Context context, QWidget* parent)
   m_central->addWidget(m_welcome);
   m_maps = new MapPair(m_central);
   m_central->addWidget(m_maps);
+  m_missing = new MissingDataPage(m_central);
+  m_central->addWidget(m_missing);
   setCentralWidget(m_central);
+  m_chooseFile = [this](const QString& missing) {
+    const QFileInfo info(missing);
+    return QFileDialog::getOpenFileName(this, tr("Locate %1").arg(info.fileName()),
+                                        info.dir().exists() ? info.absolutePath() : QString(),
+                                        tr("%1;;All files (*)").arg(info.fileName()));
+  };
+  connect(m_missing, &MissingDataPage::locateAsked, this, [this] {
+    if (!m_unopenedSession)
+      return;
+    if (const QString chosen = m_chooseFile(m_unopenedSession->data); !chosen.isEmpty())
+      locateSessionData(chosen);
+  });
+  connect(m_missing, &MissingDataPage::dismissed, this, [this] {
+    m_unopenedSession.reset();
+    m_central->setCurrentWidget(dataset() ? static_cast<QWidget*>(m_maps) : m_welcome);
+  });
   // New data reaches the map first: the observers connected after this one colour it.
   connect(m_session, &ExplorerSession::dataChanged, this, &MainWindow::showData);
   connect(m_session, &ExplorerSession::mapDimChanged, this, &MainWindow::onMapDimChanged);
@@ -100,7 +119,13 @@ MainWindow::MainWindow(Context context, QWidget* parent)
   m_status->setSummary(tr("No data · %1").arg(m_backendText));
   for (JobRunner* runner : {m_jobs, m_exploration->pipelineJobs(), m_exploration->trustJobs()})
     m_status->watch(runner);
-  connect(m_status, &StatusLine::failed, this, &MainWindow::showError);
+  connect(m_status, &StatusLine::failed, this,
+          [this](const QString& title, const QString& message) {
+            if (m_pendingSession && title == m_openingTitle)
+              showSessionDataProblem(message); // a session's data: say so and offer to locate it
+            else
+              showError(title, message);
+          });
   connect(m_exploration, &ExplorationJobs::explored, this, &MainWindow::onExplored);
   connect(m_exploration, &ExplorationJobs::layoutFinished, this, &MainWindow::layoutFinished);
   connect(m_exploration, &ExplorationJobs::message, m_status, &StatusLine::showMessage);
@@ -166,6 +191,20 @@ void MainWindow::connectPanels() {
   connect(m_welcome, &WelcomePage::openFileAsked, this, [this] { m_actions.openFile->trigger(); });
   connect(m_welcome, &WelcomePage::openExampleAsked, this,
           [this] { openPath(QString::fromStdString(defaultDatasetPath().string())); });
+  // Items are named by the title column: cards and lists shown from now, and the lists shown.
+  connect(m_session, &ExplorerSession::titleColumnChanged, this, [this] {
+    const int column = m_session->titleColumn().column;
+    for (ItemStrip* strip : {m_neighbours, m_pathStrip})
+      strip->setTitleColumn(column);
+    m_hoverCard->setTitleColumn(column);
+    m_hoverCard->hide();
+    if (const std::int64_t item = selectedItem(); item >= 0 && m_session->artefacts()) {
+      const std::int64_t end = lastPath().found() ? lastPath().nodes.back() : -1;
+      selectItem(item);
+      if (end >= 0)
+        showPathTo(end);
+    }
+  });
   // The panels follow the model; the window only passes on what a person chose in them.
   m_sweep->observe(m_session);
   m_duplicates->observe(m_session);
@@ -221,8 +260,9 @@ void MainWindow::openPath(const QString& path, const QString& metaPath) {
   m_pendingSession.reset(); // openSession sets its own after this
   // Read whole, off the GUI thread, into a value the model takes only once it is complete: a
   // failure or a cancel leaves the model (and so the window and a session saved later) as it was.
+  m_openingTitle = tr("Opening %1").arg(QFileInfo(path).fileName());
   m_jobs->run<OpenedData>(
-      tr("Opening %1").arg(QFileInfo(path).fileName()),
+      m_openingTitle,
       [context = m_context, path, metaPath](JobControl& job) {
         return readOpenedData(path, metaPath, context, job);
       },
@@ -235,12 +275,12 @@ void MainWindow::commitOpened(OpenedData& opened) {
   if (m_pendingSession) {
     // A session of other data is refused before anything changes.
     if (!m_pendingSession->contentHash.empty() && m_pendingSession->contentHash != ds.contentHash) {
-      const QString sessionPath = m_pendingSessionPath, data = m_pendingSession->data;
-      m_pendingSession.reset();
-      showError(tr("Open Session"),
-                tr("%1 is a session of other data: %2 has changed since it was saved (its "
-                   "content hash differs)")
-                    .arg(sessionPath, data));
+      showSessionDataProblem(
+          tr("%1 is a session of other data: %2 is not the data it was saved with (its content "
+             "hash is %3, the session's %4). Nothing was changed.")
+              .arg(m_pendingSessionPath, QString::fromStdString(ds.path),
+                   QString::fromStdString(ds.contentHash),
+                   QString::fromStdString(m_pendingSession->contentHash)));
       return;
     }
     // The session's metric wins over the file's, and stays the choice for later files.
@@ -259,7 +299,8 @@ void MainWindow::commitOpened(OpenedData& opened) {
     opened.metric = m_chosenMetric;
     opened.metricSource = m_chosenMetric == Metric::L2 ? tr("default") : tr("chosen");
   }
-  m_exploration->cancel(); // the old data's
+  m_unopenedSession.reset(); // other data, or the session's own, is open now
+  m_exploration->cancel();   // the old data's
   const double seconds = opened.seconds;
   m_session->setData(std::move(opened));
   m_session->setSessionPath(m_pendingSession ? m_pendingSessionPath : QString());
@@ -569,6 +610,7 @@ void MainWindow::openSession(const QString& path) {
     return;
   }
   // Nothing changes until its data is open (commitOpened): a failure leaves the window as is.
+  m_unopenedSession.reset();
   openPath(session.data, session.metadata);
   m_pendingSession = std::move(session);
   m_pendingSessionPath = path;
@@ -578,6 +620,45 @@ bool MainWindow::applySessionToData() {
   m_pendingSession->restoreInto(*m_session, colourChoices());
   if (!m_pendingSession->windowState.isEmpty())
     restoreState(m_pendingSession->windowState);
+  return true;
+}
+
+void MainWindow::showSessionDataProblem(const QString& reason) {
+  // A located file that is refused keeps the session as saved (its data's original name).
+  Session pending = *std::exchange(m_pendingSession, std::nullopt);
+  if (!m_unopenedSession) {
+    m_unopenedSession = std::move(pending);
+    m_unopenedSessionPath = m_pendingSessionPath;
+  }
+  m_missing->setProblem(m_unopenedSessionPath, m_unopenedSession->data, reason,
+                        dataset() != nullptr);
+  m_central->setCurrentWidget(m_missing);
+  m_lastError = reason;
+  m_status->showMessage(tr("Open Session: %1").arg(reason), 10000);
+  emit loadFailed(reason);
+}
+
+bool MainWindow::locateSessionData(const QString& dataPath) {
+  if (!m_unopenedSession)
+    return false;
+  Session session = *m_unopenedSession;
+  session.data = dataPath;
+  // Metadata moved along with the data is found beside it; metadata gone is left out.
+  if (!session.metadata.isEmpty() && !QFileInfo::exists(session.metadata)) {
+    const QString beside =
+        QFileInfo(dataPath).dir().filePath(QFileInfo(session.metadata).fileName());
+    if (QFileInfo::exists(beside)) {
+      session.metadata = beside;
+    } else {
+      m_status->showMessage(
+          tr("The session's metadata %1 is missing too: opened without it").arg(session.metadata),
+          10000);
+      session.metadata.clear();
+    }
+  }
+  openPath(session.data, session.metadata);
+  m_pendingSession = std::move(session);
+  m_pendingSessionPath = m_unopenedSessionPath;
   return true;
 }
 
@@ -591,10 +672,11 @@ void MainWindow::applyPendingSession() {
               tr("%1: no column '%2' to colour by").arg(m_pendingSessionPath, s.colourBy));
   if (s.camera && s.dim == m_session->mapDim())
     m_maps->map()->setCamera(*s.camera);
-  if (s.selected >= 0 && s.selected < m_session->dataset()->size()) {
-    selectItem(s.selected);
-    if (s.pathTo >= 0 && s.pathTo < m_session->dataset()->size())
-      showPathTo(s.pathTo);
+  // The item came back with the data (restoreInto); its neighbours and path need the graph.
+  if (const std::int64_t item = m_session->selectedItem(); item >= 0) {
+    selectItem(item);
+    if (const std::int64_t end = s.restorablePathEnd(*m_session); end >= 0)
+      showPathTo(end);
   }
 }
 

@@ -33,6 +33,7 @@ class ItemInspector;
 class ItemStrip;
 class JobRunner;
 class LegendPanel;
+class MissingDataPage;
 class OutliersPanel;
 class StatusLine;
 class SweepPanel;
@@ -101,6 +102,11 @@ public:
   QString trustColumn() const { return ColourControls::trustColumn(); }
   /// The computed column "outlier score": each item's local outlier factor over its exact 10-NN.
   QString outlierColumn() const { return ColourControls::outlierColumn(); }
+  /// Names items by metadata column `name` beside `#id` in the hover card, the neighbour list
+  /// and the path strip (empty: none); picked on its own when data opens (core/TitleColumn).
+  /// False, and nothing changes, for a column the metadata lacks.
+  bool setTitleColumn(const QString& name) { return m_session->setTitleColumn(name); }
+  QString titleColumn() const { return m_session->titleColumnName(); }
   /// Fades items by a numeric metadata column (largest opaque, smallest faint), read in the
   /// background; "none" or "" clears it. False for a column that is not numeric.
   bool setOpacityBy(const QString& name) { return m_colours->setOpacityBy(name); }
@@ -145,6 +151,19 @@ public:
   Session currentSession() const;
   bool saveSessionTo(const QString& path);
   void openSession(const QString& path);
+  /// A session whose data could not be opened (moved, deleted, unreadable, or changed since)
+  /// shows a page that says why and offers to locate the file (MissingDataPage); this opens
+  /// `dataPath` in its place. The session is restored when the content hash is the session's;
+  /// another file is refused with the reason and the page stays. False when no session waits.
+  bool locateSessionData(const QString& dataPath);
+  /// The session waiting for its data to be located, if any.
+  const std::optional<Session>& unopenedSession() const { return m_unopenedSession; }
+  MissingDataPage* missingDataPage() const { return m_missing; }
+  /// Replaces how the page's Locate asks for a file (tests: no dialog); given the file the
+  /// session names, returns the one chosen or empty.
+  void setFileChooser(std::function<QString(const QString& missing)> choose) {
+    m_chooseFile = std::move(choose);
+  }
 
   /// File → Export: the map's coordinates, the shown neighbours, the path, a picture of the map.
   /// A failure is shown as an error; returns success.
@@ -230,6 +249,8 @@ private:
   bool applySessionToData();
   /// The parts that need the graph.
   void applyPendingSession();
+  /// The pending session's data could not be opened (`reason`): the missing-data page.
+  void showSessionDataProblem(const QString& reason);
 
   Context m_context;
   /// The GPU starts while the window opens and the first file is read (joined on close).
@@ -259,10 +280,15 @@ private:
   QStackedWidget* m_central = nullptr;
   Docks m_docks{};
   MenuActions m_actions;
-  Metric m_chosenMetric = Metric::L2;      ///< for files that declare none
-  bool m_metricForced = false;             ///< --metric, or a session's: over the file's too
-  std::optional<Session> m_pendingSession; ///< being applied while its data opens
-  QString m_pendingSessionPath;            ///< its file
+  Metric m_chosenMetric = Metric::L2;       ///< for files that declare none
+  bool m_metricForced = false;              ///< --metric, or a session's: over the file's too
+  std::optional<Session> m_pendingSession;  ///< being applied while its data opens
+  QString m_pendingSessionPath;             ///< its file
+  QString m_openingTitle;                   ///< the job title of the open under way
+  std::optional<Session> m_unopenedSession; ///< waits for its data to be located
+  QString m_unopenedSessionPath;
+  MissingDataPage* m_missing = nullptr;
+  std::function<QString(const QString&)> m_chooseFile;
   QString m_lastError;
   QString m_backendText;
   std::function<void(const QString&, const QString&)> m_errorDisplay;

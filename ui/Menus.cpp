@@ -49,6 +49,29 @@ void buildExamplesMenu(MainWindow& window, QMenu& examples) {
   });
 }
 
+/// View → Item Titles: which metadata column names items beside `#id` (none, or a column).
+void buildTitleMenu(MainWindow& window, QMenu& menu) {
+  menu.setObjectName(QStringLiteral("titleMenu"));
+  menu.setToolTipsVisible(true);
+  QObject::connect(&menu, &QMenu::aboutToShow, &window, [&window, &menu] {
+    menu.clear();
+    auto* group = new QActionGroup(&menu);
+    const Dataset* ds = window.dataset();
+    QStringList names{QString()};
+    if (ds)
+      for (const std::string& name : ds->metadata.columnNames)
+        names << QString::fromStdString(name);
+    for (const QString& name : names) {
+      QAction* a = menu.addAction(name.isEmpty() ? QObject::tr("None (#id only)") : name, &window,
+                                  [&window, name] { window.setTitleColumn(name); });
+      a->setCheckable(true);
+      a->setChecked(name.compare(window.titleColumn(), Qt::CaseInsensitive) == 0);
+      group->addAction(a);
+    }
+    menu.setEnabled(ds != nullptr);
+  });
+}
+
 } // namespace
 
 void buildDragTools(MainWindow& window, QToolBar& bar, MenuActions& actions) {
@@ -206,6 +229,7 @@ void buildViewMenu(MainWindow& window, QMenu& view, MenuActions& actions) {
     group->addAction(a);
     actions.metrics[metric] = a;
   }
+  buildTitleMenu(window, *view.addMenu(QObject::tr("Item &Titles")));
   view.addSeparator();
   const Docks& docks = window.docks();
   view.addAction(docks.sweep->toggleViewAction());

@@ -138,6 +138,8 @@ Session Session::parse(const QByteArray& bytes, const QString& path) {
       s.searchText = QString::fromStdString(search.value("text", std::string()));
       s.searchRegex = search.value("regex", false);
     }
+    if (j.contains("title_column") && !j["title_column"].is_null())
+      s.titleColumn = QString::fromStdString(j["title_column"].get<std::string>());
     for (const std::string& g : j.value("hidden", std::vector<std::string>()))
       s.hidden << QString::fromStdString(g);
     if (j.contains("shown_range") && !j["shown_range"].is_null()) {
@@ -196,6 +198,8 @@ void Session::write(const QString& path, const QStringList& alsoInputs) const {
   j["selected"] = selected;
   j["path_to"] = pathTo;
   j["dim"] = dim;
+  j["title_column"] = titleColumn ? nlohmann::ordered_json(titleColumn->toStdString())
+                                  : nlohmann::ordered_json(nullptr);
   if (camera)
     j["camera"] = {{"focal", camera->focal},
                    {"position", camera->position},

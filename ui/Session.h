@@ -7,7 +7,7 @@
 // {"format": "nearscape-session", "version": 1, "data": PATH, "metadata": PATH|null,
 //  "content_hash": HEX, "metric": "l2"|"cos"|"ip", "colour_by": NAME,
 //  "search": {"text": TEXT, "regex": BOOL}, "hidden": [GROUP…], "selection": [ID…],
-//  "selected": ID|-1, "path_to": ID|-1, "dim": 2|3,
+//  "selected": ID|-1, "path_to": ID|-1, "dim": 2|3, "title_column": NAME|""|null,
 //  "camera": {"focal": [x,y,z], "position": [x,y,z], "up": [x,y,z], "scale": S}|null,
 //  "window": BASE64}
 // Paths are stored as given; relative ones are read against the session file's folder.
@@ -33,6 +33,8 @@ struct Session {
   QString colourBy = QStringLiteral("label");
   QString searchText;
   bool searchRegex = false;
+  /// The metadata column naming items ("": none); absent (older sessions): picked on its own.
+  std::optional<QString> titleColumn;
   QStringList hidden; ///< legend groups unticked
   /// A numeric colouring's shown range (items outside hidden); none: every item.
   std::optional<std::pair<double, double>> shownRange;
@@ -46,8 +48,13 @@ struct Session {
   static Session of(const ExplorerSession& model);
   /// Puts into `model` what needs only its data: the colouring and its filter (when `colourings`
   /// offers the colouring; false when it does not yet, a computed one before the graph), the
-  /// search (the Finder runs it) and the selection.
+  /// search (the Finder runs it; an empty one too), the selection and the selected item (item 0
+  /// included; an id outside the data: none). What needs the graph — the item's neighbours and
+  /// its path (restorablePathEnd) — and the camera (the map's, not the model's) the window
+  /// restores once the graph exists.
   bool restoreInto(ExplorerSession& model, const QStringList& colourings) const;
+  /// The end of the path to show from the model's selected item, or −1 (none, or outside).
+  std::int64_t restorablePathEnd(const ExplorerSession& model) const;
   /// The colouring and its filter alone, when `colourings` offers it.
   bool restoreColouring(ExplorerSession& model, const QStringList& colourings) const;
 

@@ -23,6 +23,8 @@ Session Session::of(const ExplorerSession& model) {
   s.selected = model.selectedItem();
   s.pathTo = model.path().found() ? model.path().nodes.back() : -1;
   s.dim = model.mapDim();
+  if (model.dataset())
+    s.titleColumn = model.titleColumnName();
   return s;
 }
 
@@ -37,10 +39,21 @@ bool Session::restoreColouring(ExplorerSession& model, const QStringList& colour
 
 bool Session::restoreInto(ExplorerSession& model, const QStringList& colourings) const {
   const bool coloured = restoreColouring(model, colourings);
-  if (!searchText.isEmpty())
-    model.setSearch(searchText, searchRegex);
+  // A column the metadata lacks now (it changed since) leaves the one picked on its own.
+  if (titleColumn)
+    model.setTitleColumn(*titleColumn);
+  // An empty search is a state too: it ends the search the window had before.
+  model.setSearch(searchText, searchRegex);
   model.setSelection(selection);
+  // Item 0 is an item like any other: only −1 (or an id the data lacks) means none.
+  const std::int64_t n = model.dataset() ? model.dataset()->size() : 0;
+  model.setSelectedItem(selected >= 0 && selected < n ? selected : -1);
   return coloured;
+}
+
+std::int64_t Session::restorablePathEnd(const ExplorerSession& model) const {
+  const std::int64_t n = model.dataset() ? model.dataset()->size() : 0;
+  return model.selectedItem() >= 0 && pathTo >= 0 && pathTo < n ? pathTo : -1;
 }
 
 } // namespace nearscape::ui

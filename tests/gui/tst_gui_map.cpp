@@ -90,7 +90,7 @@ private slots:
                      Qt::NoButton, Qt::NoButton, Qt::NoModifier);
     QApplication::sendEvent(window.mapView(), &move);
     QTRY_VERIFY(window.hoverCard()->isVisible());
-    QVERIFY(window.hoverCard()->text().contains(QString("item %1").arg(under)));
+    QVERIFY(window.hoverCard()->text().contains(QString("#%1").arg(under)));
     QVERIFY(window.hoverCard()->text().contains(
         QString::fromStdString(window.dataset()->labelOf(under))));
     QVERIFY(!window.hoverCard()->thumbnail().isNull());

@@ -2,19 +2,24 @@
 // encloses, a session names the data actually open and restores every part of its state at the
 // edges (item 0, the last item, an empty search), a session of moved data can be located again,
 // and items of text data are named by their title column.
+#include "CommandLine.h"
 #include "ExplorerSession.h"
 #include "GuiTest.h"
 #include "HoverCard.h"
 #include "ItemStrip.h"
 #include "MainWindow.h"
 #include "MapView.h"
+#include "MissingDataPage.h"
 #include "Session.h"
 #include "TestFiles.h"
 
 #include <QApplication>
 #include <QDir>
 #include <QFile>
+#include <QMenu>
+#include <QMessageBox>
 #include <QMouseEvent>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
@@ -37,11 +42,12 @@ private:
     return QStringLiteral(NEARSCAPE_TEST_ARTIFACTS) + "/" + name;
   }
 
-  /// A window whose errors are recorded, not shown in a box; opened on `data` (default: the
-  /// test data) and explored.
+  /// A window whose errors are recorded, not shown in a box (errors null: the person's box);
+  /// opened on `data` (default: the test data) and explored.
   void openData(MainWindow& window, QStringList* errors, QString data = {}, QString meta = {}) {
-    window.setErrorDisplay(
-        [errors](const QString& title, const QString& message) { *errors << title + message; });
+    if (errors)
+      window.setErrorDisplay(
+          [errors](const QString& title, const QString& message) { *errors << title + message; });
     window.resize(1100, 760);
     window.show();
     window.activateWindow(); // keyboard shortcuts go to the active window
@@ -110,8 +116,8 @@ private slots:
     QTest::keyClick(&window, Qt::Key_L);
     QCOMPARE(map->dragTool(), MapView::DragTool::Lasso);
     sendMouse(map, QEvent::MouseButtonPress, start, Qt::LeftButton, Qt::LeftButton);
-    const QPointF loop[] = {{box.left(), start.y()}, box.topLeft(),     box.topRight(),
-                            box.bottomRight(),       box.bottomLeft(),  {box.left(), start.y() + 2},
+    const QPointF loop[] = {{box.left(), start.y()}, box.topLeft(),    box.topRight(),
+                            box.bottomRight(),       box.bottomLeft(), {box.left(), start.y() + 2},
                             start + QPointF(0, 2)};
     for (const QPointF& p : loop)
       sendMouse(map, QEvent::MouseMove, p, Qt::NoButton, Qt::LeftButton);
@@ -124,10 +130,259 @@ private slots:
     QCOMPARE(window.selectedItem(), dogs[3]);
     // A plain click (no travel) with the lasso still picks the item under it.
     sendMouse(map, QEvent::MouseButtonPress, start, Qt::LeftButton, Qt::LeftButton);
-    sendMouse(map, QEvent::MouseButtonRelease, start + QPointF(1, 0), Qt::LeftButton,
-              Qt::NoButton);
+    sendMouse(map, QEvent::MouseButtonRelease, start + QPointF(1, 0), Qt::LeftButton, Qt::NoButton);
     QCOMPARE(window.selectedItem(), leftmost);
     QVERIFY(errors.isEmpty());
+  }
+
+  /// File → Open of an unreadable file, its error box dismissed, then Save Session: the session
+  /// names the data actually open, under its own hash.
+  void sessionAfterFailedOpenNamesOpenData() {
+    MainWindow window;
+    openData(window, nullptr);
+    window.selectItem(0);
+    const std::string hash = window.dataset()->contentHash;
+    const QString bad = m_dir.filePath("unreadable.npy");
+    QVERIFY(test::writeBytes(bad, "\x93NUMPY not an array at all"));
+    QSignalSpy failed(&window, &MainWindow::loadFailed);
+    window.openPath(bad);
+    QVERIFY(failed.wait(30000));
+    QMessageBox* box = nullptr;
+    QTRY_VERIFY((box = window.findChild<QMessageBox*>()) && box->isVisible());
+    QVERIFY2(box->text().contains("unreadable.npy"), qPrintable(box->text()));
+    QTest::mouseClick(box->button(QMessageBox::Ok), Qt::LeftButton);
+    QTRY_VERIFY(!window.findChild<QMessageBox*>() ||
+                !window.findChild<QMessageBox*>()->isVisible());
+    const QString saved = m_dir.filePath("after-unreadable.nearscape");
+    QVERIFY(window.saveSessionTo(saved));
+    const Session session = Session::read(saved);
+    QCOMPARE(session.data, m_data);
+    QCOMPARE(session.metadata, m_meta);
+    QCOMPARE(session.contentHash, hash);
+    QCOMPARE(session.selected, std::int64_t(0));
+  }
+
+  /// A session restores every part of its state at the edges: item 0 with a path to the last
+  /// item, the last item alone, an empty search over a window that had one, the camera.
+  void sessionRestoresTheEdges() {
+    QStringList errors;
+    MainWindow window;
+    openData(window, &errors);
+    const std::int64_t last = kN - 1, cat = kN - 3; // item 0 is a cat too: a path joins them
+    window.setSelection({0, last});
+    window.selectItem(0);
+    window.showPathTo(cat);
+    QTRY_VERIFY(window.lastPath().found());
+    window.mapView()->zoomAt(QPointF(300, 200), 1.7);
+    const MapView::Camera camera = window.mapView()->camera();
+    const QString first = m_dir.filePath("edges-first.nearscape");
+    QVERIFY(window.saveSessionTo(first));
+    window.selectItem(last);
+    const QString second = m_dir.filePath("edges-last.nearscape");
+    QVERIFY(window.saveSessionTo(second));
+    QCOMPARE(Session::read(second).selected, last);
+    QCOMPARE(Session::read(second).pathTo, std::int64_t(-1));
+
+    MainWindow other;
+    openData(other, &errors);
+    QSignalSpy searched(&other, &MainWindow::searchFinished);
+    other.setSearch(QStringLiteral("dog"));
+    QVERIFY(searched.wait(30000));
+    QVERIFY(!other.searchMatches().empty());
+    other.selectItem(5);
+    QSignalSpy explored(&other, &MainWindow::explorationFinished);
+    other.openSession(first);
+    QVERIFY2(explored.wait(60000), qPrintable(other.lastError()));
+    QCOMPARE(other.selectedItem(), std::int64_t(0));
+    QCOMPARE(other.selection(), (std::vector<std::int64_t>{0, last}));
+    QCOMPARE(other.session()->searchText(), QString());
+    QTRY_VERIFY(other.searchMatches().empty());
+    QTRY_VERIFY(other.lastPath().found());
+    QCOMPARE(std::int64_t(other.lastPath().nodes.front()), std::int64_t(0));
+    QCOMPARE(std::int64_t(other.lastPath().nodes.back()), cat);
+    QCOMPARE(other.mapView()->camera().scale, camera.scale);
+    QCOMPARE(other.mapView()->camera().focal, camera.focal);
+    QCOMPARE(other.mapView()->overlayItem(), std::int64_t(0));
+    QTRY_VERIFY(other.neighboursPanel()->count() > 0);
+
+    other.openSession(second);
+    QVERIFY2(explored.wait(60000), qPrintable(other.lastError()));
+    QCOMPARE(other.selectedItem(), last);
+    QVERIFY(!other.lastPath().found());
+    QTRY_VERIFY(other.neighboursPanel()->count() > 0);
+    QVERIFY(errors.isEmpty());
+  }
+
+  /// A session whose data moved opens a window that says so and offers to locate the file; a
+  /// file of other content is refused with the reason, the moved file restores the session.
+  void sessionOfMovedDataIsLocated() {
+    QTemporaryDir dir;
+    const QString data = dir.filePath("moving.npy"), meta = dir.filePath("moving-meta.tsv");
+    QVERIFY(QFile::copy(m_data, data) && QFile::copy(m_meta, meta));
+    QStringList errors;
+    QString session = dir.filePath("moving.nearscape");
+    {
+      MainWindow window;
+      openData(window, &errors, data, meta);
+      window.setSelection({0, 1, 2});
+      window.selectItem(0);
+      QVERIFY(window.saveSessionTo(session));
+    }
+    QVERIFY(QDir(dir.path()).mkdir("elsewhere"));
+    const QString moved = dir.filePath("elsewhere/moving.npy");
+    QVERIFY(QFile::rename(data, moved));
+    QVERIFY(QFile::rename(meta, dir.filePath("elsewhere/moving-meta.tsv")));
+    // Another embedding of as many items: not the session's data.
+    const QString impostor = dir.filePath("impostor.npy");
+    QVERIFY(test::writeBytes(
+        impostor, test::npyBytes("<f4", {kN, 4},
+                                 test::rawBytes(test::randomFloats(std::size_t(kN) * 4, 77)))));
+
+    MainWindow window;
+    window.setErrorDisplay(
+        [&errors](const QString& title, const QString& message) { errors << title + message; });
+    window.resize(1100, 760);
+    window.show();
+    QSignalSpy failed(&window, &MainWindow::loadFailed);
+    window.openSession(session);
+    QVERIFY(failed.wait(30000));
+    MissingDataPage* page = window.missingDataPage();
+    QTRY_VERIFY(page->isVisible());
+    QVERIFY2(page->text().contains(data) && page->text().contains("moving.nearscape"),
+             qPrintable(page->text()));
+    QVERIFY(window.unopenedSession().has_value());
+    QVERIFY(window.grab().save(artifact("trust-missing-data.png")));
+    auto* locate = page->findChild<QPushButton*>(QStringLiteral("locateButton"));
+    QVERIFY(locate && locate->isVisible());
+
+    QStringList asked;
+    QString answer = impostor;
+    window.setFileChooser([&](const QString& missing) {
+      asked << missing;
+      return answer;
+    });
+    QTest::mouseClick(locate, Qt::LeftButton);
+    QVERIFY(failed.wait(30000));
+    QCOMPARE(asked, QStringList{data});
+    QVERIFY2(window.lastError().contains("other data") && window.lastError().contains("hash"),
+             qPrintable(window.lastError()));
+    QVERIFY(page->isVisible());
+    QVERIFY(!window.dataset());
+    QVERIFY2(page->text().contains(data), qPrintable(page->text())); // still the saved name
+
+    answer = moved;
+    QSignalSpy explored(&window, &MainWindow::explorationFinished);
+    QTest::mouseClick(locate, Qt::LeftButton);
+    QVERIFY2(explored.wait(60000), qPrintable(window.lastError()));
+    QCOMPARE(asked.size(), 2);
+    QVERIFY(!page->isVisible());
+    QVERIFY(window.mapView()->isVisible());
+    QCOMPARE(window.session()->dataPath(), moved);
+    QCOMPARE(window.session()->metaPath(), dir.filePath("elsewhere/moving-meta.tsv"));
+    QCOMPARE(window.selection(), (std::vector<std::int64_t>{0, 1, 2}));
+    QCOMPARE(window.selectedItem(), std::int64_t(0));
+    QVERIFY(!window.unopenedSession());
+    // Saved again, the session names where the data is now.
+    QVERIFY(window.saveSessionTo(session));
+    QCOMPARE(Session::read(session).data, moved);
+    QVERIFY2(errors.isEmpty(), qPrintable(errors.join('\n')));
+  }
+
+  /// Items of text data are named by their title column (picked: "package") in the neighbour
+  /// list, the path strip and the hover card, which lists every column with its name; another
+  /// column is chosen in View → Item Titles, and a session keeps the choice.
+  void titleColumnNamesItems() {
+    QStringList errors;
+    MainWindow window;
+    openData(window, &errors);
+    QCOMPARE(window.titleColumn(), QStringLiteral("package"));
+    const std::int64_t item = 3; // a cat
+    window.selectItem(item);
+    ItemStrip* list = window.neighboursPanel();
+    QTRY_VERIFY(list->count() > 0);
+    for (int row = 0; row < list->count(); ++row) {
+      const std::int32_t id = list->itemAt(row);
+      const QString text = list->item(row)->text();
+      QVERIFY2(text.startsWith(QString("#%1 libcat-%1 · cat").arg(id)), qPrintable(text));
+      QVERIFY2(text.contains(QString("a cat package, number %1").arg(id)), qPrintable(text));
+    }
+    window.showPathTo(kN - 3);
+    QTRY_VERIFY(window.pathStrip()->count() > 1);
+    QVERIFY2(window.pathStrip()->item(0)->text().startsWith("#3 libcat-3"),
+             qPrintable(window.pathStrip()->item(0)->text()));
+
+    // The hover card, as the mouse brings it.
+    MapView* map = window.mapView();
+    const QPointF at = map->widgetPosOf(item);
+    const std::int64_t under = map->itemAt(at);
+    QVERIFY(under >= 0);
+    QMouseEvent move(QEvent::MouseMove, at, map->mapToGlobal(at), Qt::NoButton, Qt::NoButton,
+                     Qt::NoModifier);
+    QApplication::sendEvent(map, &move);
+    QTRY_VERIFY(window.hoverCard()->isVisible());
+    const QString card = window.hoverCard()->text();
+    const QString kind = QString::fromStdString(window.dataset()->labelOf(under));
+    for (const QString& line :
+         {QString("#%1 lib%2-%1").arg(under).arg(kind), QString("label: %1").arg(kind),
+          QString("package: lib%2-%1").arg(under).arg(kind),
+          QString("description: a %2 package, number %1").arg(under).arg(kind),
+          QString("size: %1").arg(under * 7)})
+      QVERIFY2(card.contains(line), qPrintable(card + " lacks " + line));
+    QVERIFY(window.grab().save(artifact("trust-titles.png")));
+    QVERIFY(window.hoverCard()->grab().save(artifact("trust-hover-card.png")));
+
+    // Another column from the View menu; the list follows at once.
+    QMenu* menu = window.findChild<QMenu*>(QStringLiteral("titleMenu"));
+    QVERIFY(menu);
+    emit menu->aboutToShow();
+    QAction* byDescription = nullptr;
+    for (QAction* a : menu->actions()) {
+      if (a->text() == "package")
+        QVERIFY(a->isChecked());
+      if (a->text() == "description")
+        byDescription = a;
+    }
+    QVERIFY(byDescription);
+    byDescription->trigger();
+    QCOMPARE(window.titleColumn(), QStringLiteral("description"));
+    QTRY_VERIFY(list->count() > 0 && list->item(0)->text().startsWith(
+                                         QString("#%1 a cat package").arg(list->itemAt(0))));
+    QVERIFY(!window.setTitleColumn(QStringLiteral("no such column")));
+    QCOMPARE(window.titleColumn(), QStringLiteral("description"));
+
+    // Saved in the session, restored from it.
+    const QString saved = m_dir.filePath("titles.nearscape");
+    QVERIFY(window.saveSessionTo(saved));
+    QCOMPARE(Session::read(saved).titleColumn, std::optional<QString>("description"));
+    MainWindow again;
+    again.setErrorDisplay([&errors](const QString& t, const QString& m) { errors << t + m; });
+    again.show();
+    QSignalSpy explored(&again, &MainWindow::explorationFinished);
+    again.openSession(saved);
+    QVERIFY2(explored.wait(60000), qPrintable(again.lastError()));
+    QCOMPARE(again.titleColumn(), QStringLiteral("description"));
+    QVERIFY(errors.isEmpty());
+  }
+
+  /// `nearscape --session S` of data that is gone opens the window with the page (it used to
+  /// leave with one line on stderr).
+  void commandLineSessionOfMissingDataKeepsTheWindow() {
+    QTemporaryDir dir;
+    const QString session = dir.filePath("gone.nearscape");
+    Session s;
+    s.data = dir.filePath("gone.npy");
+    s.contentHash = "0123456789abcdef0123456789abcdef";
+    s.write(session);
+    CommandLine line;
+    line.session = session;
+    MainWindow window;
+    QSignalSpy failed(&window, &MainWindow::loadFailed);
+    QCOMPARE(applyCommandLine(line, window), std::optional<int>());
+    QVERIFY(failed.wait(30000));
+    QTRY_VERIFY(window.missingDataPage()->isVisible());
+    QVERIFY2(window.missingDataPage()->text().contains("gone.npy"),
+             qPrintable(window.missingDataPage()->text()));
+    QVERIFY(window.isVisible());
   }
 };
 

@@ -461,7 +461,21 @@ private slots:
     QVERIFY(!r.out.contains('\x1b')); // untrusted text printed as visible escapes
     r = cli({"find", file, "^d", "--regex"});
     QCOMPARE(r.code, 0);
-    QVERIFY2(r.out.startsWith("1 of 4 items match\n1\tdog"), r.out.constData());
+    // The title column is named on the first line and printed beside each id.
+    QVERIFY2(r.out.startsWith("1 of 4 items match (title column: title, named)\n1\tHound\tdog\n"),
+             r.out.constData());
+    r = cli({"find", file, "cat", "--title-column", "label", "--json"});
+    QCOMPARE(r.code, 0);
+    j = QJsonDocument::fromJson(r.out).object();
+    QCOMPARE(j["title_column"].toString(), QString("label"));
+    QCOMPARE(j["title_reason"].toString(), QString("chosen"));
+    QCOMPARE(j["items"].toArray()[0].toObject()["title"].toString(), QString("cat"));
+    r = cli({"find", file, "cat", "--title-column", "", "--json"});
+    QVERIFY(QJsonDocument::fromJson(r.out).object()["title_column"].isNull());
+    r = cli({"find", file, "cat", "--title-column", "nope"});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("no metadata column 'nope' for --title-column (columns: label, title)"),
+             r.err.constData());
     QCOMPARE(cli({"find", file, "(", "--regex"}).code, 2); // see findRegexIsLinearTimeAndStops
     // info describes each column as "colour by" reads it.
     r = cli({"info", file, "--json"});

@@ -18,6 +18,7 @@
 #include "nearscape/core/Neighbours.h"
 #include "nearscape/core/Norms.h"
 #include "nearscape/core/Sampling.h"
+#include "nearscape/core/TitleColumn.h"
 #include "nearscape/gpu/DeviceWarmUp.h"
 #include "nearscape/gpu/Devices.h"
 #include "nearscape/gpu/Norms.h"
