@@ -37,6 +37,10 @@ void addDuplicatesCommand(CLI::App& app, int& exitCode);
 /// `compare A B --k K [--out OVERLAP.npy]`: two embeddings' neighbourhoods, item by item.
 void addCompareCommand(CLI::App& app, int& exitCode);
 
+/// `labels PATH [--meta M] [--column C] [--map XY.npy] [--clusters N...]`: cluster labels of the
+/// map.
+void addLabelsCommand(CLI::App& app, int& exitCode);
+
 /// `self-test [--json]`: readers, exact graphs (CPU, GPU) against float64, a path, a map.
 void addSelfTestCommand(CLI::App& app, int& exitCode);
 

@@ -52,6 +52,7 @@ int main(int argc, char** argv) {
   nearscape::cli::addOutliersCommand(app, exitCode);
   nearscape::cli::addCompareCommand(app, exitCode);
   nearscape::cli::addDuplicatesCommand(app, exitCode);
+  nearscape::cli::addLabelsCommand(app, exitCode);
   nearscape::cli::addSelfTestCommand(app, exitCode);
   nearscape::cli::installCancelHandlers();
   try {
