@@ -1,4 +1,5 @@
 // nearscape-bench: named suites; each prints a table and can write JSON. Engine only, no Qt.
+#include "BridgeSuite.h"
 #include "DevicesSuite.h"
 #include "DuplicatesSuite.h"
 #include "ExactSuite.h"
@@ -22,6 +23,7 @@ int main(int argc, char** argv) {
   nearscape::bench::addNnDescentSuite(app, exitCode);
   nearscape::bench::addIndexSuite(app, exitCode);
   nearscape::bench::addDuplicatesSuite(app, exitCode);
+  nearscape::bench::addBridgeSuite(app, exitCode);
   nearscape::bench::addDevicesSuite(app, exitCode);
   CLI11_PARSE(app, argc, argv);
   return exitCode;

@@ -95,6 +95,7 @@ int runPath(const PathArgs& a) {
     facts.weights = graph.weightNote;
     facts.components = components;
     facts.bridgesAdded = bridges.size();
+    facts.bridgesExact = explored.bridgesExact;
     facts.mstBackend = forest.builtOn();
     facts.graph =
         a.graph.empty() ? "k=" + std::to_string(a.k) + " (" + knn.report.describe() + ")" : a.graph;
@@ -115,7 +116,7 @@ int runPath(const PathArgs& a) {
   } else if (!minimax.found()) {
     std::cout << "items " << a.from << " and " << a.to << " lie in different components of the "
               << "graph (" << components << " components). Run again with --bridge to join "
-              << "the components with their exact nearest cross-component edges.\n";
+              << "the components with their nearest cross-component edges.\n";
   } else {
     std::cout << "min-max path from " << a.from << " to " << a.to << " (" << graph.weightNote
               << "):\n";
@@ -153,7 +154,8 @@ void addPathCommand(CLI::App& app, int& exitCode) {
   cmd->add_option("--metric", a->metric, "l2, ip or cos (default: the file's, else l2)");
   cmd->add_option("--meta", a->meta, "Metadata TSV (labels along the path)");
   cmd->add_flag("--bridge", a->bridge,
-                "Join disconnected components with exact nearest cross-component edges");
+                "Join disconnected components with nearest cross-component edges (exact for "
+                "small data and small components, else mutually nearest pairs)");
   a->common.addTo(*cmd);
   cmd->callback([a, &exitCode] { exitCode = runGuarded([&] { return runPath(*a); }); });
 }

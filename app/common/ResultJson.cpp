@@ -42,6 +42,8 @@ nlohmann::ordered_json minimaxPathJson(const GraphPath& minimax, const GraphPath
   j["weights"] = facts.weights;
   j["components"] = facts.components;
   j["bridges_added"] = facts.bridgesAdded;
+  if (facts.bridgesAdded > 0)
+    j["bridges_exact"] = facts.bridgesExact;
   j["mst_backend"] = facts.mstBackend;
   j["shortest"] = graphPathJson(shortest, labels);
   j["graph"] = facts.graph;

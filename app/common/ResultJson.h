@@ -42,12 +42,14 @@ struct MinimaxPathFacts {
   std::string weights;          ///< the graph's weight note
   std::int64_t components = 0;  ///< connected components (trees of the forest)
   std::size_t bridgesAdded = 0; ///< edges that joined components (--bridge)
+  bool bridgesExact = true;     ///< each its component's exact nearest (ComponentBridges::exact)
   std::string mstBackend;       ///< where the spanning forest was built
   std::string graph;            ///< which graph: "k=10 (CPU …)", a file, "given"
 };
 
 /// The min-max path (graphPathJson's fields), then from, to, metric, weights, components,
-/// bridges_added, mst_backend, shortest (the least-total path) and graph.
+/// bridges_added (with bridges_exact when any), mst_backend, shortest (the least-total path) and
+/// graph.
 nlohmann::ordered_json minimaxPathJson(const GraphPath& minimax, const GraphPath& shortest,
                                        const MinimaxPathFacts& facts, const Labels& labels = {});
 

@@ -351,7 +351,7 @@ private slots:
     const SpanningForest before(g);
     QVERIFY(!minimaxPath(before, 0, n - 1).found());
 
-    const auto bridges = bridgeComponents(g, exactNearestRows(v, Metric::L2, on(Backend::Cpu)));
+    const auto bridges = bridgeComponents(g, nearestOutside(v, Metric::L2, on(Backend::Cpu))).edges;
     const UndirectedGraph joined = withEdges(g, bridges);
     QCOMPARE(connectedComponents(joined).count, 1);
     const SpanningForest after(joined);

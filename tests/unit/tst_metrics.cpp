@@ -370,7 +370,7 @@ private slots:
     const UndirectedGraph graph = symmetrizeKnnGraph(g.ids.view(), g.distances.view(), metric);
     QCOMPARE(connectedComponents(graph).count, 2);
     const std::vector<WeightedEdge> bridges =
-        bridgeComponents(graph, exactNearestRows(v, metric, cpu()));
+        bridgeComponents(graph, nearestOutside(v, metric, cpu())).edges;
     QCOMPARE(bridges.size(), std::size_t(1));
     std::pair<double, std::pair<int, int>> nearest{INFINITY, {-1, -1}};
     for (int a = 0; a < half; ++a)

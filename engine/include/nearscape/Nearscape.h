@@ -32,6 +32,7 @@
 #include "nearscape/io/GraphFile.h"
 #include "nearscape/io/MappedFile.h"
 #include "nearscape/io/Npy.h"
+#include "nearscape/knn/CrossNearest.h"
 #include "nearscape/knn/Distributed.h"
 #include "nearscape/knn/Knn.h"
 #include "nearscape/knn/NnDescent.h"

@@ -536,52 +536,56 @@ GraphPath shortestPath(const UndirectedGraph& graph, std::int32_t from, std::int
   return describe(std::move(nodes), std::move(steps));
 }
 
-std::vector<WeightedEdge> bridgeComponents(const UndirectedGraph& graph,
-                                           const NearestRows& nearestRows, JobControl& job) {
-  std::vector<WeightedEdge> added;
+ComponentBridges bridgeComponents(const UndirectedGraph& graph,
+                                  const NearestOutside& nearestOutside, JobControl& job) {
+  ComponentBridges bridges;
   UndirectedGraph current = graph;
   for (int roundIndex = 0;; ++roundIndex) {
     const Components comps = connectedComponents(current);
     if (comps.count <= 1) {
       job.progress(1.0, "joining components");
-      return added;
+      return bridges;
     }
     job.check();
     // Progress forward only: a round at least halves the components, so round r takes the
-    // range [1 − 2^−r, 1 − 2^−(r+1)], shared among its components' searches.
+    // range [1 − 2^−r, 1 − 2^−(r+1)].
     const double roundFrom = 1.0 - std::ldexp(1.0, -roundIndex);
-    const double roundShare = std::ldexp(1.0, -(roundIndex + 1)) / double(comps.count);
+    const double roundTo = 1.0 - std::ldexp(1.0, -(roundIndex + 1));
     const auto largest = std::int32_t(std::max_element(comps.sizes.begin(), comps.sizes.end()) -
                                       comps.sizes.begin());
-    std::vector<std::vector<std::int64_t>> members(static_cast<std::size_t>(comps.count));
-    for (std::int64_t i = 0; i < graph.nodes; ++i)
-      members[std::size_t(comps.label[i])].push_back(i);
+    // Borůvka: every component but the largest asks for the pair that joins it to the rest.
+    std::vector<bool> wanted(static_cast<std::size_t>(comps.count), true);
+    wanted[std::size_t(largest)] = false;
+    JobControl search = job.sub(roundFrom, roundTo);
+    const std::vector<CrossPair> pairs = nearestOutside(comps.label, comps.count, wanted, search);
+    NEARSCAPE_EXPECTS(std::int32_t(pairs.size()) == comps.count,
+                      "the nearest outside pairs' search returned another count than asked");
     std::vector<WeightedEdge> round;
     for (std::int32_t c = 0; c < comps.count; ++c) {
-      if (c == largest)
+      const CrossPair& p = pairs[std::size_t(c)];
+      if (!wanted[std::size_t(c)] || p.inside < 0)
         continue;
-      // Each member's nearest items, enough of them (|C| + 1) to reach outside C for sure.
-      const auto& m = members[std::size_t(c)];
-      const int k = int(std::min<std::int64_t>(std::int64_t(m.size()) + 1, graph.nodes));
-      JobControl search = job.sub(roundFrom + roundShare * c, roundFrom + roundShare * (c + 1));
-      const KnnResult nn = nearestRows(m, k, search);
-      NEARSCAPE_EXPECTS(nn.ids.rows() == std::int64_t(m.size()) && nn.ids.cols() == k,
-                        "the nearest rows' search returned another shape than asked");
-      WeightedEdge best{-1, -1, std::numeric_limits<float>::infinity()};
-      for (std::size_t r = 0; r < m.size(); ++r)
-        for (int j = 0; j < k; ++j) {
-          const std::int32_t other = nn.ids.row(std::int64_t(r))[j];
-          if (comps.label[other] == c)
-            continue;
-          const float w = std::max(0.0f, nn.distances.row(std::int64_t(r))[j] - graph.weightOffset);
-          if (w < best.weight || (w == best.weight && std::int32_t(m[r]) < best.a))
-            best = {std::int32_t(m[r]), other, w};
-          break; // ids are nearest first: the first outsider is this member's best
-        }
-      if (best.a >= 0)
-        round.push_back(best);
+      NEARSCAPE_EXPECTS(p.outside >= 0 && p.outside < graph.nodes &&
+                            comps.label[std::size_t(p.inside)] == c &&
+                            comps.label[std::size_t(p.outside)] != c,
+                        "the nearest outside pairs' search returned a pair inside a component");
+      // a: the component's member, b: the row outside it.
+      round.push_back({std::int32_t(p.inside), std::int32_t(p.outside),
+                       std::max(0.0f, p.distance - graph.weightOffset)});
+      bridges.exact = bridges.exact && p.exact;
     }
-    added.insert(added.end(), round.begin(), round.end());
+    // Two components that chose each other by the same pair add it once.
+    const auto key = [](const WeightedEdge& e) {
+      return std::pair(std::min(e.a, e.b), std::max(e.a, e.b));
+    };
+    std::stable_sort(round.begin(), round.end(),
+                     [&](const WeightedEdge& x, const WeightedEdge& y) { return key(x) < key(y); });
+    round.erase(
+        std::unique(round.begin(), round.end(),
+                    [&](const WeightedEdge& x, const WeightedEdge& y) { return key(x) == key(y); }),
+        round.end());
+    NEARSCAPE_EXPECTS(!round.empty(), "no pair joins the graph's components");
+    bridges.edges.insert(bridges.edges.end(), round.begin(), round.end());
     current = withEdges(current, round);
   }
 }

@@ -189,17 +189,6 @@ KnnResult run(const MatrixView<float>& queries, const MatrixView<float>& base, i
 
 } // namespace
 
-NearestRows exactNearestRows(const MatrixView<float>& data, Metric metric, const Context& context) {
-  return [data, metric, context](const std::vector<std::int64_t>& rows, int k, JobControl& job) {
-    std::vector<float> queries(rows.size() * std::size_t(data.cols));
-    for (std::size_t r = 0; r < rows.size(); ++r)
-      std::copy(data.row(rows[r]), data.row(rows[r]) + data.cols,
-                queries.begin() + std::ptrdiff_t(r * std::size_t(data.cols)));
-    return knnSearch({queries.data(), std::int64_t(rows.size()), data.cols}, data, k, metric,
-                     context, job);
-  };
-}
-
 bool gpuSearchIsFused(std::int64_t dim, int k) {
   return knn::gpuFusedTiles(dim, k);
 }

@@ -3,6 +3,7 @@
 #include "nearscape/core/Error.h"
 #include "nearscape/core/Log.h"
 #include "nearscape/gpu/Devices.h"
+#include "nearscape/knn/CrossNearest.h"
 
 #include <algorithm>
 #include <chrono>
@@ -175,12 +176,14 @@ Exploration explore(const MatrixView<float>& data, const ExploreParams& params,
     JobControl forestStage = stage.sub(params.bridge ? 0.5 : 0.0, 1.0);
     if (params.bridge) {
       JobControl bridgeStage = stage.sub(0.0, 0.5);
-      // On the CPU: each component's search is small (a component's members against the data),
-      // which a device's launches and transfers would not repay.
+      // On the CPU: each round is a few scans of the data (knn/CrossNearest.h), which a
+      // device's launches and transfers would not repay.
       Context cpu = context;
       cpu.backend = Backend::Cpu;
-      e.bridges =
-          bridgeComponents(e.undirected, exactNearestRows(data, params.metric, cpu), bridgeStage);
+      ComponentBridges joined =
+          bridgeComponents(e.undirected, nearestOutside(data, params.metric, cpu), bridgeStage);
+      e.bridges = std::move(joined.edges);
+      e.bridgesExact = joined.exact;
       e.undirected = withEdges(e.undirected, e.bridges);
     }
     lap("bridged");

@@ -78,11 +78,24 @@ struct KnnResult {
   double seconds = 0;             ///< wall time of the call
 };
 
-/// The exact k nearest rows of a data set to each of its rows `rows` (the row itself included,
-/// ties to the smaller id), rows.size() × k, nearest first. How they are found is the caller's
-/// choice (knn::exactNearestRows): the graph layer asks without knowing the search. Throws
+/// The pair that joins one component of a graph to the rest: row `inside` of the component, row
+/// `outside` of another, and their distance (the metric's, exact in float64).
+struct CrossPair {
+  std::int64_t inside = -1; ///< −1 when the component was not asked for
+  std::int64_t outside = -1;
+  float distance = 0;
+  /// True when no pair between the component and the rest is nearer; false when the pair is
+  /// only mutually nearest (`outside` is `inside`'s nearest row outside the component and
+  /// `inside` is `outside`'s nearest row inside it), found by a descent (knn/CrossNearest.h).
+  bool exact = false;
+};
+
+/// For each component c < `count` of the labelling `label` (one per row) with `wanted[c]`, the
+/// pair joining it to the rest (CrossPair, `count` of them). How they are found is the caller's
+/// choice (knn::nearestOutside): the graph layer asks without knowing the search. Throws
 /// Cancelled.
-using NearestRows =
-    std::function<KnnResult(const std::vector<std::int64_t>& rows, int k, JobControl& job)>;
+using NearestOutside =
+    std::function<std::vector<CrossPair>(const std::vector<std::int32_t>& label, std::int32_t count,
+                                         const std::vector<bool>& wanted, JobControl& job)>;
 
 } // namespace nearscape

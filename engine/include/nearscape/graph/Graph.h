@@ -123,14 +123,23 @@ GraphPath minimaxPath(const SpanningForest& forest, std::int32_t from, std::int3
 /// The shortest path (least total weight, Dijkstra) for comparison. Throws InvalidArgument.
 GraphPath shortestPath(const UndirectedGraph& graph, std::int32_t from, std::int32_t to);
 
-/// Exact nearest cross-component edges that connect the graph's components (Borůvka rounds over
-/// components: each non-largest component gets its exact nearest outside neighbour, which
-/// `nearestRows` finds among the graph's nodes, for example knn::exactNearestRows over the
-/// vectors). Returns the added edges, already weighted like the graph's.
-/// Throws Cancelled, and what `nearestRows` throws.
-std::vector<WeightedEdge> bridgeComponents(const UndirectedGraph& graph,
-                                           const NearestRows& nearestRows,
-                                           JobControl& job = noJobControl());
+/// The edges that joined a graph's components.
+struct ComponentBridges {
+  std::vector<WeightedEdge> edges; ///< weighted like the graph's
+  /// True when every edge is its component's exact nearest edge to the rest (CrossPair::exact);
+  /// false when some are mutually nearest pairs found by a descent.
+  bool exact = true;
+};
+
+/// Edges that connect the graph's components, in Borůvka rounds over components: each
+/// non-largest component gets the pair that joins it to the rest, which `nearestOutside` finds
+/// among the graph's nodes (for example knn::nearestOutside over the vectors: exact for small
+/// data and small components, else a mutually nearest pair). Every edge is a true pair of rows
+/// with its exact distance, weighted like the graph's. Throws Cancelled, and what
+/// `nearestOutside` throws.
+ComponentBridges bridgeComponents(const UndirectedGraph& graph,
+                                  const NearestOutside& nearestOutside,
+                                  JobControl& job = noJobControl());
 
 /// `graph` with `extra` edges added (both directions).
 UndirectedGraph withEdges(const UndirectedGraph& graph, const std::vector<WeightedEdge>& extra);

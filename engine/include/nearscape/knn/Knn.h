@@ -81,10 +81,6 @@ private:
   std::unique_ptr<Impl> m_impl;
 };
 
-/// The exact nearest rows of `data` (kept alive by the caller), found by knnSearch under
-/// `context`: what the graph layer's component bridging (bridgeComponents) asks for.
-NearestRows exactNearestRows(const MatrixView<float>& data, Metric metric, const Context& context);
-
 /// Plain float64 brute force over the rows `rows` of `queries` (all when empty); with
 /// `excludeSelf` a query row i never returns base row i. The oracle for tests and benchmarks.
 KnnResult knnReference(const MatrixView<float>& queries, const MatrixView<float>& base, int k,

@@ -54,7 +54,8 @@ struct Exploration {
   Matrix<float> map;                         ///< n × dim: the map
   UndirectedGraph undirected;                ///< the symmetrised graph (with `bridges`)
   std::vector<WeightedEdge> bridges;         ///< the edges params.bridge added
-  std::shared_ptr<SpanningForest> forest;    ///< min-max paths: minimaxPath(*forest, a, b)
+  bool bridgesExact = true; ///< each bridge its component's exact nearest (ComponentBridges)
+  std::shared_ptr<SpanningForest> forest; ///< min-max paths: minimaxPath(*forest, a, b)
   /// Which stage results the caller supplied (ExploreStages) rather than the pipeline computed.
   bool graphSupplied = false, startSupplied = false, mapSupplied = false;
   /// Wall time of each stage (a supplied one: the hook's).
