@@ -160,7 +160,9 @@ private slots:
     // Map trust's truth is the exact k-NN. A graph that STEP built exactly (low dimensions on
     // the CPU) is that truth, built by the layout or given as a graph file that says it is
     // exact; ids alone (.npy) say nothing of how they were found, so the truth is built for them
-    // — and on the same graph (so the same map) the mean is the same either way.
+    // when --trust asks for every item's — and on the same graph (so the same map) the mean is
+    // the same either way — and --json alone estimates the mean from a sample, within its error
+    // bar of the whole.
     constexpr int n = 12000, d = 2;
     const QString file = m_dir.filePath("lt.npy"), graph = m_dir.filePath("lt.nsg"),
                   ids = m_dir.filePath("lt-ids.npy");
@@ -172,6 +174,7 @@ private slots:
     QCOMPARE(built["run"].toObject()["method"].toString(), QString("STEP")); // the premise
     QVERIFY(built["exact"].toBool());
     QCOMPARE(cli(QStringList{"knn", file, "--k", "10", "--out", ids} + cpu).code, 0);
+    const QString perItem = m_dir.filePath("lt-trust.npy");
     auto trustWith = [&](const QStringList& graphArgs) {
       const Run layout = cli(QStringList{"layout", file, "--k", "10", "--epochs", "5", "--json"} +
                              cpu + graphArgs);
@@ -179,15 +182,29 @@ private slots:
       return QJsonDocument::fromJson(layout.out).object()["trust"].toObject();
     };
     const QJsonObject here = trustWith({}), fromFile = trustWith({"--graph", graph}),
-                      fromIds = trustWith({"--graph", ids});
+                      fromIds = trustWith({"--graph", ids, "--trust", perItem}),
+                      estimated = trustWith({"--graph", ids});
     QCOMPARE(here["truth"].toString(), QString("graph"));
     QCOMPARE(fromFile["truth"].toString(), QString("graph"));
     QCOMPARE(fromIds["truth"].toString(), QString("built"));
+    QCOMPARE(estimated["truth"].toString(), QString("sample"));
+    QCOMPARE(fromIds["standard_error"].toDouble(), 0.0); // every item checked
+    QCOMPARE(fromIds["sampled"].toInt(), n);
+    QCOMPARE(nearscape::readNpyFloat(perItem.toStdString()).rows(), std::int64_t(n));
     // One graph (STEP's, built here or read back; the ids with their distances recomputed
     // exactly), so one map: the truth reused and the truth built give the same trust.
     QCOMPARE(here["mean"].toDouble(), fromFile["mean"].toDouble());
     QCOMPARE(fromFile["mean"].toDouble(), fromIds["mean"].toDouble());
     QVERIFY(fromFile["mean"].toDouble() > 0.05); // a random map keeps about 10 / 12000
+    // The sample's estimate: 2,000 items by default, its 95% interval around the whole mean.
+    const double whole = fromIds["mean"].toDouble(), error = estimated["standard_error"].toDouble();
+    const QJsonArray ci = estimated["ci95"].toArray();
+    QCOMPARE(estimated["sampled"].toInt(), 2000);
+    QVERIFY(error > 0 && error < 0.02);
+    QVERIFY2(
+        ci[0].toDouble() <= whole && whole <= ci[1].toDouble(),
+        qPrintable(
+            QString("%1 outside [%2, %3]").arg(whole).arg(ci[0].toDouble()).arg(ci[1].toDouble())));
   }
 
   /// Exact k nearest other rows of row i (float64 brute force): (distance, id), nearest first.
