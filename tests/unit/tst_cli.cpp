@@ -571,6 +571,28 @@ private slots:
     QVERIFY2(r.err.contains("note: ef = 1, 2 and 5 are below k = 10"), r.err.constData());
   }
 
+  void sweepSaysWhereItRanAndTimesEnough() {
+    // Each row (and the exact reference) says where its timed passes searched, how many there
+    // were and how long they took together: at least --timing-runs, until --min-timed-s.
+    const QString file = m_dir.filePath("sweep-where.npy");
+    QVERIFY(writeBytes(file, npyBytes("<f4", {800, 6}, rawBytes(randomFloats(800 * 6, 45)))));
+    const Run r =
+        cli({"sweep", file, "--index", "ivf", "--k", "5", "--holdout", "80", "--grid", "nprobe=1,4",
+             "--latency-queries", "0", "--min-timed-s", "0.05", "--json", "--backend", "cpu"});
+    QVERIFY2(r.code == 0, r.err.constData());
+    const QJsonObject j = QJsonDocument::fromJson(r.out).object();
+    const QJsonObject exact = j["exact"].toObject();
+    QVERIFY2(exact["where"].toString().startsWith("cpu, "), r.out.constData());
+    QCOMPARE(exact["backend"].toString(), QString("cpu"));
+    for (const QJsonValue& v : j["rows"].toArray() + QJsonValue(exact)) {
+      const QJsonObject row = v.toObject();
+      QVERIFY(row["passes"].toInt() >= 3);
+      QVERIFY(row["timed_s"].toDouble() >= 0.05 || row["passes"].toInt() == 1000);
+    }
+    QCOMPARE(j["rows"].toArray()[0].toObject()["where"].toString(), QString("cpu, index search"));
+    QCOMPARE(cli({"sweep", file, "--min-timed-s", "-1", "--backend", "cpu"}).code, 2);
+  }
+
   void holdoutBeyondHalfTheDataIsRefused() {
     // --holdout 151 of 300 rows was silently 150: refused now, naming the limit; 150 is 150.
     const QString file = m_dir.filePath("holdout.npy");
