@@ -3,6 +3,8 @@
 #include "CommonOptions.h"
 #include "DistributedGraph.h"
 
+#include "nearscape/layout/MapTrust.h"
+
 #include <nlohmann/json.hpp>
 
 #include <chrono>
@@ -16,6 +18,7 @@ namespace {
 struct LayoutArgs {
   std::string path, graph, out, metric, trust;
   int dim = 2, k = 15, epochs = 0, trustK = 10;
+  std::int64_t trustSample = kMapTrustSampleRows;
   CommonOptions common;
 };
 
@@ -75,18 +78,28 @@ int runLayout(const LayoutArgs& a) {
   // k nearest on the map (exact too). The graph serves as the truth when it is exact and wide
   // enough, whichever exact method built it (STEP's too) and whether built here or given as a
   // graph file that says it was built exactly (its first k columns are then the exact k-NN,
-  // ties to the smaller id as knnGraph's).
+  // ties to the smaller id as knnGraph's). Otherwise every item's trust costs a second, exact
+  // graph: built only when --trust asks for every item's; --json alone gets the mean estimated
+  // from an exact check of a seeded sample, with its standard error.
   std::optional<LayoutQuality> trust;
+  std::optional<MapTrustEstimate> estimate;
   double trustSeconds = 0;
-  bool graphIsTruth = false;
+  std::string truthSource;
   if (!a.trust.empty() || a.common.json) {
     t = std::chrono::steady_clock::now();
     NEARSCAPE_EXPECTS(a.trustK < ds.size(), "--trust-k must be below the number of items");
-    graphIsTruth = knn.report.exact() && knn.ids.cols() >= a.trustK;
-    const KnnResult truth =
-        graphIsTruth ? KnnResult{} : knnGraph(ds.vectors.view(), a.trustK, metric, context, job);
-    trust = layoutQuality(graphIsTruth ? knn.ids.view() : truth.ids.view(), xy.view(), a.trustK,
-                          effectiveThreads(context));
+    const bool graphIsTruth = knn.report.exact() && knn.ids.cols() >= a.trustK;
+    if (graphIsTruth || !a.trust.empty()) {
+      const KnnResult truth =
+          graphIsTruth ? KnnResult{} : knnGraph(ds.vectors.view(), a.trustK, metric, context, job);
+      trust = layoutQuality(graphIsTruth ? knn.ids.view() : truth.ids.view(), xy.view(), a.trustK,
+                            effectiveThreads(context));
+      truthSource = graphIsTruth ? "graph" : "built";
+    } else {
+      estimate = estimateMapTrust(ds.vectors.view(), xy.view(), a.trustK, metric, context, job,
+                                  a.trustSample, context.seed);
+      truthSource = "sample";
+    }
     trustSeconds = since(t);
   }
   if (!a.out.empty())
@@ -110,10 +123,16 @@ int runLayout(const LayoutArgs& a) {
     j["metric"] = std::string(metricName(metric));
     j["neighbours_kept_10"] = kept ? nlohmann::json(*kept) : nlohmann::json(nullptr);
     j["pca_neighbours_kept_10"] = pcaKept ? nlohmann::json(*pcaKept) : nlohmann::json(nullptr);
+    // The exact k-NN behind it: the graph's (reused), built, or a sample's (an estimate).
+    const double mean = trust ? trust->overall : estimate->mean;
+    const double error = trust ? 0.0 : estimate->standardError;
     j["trust"] = {{"k", a.trustK},
-                  {"mean", trust->overall},
+                  {"mean", mean},
+                  {"standard_error", error},
+                  {"ci95", {trust ? mean : estimate->low95, trust ? mean : estimate->high95}},
+                  {"sampled", trust ? ds.size() : estimate->sampled},
                   {"out", a.trust},
-                  {"truth", graphIsTruth ? "graph" : "built"}}; // the exact k-NN: reused or built
+                  {"truth", truthSource}};
     j["out"] = a.out;
     j["timings"] = {{"graph_s", graphSeconds},
                     {"layout_s", layoutSeconds},
@@ -158,6 +177,11 @@ void addLayoutCommand(CLI::App& app, int& exitCode) {
                   "Write each item's map trust here (.npy, float32, n × 1): the share of its "
                   "exact k nearest neighbours among its k nearest on the map");
   cmd->add_option("--trust-k", a->trustK, "Neighbours that map trust compares")
+      ->capture_default_str();
+  cmd->add_option("--trust-sample", a->trustSample,
+                  "Items whose exact neighbours estimate map trust's mean (--json without "
+                  "--trust, when the graph is not exact)")
+      ->check(atLeast(2))
       ->capture_default_str();
   a->common.addTo(*cmd);
   cmd->callback([a, &exitCode] {

@@ -27,6 +27,7 @@ struct SweepArgs {
   int k = 10;
   std::int64_t holdout = 0, batch = 0, latencyQueries = 200, missedQuery = 0; ///< 0: default
   int timingRuns = 3;
+  double minTimedSeconds = 0.2;
   CommonOptions common;
 };
 
@@ -197,8 +198,10 @@ nlohmann::json rowJson(const SweepRow& r, const HeldOutSweep& split) {
   std::vector<std::int64_t> missed;
   for (std::int32_t id : r.missed)
     missed.push_back(split.dataRow(id));
-  return {{"params", r.params}, {"recall", r.recall}, {"qps", r.qps},    {"p50_ms", r.p50Ms},
-          {"p99_ms", r.p99Ms},  {"pareto", r.pareto}, {"missed", missed}};
+  return {{"params", r.params}, {"recall", r.recall}, {"qps", r.qps},
+          {"p50_ms", r.p50Ms},  {"p99_ms", r.p99Ms},  {"pareto", r.pareto},
+          {"missed", missed},   {"passes", r.passes}, {"timed_s", r.timedSeconds},
+          {"where", r.where}};
 }
 
 int runSweepCommand(const SweepArgs& args) {
@@ -232,6 +235,7 @@ int runSweepCommand(const SweepArgs& args) {
   options.sweep.batchSize = args.batch;
   options.sweep.latencyQueries = args.latencyQueries;
   options.sweep.timingRuns = args.timingRuns;
+  options.sweep.minTimedSeconds = args.minTimedSeconds;
   options.sweep.missedQuery = args.missedQuery;
   OpenOptions open;
   open.loadThumbnails = false;
@@ -351,14 +355,16 @@ int runSweepCommand(const SweepArgs& args) {
     if (study.exact)
       j["exact"] = {{"recall", study.exact->recall},        {"qps", study.exact->qps},
                     {"p50_ms", study.exact->p50Ms},         {"p99_ms", study.exact->p99Ms},
-                    {"build_s", study.exact->buildSeconds}, {"backend", study.exactBackend}};
+                    {"build_s", study.exact->buildSeconds}, {"backend", study.exactBackend},
+                    {"where", study.exact->where},          {"passes", study.exact->passes},
+                    {"timed_s", study.exact->timedSeconds}};
     else
       j["exact"] = nullptr;
     j["timings"] = {{"truth_s", first.truthSeconds}, {"build_s", first.indexSeconds}};
     std::cout << j.dump(2) << '\n';
   } else {
     if (study.exact)
-      std::cout << "exact search (" << study.exactBackend
+      std::cout << "exact search (" << study.exact->where
                 << ", the reference): " << describeRow(*study.exact) << '\n';
     for (std::size_t r = 0; r < study.runs.size(); ++r) {
       const SweepRun& run = study.runs[r];
@@ -432,6 +438,11 @@ void addSweepCommand(CLI::App& app, int& exitCode) {
   cmd->add_option("--timing-runs", args->timingRuns,
                   "Timed passes per setting after a warm-up; QPS is the best (ann-benchmarks)")
       ->check(CLI::Range(1, 100))
+      ->capture_default_str();
+  cmd->add_option("--min-timed-s", args->minTimedSeconds,
+                  "Timed passes repeat until this much searching was timed (at most 1,000 "
+                  "passes); QPS is the best pass")
+      ->check(CLI::Range(0.0, 60.0))
       ->capture_default_str();
   cmd->add_option("--latency-queries", args->latencyQueries,
                   "Queries timed one at a time for p50/p99")

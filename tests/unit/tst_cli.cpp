@@ -160,7 +160,9 @@ private slots:
     // Map trust's truth is the exact k-NN. A graph that STEP built exactly (low dimensions on
     // the CPU) is that truth, built by the layout or given as a graph file that says it is
     // exact; ids alone (.npy) say nothing of how they were found, so the truth is built for them
-    // — and on the same graph (so the same map) the mean is the same either way.
+    // when --trust asks for every item's — and on the same graph (so the same map) the mean is
+    // the same either way — and --json alone estimates the mean from a sample, within its error
+    // bar of the whole.
     constexpr int n = 12000, d = 2;
     const QString file = m_dir.filePath("lt.npy"), graph = m_dir.filePath("lt.nsg"),
                   ids = m_dir.filePath("lt-ids.npy");
@@ -172,6 +174,7 @@ private slots:
     QCOMPARE(built["run"].toObject()["method"].toString(), QString("STEP")); // the premise
     QVERIFY(built["exact"].toBool());
     QCOMPARE(cli(QStringList{"knn", file, "--k", "10", "--out", ids} + cpu).code, 0);
+    const QString perItem = m_dir.filePath("lt-trust.npy");
     auto trustWith = [&](const QStringList& graphArgs) {
       const Run layout = cli(QStringList{"layout", file, "--k", "10", "--epochs", "5", "--json"} +
                              cpu + graphArgs);
@@ -179,15 +182,29 @@ private slots:
       return QJsonDocument::fromJson(layout.out).object()["trust"].toObject();
     };
     const QJsonObject here = trustWith({}), fromFile = trustWith({"--graph", graph}),
-                      fromIds = trustWith({"--graph", ids});
+                      fromIds = trustWith({"--graph", ids, "--trust", perItem}),
+                      estimated = trustWith({"--graph", ids});
     QCOMPARE(here["truth"].toString(), QString("graph"));
     QCOMPARE(fromFile["truth"].toString(), QString("graph"));
     QCOMPARE(fromIds["truth"].toString(), QString("built"));
+    QCOMPARE(estimated["truth"].toString(), QString("sample"));
+    QCOMPARE(fromIds["standard_error"].toDouble(), 0.0); // every item checked
+    QCOMPARE(fromIds["sampled"].toInt(), n);
+    QCOMPARE(nearscape::readNpyFloat(perItem.toStdString()).rows(), std::int64_t(n));
     // One graph (STEP's, built here or read back; the ids with their distances recomputed
     // exactly), so one map: the truth reused and the truth built give the same trust.
     QCOMPARE(here["mean"].toDouble(), fromFile["mean"].toDouble());
     QCOMPARE(fromFile["mean"].toDouble(), fromIds["mean"].toDouble());
     QVERIFY(fromFile["mean"].toDouble() > 0.05); // a random map keeps about 10 / 12000
+    // The sample's estimate: 2,000 items by default, its 95% interval around the whole mean.
+    const double whole = fromIds["mean"].toDouble(), error = estimated["standard_error"].toDouble();
+    const QJsonArray ci = estimated["ci95"].toArray();
+    QCOMPARE(estimated["sampled"].toInt(), 2000);
+    QVERIFY(error > 0 && error < 0.02);
+    QVERIFY2(
+        ci[0].toDouble() <= whole && whole <= ci[1].toDouble(),
+        qPrintable(
+            QString("%1 outside [%2, %3]").arg(whole).arg(ci[0].toDouble()).arg(ci[1].toDouble())));
   }
 
   /// Exact k nearest other rows of row i (float64 brute force): (distance, id), nearest first.
@@ -566,6 +583,28 @@ private slots:
     QCOMPARE(rows[0].toObject()["params"].toObject()["ef"].toDouble(), 10.0);
     QCOMPARE(rows[1].toObject()["params"].toObject()["ef"].toDouble(), 32.0);
     QVERIFY2(r.err.contains("note: ef = 1, 2 and 5 are below k = 10"), r.err.constData());
+  }
+
+  void sweepSaysWhereItRanAndTimesEnough() {
+    // Each row (and the exact reference) says where its timed passes searched, how many there
+    // were and how long they took together: at least --timing-runs, until --min-timed-s.
+    const QString file = m_dir.filePath("sweep-where.npy");
+    QVERIFY(writeBytes(file, npyBytes("<f4", {800, 6}, rawBytes(randomFloats(800 * 6, 45)))));
+    const Run r =
+        cli({"sweep", file, "--index", "ivf", "--k", "5", "--holdout", "80", "--grid", "nprobe=1,4",
+             "--latency-queries", "0", "--min-timed-s", "0.05", "--json", "--backend", "cpu"});
+    QVERIFY2(r.code == 0, r.err.constData());
+    const QJsonObject j = QJsonDocument::fromJson(r.out).object();
+    const QJsonObject exact = j["exact"].toObject();
+    QVERIFY2(exact["where"].toString().startsWith("cpu, "), r.out.constData());
+    QCOMPARE(exact["backend"].toString(), QString("cpu"));
+    for (const QJsonValue& v : j["rows"].toArray() + QJsonValue(exact)) {
+      const QJsonObject row = v.toObject();
+      QVERIFY(row["passes"].toInt() >= 3);
+      QVERIFY(row["timed_s"].toDouble() >= 0.05 || row["passes"].toInt() == 1000);
+    }
+    QCOMPARE(j["rows"].toArray()[0].toObject()["where"].toString(), QString("cpu, index search"));
+    QCOMPARE(cli({"sweep", file, "--min-timed-s", "-1", "--backend", "cpu"}).code, 2);
   }
 
   void holdoutBeyondHalfTheDataIsRefused() {

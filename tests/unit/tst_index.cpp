@@ -533,6 +533,7 @@ private slots:
     options.k = 10;
     options.latencyQueries = 2;
     options.grid = {{{"nprobe", 1}}, {{"nprobe", 4}}};
+    options.minTimedSeconds = 0; // three passes, however short (timeBestPass's test times more)
     // 5 full passes a setting would be an extra one: the count below says 1 + 3 per setting.
     const std::vector<SweepRow> rows = runSweep(index, queries, base, truth.view(), options);
     const std::vector<std::int64_t> perSetting{nq, nq, nq, nq, 1, 1};
@@ -541,6 +542,54 @@ private slots:
     QCOMPARE(index.m_calls, expected);
     for (const SweepRow& r : rows) // a 300 ms pass would cap QPS at 213
       QVERIFY2(r.qps > 1000, qPrintable(QString("QPS %1: the slow pass was timed").arg(r.qps)));
+  }
+
+  void timedPassesLastAtLeastTheTimeAsked() {
+    // A GPU pass of 10,000 queries lasts milliseconds: passes repeat until 0.2 s was timed (at
+    // least minPasses, at most maxPasses), so that the best pass is a best of many.
+    int calls = 0;
+    const auto sleepy = [&] {
+      ++calls;
+      std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    };
+    TimedPasses t = timeBestPass(sleepy, 3, 0.2, 1000);
+    QCOMPARE(t.passes, calls);
+    QVERIFY2(t.total >= 0.2, qPrintable(QString::number(t.total)));
+    QVERIFY(t.passes >= 3 && t.passes <= 7); // each ≥ 30 ms: 7 of them are past 0.2 s
+    QVERIFY(t.best >= 0.03 && t.best <= t.total / t.passes + 1e-12);
+    calls = 0;
+    t = timeBestPass(sleepy, 3, 0.0, 1000); // no time asked: the passes asked
+    QCOMPARE(t.passes, 3);
+    QCOMPARE(calls, 3);
+    calls = 0;
+    t = timeBestPass([&] { ++calls; }, 3, 10.0, 50); // instant passes stop at the most allowed
+    QCOMPARE(t.passes, 50);
+    QCOMPARE(calls, 50);
+    QVERIFY(t.total < 10.0);
+    t = timeBestPass([&] { ++calls; }, 0, 0.0, 0); // one pass always
+    QCOMPARE(t.passes, 1);
+
+    // The sweep's rows say how many passes they timed, for how long, and where they ran.
+    const std::int64_t n = 800, d = 8;
+    const auto data = mixture(n, d, 4, 7);
+    const MatrixView<float> base{data.data(), n, d}, queries{data.data(), 50, d};
+    const Context cpu = contextFor(Backend::Cpu);
+    const auto index = buildIndex(base, Metric::L2, IvfFlatParams{.nlist = 8}, cpu);
+    const KnnResult truth = knnSearch(queries, base, 5, Metric::L2, cpu);
+    SweepOptions options;
+    options.k = 5;
+    options.grid = {{{"nprobe", 2}}};
+    options.latencyQueries = 0;
+    options.minTimedSeconds = 0.05;
+    const SweepRow row = runSweep(*index, queries, base, truth.ids.view(), options).front();
+    QVERIFY(row.passes >= 3 && (row.timedSeconds >= 0.05 || row.passes == options.maxTimingRuns));
+    QCOMPARE(row.where, std::string("cpu, index search"));
+    Backend where = Backend::Cuda;
+    const SweepRow exact = measureExactSearch(queries, base, truth.ids.view(), Metric::L2, options,
+                                              cpu, noJobControl(), &where);
+    QCOMPARE(where, Backend::Cpu);
+    QVERIFY2(exact.where.rfind("cpu, ", 0) == 0, exact.where.c_str());
+    QVERIFY(exact.passes >= 3 && exact.recall == 1.0);
   }
 
   void paretoFrontOfHandMadeRows() {

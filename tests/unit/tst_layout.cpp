@@ -271,6 +271,74 @@ private slots:
     QVERIFY(mapKept > 0.2);
   }
 
+  void mapNeighboursOfSomeRowsAreThoseRowsOfAll() {
+    std::mt19937_64 rng(5);
+    std::normal_distribution<float> normal;
+    const int n = 2000, k = 7;
+    std::vector<float> p(std::size_t(n * 2));
+    for (auto& v : p)
+      v = normal(rng);
+    const MatrixView<float> v{p.data(), n, 2};
+    const Matrix<std::int32_t> all = mapNeighbours(v, k);
+    const std::vector<std::int64_t> rows = {1999, 0, 17, 17, 640};
+    const Matrix<std::int32_t> some = mapNeighbours(v, k, 2, rows);
+    QCOMPARE(some.rows(), std::int64_t(rows.size()));
+    for (std::size_t r = 0; r < rows.size(); ++r)
+      for (int c = 0; c < k; ++c)
+        QCOMPARE(some.row(std::int64_t(r))[c], all.row(rows[r])[c]);
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, mapNeighbours(v, k, 2, {n}));
+  }
+
+  void mapTrustEstimateBracketsTheWhole() {
+    // Data near a plane (two wide coordinates, ten narrow ones) and a noisy map of the plane:
+    // trust spread over items. The estimate from a sample lies within its 95% interval of every
+    // item's mean (seeded: the same sample each run, checked for several seeds), and a sample of
+    // every item is the whole mean, with no error.
+    std::mt19937_64 rng(9);
+    std::normal_distribution<float> normal;
+    std::uniform_real_distribution<float> uniform(0.0f, 10.0f);
+    const int n = 3000, d = 12, k = 10;
+    std::vector<float> x(std::size_t(n * d)), xy(std::size_t(n * 2));
+    for (int i = 0; i < n; ++i)
+      for (int c = 0; c < d; ++c) {
+        x[std::size_t(i * d + c)] = c < 2 ? uniform(rng) : 0.1f * normal(rng);
+        if (c < 2)
+          xy[std::size_t(i * 2 + c)] = x[std::size_t(i * d + c)] + 0.05f * normal(rng);
+      }
+    const MatrixView<float> data{x.data(), n, d}, map{xy.data(), n, 2};
+    Context cpu;
+    cpu.backend = Backend::Cpu;
+    const KnnResult truth = knnGraph(data, k, Metric::L2, cpu);
+    const LayoutQuality whole = layoutQuality(truth.ids.view(), map, k);
+    qInfo("map trust of every item: %.4f", whole.overall);
+    QVERIFY(whole.overall > 0.1 && whole.overall < 0.9);
+    int inside = 0;
+    for (std::uint64_t seed : {0u, 1u, 2u, 3u, 4u}) {
+      const MapTrustEstimate e =
+          estimateMapTrust(data, map, k, Metric::L2, cpu, noJobControl(), 400, seed);
+      QCOMPARE(e.sampled, std::int64_t(400));
+      QCOMPARE(e.items, std::int64_t(n));
+      QVERIFY(e.standardError > 0.001 && e.standardError < 0.05);
+      QVERIFY(std::abs(e.low95 - (e.mean - 1.96 * e.standardError)) < 1e-12);
+      inside += e.low95 <= whole.overall && whole.overall <= e.high95;
+      QVERIFY2(std::abs(e.mean - whole.overall) < 4 * e.standardError,
+               qPrintable(QString("seed %1: %2 against %3 ± %4")
+                              .arg(seed)
+                              .arg(e.mean)
+                              .arg(whole.overall)
+                              .arg(e.standardError)));
+    }
+    QVERIFY(inside >= 4); // a 95% interval: at most one of five seeds outside it
+    const MapTrustEstimate all = estimateMapTrust(data, map, k, Metric::L2, cpu, noJobControl(), n);
+    QCOMPARE(all.sampled, std::int64_t(n));
+    QCOMPARE(all.standardError, 0.0);
+    QVERIFY(std::abs(all.mean - whole.overall) < 1e-6); // the whole sums float32 shares
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument,
+                             estimateMapTrust(data, map, n, Metric::L2, cpu, noJobControl()));
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, estimateMapTrust(data, {xy.data(), n - 1, 2}, k,
+                                                               Metric::L2, cpu, noJobControl()));
+  }
+
   void cancellationAndBadInput() {
     std::vector<std::int32_t> ids = {1, 0};
     std::vector<float> dist = {1, 1}, init = {0, 0, 1, 1};

@@ -37,6 +37,7 @@
 #include "nearscape/knn/Knn.h"
 #include "nearscape/knn/NnDescent.h"
 #include "nearscape/layout/GraphLayout.h"
+#include "nearscape/layout/MapTrust.h"
 #include "nearscape/layout/Pca.h"
 #include "nearscape/layout/PointGrid.h"
 #include "nearscape/pipeline/Explore.h"

@@ -38,6 +38,23 @@ std::vector<std::int32_t> missedNeighbours(const MatrixView<std::int32_t>& found
 
 } // namespace
 
+TimedPasses timeBestPass(const std::function<void()>& pass, int minPasses, double minSeconds,
+                         int maxPasses) {
+  TimedPasses timed;
+  timed.best = std::numeric_limits<double>::infinity();
+  const int most = std::max({1, minPasses, maxPasses});
+  while (timed.passes < most &&
+         (timed.passes < std::max(1, minPasses) || timed.total < minSeconds)) {
+    const auto t = std::chrono::steady_clock::now();
+    pass();
+    const double seconds = secondsSince(t);
+    timed.best = std::min(timed.best, seconds);
+    timed.total += seconds;
+    ++timed.passes;
+  }
+  return timed;
+}
+
 std::vector<ParameterValues> defaultSweepGrid(const AnnIndex& index, int k) {
   std::vector<ParameterValues> grid;
   for (const IndexParameter& p : index.searchParameters()) {
@@ -102,13 +119,21 @@ void checkSweepInputs(const MatrixView<float>& queries, const MatrixView<std::in
                     "the query whose misses are listed is out of range");
 }
 
+/// Where a search ran, as a sweep row says it: "cuda, exact", "cpu, index search"…
+std::string whereItRan(const KnnResult& r) {
+  const std::string_view method = knnMethodName(r.report.method());
+  return std::string(backendName(r.backend)) + (method.empty() ? "" : ", " + std::string(method));
+}
+
 /// Measures one setting: `search` (k nearest of some queries) timed as the sweep counts it —
 /// a warm-up, the best of the timed passes, batch-1 latencies — and judged against `truth`.
-/// Fills the row's recall, QPS, latencies and misses.
-void measureSetting(const std::function<KnnResult(const MatrixView<float>&, JobControl&)>& search,
-                    const MatrixView<float>& queries, const MatrixView<float>& base,
-                    const MatrixView<std::int32_t>& truth, Metric metric,
-                    const SweepOptions& options, SweepRow& row, JobControl& job) {
+/// Fills the row's recall, QPS, passes, where it ran, latencies and misses; returns the backend
+/// of the timed passes.
+Backend
+measureSetting(const std::function<KnnResult(const MatrixView<float>&, JobControl&)>& search,
+               const MatrixView<float>& queries, const MatrixView<float>& base,
+               const MatrixView<std::int32_t>& truth, Metric metric, const SweepOptions& options,
+               SweepRow& row, JobControl& job) {
   const int k = options.k;
   const std::int64_t batch = options.batchSize > 0 ? options.batchSize : queries.rows;
   // A warm-up call so that first-touch costs (device buffers, kernels loaded on first use,
@@ -116,17 +141,21 @@ void measureSetting(const std::function<KnnResult(const MatrixView<float>&, JobC
   // to take the paths a whole batch takes.
   search({queries.data, std::min<std::int64_t>({queries.rows, batch, 1024}), queries.cols}, job);
   std::vector<std::int32_t> ids(std::size_t(queries.rows) * std::size_t(k));
-  double best = std::numeric_limits<double>::infinity();
-  for (int run = 0; run < std::max(1, options.timingRuns); ++run) {
-    const auto t = std::chrono::steady_clock::now();
-    for (std::int64_t b0 = 0; b0 < queries.rows; b0 += batch) {
-      const std::int64_t n = std::min(batch, queries.rows - b0);
-      const KnnResult r = search({queries.row(b0), n, queries.cols}, job);
-      std::copy(r.ids.data(), r.ids.data() + n * k, ids.begin() + b0 * k);
-    }
-    best = std::min(best, secondsSince(t));
-  }
-  row.qps = double(queries.rows) / std::max(best, 1e-9);
+  Backend ranOn = Backend::Cpu;
+  const TimedPasses timed = timeBestPass(
+      [&] {
+        for (std::int64_t b0 = 0; b0 < queries.rows; b0 += batch) {
+          const std::int64_t n = std::min(batch, queries.rows - b0);
+          const KnnResult r = search({queries.row(b0), n, queries.cols}, job);
+          std::copy(r.ids.data(), r.ids.data() + n * k, ids.begin() + b0 * k);
+          row.where = whereItRan(r);
+          ranOn = r.backend;
+        }
+      },
+      options.timingRuns, options.minTimedSeconds, options.maxTimingRuns);
+  row.qps = double(queries.rows) / std::max(timed.best, 1e-9);
+  row.passes = timed.passes;
+  row.timedSeconds = timed.total;
   const MatrixView<std::int32_t> found{ids.data(), queries.rows, k};
   row.recall = recallAtK(found, truth, k, queries, base, metric);
   row.missed = missedNeighbours(found, truth, options.missedQuery, k);
@@ -138,6 +167,7 @@ void measureSetting(const std::function<KnnResult(const MatrixView<float>&, JobC
   }
   row.p50Ms = percentile(latencies, 0.5);
   row.p99Ms = percentile(latencies, 0.99);
+  return ranOn;
 }
 
 } // namespace
@@ -188,12 +218,12 @@ SweepRow measureExactSearch(const MatrixView<float>& queries, const MatrixView<f
   const auto t = std::chrono::steady_clock::now();
   const ExactKnnIndex exact(base, metric, context);
   row.buildSeconds = secondsSince(t);
-  measureSetting(
+  const Backend ranOn = measureSetting(
       [&](const MatrixView<float>& q, JobControl& j) { return exact.search(q, options.k, j); },
       queries, base, truth, metric, options, row, searches);
   row.pareto = true;
   if (where)
-    *where = exact.backend();
+    *where = ranOn;
   job.progress(1.0, "exact search timed");
   return row;
 }

@@ -1,6 +1,7 @@
 #include "nearscape/knn/Knn.h"
 
 #include "gpu/Dispatch.h"
+#include "knn/ExactCommon.h"
 #include "knn/ExactCpu.h"
 #include "knn/KnnDevice.h"
 #include "nearscape/core/Dataset.h"
@@ -9,6 +10,14 @@
 #include <mutex>
 
 namespace nearscape {
+namespace {
+
+/// Queries from which a search takes the batch paths (the tiles or STEP's clusters) instead of
+/// one resident pass a query: the tiles' fixed cost (the base's upload, 512 MB at 1M × 128,
+/// tens of ms) is some hundred single passes of 0.3 ms.
+constexpr std::int64_t kBatchQueries = 64;
+
+} // namespace
 
 struct ExactKnnIndex::Impl {
   MatrixView<float> base;
@@ -64,17 +73,26 @@ KnnResult ExactKnnIndex::search(const MatrixView<float>& queries, int k, JobCont
                                                     std::to_string(s.base.rows) + "]");
   requireFinite(queries, "the queries");
   if (s.device) {
-    // Batches only: one query (the GUI's click) is faster through the resident base's single
-    // pass (measured on the H200, blobs 1M: 0.31 ms against 0.54 ms through the clusters).
-    if (s.metric == Metric::L2 && k <= gpu::kStepMaxK && s.base.rows >= 50000 &&
-        queries.rows >= 64) {
+    // A batch takes the path knnSearch takes on a GPU: STEP's clusters where they prune (kept
+    // here between calls), else the GEMM path's tiles. The resident base's single pass (GEMV,
+    // radix select) is for one query — the GUI's click: blobs 1M, 0.31 ms against 0.54 ms
+    // through the clusters — and a batch through it is one pass a query (a sweep's reference
+    // row on manifold 1M: 2,954 QPS against the tiles' 10,000 queries in 0.05 s).
+    const bool batch = queries.rows >= kBatchQueries;
+    const bool fused = batch && knn::gpuFusedTiles(s.base.cols, k) && // (no device query for
+                       queryDevice(s.context.device).computeCapability >= 80; // a click)
+    if (s.metric == Metric::L2 && k <= gpu::kStepMaxK && s.base.rows >= 50000 && batch) {
       const std::lock_guard lock(s.clustersMutex);
       if (s.clustersPrune) {
-        std::optional<KnnResult> found; // else the resident base's single pass stays
+        std::optional<KnnResult> found; // else the tiles
         gpu::tryOptionalGpuPath([&] {
           if (!s.clusters)
             s.clusters = gpu::requireDevice<gpu::KnnDevice>().makeClusterIndex(s.base, s.context);
-          found = s.clusters->search(queries, k, false, job, gpu::kStepMaxScoredShare);
+          // The share at which they stop paying: against the fused float16 tiles as knnSearch
+          // decides it (exactOnGpu), else against the TF32 GEMM.
+          found =
+              s.clusters->search(queries, k, false, job,
+                                 fused ? gpu::kStepMaxScoredShareFused : gpu::kStepMaxScoredShare);
         });
         if (found)
           return std::move(*found);
@@ -83,6 +101,11 @@ KnnResult ExactKnnIndex::search(const MatrixView<float>& queries, int k, JobCont
       }
     }
     KnnResult found;
+    if (batch && gpu::tryOnDevice(s.context, [&] {
+          found = gpu::requireDevice<gpu::KnnDevice>().exactSearch(queries, s.base, k, s.metric,
+                                                                   false, s.context, job, {});
+        }))
+      return found;
     if (gpu::tryOnDevice(s.context, [&] { found = s.device->search(queries, k, job); }))
       return found;
   }

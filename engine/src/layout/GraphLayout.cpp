@@ -187,7 +187,8 @@ Matrix<float> layoutGraph(const MatrixView<std::int32_t>& ids, const MatrixView<
   return Matrix<float>(std::move(cur), n, dim);
 }
 
-Matrix<std::int32_t> mapNeighbours(const MatrixView<float>& positions, int k, int threads) {
+Matrix<std::int32_t> mapNeighbours(const MatrixView<float>& positions, int k, int threads,
+                                   const std::vector<std::int64_t>& rows) {
   const std::int64_t n = positions.rows;
   const int dim = int(positions.cols);
   NEARSCAPE_EXPECTS(dim == 2 || dim == 3, "map neighbours need 2D or 3D positions");
@@ -233,10 +234,14 @@ Matrix<std::int32_t> mapNeighbours(const MatrixView<float>& positions, int k, in
     for (std::int64_t i = 0; i < n; ++i)
       items[fill[of[i]]++] = std::int32_t(i);
   }
-  std::vector<std::int32_t> out(static_cast<std::size_t>(n * k));
+  for (std::int64_t row : rows)
+    NEARSCAPE_EXPECTS(row >= 0 && row < n, "a map row is out of range");
+  const std::int64_t count = rows.empty() ? n : std::int64_t(rows.size());
+  std::vector<std::int32_t> out(static_cast<std::size_t>(count * k));
   const std::int64_t maxRing = std::max({cells[0], cells[1], cells[2]});
 #pragma omp parallel for num_threads(effectiveThreads(c)) schedule(dynamic, 256)
-  for (std::int64_t i = 0; i < n; ++i) {
+  for (std::int64_t at = 0; at < count; ++at) {
+    const std::int64_t i = rows.empty() ? at : rows[std::size_t(at)];
     const float* p = positions.row(i);
     std::int64_t home[3] = {0, 0, 0};
     for (int d = 0; d < dim; ++d)
@@ -274,9 +279,9 @@ Matrix<std::int32_t> mapNeighbours(const MatrixView<float>& positions, int k, in
     }
     std::sort_heap(best.begin(), best.end());
     for (int c2 = 0; c2 < k; ++c2)
-      out[std::size_t(i * k + c2)] = best[std::size_t(c2)].second;
+      out[std::size_t(at * k + c2)] = best[std::size_t(c2)].second;
   }
-  return Matrix<std::int32_t>(std::move(out), n, k);
+  return Matrix<std::int32_t>(std::move(out), count, k);
 }
 
 LayoutQuality layoutQuality(const MatrixView<std::int32_t>& truth,

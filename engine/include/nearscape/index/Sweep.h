@@ -8,6 +8,7 @@
 
 #include <functional>
 #include <optional>
+#include <string>
 
 namespace nearscape {
 
@@ -17,9 +18,15 @@ struct SweepOptions {
   /// defaultSweepGrid(index, k).
   std::vector<ParameterValues> grid;
   std::int64_t batchSize = 0; ///< queries per search call for QPS; 0 = all at once
-  /// Timed passes over the queries per setting; QPS is the best of them (as ann-benchmarks
-  /// counts it: the others paid for something else — a cold cache, another process).
+  /// Timed passes over the queries per setting, at least; QPS is the best of them (as
+  /// ann-benchmarks counts it: the others paid for something else — a cold cache, another
+  /// process).
   int timingRuns = 3;
+  /// Passes repeat until at least this much searching has been timed (a GPU pass of 10,000
+  /// queries lasts a few milliseconds: one pass is as much jitter as signal), up to
+  /// maxTimingRuns passes.
+  double minTimedSeconds = 0.2;
+  int maxTimingRuns = 1000;
   std::int64_t latencyQueries = 200; ///< first queries timed one by one for p50/p99 (0 = none)
   std::int64_t missedQuery = 0;      ///< the query row whose missed true neighbours each row lists
 };
@@ -33,7 +40,24 @@ struct SweepRow {
   std::uint64_t bytes = 0;
   bool pareto = false;              ///< on the recall/QPS front (set once the sweep ends)
   std::vector<std::int32_t> missed; ///< true neighbours of options.missedQuery this setting missed
+  int passes = 0;                   ///< timed passes over the queries
+  double timedSeconds = 0;          ///< their total time (the best of them gives qps)
+  /// Where the timed passes searched: the backend's name, and for the exact search the method
+  /// (e.g. "cuda, exact" or "cuda, STEP"); the last pass's.
+  std::string where;
 };
+
+/// The timing of a setting's passes (timeBestPass).
+struct TimedPasses {
+  double best = 0;  ///< the fastest pass, seconds
+  double total = 0; ///< all timed passes together, seconds
+  int passes = 0;
+};
+
+/// Runs `pass` at least `minPasses` times and until `minSeconds` of passes have been timed, at
+/// most `maxPasses` times (≥ 1 pass always); the best pass is the setting's time.
+TimedPasses timeBestPass(const std::function<void()>& pass, int minPasses, double minSeconds,
+                         int maxPasses);
 
 /// The settings a sweep of `index` walks by default: its accuracy parameter over a geometric
 /// range (graph: ef from k to 512; ivf: nprobe 1, 2, 4 … nlist), others at their defaults.
@@ -59,12 +83,14 @@ std::vector<SweepRow> runSweep(const AnnIndex& index, const MatrixView<float>& q
                                JobControl& job = noJobControl());
 
 /// The exact search as a sweep's reference point, measured as runSweep measures a setting (a
-/// warm-up, QPS the best of options.timingRuns passes at options.batchSize, batch-1 p50/p99 over
+/// warm-up, QPS the best of the timed passes at options.batchSize, batch-1 p50/p99 over
 /// options.latencyQueries) on the same queries: an ExactKnnIndex over `base` (the base kept
-/// ready, as the GUI's clicks use it) built first, its build time the row's buildSeconds. Its
-/// recall@k is measured too (1, unless `truth` came from elsewhere and disagrees); params are
-/// empty, bytes 0 (it holds no structure beyond the base), pareto true. `where` (optional) gets
-/// the backend it searched on. Throws InvalidArgument (shapes, NaN/Inf), Cancelled.
+/// ready, as the GUI's clicks use it) built first, its build time the row's buildSeconds; a
+/// batch takes the same path as knnSearch (on a GPU, its tiles), a single query the resident
+/// base. Its recall@k is measured too (1, unless `truth` came from elsewhere and disagrees);
+/// params are empty, bytes 0 (it holds no structure beyond the base), pareto true; the row's
+/// `where` names the backend and method of the timed passes. `where` (optional) gets the
+/// backend the timed passes searched on. Throws InvalidArgument (shapes, NaN/Inf), Cancelled.
 SweepRow measureExactSearch(const MatrixView<float>& queries, const MatrixView<float>& base,
                             const MatrixView<std::int32_t>& truth, Metric metric,
                             const SweepOptions& options, const Context& context,

@@ -36,11 +36,14 @@ Matrix<float> layoutGraph(const MatrixView<std::int32_t>& ids, const MatrixView<
                           const LayoutProgress& progress = {});
 
 /// Exact k nearest neighbours in a 2D or 3D map (a uniform grid searched ring by ring; ties by
-/// smaller id), n × k ids. Throws InvalidArgument.
-Matrix<std::int32_t> mapNeighbours(const MatrixView<float>& positions, int k, int threads = 0);
+/// smaller id), n × k ids; with `rows`, those rows' only (rows.size() × k, in their order).
+/// Throws InvalidArgument.
+Matrix<std::int32_t> mapNeighbours(const MatrixView<float>& positions, int k, int threads = 0,
+                                   const std::vector<std::int64_t>& rows = {});
 
 /// Per item, the share of its true neighbours (`truth`, n × ≥k) among its k nearest in the map;
-/// `overall` is their mean.
+/// `overall` is their mean. Every item's: the full map trust (the GUI's colouring, `layout
+/// --trust`); layout/MapTrust.h estimates the mean from a sample instead.
 struct LayoutQuality {
   std::vector<float> perItem;
   double overall = 0;
