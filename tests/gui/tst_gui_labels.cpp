@@ -10,11 +10,13 @@
 
 #include <QAction>
 #include <QMenu>
+#include <QProcess>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
 
 #include <random>
+#include <tuple>
 
 using namespace nearscape;
 using namespace nearscape::ui;
@@ -36,8 +38,38 @@ class TestGuiLabels : public QObject {
 
 private:
   QTemporaryDir m_dir;
+  QString m_data;
+
+  /// `nearscape ARGS` under this display; exit code (−1: crashed or hung) and stderr.
+  std::pair<int, QByteArray> gui(const QStringList& args) {
+    QProcess p;
+    p.start(QStringLiteral(NEARSCAPE_GUI_PATH), args);
+    if (!p.waitForFinished(120000)) {
+      p.kill();
+      p.waitForFinished(10000);
+      return {-1, {}};
+    }
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardError()};
+  }
 
 private slots:
+  void initTestCase() {
+    // Three blobs of 4-D vectors; each blob's texts speak of its own topic.
+    constexpr int n = 600;
+    m_data = m_dir.filePath("topics.npy");
+    std::vector<float> x = test::randomFloats(std::size_t(n) * 4, 5);
+    QByteArray meta("label\tname\tsize\ttext\n");
+    const char* topics[] = {"kernel driver", "typeface glyphs", "python bindings"};
+    for (int i = 0; i < n; ++i) {
+      x[std::size_t(i * 4 + i % 3)] += 9.0f;
+      meta += "c" + QByteArray::number(i % 3) + "\tpkg" + QByteArray::number(i) + "\t" +
+              QByteArray::number(i) + "\tThe " + topics[i % 3] + (i % 2 ? " tool" : " files") +
+              "\n";
+    }
+    QVERIFY(test::writeBytes(m_data, test::npyBytes("<f4", {n, 4}, test::rawBytes(x))));
+    QVERIFY(test::writeBytes(m_dir.filePath("topics.meta.tsv"), meta));
+  }
+
   void overlayFollowsTheZoom() {
     // Two blobs side by side, "kernel" texts left and "typeface" texts right; levels of 2 and 8.
     constexpr int perBlob = 300;
@@ -113,21 +145,7 @@ private slots:
   }
 
   void viewMenuToggleAndColumn() {
-    // Three blobs of 4-D vectors; each blob's texts speak of its own topic.
-    constexpr int n = 600;
-    const QString data = m_dir.filePath("topics.npy");
-    std::vector<float> x = test::randomFloats(std::size_t(n) * 4, 5);
-    QByteArray meta("label\tname\tsize\ttext\n");
-    const char* topics[] = {"kernel driver", "typeface glyphs", "python bindings"};
-    for (int i = 0; i < n; ++i) {
-      x[std::size_t(i * 4 + i % 3)] += 9.0f;
-      meta += "c" + QByteArray::number(i % 3) + "\tpkg" + QByteArray::number(i) + "\t" +
-              QByteArray::number(i) + "\tThe " + topics[i % 3] + (i % 2 ? " tool" : " files") +
-              "\n";
-    }
-    QVERIFY(test::writeBytes(data, test::npyBytes("<f4", {n, 4}, test::rawBytes(x))));
-    QVERIFY(test::writeBytes(m_dir.filePath("topics.meta.tsv"), meta));
-
+    const QString data = m_data;
     Context context;
     context.backend = Backend::Cpu;
     MainWindow window(context);
@@ -182,6 +200,23 @@ private slots:
     toggle->trigger();
     QVERIFY(!overlay->isVisible());
     QVERIFY(!control->shown());
+  }
+
+  void commandLine() {
+    // --cluster-labels: the screenshot waits for the labels, whose dark text it shows.
+    const QString with = m_dir.filePath("with.png"), without = m_dir.filePath("without.png");
+    auto [code, err] = gui({m_data, "--backend", "cpu", "--cluster-labels", "--screenshot", with});
+    QVERIFY2(code == 0, err.constData());
+    std::tie(code, err) = gui({m_data, "--backend", "cpu", "--screenshot", without});
+    QVERIFY2(code == 0, err.constData());
+    const int labelled = test::countColor(QImage(with), kTextColour);
+    const int plain = test::countColor(QImage(without), kTextColour);
+    QVERIFY2(labelled > plain + 150, qPrintable(QString("%1 vs %2").arg(labelled).arg(plain)));
+    // A column the data lacks is refused by name.
+    std::tie(code, err) = gui({m_data, "--backend", "cpu", "--label-column", "nope", "--screenshot",
+                               m_dir.filePath("never.png")});
+    QCOMPARE(code, 2);
+    QVERIFY2(err.contains("no column 'nope' for --label-column"), err.constData());
   }
 };
 
