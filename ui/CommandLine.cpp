@@ -1,5 +1,6 @@
 #include "CommandLine.h"
 
+#include "ClusterLabelsControl.h"
 #include "ComparePanel.h"
 #include "Export.h"
 #include "MainWindow.h"
@@ -147,6 +148,10 @@ std::variant<CommandLine, int> parseCommandLine(const QApplication& app, const Q
   const auto select = option({"select"}, "Select this item once the graph is built", "item");
   const auto pathTo = option({"path-to"}, "Then show the smoothest path to this item", "item");
   const auto map3D = option({"3d"}, "Start with the 3D map");
+  const auto clusterLabels =
+      option({"cluster-labels"}, "Label the map's regions by their most distinctive words");
+  const auto labelColumn = option(
+      {"label-column"}, "With --cluster-labels: the text column (default: the data's)", "column");
   const auto metric = option(
       {"metric"}, "l2, cos or ip, over the file's own (default: the file's, else l2)", "metric");
   const auto colourBy = option({"color-by", "colour-by"},
@@ -213,6 +218,8 @@ std::variant<CommandLine, int> parseCommandLine(const QApplication& app, const Q
           QStringLiteral("unknown metric '%1' (l2, cos or ip)").arg(parser.value(metric)));
   }
   line.map3D = parser.isSet(map3D);
+  line.clusterLabels = parser.isSet(clusterLabels) || parser.isSet(labelColumn);
+  line.labelColumn = parser.value(labelColumn);
   if (parser.isSet(density)) {
     const QString mode = parser.value(density);
     if (mode != QLatin1String("auto") && mode != QLatin1String("on") &&
@@ -303,6 +310,16 @@ std::optional<int> applyCommandLine(const CommandLine& line, MainWindow& window)
           }
         },
         Qt::SingleShotConnection);
+  }
+  if (line.clusterLabels) {
+    onceExplored(window, [&window, column = line.labelColumn, fail] {
+      ClusterLabelsControl* labels = window.clusterLabels();
+      const Dataset* data = window.dataset();
+      if (!column.isEmpty() && data && data->metadata.findColumn(column.toStdString()) < 0)
+        return fail(QStringLiteral("no column '%1' for --label-column").arg(column));
+      labels->setColumn(column);
+      labels->setShown(true);
+    });
   }
   if (!line.compare.isEmpty()) {
     QObject::connect(

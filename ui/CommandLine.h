@@ -30,6 +30,8 @@ struct CommandLine {
   std::optional<Metric> metric;
   std::optional<MapView::DensityMode> density;
   bool map3D = false;
+  bool clusterLabels = false; ///< --cluster-labels, from labelColumn (empty: the default)
+  QString labelColumn;
   std::optional<qint64> select, pathTo;
   Context context; ///< the backend and GPUs asked for (else the preferences')
   /// The files this run reads, which no output (the screenshot) may replace.

@@ -1,5 +1,6 @@
 #include "MainWindow.h"
 
+#include "ClusterLabelsControl.h"
 #include "ColourControls.h"
 #include "ComparePanel.h"
 #include "DuplicatesPanel.h"
@@ -96,6 +97,7 @@ MainWindow::MainWindow(Context context, QWidget* parent)
   m_inspector =
       new ItemInspector(m_session, m_maps, m_neighbours, m_pathStrip, m_jobs, /*dialogs*/ this);
   m_exports = new ViewExports(m_session, m_maps->map(), m_inspector, this);
+  m_clusterLabels = new ClusterLabelsControl(m_session, m_maps->map(), m_context, this);
   connect(m_exports, &ViewExports::written, m_status, &StatusLine::showMessage);
   connect(m_exports, &ViewExports::failed, this, &MainWindow::showError);
   auto* selection = new SelectionPanel(m_session, m_thumbnailer, this);
@@ -134,6 +136,8 @@ MainWindow::MainWindow(Context context, QWidget* parent)
     emit explorationFinished();
   });
   connect(m_inspector, &ItemInspector::message, m_status, &StatusLine::showMessage);
+  connect(m_clusterLabels, &ClusterLabelsControl::message, m_status, &StatusLine::showMessage);
+  m_status->watch(m_clusterLabels->jobs());
   connect(m_inspector, &ItemInspector::bridgeAsked, this, &MainWindow::bridgeComponentsAndRetry);
   connect(m_inspector, &ItemInspector::componentsDisconnected, this,
           &MainWindow::componentsDisconnected);
@@ -552,7 +556,8 @@ void MainWindow::showTradeoffStudio() {
 }
 
 bool MainWindow::viewPending() const {
-  return m_finder->pending() || m_colours->pending() || m_compare->running();
+  return m_finder->pending() || m_colours->pending() || m_compare->running() ||
+         m_clusterLabels->pending();
 }
 void MainWindow::invertSelection() {
   setSelection(invertedSelection(*m_session));

@@ -26,6 +26,7 @@ class QStackedWidget;
 
 namespace nearscape::ui {
 
+class ClusterLabelsControl;
 class ComparePanel;
 class DuplicatesPanel;
 class HoverCard;
@@ -191,6 +192,7 @@ public:
   DuplicatesPanel* duplicatesPanel() const { return m_duplicates; }
   OutliersPanel* outliersPanel() const { return m_outlierPanel; }
   ComparePanel* comparePanel() const { return m_compare; }
+  ClusterLabelsControl* clusterLabels() const { return m_clusterLabels; }
   ItemStrip* neighboursPanel() const { return m_neighbours; }
   ItemStrip* pathStrip() const { return m_pathStrip; }
   JobRunner* pipelineJobs() const { return m_exploration->pipelineJobs(); }
@@ -268,6 +270,7 @@ private:
   Finder* m_finder = nullptr;
   ItemInspector* m_inspector = nullptr;
   ViewExports* m_exports = nullptr;
+  ClusterLabelsControl* m_clusterLabels = nullptr;
   StatusLine* m_status;
   ItemStrip* m_neighbours;
   ItemStrip* m_pathStrip;

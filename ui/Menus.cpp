@@ -1,5 +1,6 @@
 #include "Menus.h"
 
+#include "ClusterLabelsControl.h"
 #include "Docks.h"
 #include "ExplorerSession.h"
 #include "MainWindow.h"
@@ -242,6 +243,8 @@ void buildViewMenu(MainWindow& window, QMenu& view, MenuActions& actions) {
   view.addAction(docks.duplicates->toggleViewAction());
   view.addAction(docks.outliers->toggleViewAction());
   view.addAction(docks.compare->toggleViewAction());
+  view.addSeparator();
+  window.clusterLabels()->addTo(view);
   actions.sideBySide = view.addAction(QObject::tr("Maps &Side by Side"));
   actions.sideBySide->setCheckable(true);
   actions.sideBySide->setEnabled(false);

@@ -114,6 +114,13 @@ private slots:
         analysis::wordSets({"python python3 numpy", "python python3 numpy", "other"}, 3, job);
     const auto stemmed = analysis::topWords(stems, {0, 0, 1}, 2, 3, 1);
     QCOMPARE(stemmed[0].size(), std::size_t(2));
+    // Nor one that holds it (four letters or more): "libboost" after "boost"; "zlib" stays.
+    const analysis::WordSets held =
+        analysis::wordSets({"boost libboost zlib", "boost libboost zlib", "other"}, 3, job);
+    const auto heldTop = analysis::topWords(held, {0, 0, 1}, 2, 3, 1);
+    QCOMPARE(heldTop[0].size(), std::size_t(2));
+    QCOMPARE(held.vocabulary[std::size_t(heldTop[0][0].word)], std::string("boost"));
+    QCOMPARE(held.vocabulary[std::size_t(heldTop[0][1].word)], std::string("zlib"));
   }
 
   void twoBlobsNamedByTheirWords() {

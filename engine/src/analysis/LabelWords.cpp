@@ -75,13 +75,17 @@ template <typename OnWord> void forEachWord(std::string_view text, int minLength
 }
 
 /// One word extends or shortens the other ("python", "python3"; "library", "libraries" share
-/// their first six letters and say the same).
+/// their first six letters and say the same; "libboost" holds "boost").
 bool sameStem(std::string_view a, std::string_view b) {
   const std::size_t common = std::min(a.size(), b.size());
   if (a.substr(0, common) == b.substr(0, common))
     return true;
-  const std::size_t stem = 6;
-  return common >= stem && a.substr(0, stem) == b.substr(0, stem);
+  const std::size_t stem = 6, inside = 4;
+  if (common >= stem && a.substr(0, stem) == b.substr(0, stem))
+    return true;
+  const std::string_view shorter = a.size() < b.size() ? a : b;
+  const std::string_view longer = a.size() < b.size() ? b : a;
+  return shorter.size() >= inside && longer.find(shorter) != std::string_view::npos;
 }
 
 } // namespace

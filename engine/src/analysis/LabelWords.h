@@ -41,8 +41,8 @@ struct ScoredWord {
 /// cluster's texts, tf = texts of c with t / |c|, times log(1 + A / f_t), where A is the mean
 /// number of texts per cluster and f_t the texts holding t overall. Texts are counted instead of
 /// occurrences so that one long text that repeats a word does not name its cluster. A word held by
-/// fewer than `minTexts` of the cluster's texts is left out, and so is a word that only extends or
-/// shortens one already chosen ("python" after "python3").
+/// fewer than `minTexts` of the cluster's texts is left out, and so is a word that only extends,
+/// shortens or holds one already chosen ("python" after "python3", "libboost" after "boost").
 std::vector<std::vector<ScoredWord>> topWords(const WordSets& sets,
                                               const std::vector<std::int32_t>& assignment,
                                               int clusters, int count, int minTexts);
