@@ -3,6 +3,8 @@
 #include <QDockWidget>
 #include <QMainWindow>
 #include <QScrollArea>
+#include <QTabBar>
+#include <QTimer>
 
 namespace nearscape::ui {
 namespace {
@@ -56,6 +58,21 @@ Docks addDocks(QMainWindow& window, const DockContents& c) {
 void sizeDocks(QMainWindow& window, const Docks& docks) {
   window.resizeDocks({docks.colourKey, docks.neighbours}, {330, 400}, Qt::Vertical);
   window.resizeDocks({docks.colourKey}, {300}, Qt::Horizontal);
+}
+
+void unelideDockTabs(QMainWindow& window) {
+  // QMainWindow makes its tab bars as docks are tabbed, so they are found (again) after each.
+  auto apply = [&window] {
+    for (QTabBar* bar : window.findChildren<QTabBar*>(Qt::FindDirectChildrenOnly)) {
+      bar->setElideMode(Qt::ElideNone);
+      bar->setUsesScrollButtons(true);
+    }
+  };
+  apply();
+  QObject::connect(&window, &QMainWindow::tabifiedDockWidgetActivated, &window, apply);
+  for (QDockWidget* dock : window.findChildren<QDockWidget*>())
+    QObject::connect(dock, &QDockWidget::dockLocationChanged, &window,
+                     [&window, apply] { QTimer::singleShot(0, &window, apply); });
 }
 
 } // namespace nearscape::ui

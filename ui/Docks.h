@@ -37,5 +37,8 @@ struct Docks {
 Docks addDocks(QMainWindow& window, const DockContents& contents);
 /// Their first sizes: the key and the neighbours share the right side about equally.
 void sizeDocks(QMainWindow& window, const Docks& docks);
+/// Tabbed docks show their whole titles ("Col…" said nothing): the window's dock tab bars
+/// elide nothing and scroll instead, now and whenever docks are tabbed again.
+void unelideDockTabs(QMainWindow& window);
 
 } // namespace nearscape::ui

@@ -157,6 +157,7 @@ MainWindow::MainWindow(Context context, QWidget* parent)
     resize(std::min(1200, screen.width() * 9 / 10), std::min(800, screen.height() * 9 / 10));
   }
   sizeDocks(*this, m_docks);
+  unelideDockTabs(*this);
 }
 
 MainWindow::~MainWindow() {
@@ -218,6 +219,9 @@ void MainWindow::connectPanels() {
   for (MapView* map : {m_maps->map(), m_maps->otherMap()}) {
     connect(map, &MapView::hovered, this, &MainWindow::showHover);
     connect(map, &MapView::clicked, this, &MainWindow::onMapClicked);
+    // A card left where an item was before the map moved names the wrong point.
+    connect(map, &MapView::viewChanged, m_hoverCard, &QWidget::hide);
+    connect(map, &MapView::escapePressed, this, &MainWindow::deselect);
   }
   connect(m_maps->map(), &MapView::selectionDrawn, this, &MainWindow::onSelectionDrawn);
   for (ItemStrip* strip : {m_neighbours, m_pathStrip})
@@ -533,12 +537,23 @@ void MainWindow::bridgeComponentsAndRetry(std::int64_t retryTo) {
 }
 
 void MainWindow::onMapClicked(std::int64_t item, Qt::KeyboardModifiers modifiers) {
-  if (item < 0)
+  if (item < 0) {
+    if (!(modifiers & (Qt::ShiftModifier | Qt::AltModifier | Qt::ControlModifier)))
+      deselect(); // a click on empty space
     return;
+  }
   if ((modifiers & (Qt::ControlModifier | Qt::ShiftModifier)) && selectedItem() >= 0)
     showPathTo(item);
   else
     selectItem(item);
+}
+
+void MainWindow::deselect() {
+  m_session->setPath({});
+  m_session->setSelectedItem(-1);
+  m_inspector->clear();
+  if (!selection().empty())
+    setSelection({}); // undoable
 }
 
 void MainWindow::showHover(std::int64_t item, const QPoint& globalPos) {
@@ -729,6 +744,10 @@ bool MainWindow::showMapsSideBySide(bool on) {
     m_actions.sideBySide->setChecked(on);
   }
   m_maps->showOther(on);
+  // Side by side, each map says whose it is.
+  m_maps->map()->setCaption(on && dataset() ? QFileInfo(m_session->dataPath()).fileName()
+                                            : QString());
+  m_maps->otherMap()->setCaption(on ? QFileInfo(m_compare->otherPath()).fileName() : QString());
   if (on) {
     m_colours->recolour(); // the same colours, dimming and hidden groups on both
     m_status->showMessage(

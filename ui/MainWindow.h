@@ -64,6 +64,9 @@ public:
 
   /// Selects `item`: marks it and lists its exact nearest neighbours (once the graph exists).
   void selectItem(std::int64_t item);
+  /// Clears the selected item, its path and the selection (Escape, a click on empty space); the
+  /// selection's change is undoable.
+  void deselect();
   /// Shows the hover card of `item` near `globalPos` (hides it for -1), as the mouse does.
   void showHover(std::int64_t item, const QPoint& globalPos);
   /// Shows the min-max path from the selected item to `item` on the map and in the path strip.

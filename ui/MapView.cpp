@@ -1,7 +1,9 @@
 #include "MapView.h"
 
+#include "FitBox.h"
 #include "StratifiedSample.h"
 
+#include <QKeyEvent>
 #include <QMouseEvent>
 #include <QOpenGLContext>
 #include <QOpenGLExtraFunctions>
@@ -44,6 +46,7 @@ QColor MapView::overlayColor() {
 }
 
 MapView::MapView(QWidget* parent) : QOpenGLWidget(parent) {
+  setFocusPolicy(Qt::ClickFocus); // Escape on the map deselects
   setMouseTracking(true);
   setUpdateBehavior(QOpenGLWidget::NoPartialUpdate);
   setMinimumSize(320, 240);
@@ -243,6 +246,21 @@ void MapView::paintGL() {
   f->glClear(GL_COLOR_BUFFER_BIT);
   f->glColorMask(GL_TRUE, GL_TRUE, GL_TRUE, GL_TRUE);
   state->ResetFramebufferBindings();
+  if (!m_caption.isEmpty() || hasOutsideNote()) { // the map's name; what the fit left out
+    QPainter painter(this);
+    painter.setRenderHint(QPainter::TextAntialiasing);
+    auto label = [&painter](const QString& text, const QPoint& at, Qt::Alignment align) {
+      QRect r = painter.fontMetrics().boundingRect(text).adjusted(-5, -3, 5, 3);
+      r.moveTopLeft(align & Qt::AlignBottom ? at - QPoint(0, r.height()) : at);
+      painter.fillRect(r, QColor(255, 255, 255, 215));
+      painter.setPen(QColor(60, 60, 60));
+      painter.drawText(r, Qt::AlignCenter, text);
+    };
+    if (!m_caption.isEmpty())
+      label(m_caption, QPoint(8, 8), Qt::AlignTop);
+    if (hasOutsideNote())
+      label(outsideNote(), QPoint(8, height() - 8), Qt::AlignBottom);
+  }
   if (m_drawn.size() > 1) { // the lasso or rectangle being drawn, over the map
     QPainter painter(this);
     painter.setRenderHint(QPainter::Antialiasing);
@@ -252,6 +270,20 @@ void MapView::paintGL() {
     painter.drawPolygon(m_drawn);
   }
   emit frameDrawn();
+}
+
+bool MapView::hasOutsideNote() const {
+  return m_outsideFit > 0 && m_fitFresh;
+}
+
+QString MapView::outsideNote() const {
+  return tr("%Ln item(s) outside the view (far from the rest): zoom out to see them", "",
+            m_outsideFit);
+}
+
+void MapView::setCaption(const QString& caption) {
+  m_caption = caption;
+  update();
 }
 
 void MapView::setDragTool(DragTool tool) {
@@ -343,6 +375,7 @@ void MapView::movePoints(const std::vector<float>& positions, bool fit) {
   if (std::int64_t(positions.size()) != n * m_dim)
     return;
   m_positions = positions;
+  emit viewChanged(); // the points moved under the mouse
   vtkPoints* points = m_polyData->GetPoints();
   for (std::int64_t i = 0; i < n; ++i)
     setPoint(i, &positions[std::size_t(i * m_dim)], points);
@@ -452,6 +485,7 @@ void MapView::contentChanged(bool sampleToo) {
 }
 
 void MapView::noteCameraMoving() {
+  emit viewChanged();
   m_moving = true;
   m_settle->start(); // restarted by every step: the full set returns once the camera rests
 }
@@ -631,13 +665,11 @@ void MapView::rebuildCells() {
 void MapView::resetCamera() {
   if (m_positions.empty())
     return;
-  // Fit the points' bounding box as seen through the camera's current orientation.
-  double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
-  for (std::size_t i = 0; i < m_positions.size(); i += std::size_t(m_dim))
-    for (int c = 0; c < m_dim; ++c) {
-      lo[c] = std::min(lo[c], double(m_positions[i + c]));
-      hi[c] = std::max(hi[c], double(m_positions[i + c]));
-    }
+  // Fit the central percentiles' box (FitBox: one far point does not squash the cloud) as seen
+  // through the camera's current orientation; what lies outside is counted on the map.
+  const FitBox box = robustFitBox(m_positions, m_dim);
+  m_outsideFit = box.outside;
+  double lo[3] = {box.lo[0], box.lo[1], box.lo[2]}, hi[3] = {box.hi[0], box.hi[1], box.hi[2]};
   if (m_dim == 2)
     lo[2] = hi[2] = 0;
   vtkCamera* camera = m_renderer->GetActiveCamera();
@@ -669,6 +701,8 @@ void MapView::resetCamera() {
   }
   const double aspect = double(std::max(width(), 1)) / double(std::max(height(), 1));
   camera->SetParallelScale(std::max(std::max(halfH, halfW / aspect) * 1.05, 1e-9));
+  m_fitFresh = true;
+  emit viewChanged();
   update();
 }
 
@@ -763,6 +797,8 @@ void MapView::setCamera(const Camera& camera) {
   c->SetParallelScale(std::max(camera.scale, 1e-9));
   m_renderer->ResetCameraClippingRange();
   m_userMoved = true;
+  m_fitFresh = false;
+  emit viewChanged();
   m_gridStale = true; // the view plane may have turned
   update();
 }
@@ -777,6 +813,8 @@ void MapView::centreOn(std::int64_t item) {
       axes);
   panBy(at.x() - focal.x(), at.y() - focal.y());
   m_userMoved = true;
+  m_fitFresh = false;
+  emit viewChanged();
   update();
 }
 
@@ -802,6 +840,7 @@ void MapView::zoomAt(const QPointF& at, double factor) {
   const QPointF after = viewPlaneAt(at);
   panBy(before.x() - after.x(), before.y() - after.y());
   m_userMoved = true;
+  m_fitFresh = false;
   update();
 }
 
@@ -817,6 +856,7 @@ void MapView::rotateBy(double dx, double dy) {
   camera->SetClippingRange(std::max(1e-6, distance * 0.01), distance * 4);
   m_gridStale = true;
   m_userMoved = true;
+  m_fitFresh = false;
   update();
 }
 
@@ -861,6 +901,7 @@ void MapView::mouseMoveEvent(QMouseEvent* event) {
     }
     if (delta.manhattanLength() > 0) {
       m_userMoved = true;
+      m_fitFresh = false;
       noteCameraMoving();
     }
     update();
@@ -894,6 +935,17 @@ void MapView::wheelEvent(QWheelEvent* event) {
   const double steps = event->angleDelta().y() / 120.0;
   noteCameraMoving();
   zoomAt(event->position(), std::pow(1.2, steps));
+}
+
+void MapView::keyPressEvent(QKeyEvent* event) {
+  if (event->key() == Qt::Key_Escape && !m_drawn.isEmpty()) {
+    m_drawn.clear(); // a lasso half drawn is dropped first
+    update();
+  } else if (event->key() == Qt::Key_Escape) {
+    emit escapePressed();
+  } else {
+    QOpenGLWidget::keyPressEvent(event);
+  }
 }
 
 void MapView::leaveEvent(QEvent*) {

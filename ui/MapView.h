@@ -67,8 +67,18 @@ public:
   /// normal size, class 1). Picking and selection are unaffected.
   void setSizeClasses(std::vector<std::uint8_t> classes);
   static constexpr float kSizeClassPixels[4] = {2.0f, 3.0f, 5.0f, 8.0f};
-  /// Fits all points in the view.
+  /// Fits the points in the view: their central percentiles' box (FitBox), so that a few far
+  /// points do not squash the cloud; those left outside are counted in a note on the map until
+  /// the camera moves (outsideNote).
   void resetCamera();
+  /// Items the last fit left outside the view.
+  std::int64_t outsideAfterFit() const { return m_outsideFit; }
+  /// Whether the map shows the note on what the fit left out, and its text.
+  bool hasOutsideNote() const;
+  QString outsideNote() const;
+  /// A name drawn in the map's top-left corner (empty: none): the compared maps say whose.
+  void setCaption(const QString& caption);
+  QString caption() const { return m_caption; }
   /// Where the camera looks from (a session keeps it): focal point, position, view-up, and the
   /// parallel scale (half the view's height in map units).
   struct Camera {
@@ -145,6 +155,10 @@ signals:
   void clicked(std::int64_t item, Qt::KeyboardModifiers modifiers);
   /// A frame was drawn (lastFrame() says what it held).
   void frameDrawn();
+  /// The camera moved (a drag, the wheel, a fit): what pointed at a place on screen is stale.
+  void viewChanged();
+  /// Escape was pressed on the map (it takes the keyboard when clicked).
+  void escapePressed();
 
 protected:
   void initializeGL() override;
@@ -155,6 +169,7 @@ protected:
   void mouseReleaseEvent(QMouseEvent* event) override;
   void wheelEvent(QWheelEvent* event) override;
   void leaveEvent(QEvent* event) override;
+  void keyPressEvent(QKeyEvent* event) override;
 
 private:
   void rebuildCells();
@@ -205,6 +220,9 @@ private:
   std::vector<std::int32_t> m_neighbours, m_path, m_farLinks;
   bool m_userMoved = false;
   QPointF m_pressPos;
+  std::int64_t m_outsideFit = 0; ///< items the last fit left out
+  bool m_fitFresh = false;       ///< no camera move since the last fit
+  QString m_caption;
   /// How far (Manhattan pixels) the pointer went from m_pressPos while the button was down.
   qreal m_pressTravel = 0;
   void rebuildOverlay();

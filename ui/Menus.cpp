@@ -5,6 +5,7 @@
 #include "ExplorerSession.h"
 #include "MainWindow.h"
 #include "PreferencesDialog.h"
+#include "ShortcutsDialog.h"
 
 #include <QActionGroup>
 #include <QApplication>
@@ -182,6 +183,13 @@ void buildEditMenu(MainWindow& window, QMenu& edit, MenuActions& actions) {
   edit.addAction(actions.redo);
   edit.addSeparator();
   edit.addAction(QObject::tr("&Find"), QKeySequence::Find, w, [w] { w->focusSearch(); });
+  // Escape on the map deselects too (MapView::escapePressed): as a window shortcut it would
+  // take Escape from the search field, which stops a search with it.
+  QAction* deselect =
+      edit.addAction(QObject::tr("&Deselect"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_A), w,
+                     [w] { w->deselect(); });
+  deselect->setObjectName(QStringLiteral("deselectAction"));
+  deselect->setToolTip(QObject::tr("Escape on the map, or a click on empty space, does it too"));
   edit.addAction(QObject::tr("&Preferences…"), QKeySequence::Preferences, w, [w] {
     PreferencesDialog dialog(w->preferences(), w);
     if (dialog.exec() == QDialog::Accepted)
@@ -233,6 +241,9 @@ void buildViewMenu(MainWindow& window, QMenu& view, MenuActions& actions) {
   buildTitleMenu(window, *view.addMenu(QObject::tr("Item &Titles")));
   view.addSeparator();
   const Docks& docks = window.docks();
+  // Every dock can be brought back from here.
+  for (QDockWidget* dock : {docks.colourKey, docks.neighbours, docks.path, docks.selection})
+    view.addAction(dock->toggleViewAction());
   view.addAction(docks.sweep->toggleViewAction());
   QAction* studio = view.addAction(QObject::tr("&Trade-off Studio"),
                                    QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_T), w,
@@ -257,6 +268,13 @@ void buildViewMenu(MainWindow& window, QMenu& view, MenuActions& actions) {
 
 void buildHelpMenu(MainWindow& window, QMenu& help) {
   MainWindow* w = &window;
+  help.addAction(QObject::tr("&Keyboard Shortcuts"), QKeySequence(Qt::Key_F1), w,
+                 [w] {
+                   auto* dialog = new ShortcutsDialog(*w);
+                   dialog->setAttribute(Qt::WA_DeleteOnClose);
+                   dialog->show();
+                 })
+      ->setObjectName(QStringLiteral("shortcutsAction"));
   help.addAction(QObject::tr("&About Nearscape"), w, [w] {
     const Context& context = w->context();
     const DeviceInfo device = queryDevice(context.device);

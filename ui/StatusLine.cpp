@@ -7,6 +7,7 @@
 #include <QLabel>
 #include <QMessageBox>
 #include <QProgressBar>
+#include <QRegularExpression>
 #include <QStatusBar>
 #include <QStringList>
 #include <QStyle>
@@ -83,9 +84,10 @@ void StatusLine::watch(JobRunner* runner) {
     m_showTimer->start();
   });
   connect(runner, &JobRunner::progress, this, [this](double fraction, const QString& message) {
-    m_progress->setValue(int(fraction * 1000));
+    m_progress->setValue(int(std::clamp(fraction, 0.0, 1.0) * 1000));
     if (!message.isEmpty())
-      m_progress->setFormat(message + QStringLiteral(" %p%"));
+      m_progress->setFormat(
+          progressFormat(message, m_progress->fontMetrics(), m_progress->maximumWidth() - 12));
   });
   auto hideProgress = [this] {
     if (!anyBusy()) {
@@ -103,6 +105,20 @@ void StatusLine::watch(JobRunner* runner) {
             hideProgress();
             emit failed(title, message);
           });
+}
+
+QString progressFormat(const QString& message, const QFontMetrics& metrics, int width) {
+  // A bar's format reads %p, %v and %m: a message's own "%" would be taken for one. Its own
+  // trailing figure ("… 30.8%") gives way to the bar's, and the text is cut to fit one line
+  // (a long one wrapped into "130.80%" in a narrow bar).
+  QString text = message;
+  text.remove(QRegularExpression(QStringLiteral("\\s*\\d+(\\.\\d+)?\\s*%\\s*$")));
+  text.replace(QLatin1Char('%'), QStringLiteral("%%"));
+  const QString suffix = QStringLiteral(" %p%");
+  text =
+      metrics.elidedText(text, Qt::ElideRight,
+                         std::max(0, width - metrics.horizontalAdvance(QStringLiteral(" 100%"))));
+  return text + suffix;
 }
 
 void StatusLine::setSummary(const QString& text) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+class QFontMetrics;
 class QLabel;
 class QProgressBar;
 class QStatusBar;
@@ -21,6 +22,11 @@ struct Context;
 namespace nearscape::ui {
 
 class JobRunner;
+
+/// The progress bar's format for a job's `message`: one line of at most `width` pixels in
+/// `metrics`, then the bar's own percentage (the message's trailing one dropped, its "%"
+/// escaped as "%%").
+QString progressFormat(const QString& message, const QFontMetrics& metrics, int width);
 
 /// The summary's name of the backend `context` runs on ("CPU, 8 threads", "GPU: NAME", …).
 QString backendText(const Context& context);

@@ -4,6 +4,7 @@
 // and items of text data are named by their title column.
 #include "CommandLine.h"
 #include "ExplorerSession.h"
+#include "FitBox.h"
 #include "GuiTest.h"
 #include "HoverCard.h"
 #include "ItemStrip.h"
@@ -11,18 +12,25 @@
 #include "MapView.h"
 #include "MissingDataPage.h"
 #include "Session.h"
+#include "ShortcutsDialog.h"
+#include "StatusLine.h"
 #include "TestFiles.h"
 
 #include <QApplication>
 #include <QDir>
+#include <QDockWidget>
 #include <QFile>
 #include <QMenu>
+#include <QMenuBar>
 #include <QMessageBox>
 #include <QMouseEvent>
 #include <QPushButton>
 #include <QSignalSpy>
+#include <QTabBar>
+#include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QWheelEvent>
 
 #include <algorithm>
 
@@ -362,6 +370,168 @@ private slots:
     QVERIFY2(explored.wait(60000), qPrintable(again.lastError()));
     QCOMPARE(again.titleColumn(), QStringLiteral("description"));
     QVERIFY(errors.isEmpty());
+  }
+
+  /// Escape or a click on empty space deselects; Ctrl+Z and Ctrl+Shift+Z undo and redo it;
+  /// every dock is in the View menu; Help lists the shortcuts; dock tabs show whole titles;
+  /// the compared maps say whose they are; a hover card goes when the map moves.
+  void smallerThings() {
+    QStringList errors;
+    MainWindow window;
+    openData(window, &errors);
+    MapView* map = window.mapView();
+    // An empty place on the map.
+    QPointF empty;
+    for (int y = 20; y < map->height() && empty.isNull(); y += 15)
+      for (int x = 20; x < map->width() && empty.isNull(); x += 15)
+        if (map->itemAt(QPointF(x, y)) < 0)
+          empty = QPointF(x, y);
+    QVERIFY(!empty.isNull());
+    window.setSelection({1, 2});
+    window.selectItem(5);
+    sendMouse(map, QEvent::MouseButtonPress, empty, Qt::LeftButton, Qt::LeftButton);
+    sendMouse(map, QEvent::MouseButtonRelease, empty, Qt::LeftButton, Qt::NoButton);
+    QCOMPARE(window.selectedItem(), std::int64_t(-1));
+    QVERIFY(window.selection().empty());
+    QCOMPARE(map->overlayItem(), std::int64_t(-1));
+    QTest::keyClick(&window, Qt::Key_Z, Qt::ControlModifier);
+    QCOMPARE(window.selection(), (std::vector<std::int64_t>{1, 2}));
+    QTest::keyClick(&window, Qt::Key_Z, Qt::ControlModifier | Qt::ShiftModifier);
+    QVERIFY(window.selection().empty());
+    QTest::keyClick(&window, Qt::Key_Z, Qt::ControlModifier);
+    window.selectItem(7);
+    map->setFocus();
+    QTest::keyClick(map, Qt::Key_Escape);
+    QCOMPARE(window.selectedItem(), std::int64_t(-1));
+    QVERIFY(window.selection().empty());
+
+    // The View menu holds every dock's toggle.
+    QMenu* view = nullptr;
+    for (QAction* top : window.menuBar()->actions())
+      if (top->text() == "&View")
+        view = top->menu();
+    QVERIFY(view);
+    const QList<QDockWidget*> docks = window.findChildren<QDockWidget*>();
+    QVERIFY(docks.size() >= 8);
+    for (QDockWidget* dock : docks)
+      QVERIFY2(view->actions().contains(dock->toggleViewAction()), qPrintable(dock->objectName()));
+
+    // Dock tabs are not cut short.
+    QTest::qWait(50);
+    int tabs = 0;
+    for (QTabBar* bar : window.findChildren<QTabBar*>()) {
+      if (!bar->isVisible())
+        continue;
+      QCOMPARE(bar->elideMode(), Qt::ElideNone);
+      for (int i = 0; i < bar->count(); ++i, ++tabs)
+        QVERIFY2(bar->tabRect(i).width() > bar->fontMetrics().horizontalAdvance(bar->tabText(i)),
+                 qPrintable(bar->tabText(i)));
+    }
+    QVERIFY(tabs >= 6);
+
+    // Help → Keyboard Shortcuts, read from the actions themselves.
+    QAction* shortcuts = nullptr;
+    for (QAction* top : window.menuBar()->actions())
+      if (top->menu())
+        for (QAction* a : top->menu()->actions())
+          if (a->objectName() == "shortcutsAction")
+            shortcuts = a;
+    QVERIFY(shortcuts);
+    shortcuts->trigger();
+    ShortcutsDialog* dialog = nullptr;
+    QTRY_VERIFY((dialog = window.findChild<ShortcutsDialog*>()) && dialog->isVisible());
+    QStringList rows;
+    for (int r = 0; r < dialog->table()->rowCount(); ++r)
+      rows << dialog->table()->item(r, 0)->text() + " = " + dialog->table()->item(r, 1)->text();
+    // Undo and Redo name what they take back ("Undo Selection").
+    QVERIFY2(rows.filter("Edit → Undo").value(0).endsWith(" = Ctrl+Z"),
+             qPrintable(rows.join('\n')));
+    for (const QString& row :
+         {QString("Map tool → Lasso = L"), QString("Edit → Deselect = Ctrl+Shift+A")})
+      QVERIFY2(rows.contains(row), qPrintable(rows.join('\n')));
+    QVERIFY2(rows.filter("Edit → Redo = ").value(0).contains("Ctrl+Shift+Z"),
+             qPrintable(rows.join('\n')));
+    QVERIFY(dialog->grab().save(artifact("trust-shortcuts.png")));
+    dialog->close();
+
+    // A hover card goes when the map moves under it.
+    const QPointF at = map->widgetPosOf(10);
+    sendMouse(map, QEvent::MouseMove, at, Qt::NoButton, Qt::NoButton);
+    QTRY_VERIFY(window.hoverCard()->isVisible());
+    QWheelEvent wheel(at, map->mapToGlobal(at), {}, QPoint(0, 120), Qt::NoButton, Qt::NoModifier,
+                      Qt::NoScrollPhase, false);
+    QApplication::sendEvent(map, &wheel);
+    QVERIFY(!window.hoverCard()->isVisible());
+
+    // Compared side by side, each map names its embedding.
+    const QString second = m_dir.filePath("pets-second.npy");
+    std::vector<float> y = test::randomFloats(std::size_t(kN) * 3, 31);
+    for (int i = 0; i < kN; ++i)
+      y[std::size_t(i * 3 + i % 3)] += 6.0f;
+    QVERIFY(test::writeBytes(second, test::npyBytes("<f4", {kN, 3}, test::rawBytes(y))));
+    window.compareWith(second);
+    QTRY_VERIFY_WITH_TIMEOUT(window.otherMapView()->isVisible(), 60000);
+    QCOMPARE(map->caption(), QStringLiteral("pets.npy"));
+    QCOMPARE(window.otherMapView()->caption(), QStringLiteral("pets-second.npy"));
+    QTest::qWait(100);
+    QVERIFY(window.grab().save(artifact("trust-compare-captions.png")));
+    window.showMapsSideBySide(false);
+    QCOMPARE(map->caption(), QString());
+    QVERIFY2(errors.isEmpty(), qPrintable(errors.join('\n')));
+  }
+
+  /// A job's progress stays on one line with one percentage, whatever the message says.
+  void progressTextFits() {
+    const QFontMetrics metrics(QApplication::font());
+    const QString format = progressFormat(QStringLiteral("exact kNN search 130.80%"), metrics, 200);
+    QVERIFY2(!format.contains("130") && format.endsWith(" %p%"), qPrintable(format));
+    const QString longer = progressFormat(
+        QString("refining the map of ") + QString(200, 'x') + " with 5% left", metrics, 200);
+    QVERIFY2(metrics.horizontalAdvance(QString(longer).replace("%p%", "100%")) <= 200,
+             qPrintable(longer));
+    QVERIFY2(progressFormat("5% of 7", metrics, 400) == "5%% of 7 %p%",
+             qPrintable(progressFormat("5% of 7", metrics, 400)));
+  }
+
+  /// Fit and Home show the central percentiles: one far point does not squash the cloud, and
+  /// the map says how many items lie outside.
+  void fitIgnoresAFarPoint() {
+    std::vector<float> cloud = test::randomFloats(2 * 400, 5); // in [-1, 1)² or so
+    FitBox box = robustFitBox(cloud, 2);
+    QCOMPARE(box.outside, std::int64_t(0)); // no outliers: the whole cloud, as before
+    std::vector<float> far = cloud;
+    far.push_back(1000.0f);
+    far.push_back(-1000.0f);
+    box = robustFitBox(far, 2);
+    QCOMPARE(box.outside, std::int64_t(1));
+    QVERIFY(box.hi[0] < 10 && box.lo[1] > -10);
+
+    MapView map;
+    map.resize(600, 450);
+    map.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&map));
+    map.setPoints(far, 2, std::vector<std::uint8_t>(far.size() / 2 * 3, 40));
+    map.resetCamera();
+    QCOMPARE(map.outsideAfterFit(), std::int64_t(1));
+    QVERIFY(map.hasOutsideNote());
+    QVERIFY2(map.outsideNote().startsWith("1 item"), qPrintable(map.outsideNote()));
+    // The cloud spans most of the view; the far point is off it.
+    double left = 1e9, right = -1e9;
+    for (std::int64_t i = 0; i < 400; ++i) {
+      left = std::min(left, map.widgetPosOf(i).x());
+      right = std::max(right, map.widgetPosOf(i).x());
+    }
+    QVERIFY2(right - left > 0.5 * map.width(), qPrintable(QString("%1 px").arg(right - left)));
+    QVERIFY(!map.rect().contains(map.widgetPosOf(400).toPoint()));
+    // The note is drawn in the bottom-left corner.
+    const QImage shot = map.grabFramebuffer();
+    QVERIFY(shot.save(artifact("trust-fit-outlier.png")));
+    const QImage corner = shot.copy(0, shot.height() - 40, 300, 40);
+    QVERIFY2(test::countNonBackground(corner) > 200,
+             qPrintable(QString::number(test::countNonBackground(corner))));
+    // Once the person moves the camera, the note goes.
+    map.zoomAt(QPointF(300, 220), 0.5);
+    QVERIFY(!map.hasOutsideNote());
   }
 
   /// `nearscape --session S` of data that is gone opens the window with the page (it used to

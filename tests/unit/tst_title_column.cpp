@@ -31,12 +31,12 @@ private:
 private slots:
   void namedColumnWins() {
     // Debian's packages: section (the label), package, description (the text).
-    Dataset ds = withColumns({"label", "Package", "description"}, 300, [](std::size_t c,
-                                                                          std::size_t i) {
-      return c == 0 ? std::string(i % 2 ? "utils" : "libs")
-             : c == 1 ? "pkg-" + std::to_string(i)
-                      : "a long description of package number " + std::to_string(i);
-    });
+    Dataset ds =
+        withColumns({"label", "Package", "description"}, 300, [](std::size_t c, std::size_t i) {
+          return c == 0   ? std::string(i % 2 ? "utils" : "libs")
+                 : c == 1 ? "pkg-" + std::to_string(i)
+                          : "a long description of package number " + std::to_string(i);
+        });
     ds.textColumn = 2;
     const TitleChoice choice = pickTitleColumn(ds);
     QCOMPARE(choice.column, 1);
@@ -48,27 +48,26 @@ private slots:
       return c == 0 ? std::string("same") : "t" + std::to_string(i);
     });
     QCOMPARE(pickTitleColumn(ds).column, 1);
-    ds = withColumns({"name"}, 100, [](std::size_t, std::size_t i) {
-      return std::string(i % 3 ? "a" : "b");
-    });
+    ds = withColumns({"name"}, 100,
+                     [](std::size_t, std::size_t i) { return std::string(i % 3 ? "a" : "b"); });
     QCOMPARE(pickTitleColumn(ds).reason, TitleReason::None);
   }
 
   void mostlyUniqueShortStringsElse() {
     // slug: 95% distinct and short; code: all distinct but numbers; note: long sentences.
-    Dataset ds = withColumns({"label", "code", "note", "slug"}, 1000, [](std::size_t c,
-                                                                         std::size_t i) {
-      switch (c) {
-      case 0:
-        return "c" + std::to_string(i); // unique, but the label column
-      case 1:
-        return std::to_string(1000 + i);
-      case 2:
-        return std::string(80, 'x') + std::to_string(i);
-      default:
-        return "w" + std::to_string(i < 50 ? 0 : i);
-      }
-    });
+    Dataset ds =
+        withColumns({"label", "code", "note", "slug"}, 1000, [](std::size_t c, std::size_t i) {
+          switch (c) {
+          case 0:
+            return "c" + std::to_string(i); // unique, but the label column
+          case 1:
+            return std::to_string(1000 + i);
+          case 2:
+            return std::string(80, 'x') + std::to_string(i);
+          default:
+            return "w" + std::to_string(i < 50 ? 0 : i);
+          }
+        });
     TitleChoice choice = pickTitleColumn(ds);
     QCOMPARE(choice.column, 3);
     QCOMPARE(choice.reason, TitleReason::Unique);
