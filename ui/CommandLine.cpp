@@ -153,6 +153,10 @@ std::variant<CommandLine, int> parseCommandLine(const QApplication& app, const Q
                                "Colour the map by this column (label, a metadata column, or a "
                                "computed one)",
                                "column");
+  const auto colourScale = option({"color-scale", "colour-scale"},
+                                  "How a numeric colouring maps values to colours: auto (log or "
+                                  "quantile for skewed values), linear, log or quantile",
+                                  "scale");
   const auto search =
       option({"search"}, "Find these items (an id or text); the rest are dimmed", "text");
   const auto showRange =
@@ -226,6 +230,12 @@ std::variant<CommandLine, int> parseCommandLine(const QApplication& app, const Q
   line.compare = parser.value(compare);
   line.colourBy = parser.value(colourBy);
   line.search = parser.value(search);
+  if (parser.isSet(colourScale)) {
+    line.colourScale = parseColourScale(parser.value(colourScale).toStdString());
+    if (!line.colourScale)
+      return refuse(QStringLiteral("unknown colour scale '%1' (auto, linear, log or quantile)")
+                        .arg(parser.value(colourScale)));
+  }
   line.opacityBy = parser.value(opacityBy);
   line.sizeBy = parser.value(sizeBy);
   if (parser.isSet(showRange)) {
@@ -269,8 +279,10 @@ std::optional<int> applyCommandLine(const CommandLine& line, MainWindow& window)
                       window.opacityChoices().join(QStringLiteral(", "))));
     });
   }
-  if (!line.colourBy.isEmpty() || !line.search.isEmpty()) {
+  if (!line.colourBy.isEmpty() || !line.search.isEmpty() || line.colourScale) {
     onceExplored(window, [&window, line, fail] {
+      if (line.colourScale)
+        window.session()->setColourScale(*line.colourScale);
       if (!line.colourBy.isEmpty() && !window.setColourBy(line.colourBy))
         return fail(QStringLiteral("no column '%1' to colour by (choices: %2)")
                         .arg(line.colourBy, window.colourChoices().join(QStringLiteral(", "))));

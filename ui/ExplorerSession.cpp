@@ -48,6 +48,19 @@ private:
   QString m_after;
 };
 
+class ColourScaleCommand : public QUndoCommand {
+public:
+  ColourScaleCommand(ExplorerSession& session, ColourScaleKind before, ColourScaleKind after)
+      : QUndoCommand(QObject::tr("Colour scale %1").arg(colourScaleName(after).data())),
+        m_session(session), m_before(before), m_after(after) {}
+  void redo() override { m_session.setColourScale(m_after); }
+  void undo() override { m_session.setColourScale(m_before); }
+
+private:
+  ExplorerSession& m_session;
+  ColourScaleKind m_before, m_after;
+};
+
 class FilterCommand : public QUndoCommand {
 public:
   FilterCommand(ExplorerSession& session, Filter before, Filter after)
@@ -109,6 +122,7 @@ void ExplorerSession::setData(OpenedData opened) {
   m_selected = -1;
   m_path = {};
   m_colouring = QStringLiteral("label");
+  m_colourScale = ColourScaleKind::Auto;
   m_filter = {};
   m_matches.clear();
   m_searching = false;
@@ -210,6 +224,19 @@ void ExplorerSession::editColouring(const QString& name) {
   if (name == m_colouring)
     return;
   m_undo->push(new ColouringCommand(*this, m_colouring, m_filter, name));
+}
+
+void ExplorerSession::setColourScale(ColourScaleKind kind) {
+  if (kind == m_colourScale)
+    return;
+  m_colourScale = kind;
+  emit colourScaleChanged(kind);
+}
+
+void ExplorerSession::editColourScale(ColourScaleKind kind) {
+  if (kind == m_colourScale)
+    return;
+  m_undo->push(new ColourScaleCommand(*this, m_colourScale, kind));
 }
 
 void ExplorerSession::setFilter(Filter filter) {

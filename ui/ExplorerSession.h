@@ -5,6 +5,7 @@
 // panels observe them, and the window only assembles. Edits a person may take back (selection,
 // colouring, filter) go through the undo stack; loading other data clears it.
 
+#include "ColourScale.h"
 #include "nearscape/Nearscape.h"
 
 #include <QObject>
@@ -129,6 +130,12 @@ public:
   void setColouring(const QString& name);
   /// An undoable change of colouring; the filter starts empty with it (and comes back on undo).
   void editColouring(const QString& name);
+  /// The scale of a numeric colouring (Auto: chosen by the values' skew); it stays when the
+  /// colouring changes, and goes back to Auto with other data.
+  ColourScaleKind colourScale() const { return m_colourScale; }
+  void setColourScale(ColourScaleKind kind);
+  /// The same as an undoable edit.
+  void editColourScale(ColourScaleKind kind);
   const Filter& filter() const { return m_filter; }
   void setFilter(Filter filter);
   void editFilter(Filter filter);
@@ -141,7 +148,7 @@ public:
   bool searching() const { return m_searching; }
   void setMatches(std::vector<std::int64_t> matches, bool searching);
 
-  /// Undo and redo of selection, colouring and filter edits.
+  /// Undo and redo of selection, colouring (and its scale) and filter edits.
   QUndoStack* undoStack() const { return m_undo; }
 
 signals:
@@ -155,6 +162,7 @@ signals:
   void selectedItemChanged(std::int64_t item);
   void pathChanged();
   void colouringChanged(const QString& name);
+  void colourScaleChanged(ColourScaleKind kind);
   void filterChanged();
   void searchChanged();
   void matchesChanged();
@@ -173,6 +181,7 @@ private:
   std::int64_t m_selected = -1;
   GraphPath m_path;
   QString m_colouring = QStringLiteral("label");
+  ColourScaleKind m_colourScale = ColourScaleKind::Auto;
   Filter m_filter;
   QString m_searchText;
   bool m_searchRegex = false;

@@ -132,6 +132,12 @@ Session Session::parse(const QByteArray& bytes, const QString& path) {
       s.metric = std::string(metricName(*known));
     }
     s.colourBy = QString::fromStdString(j.value("colour_by", std::string("label")));
+    const std::string scale = j.value("colour_scale", std::string("auto"));
+    const std::optional<ColourScaleKind> kind = parseColourScale(scale);
+    check.require(kind.has_value(), "colour_scale",
+                  "must be \"auto\", \"linear\", \"log\" or \"quantile\", not " +
+                      Checker::shortDump(scale));
+    s.colourScale = *kind;
     if (j.contains("search")) {
       const nlohmann::json& search = j["search"];
       check.require(search.is_object(), "search", "must be {\"text\": TEXT, \"regex\": BOOL}");
@@ -185,6 +191,7 @@ void Session::write(const QString& path, const QStringList& alsoInputs) const {
   j["content_hash"] = contentHash;
   j["metric"] = metric;
   j["colour_by"] = colourBy.toStdString();
+  j["colour_scale"] = std::string(colourScaleName(colourScale));
   j["search"] = {{"text", searchText.toStdString()}, {"regex", searchRegex}};
   std::vector<std::string> hiddenGroups;
   for (const QString& g : hidden)

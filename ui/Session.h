@@ -6,12 +6,14 @@
 //
 // {"format": "nearscape-session", "version": 1, "data": PATH, "metadata": PATH|null,
 //  "content_hash": HEX, "metric": "l2"|"cos"|"ip", "colour_by": NAME,
+//  "colour_scale": "auto"|"linear"|"log"|"quantile" (absent: auto),
 //  "search": {"text": TEXT, "regex": BOOL}, "hidden": [GROUP…], "selection": [ID…],
 //  "selected": ID|-1, "path_to": ID|-1, "dim": 2|3,
 //  "camera": {"focal": [x,y,z], "position": [x,y,z], "up": [x,y,z], "scale": S}|null,
 //  "window": BASE64}
 // Paths are stored as given; relative ones are read against the session file's folder.
 
+#include "ColourScale.h"
 #include "MapView.h"
 
 #include <QByteArray>
@@ -31,6 +33,7 @@ struct Session {
   std::string contentHash;
   std::string metric; ///< "l2", "cos" or "ip"; empty: the data's own (read: a known one)
   QString colourBy = QStringLiteral("label");
+  ColourScaleKind colourScale = ColourScaleKind::Auto;
   QString searchText;
   bool searchRegex = false;
   QStringList hidden; ///< legend groups unticked

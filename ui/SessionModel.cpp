@@ -15,6 +15,7 @@ Session Session::of(const ExplorerSession& model) {
     s.contentHash = model.dataset()->contentHash;
   s.metric = std::string(metricName(model.metric()));
   s.colourBy = model.colouring();
+  s.colourScale = model.colourScale();
   s.searchText = model.searchText();
   s.searchRegex = model.searchRegex();
   s.hidden = model.filter().hidden;
@@ -31,6 +32,7 @@ bool Session::restoreColouring(ExplorerSession& model, const QStringList& colour
     return false;
   // The filter first: the colouring's arrival shows it (a column read in the background).
   model.setFilter({hidden, shownRange});
+  model.setColourScale(colourScale);
   model.setColouring(colourBy);
   return true;
 }
