@@ -142,6 +142,7 @@ ColourControls::ColourControls(ExplorerSession* session, MapPair* maps,
   });
   connect(session, &ExplorerSession::colourScaleChanged, this, &ColourControls::restyle);
   connect(session, &ExplorerSession::selectionChanged, this, &ColourControls::recolour);
+  connect(session, &ExplorerSession::facetMaskChanged, this, &ColourControls::recolour);
   connect(session, &ExplorerSession::matchesChanged, this, &ColourControls::recolour);
 }
 
@@ -427,6 +428,9 @@ void ColourControls::recolour() {
             : m_session->searching()
                 ? dimmedExcept(rgb, m_session->matches(), MapView::backgroundColor())
                 : rgb;
+  // A facet filter dims what it leaves out (Embedding Atlas's cross-filtering), hiding nothing.
+  if (!m_session->facetMask().empty())
+    m_shown = dimmedWhere(m_shown, m_session->facetMask(), MapView::backgroundColor());
   m_maps->setColors(m_shown);
   applyVisibility();
 }

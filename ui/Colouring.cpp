@@ -230,4 +230,20 @@ std::vector<std::uint8_t> dimmedExcept(const std::vector<std::uint8_t>& rgb,
   return out;
 }
 
+std::vector<std::uint8_t> dimmedWhere(const std::vector<std::uint8_t>& rgb,
+                                      const std::vector<std::uint8_t>& keep,
+                                      const QColor& background) {
+  if (keep.size() * 3 != rgb.size())
+    return rgb;
+  constexpr double kFade = 0.82; // as far as dimmedExcept's
+  const int bg[3] = {background.red(), background.green(), background.blue()};
+  std::vector<std::uint8_t> out(rgb);
+  for (std::size_t i = 0; i < keep.size(); ++i)
+    if (!keep[i])
+      for (std::size_t c = 0; c < 3; ++c)
+        out[3 * i + c] =
+            std::uint8_t(std::lround(rgb[3 * i + c] + kFade * (bg[c] - rgb[3 * i + c])));
+  return out;
+}
+
 } // namespace nearscape::ui

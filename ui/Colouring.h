@@ -101,4 +101,10 @@ std::vector<std::uint8_t> dimmedExcept(const std::vector<std::uint8_t>& rgb,
                                        const std::vector<std::int64_t>& matches,
                                        const QColor& background);
 
+/// `rgb` with every item whose `keep` is 0 faded toward `background` (a facet filter: what it
+/// leaves out stays visible, dim, for context). An empty `keep` keeps every item.
+std::vector<std::uint8_t> dimmedWhere(const std::vector<std::uint8_t>& rgb,
+                                      const std::vector<std::uint8_t>& keep,
+                                      const QColor& background);
+
 } // namespace nearscape::ui

@@ -2,6 +2,7 @@
 
 #include "ComparePanel.h"
 #include "Export.h"
+#include "FacetsPanel.h"
 #include "MainWindow.h"
 #include "Preferences.h"
 #include "Session.h"
@@ -157,6 +158,10 @@ std::variant<CommandLine, int> parseCommandLine(const QApplication& app, const Q
                                   "How a numeric colouring maps values to colours: auto (log or "
                                   "quantile for skewed values), linear, log or quantile",
                                   "scale");
+  const auto facetFilter = option({"filter"},
+                                  "Dim the items outside a facet filter: COLUMN=VALUE, "
+                                  "COLUMN=A|B or COLUMN=FROM..TO (repeatable: all must hold)",
+                                  "facet");
   const auto search =
       option({"search"}, "Find these items (an id or text); the rest are dimmed", "text");
   const auto showRange =
@@ -230,6 +235,13 @@ std::variant<CommandLine, int> parseCommandLine(const QApplication& app, const Q
   line.compare = parser.value(compare);
   line.colourBy = parser.value(colourBy);
   line.search = parser.value(search);
+  for (const QString& text : parser.values(facetFilter)) {
+    try {
+      line.facets.push_back(parseFacetBrush(text.toStdString()));
+    } catch (const std::exception& e) {
+      return refuse(QString::fromUtf8(e.what()));
+    }
+  }
   if (parser.isSet(colourScale)) {
     line.colourScale = parseColourScale(parser.value(colourScale).toStdString());
     if (!line.colourScale)
@@ -292,6 +304,14 @@ std::optional<int> applyCommandLine(const CommandLine& line, MainWindow& window)
       if (!line.search.isEmpty())
         window.setSearch(line.search);
     });
+  }
+  if (!line.facets.empty()) {
+    // Brushes on columns the data lacks are an error of the command line: said, and the end.
+    if (auto* facets = window.findChild<FacetsPanel*>())
+      QObject::connect(facets, &FacetsPanel::failed, &window,
+                       [](const QString& message) { QApplication::exit(refuse(message)); });
+    onceExplored(window,
+                 [&window, brushes = line.facets] { window.session()->setFacets(brushes); });
   }
   if (!line.compare.isEmpty()) {
     QObject::connect(

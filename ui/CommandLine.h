@@ -29,6 +29,7 @@ struct CommandLine {
   QString meta, screenshot, session, compare, colourBy, search, opacityBy, sizeBy;
   std::optional<std::pair<double, double>> shownRange;
   std::optional<ColourScaleKind> colourScale; ///< --colour-scale (else the model's, auto)
+  std::vector<FacetBrush> facets;             ///< --filter COL=VALUE|COL=FROM..TO, all of them
   std::optional<Metric> metric;
   std::optional<MapView::DensityMode> density;
   bool map3D = false;

@@ -74,6 +74,20 @@ private:
   Filter m_before, m_after;
 };
 
+class FacetsCommand : public QUndoCommand {
+public:
+  FacetsCommand(ExplorerSession& session, std::vector<FacetBrush> before,
+                std::vector<FacetBrush> after)
+      : QUndoCommand(QObject::tr("Facet filter")), m_session(session), m_before(std::move(before)),
+        m_after(std::move(after)) {}
+  void redo() override { m_session.setFacets(m_after); }
+  void undo() override { m_session.setFacets(m_before); }
+
+private:
+  ExplorerSession& m_session;
+  std::vector<FacetBrush> m_before, m_after;
+};
+
 /// Sorted, unique, within [0, n).
 std::vector<std::int64_t> normalised(std::vector<std::int64_t> items, std::int64_t n) {
   std::sort(items.begin(), items.end());
@@ -124,6 +138,8 @@ void ExplorerSession::setData(OpenedData opened) {
   m_colouring = QStringLiteral("label");
   m_colourScale = ColourScaleKind::Auto;
   m_filter = {};
+  m_facets.clear();
+  m_facetMask.clear();
   m_matches.clear();
   m_searching = false;
   m_comparedPath.clear(); // a comparison is of the old data
@@ -146,6 +162,8 @@ void ExplorerSession::setMetadata(std::shared_ptr<const Dataset> dataset, QStrin
   m_undo->clear();
   m_colouring = QStringLiteral("label");
   m_filter = {};
+  m_facets.clear();
+  m_facetMask.clear();
   emit metadataChanged();
 }
 
@@ -250,6 +268,26 @@ void ExplorerSession::editFilter(Filter filter) {
   if (filter == m_filter)
     return;
   m_undo->push(new FilterCommand(*this, m_filter, std::move(filter)));
+}
+
+void ExplorerSession::setFacets(std::vector<FacetBrush> brushes) {
+  if (brushes == m_facets)
+    return;
+  m_facets = std::move(brushes);
+  emit facetsChanged();
+}
+
+void ExplorerSession::editFacets(std::vector<FacetBrush> brushes) {
+  if (brushes == m_facets)
+    return;
+  m_undo->push(new FacetsCommand(*this, m_facets, std::move(brushes)));
+}
+
+void ExplorerSession::setFacetMask(std::vector<std::uint8_t> mask) {
+  if (mask == m_facetMask)
+    return;
+  m_facetMask = std::move(mask);
+  emit facetMaskChanged();
 }
 
 void ExplorerSession::setSearch(const QString& text, bool regex) {

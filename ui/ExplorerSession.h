@@ -7,6 +7,7 @@
 
 #include "ColourScale.h"
 #include "nearscape/Nearscape.h"
+#include "nearscape/core/Facets.h"
 
 #include <QObject>
 #include <QString>
@@ -140,6 +141,17 @@ public:
   void setFilter(Filter filter);
   void editFilter(Filter filter);
 
+  /// The brushes on the Facets dock (a range or values per column, all must hold): items outside
+  /// them are dimmed on the map, not hidden. Other data or metadata clears them.
+  const std::vector<FacetBrush>& facets() const { return m_facets; }
+  void setFacets(std::vector<FacetBrush> brushes);
+  /// The same as an undoable edit.
+  void editFacets(std::vector<FacetBrush> brushes);
+  /// Per item, 1 where it passes every brush (empty: no brush, or not yet counted). The Facets
+  /// dock computes it, as it holds the columns read.
+  const std::vector<std::uint8_t>& facetMask() const { return m_facetMask; }
+  void setFacetMask(std::vector<std::uint8_t> mask);
+
   // The search asked for, and its matches once it ends (searching: matches are a search's).
   QString searchText() const { return m_searchText; }
   bool searchRegex() const { return m_searchRegex; }
@@ -148,7 +160,7 @@ public:
   bool searching() const { return m_searching; }
   void setMatches(std::vector<std::int64_t> matches, bool searching);
 
-  /// Undo and redo of selection, colouring (and its scale) and filter edits.
+  /// Undo and redo of selection, colouring, filter and facet edits.
   QUndoStack* undoStack() const { return m_undo; }
 
 signals:
@@ -164,6 +176,8 @@ signals:
   void colouringChanged(const QString& name);
   void colourScaleChanged(ColourScaleKind kind);
   void filterChanged();
+  void facetsChanged();
+  void facetMaskChanged();
   void searchChanged();
   void matchesChanged();
 
@@ -183,6 +197,8 @@ private:
   QString m_colouring = QStringLiteral("label");
   ColourScaleKind m_colourScale = ColourScaleKind::Auto;
   Filter m_filter;
+  std::vector<FacetBrush> m_facets;
+  std::vector<std::uint8_t> m_facetMask;
   QString m_searchText;
   bool m_searchRegex = false;
   std::vector<std::int64_t> m_matches;

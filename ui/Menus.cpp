@@ -208,6 +208,7 @@ void buildViewMenu(MainWindow& window, QMenu& view, MenuActions& actions) {
   }
   view.addSeparator();
   const Docks& docks = window.docks();
+  view.addAction(docks.facets->toggleViewAction());
   view.addAction(docks.sweep->toggleViewAction());
   QAction* studio = view.addAction(QObject::tr("&Trade-off Studio"),
                                    QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_T), w,

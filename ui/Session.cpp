@@ -153,6 +153,20 @@ Session Session::parse(const QByteArray& bytes, const QString& path) {
                     "shown_range", "must be [from, to] with from ≤ to");
       s.shownRange = std::pair{range[0], range[1]};
     }
+    if (j.contains("facets")) {
+      const nlohmann::json& brushes = j["facets"];
+      check.require(brushes.is_array(), "facets",
+                    "must be a list of \"COLUMN=VALUE\" or \"COLUMN=FROM..TO\"");
+      for (const nlohmann::json& brush : brushes) {
+        check.require(brush.is_string(), "facets",
+                      "must list texts, not " + Checker::shortDump(brush));
+        try {
+          s.facets.push_back(parseFacetBrush(brush.get<std::string>()));
+        } catch (const InvalidArgument& e) {
+          check.require(false, "facets", std::string("holds a bad filter: ") + e.what());
+        }
+      }
+    }
     if (j.contains("selection")) {
       const nlohmann::json& ids = j["selection"];
       check.require(ids.is_array(), "selection", "must be a list of item ids");
@@ -199,6 +213,10 @@ void Session::write(const QString& path, const QStringList& alsoInputs) const {
   j["hidden"] = hiddenGroups;
   j["shown_range"] = shownRange ? nlohmann::ordered_json({shownRange->first, shownRange->second})
                                 : nlohmann::ordered_json(nullptr);
+  std::vector<std::string> brushes;
+  for (const FacetBrush& brush : facets)
+    brushes.push_back(facetBrushText(brush));
+  j["facets"] = brushes;
   j["selection"] = selection;
   j["selected"] = selected;
   j["path_to"] = pathTo;

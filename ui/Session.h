@@ -7,6 +7,7 @@
 // {"format": "nearscape-session", "version": 1, "data": PATH, "metadata": PATH|null,
 //  "content_hash": HEX, "metric": "l2"|"cos"|"ip", "colour_by": NAME,
 //  "colour_scale": "auto"|"linear"|"log"|"quantile" (absent: auto),
+//  "facets": ["COLUMN=VALUE"|"COLUMN=A|B"|"COLUMN=FROM..TO"…] (absent: none),
 //  "search": {"text": TEXT, "regex": BOOL}, "hidden": [GROUP…], "selection": [ID…],
 //  "selected": ID|-1, "path_to": ID|-1, "dim": 2|3,
 //  "camera": {"focal": [x,y,z], "position": [x,y,z], "up": [x,y,z], "scale": S}|null,
@@ -15,6 +16,7 @@
 
 #include "ColourScale.h"
 #include "MapView.h"
+#include "nearscape/core/Facets.h"
 
 #include <QByteArray>
 #include <QString>
@@ -39,6 +41,7 @@ struct Session {
   QStringList hidden; ///< legend groups unticked
   /// A numeric colouring's shown range (items outside hidden); none: every item.
   std::optional<std::pair<double, double>> shownRange;
+  std::vector<FacetBrush> facets; ///< the Facets dock's brushes (items outside dimmed)
   std::vector<std::int64_t> selection;
   std::int64_t selected = -1, pathTo = -1;
   int dim = 2;

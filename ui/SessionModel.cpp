@@ -20,6 +20,7 @@ Session Session::of(const ExplorerSession& model) {
   s.searchRegex = model.searchRegex();
   s.hidden = model.filter().hidden;
   s.shownRange = model.filter().range;
+  s.facets = model.facets();
   s.selection = model.selection();
   s.selected = model.selectedItem();
   s.pathTo = model.path().found() ? model.path().nodes.back() : -1;
@@ -41,6 +42,7 @@ bool Session::restoreInto(ExplorerSession& model, const QStringList& colourings)
   const bool coloured = restoreColouring(model, colourings);
   if (!searchText.isEmpty())
     model.setSearch(searchText, searchRegex);
+  model.setFacets(facets);
   model.setSelection(selection);
   return coloured;
 }

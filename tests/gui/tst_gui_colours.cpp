@@ -1,9 +1,12 @@
 // What the map's colours say, driven through real widgets: a skewed column on a log scale that
 // spans the palette (pixels and the per-item colours), the colour bar's ticks, the scale in the
-// command line and the session; 50 equal clusters all in the legend, searched.
+// command line and the session; 50 equal clusters all in the legend, searched; facets brushed
+// on their charts, dimming the map and recounting the other facets.
 #include "ColorBar.h"
 #include "ColourControls.h"
 #include "Colouring.h"
+#include "FacetChart.h"
+#include "FacetsPanel.h"
 #include "GuiTest.h"
 #include "LegendPanel.h"
 #include "MainWindow.h"
@@ -218,21 +221,141 @@ private slots:
     QVERIFY(window.session()->filter().hidden.isEmpty());
   }
 
-  void commandLineScale() {
-    // nearscape DATA --colour-by size --colour-scale quantile --screenshot: a picture; an
-    // unknown scale: exit 2 with the reason.
-    const QString png = m_dir.filePath("cli.png");
-    QProcess gui;
-    gui.start(QStringLiteral(NEARSCAPE_GUI_PATH),
-              {m_data, "--colour-by", "size", "--colour-scale", "quantile", "--screenshot", png});
-    QVERIFY(gui.waitForFinished(120000));
-    QVERIFY2(gui.exitCode() == 0, gui.readAllStandardError());
-    QVERIFY(QImage(png).width() > 100);
+  void brushingFacetsDimsTheMapAndRecounts() {
+    MainWindow window;
+    openData(window);
+    auto* panel = window.findChild<FacetsPanel*>();
+    QVERIFY(panel);
+    QTRY_VERIFY(panel->ready());
+    window.findChild<QDockWidget*>(QStringLiteral("facetsDock"))->raise();
+    FacetChart* size = panel->chart(QStringLiteral("size"));
+    FacetChart* kind = panel->chart(QStringLiteral("kind"));
+    FacetChart* label = panel->chart(QStringLiteral("label"));
+    QVERIFY(size && kind && label);
+    QTRY_VERIFY(size->isVisible() && size->width() > 100);
+    QVERIFY(size->counts().logBins);
+    auto sum = [](const std::vector<std::int64_t>& v) {
+      std::int64_t s = 0;
+      for (const auto x : v)
+        s += x;
+      return s;
+    };
+    QCOMPARE(sum(kind->counts().filtered), std::int64_t(kN));
+    QTest::qWait(100);
+    const int brightBefore = countBright(window.mapView()->grabFramebuffer());
+    const std::vector<std::uint8_t> coloursBefore = controls(window)->shownColours();
+    QVERIFY(window.grab().save(artifact("facets-none.png")));
+
+    // Drag across the first half of the size histogram.
+    const int bins = int(size->counts().total.size());
+    QTest::mousePress(size, Qt::LeftButton, {}, size->barRect(0).center());
+    QTest::mouseRelease(size, Qt::LeftButton, {}, size->barRect(bins / 2 - 1).center());
+    QCOMPARE(int(window.session()->facets().size()), 1);
+    const auto range = *window.session()->facets().front().range;
+    const std::vector<std::uint8_t>& mask = window.session()->facetMask();
+    QCOMPARE(int(mask.size()), kN);
+    int passing = 0;
+    for (int i = 0; i < kN; ++i) {
+      const bool in = sizeOf(i) >= range.first && sizeOf(i) <= range.second;
+      QCOMPARE(bool(mask[std::size_t(i)]), in);
+      passing += in;
+      // Outside: dimmed toward the background, not hidden; inside: as before.
+      const QColor now = colourAt(controls(window)->shownColours(), i);
+      const QColor was = colourAt(coloursBefore, i);
+      if (in)
+        QCOMPARE(now, was);
+      else
+        QVERIFY(now != was);
+    }
+    QVERIFY(passing > kN / 5 && passing < kN * 4 / 5);
+    QCOMPARE(panel->passing(), std::int64_t(passing));
+    QCOMPARE(window.mapView()->pointCount(), std::int64_t(kN)); // dimmed, none hidden
+    // The other facets count within the brush.
+    QCOMPARE(sum(kind->counts().filtered), std::int64_t(passing));
+    QCOMPARE(sum(label->counts().filtered), std::int64_t(passing));
+    QCOMPARE(sum(kind->counts().total), std::int64_t(kN));
+    QTest::qWait(100);
+    const int brightAfter = countBright(window.mapView()->grabFramebuffer());
+    QVERIFY2(brightAfter < brightBefore * 4 / 5,
+             qPrintable(QString("%1 -> %2").arg(brightBefore).arg(brightAfter)));
+    QVERIFY(window.grab().save(artifact("facets-size-brushed.png")));
+
+    // AND a click on "rare" in the kind facet: fewer pass; the size facet counts within kind.
+    int rareRow = -1;
+    for (int r = 0; r < int(kind->counts().labels.size()); ++r)
+      if (kind->counts().labels[std::size_t(r)] == "rare")
+        rareRow = r;
+    QVERIFY(rareRow >= 0);
+    QTest::mouseClick(kind, Qt::LeftButton, {}, kind->barRect(rareRow).center());
+    QCOMPARE(int(window.session()->facets().size()), 2);
+    int both = 0;
+    for (int i = 0; i < kN; ++i)
+      both += i % 4 == 0 && sizeOf(i) >= range.first && sizeOf(i) <= range.second;
+    QCOMPARE(panel->passing(), std::int64_t(both));
+    QCOMPARE(sum(size->counts().filtered), std::int64_t(kN / 4)); // within kind alone
+    QCOMPARE(sum(label->counts().filtered), std::int64_t(both));
+    QVERIFY(window.grab().save(artifact("facets-two-brushes.png")));
+    // Saved with the session, and restored with it: the same items pass.
+    const QString session = m_dir.filePath("facets.nearscape");
+    QVERIFY(window.saveSessionTo(session));
+    QCOMPARE(Session::read(session).facets, window.session()->facets());
+    {
+      MainWindow again;
+      again.resize(1000, 700);
+      again.show();
+      QSignalSpy explored(&again, &MainWindow::explorationFinished);
+      again.openSession(session);
+      QVERIFY(explored.wait(60000));
+      QCOMPARE(again.session()->facets(), window.session()->facets());
+      auto* restored = again.findChild<FacetsPanel*>();
+      QTRY_VERIFY(restored->ready());
+      QTRY_COMPARE(restored->passing(), std::int64_t(both));
+      QCOMPARE(again.session()->facetMask(), window.session()->facetMask());
+    }
+    // Undo takes the second brush back; Clear all restores the whole map.
+    window.session()->undoStack()->undo();
+    QCOMPARE(panel->passing(), std::int64_t(passing));
+    auto* clear = panel->findChild<QPushButton*>(QStringLiteral("facetsClear"));
+    QVERIFY(clear && clear->isEnabled());
+    QTest::mouseClick(clear, Qt::LeftButton);
+    QVERIFY(window.session()->facets().empty());
+    QVERIFY(window.session()->facetMask().empty());
+    QCOMPARE(controls(window)->shownColours(), coloursBefore);
+  }
+
+  void commandLineScaleAndFilters() {
+    // nearscape DATA --colour-by size --colour-scale quantile [--filter kind=rare --filter
+    // size=10..1000] --screenshot: the filtered picture has fewer bright items (the rest dim);
+    // unknown scales and columns: exit 2 with the reason.
+    auto shoot = [this](const QString& name, const QStringList& extra) {
+      const QString png = m_dir.filePath(name);
+      QProcess gui;
+      gui.start(QStringLiteral(NEARSCAPE_GUI_PATH),
+                QStringList{m_data, "--colour-by", "size", "--colour-scale", "quantile"} + extra +
+                    QStringList{"--screenshot", png});
+      if (!gui.waitForFinished(120000) || gui.exitCode() != 0)
+        qWarning("%s", gui.readAllStandardError().constData());
+      return QImage(png);
+    };
+    const QImage whole = shoot("cli-whole.png", {});
+    const QImage filtered =
+        shoot("cli-filtered.png", {"--filter", "kind=rare", "--filter", "size=10..1000"});
+    QVERIFY(whole.width() > 100 && filtered.size() == whole.size());
+    const int brightWhole = countBright(whole), brightFiltered = countBright(filtered);
+    QVERIFY2(brightFiltered < brightWhole - 500,
+             qPrintable(QString("%1 -> %2").arg(brightWhole).arg(brightFiltered)));
+    QVERIFY(filtered.save(artifact("colours-cli-filtered.png")));
     QProcess badScale;
     badScale.start(QStringLiteral(NEARSCAPE_GUI_PATH), {m_data, "--colour-scale", "cubic"});
     QVERIFY(badScale.waitForFinished(60000));
     QCOMPARE(badScale.exitCode(), 2);
     QVERIFY(badScale.readAllStandardError().contains("linear, log or quantile"));
+    QProcess badFilter;
+    badFilter.start(QStringLiteral(NEARSCAPE_GUI_PATH),
+                    {m_data, "--filter", "colour=red", "--screenshot", m_dir.filePath("no.png")});
+    QVERIFY(badFilter.waitForFinished(120000));
+    QCOMPARE(badFilter.exitCode(), 2);
+    QVERIFY(badFilter.readAllStandardError().contains("no such facet column"));
   }
 };
 
