@@ -5,6 +5,9 @@
 #include <QLinearGradient>
 #include <QPainter>
 
+#include <algorithm>
+#include <cmath>
+
 namespace nearscape::ui {
 
 ColorBar::ColorBar(QWidget* parent) : QWidget(parent) {
@@ -12,10 +15,21 @@ ColorBar::ColorBar(QWidget* parent) : QWidget(parent) {
   setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
 }
 
-void ColorBar::setRange(const QString& name, double minimum, double maximum) {
-  m_name = name, m_minimum = minimum, m_maximum = maximum;
-  setToolTip(
-      tr("%1: %2 … %3; grey: no value").arg(name).arg(minimum, 0, 'g', 6).arg(maximum, 0, 'g', 6));
+void ColorBar::setScale(const QString& name, const ColourScale& scale) {
+  m_name = name;
+  m_scale = scale;
+  m_ticks = scale.ticks();
+  const QString kind = QString::fromLatin1(colourScaleName(scale.kind).data());
+  QString tip = tr("%1 (%2 scale): %3 … %4; grey: no value")
+                    .arg(name, kind)
+                    .arg(scale.low, 0, 'g', 6)
+                    .arg(scale.high, 0, 'g', 6);
+  if (scale.kind == ColourScaleKind::Log)
+    tip +=
+        tr("; values ≤ %1 (0 and below included) take the lowest colour").arg(scale.low, 0, 'g', 6);
+  if (scale.kind == ColourScaleKind::Quantile)
+    tip += tr("; each colour step holds as many items (equal values share one colour)");
+  setToolTip(tip);
   update();
 }
 
@@ -23,19 +37,32 @@ void ColorBar::paintEvent(QPaintEvent*) {
   QPainter p(this);
   const QFontMetrics fm = fontMetrics();
   const int margin = 8, line = fm.height();
+  const QString kind = QString::fromLatin1(colourScaleName(m_scale.kind).data());
   // The name is drawn as text, never interpreted (it comes from the metadata file).
+  const QString title = tr("%1 · %2").arg(m_name, kind);
   p.drawText(QRect(margin, 2, width() - 2 * margin, line), Qt::AlignLeft | Qt::TextSingleLine,
-             fm.elidedText(m_name, Qt::ElideRight, width() - 2 * margin));
+             fm.elidedText(title, Qt::ElideMiddle, width() - 2 * margin));
   const QRect bar(margin, 4 + line, width() - 2 * margin, 14);
   QLinearGradient gradient(bar.topLeft(), bar.topRight());
   for (int i = 0; i <= 10; ++i)
     gradient.setColorAt(i / 10.0, viridis(i / 10.0));
   p.fillRect(bar, gradient);
-  p.setPen(palette().color(QPalette::WindowText));
+  const QColor text = palette().color(QPalette::WindowText);
+  p.setPen(text);
   p.drawRect(bar.adjusted(0, 0, -1, -1));
-  const QRect labels(margin, bar.bottom() + 2, width() - 2 * margin, line);
-  p.drawText(labels, Qt::AlignLeft, QString::number(m_minimum, 'g', 5));
-  p.drawText(labels, Qt::AlignRight, QString::number(m_maximum, 'g', 5));
+  // Ticks where the scale puts their values; a label only where it does not overlap the last.
+  int lastRight = -1000;
+  for (const ColourScale::Tick& tick : m_ticks) {
+    const int x = bar.left() + int(std::lround(tick.position * (bar.width() - 1)));
+    p.drawLine(x, bar.bottom() + 1, x, bar.bottom() + 4);
+    const QString label = QString::number(tick.value, 'g', 4);
+    const int w = fm.horizontalAdvance(label);
+    const int left = std::clamp(x - w / 2, 0, width() - w);
+    if (left <= lastRight + 6)
+      continue;
+    p.drawText(QRect(left, bar.bottom() + 5, w, line), Qt::AlignLeft, label);
+    lastRight = left + w;
+  }
 }
 
 } // namespace nearscape::ui

@@ -11,8 +11,12 @@ QColor labelColor(int index) {
   constexpr int kCount = int(sizeof(kPalette) / sizeof(kPalette[0]));
   if (index >= 0 && index < kCount)
     return QColor::fromRgb(kPalette[index]);
+  // Beyond the palette: golden-angle hues, each lap of three at another saturation and value so
+  // that neighbouring hues of different laps still differ (50 clusters, none folded away).
   const double hue = std::fmod(index * 0.618033988749895, 1.0);
-  return QColor::fromHsvF(float(hue), 0.65f, 0.85f);
+  static const float kSaturation[] = {0.70f, 0.45f, 0.90f}, kValue[] = {0.85f, 0.95f, 0.65f};
+  const int lap = (index / 3) % 3;
+  return QColor::fromHsvF(float(hue), kSaturation[lap], kValue[lap]);
 }
 
 QColor unlabelledColor() {

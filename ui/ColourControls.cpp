@@ -12,6 +12,7 @@
 #include <QDoubleSpinBox>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QLineEdit>
 #include <QSignalBlocker>
 #include <QToolBar>
 #include <QVBoxLayout>
@@ -65,8 +66,25 @@ ColourControls::ColourControls(ExplorerSession* session, MapPair* maps,
   m_colorBar->hide();
   layout->addWidget(m_colorBar, 0, Qt::AlignTop);
   m_rangeFilter = new QWidget(m_key);
-  auto* range = new QHBoxLayout(m_rangeFilter);
-  range->setContentsMargins(4, 0, 4, 0);
+  auto* rows = new QVBoxLayout(m_rangeFilter);
+  rows->setContentsMargins(4, 0, 4, 0);
+  auto* scaleRow = new QHBoxLayout;
+  m_scaleBox = new QComboBox(m_rangeFilter);
+  m_scaleBox->setObjectName(QStringLiteral("colourScale"));
+  m_scaleBox->setToolTip(tr("How values map to colours: auto (log for skewed positive values, "
+                            "quantile for other skewed ones, else linear), linear, log or "
+                            "quantile (equal counts per colour)"));
+  for (const ColourScaleKind kind : {ColourScaleKind::Auto, ColourScaleKind::Linear,
+                                     ColourScaleKind::Log, ColourScaleKind::Quantile})
+    m_scaleBox->addItem(QString::fromLatin1(colourScaleName(kind).data()), int(kind));
+  connect(m_scaleBox, &QComboBox::activated, this, [this](int index) {
+    m_session->editColourScale(ColourScaleKind(m_scaleBox->itemData(index).toInt()));
+  });
+  scaleRow->addWidget(new QLabel(tr("Scale"), m_rangeFilter));
+  scaleRow->addWidget(m_scaleBox, 1);
+  rows->addLayout(scaleRow);
+  auto* range = new QHBoxLayout;
+  rows->addLayout(range);
   m_rangeFrom = new QDoubleSpinBox(m_rangeFilter);
   m_rangeTo = new QDoubleSpinBox(m_rangeFilter);
   m_rangeFrom->setObjectName(QStringLiteral("rangeFrom"));
@@ -82,8 +100,16 @@ ColourControls::ColourControls(ExplorerSession* session, MapPair* maps,
   }
   m_rangeFilter->hide();
   layout->addWidget(m_rangeFilter, 0, Qt::AlignTop);
+  m_legendSearch = new QLineEdit(m_key);
+  m_legendSearch->setObjectName(QStringLiteral("legendSearch"));
+  m_legendSearch->setPlaceholderText(tr("Search the legend (Enter: show only these)"));
+  m_legendSearch->setClearButtonEnabled(true);
+  m_legendSearch->hide();
+  layout->addWidget(m_legendSearch, 0, Qt::AlignTop);
   m_legend = new LegendPanel(m_key);
   layout->addWidget(m_legend, 1);
+  connect(m_legendSearch, &QLineEdit::textChanged, m_legend, &LegendPanel::setFilterText);
+  connect(m_legendSearch, &QLineEdit::returnPressed, m_legend, &LegendPanel::showOnlyListed);
   connect(m_legend, &LegendPanel::visibilityChanged, this, &ColourControls::filterEdited);
 
   // The model's changes.
@@ -111,9 +137,12 @@ ColourControls::ColourControls(ExplorerSession* session, MapPair* maps,
     if (!m_colourPending.isEmpty())
       return; // the colouring's arrival shows it
     showFilter();
+    restyle(); // a range filter rescales the colours to what it shows
     applyVisibility();
   });
+  connect(session, &ExplorerSession::colourScaleChanged, this, &ColourControls::restyle);
   connect(session, &ExplorerSession::selectionChanged, this, &ColourControls::recolour);
+  connect(session, &ExplorerSession::facetMaskChanged, this, &ColourControls::recolour);
   connect(session, &ExplorerSession::matchesChanged, this, &ColourControls::recolour);
 }
 
@@ -261,22 +290,45 @@ void ColourControls::apply(const QString& name) {
 
 void ColourControls::showScheme(std::unique_ptr<ColourScheme> scheme) {
   m_scheme = std::move(scheme);
+  m_paintedScale = ColourScaleKind::Auto; // numericScheme paints on the auto scale, unfiltered
+  m_paintedRange.reset();
   m_colourBox->setCurrentText(m_scheme->name);
   showSchemeKey();
   showFilter(); // what waited for this colouring (a session's hidden groups and range)
+  restyle();
+}
+
+void ColourControls::restyle() {
+  if (!m_scheme || !m_scheme->numeric) {
+    recolour();
+    return;
+  }
+  const ColourScaleKind asked = m_session->colourScale();
+  const auto range = m_session->filter().range;
+  if (asked != m_paintedScale || range != m_paintedRange) {
+    paintNumeric(*m_scheme, asked, range);
+    m_paintedScale = asked;
+    m_paintedRange = range;
+  }
+  m_colorBar->setScale(m_scheme->name, m_scheme->scale);
+  const QSignalBlocker block(m_scaleBox);
+  m_scaleBox->setCurrentIndex(m_scaleBox->findData(int(asked)));
+  m_scaleBox->setItemText(0, tr("auto (%1)").arg(colourScaleName(m_scheme->autoScale).data()));
   recolour();
 }
 
 void ColourControls::showSchemeKey() {
   if (!m_scheme) {
     m_legend->clear();
+    m_legendSearch->hide();
     return;
   }
   const QSignalBlocker blockFrom(m_rangeFrom), blockTo(m_rangeTo);
   if (m_scheme->numeric) {
     m_legend->clear();
     m_legend->hide();
-    m_colorBar->setRange(m_scheme->name, m_scheme->minimum, m_scheme->maximum);
+    m_legendSearch->hide();
+    m_colorBar->setScale(m_scheme->name, m_scheme->scale);
     m_colorBar->show();
     // The filter starts at the whole range (the boxes span it and a margin, for typing).
     const double margin = std::max(1.0, m_scheme->maximum - m_scheme->minimum);
@@ -290,6 +342,10 @@ void ColourControls::showSchemeKey() {
     m_rangeFilter->hide();
     m_legend->show();
     m_legend->setLabels(m_scheme->groupNames, m_scheme->groupCounts, m_scheme->groupColors);
+    // A legend longer than a glance gets its search.
+    constexpr std::size_t kSearchedFrom = 12;
+    m_legendSearch->clear();
+    m_legendSearch->setVisible(m_scheme->groupNames.size() > kSearchedFrom);
   }
 }
 
@@ -368,10 +424,14 @@ void ColourControls::recolour() {
   const std::vector<std::uint8_t> rgb =
       m_opacityValues.empty() ? m_scheme->rgb
                               : fadedBy(m_scheme->rgb, m_opacityValues, MapView::backgroundColor());
-  m_maps->setColors(!selection.empty() ? dimmedExcept(rgb, selection, MapView::backgroundColor())
-                    : m_session->searching()
-                        ? dimmedExcept(rgb, m_session->matches(), MapView::backgroundColor())
-                        : rgb);
+  m_shown = !selection.empty() ? dimmedExcept(rgb, selection, MapView::backgroundColor())
+            : m_session->searching()
+                ? dimmedExcept(rgb, m_session->matches(), MapView::backgroundColor())
+                : rgb;
+  // A facet filter dims what it leaves out (Embedding Atlas's cross-filtering), hiding nothing.
+  if (!m_session->facetMask().empty())
+    m_shown = dimmedWhere(m_shown, m_session->facetMask(), MapView::backgroundColor());
+  m_maps->setColors(m_shown);
   applyVisibility();
 }
 

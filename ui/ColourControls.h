@@ -21,6 +21,7 @@
 
 class QComboBox;
 class QDoubleSpinBox;
+class QLineEdit;
 class QToolBar;
 class QWidget;
 
@@ -62,6 +63,11 @@ public:
   QString sizeBy() const { return m_sizeColumn; }
   QStringList opacityChoices() const;
 
+  /// The colours last put on the map (n × 3; the selection's or search's fading included).
+  const std::vector<std::uint8_t>& shownColours() const { return m_shown; }
+  /// The colour bar (numeric colourings), for tests and screenshots.
+  ColorBar* colorBar() const { return m_colorBar; }
+
   bool setShownRange(double from, double to);
   std::optional<std::pair<double, double>> shownRange() const;
 
@@ -87,6 +93,9 @@ private:
   /// The filter the legend and range boxes show now (a person changed them).
   void filterEdited();
   void applyVisibility();
+  /// Paints a numeric colouring again on the model's scale, fitted to its range filter, when
+  /// either differs from what the colours follow now; refreshes the colour bar and scale box.
+  void restyle();
   void refreshChoices();
   void reset();
 
@@ -99,7 +108,9 @@ private:
   QWidget* m_key;
   ColorBar* m_colorBar;
   LegendPanel* m_legend;
-  QWidget* m_rangeFilter; ///< the numeric colouring's "show from … to …"
+  QLineEdit* m_legendSearch; ///< searches a long legend by name
+  QWidget* m_rangeFilter;    ///< the numeric colouring's scale and "show from … to …"
+  QComboBox* m_scaleBox;
   QDoubleSpinBox* m_rangeFrom;
   QDoubleSpinBox* m_rangeTo;
   bool m_showingFilter = false; ///< the filter is being put on the boxes (not a person's edit)
@@ -109,6 +120,10 @@ private:
   JobRunner* m_opacityJobs;
   JobRunner* m_sizeJobs;
   std::unique_ptr<ColourScheme> m_scheme;
+  /// What a numeric scheme's colours follow now (restyle paints again when the model differs).
+  ColourScaleKind m_paintedScale = ColourScaleKind::Auto;
+  std::optional<std::pair<double, double>> m_paintedRange;
+  std::vector<std::uint8_t> m_shown;
   /// A colouring being read or computed in the background (a metadata column, map trust,
   /// outlier scores), shown when it arrives unless another was chosen meanwhile.
   QString m_colourPending;

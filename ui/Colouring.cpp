@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <span>
 
 namespace nearscape::ui {
 namespace {
@@ -17,30 +18,51 @@ void put(std::vector<std::uint8_t>& rgb, std::size_t item, const QColor& c) {
   rgb[3 * item + 2] = std::uint8_t(c.blue());
 }
 
-/// Groups from per-item category indices ordered by frequency: beyond kMaxCategories, the tail
-/// joins one "other" group.
+/// Groups from per-item category indices (`names` in the order the legend lists them): past
+/// kMaxCategories, the rare ones join one "other" group (Colouring.h: kRareShare, kMaxGroups).
 void fillGroups(ColourScheme& s, const std::vector<std::int32_t>& category,
                 const std::vector<std::string>& names, const std::vector<std::int64_t>& counts) {
-  const bool folded = int(names.size()) > kMaxCategories;
-  const int kept = folded ? kMaxCategories - 1 : int(names.size());
-  for (int g = 0; g < kept; ++g) {
-    s.groupNames.push_back(names[std::size_t(g)]);
-    s.groupCounts.push_back(counts[std::size_t(g)]);
-    s.groupColors.push_back(labelColor(g));
+  const std::size_t m = names.size();
+  std::int64_t total = 0;
+  for (const std::int64_t c : counts)
+    total += c;
+  // Rank by frequency (ties: the listed order) to decide which fold.
+  std::vector<std::size_t> byCount(m);
+  for (std::size_t g = 0; g < m; ++g)
+    byCount[g] = g;
+  std::stable_sort(byCount.begin(), byCount.end(),
+                   [&counts](std::size_t a, std::size_t b) { return counts[a] > counts[b]; });
+  std::vector<bool> folds(m, false);
+  std::size_t folded = 0;
+  for (std::size_t rank = std::size_t(kMaxCategories); rank < m; ++rank) {
+    const std::size_t g = byCount[rank];
+    if (double(counts[g]) < kRareShare * double(total) || rank >= std::size_t(kMaxGroups))
+      folds[g] = true, ++folded;
   }
-  if (folded) {
+  if (folded == 1)
+    std::fill(folds.begin(), folds.end(), false);
+  std::vector<std::int32_t> groupOf(m);
+  for (std::size_t g = 0; g < m; ++g) {
+    if (folds[g])
+      continue;
+    groupOf[g] = std::int32_t(s.groupNames.size());
+    s.groupColors.push_back(labelColor(int(g))); // as other views colour label g
+    s.groupNames.push_back(names[g]);
+    s.groupCounts.push_back(counts[g]);
+  }
+  if (folded > 1) {
     qint64 rest = 0;
-    for (std::size_t g = std::size_t(kept); g < counts.size(); ++g)
-      rest += counts[g];
-    s.groupNames.push_back(
-        QObject::tr("other (%1 values)").arg(names.size() - std::size_t(kept)).toStdString());
+    for (std::size_t g = 0; g < m; ++g)
+      if (folds[g])
+        rest += counts[g], groupOf[g] = std::int32_t(s.groupNames.size());
+    s.groupNames.push_back(QObject::tr("other (%1 values)").arg(folded).toStdString());
     s.groupCounts.push_back(rest);
     s.groupColors.push_back(missingColor());
   }
   s.group.resize(category.size());
   s.rgb.resize(3 * category.size());
   for (std::size_t i = 0; i < category.size(); ++i) {
-    s.group[i] = std::min(category[i], std::int32_t(kept));
+    s.group[i] = groupOf[std::size_t(category[i])];
     put(s.rgb, i, s.groupColors[std::size_t(s.group[i])]);
   }
 }
@@ -91,9 +113,15 @@ ColourScheme columnScheme(const Dataset& data, int column, JobControl& job) {
   job.check();
   if (v.numeric)
     return numericScheme(name, v.numbers);
+  return categoryScheme(name, v.category, v.categories, v.counts);
+}
+
+ColourScheme categoryScheme(const QString& name, const std::vector<std::int32_t>& category,
+                            const std::vector<std::string>& names,
+                            const std::vector<std::int64_t>& counts) {
   ColourScheme s;
   s.name = name;
-  fillGroups(s, v.category, v.categories, v.counts);
+  fillGroups(s, category, names, counts);
   return s;
 }
 
@@ -132,23 +160,41 @@ std::vector<std::uint8_t> sizeClasses(const std::vector<double>& values) {
   return classes;
 }
 
-ColourScheme numericScheme(const QString& name, const std::vector<double>& values) {
+ColourScheme numericScheme(const QString& name, const std::vector<double>& values,
+                           ColourScaleKind asked) {
   ColourScheme s;
   s.name = name;
   s.numeric = true;
-  s.minimum = INFINITY, s.maximum = -INFINITY;
-  for (double v : values)
-    if (std::isfinite(v))
-      s.minimum = std::min(s.minimum, v), s.maximum = std::max(s.maximum, v);
-  if (s.minimum > s.maximum)
-    s.minimum = s.maximum = 0;
-  const double span = s.maximum > s.minimum ? s.maximum - s.minimum : 1.0;
   s.values = values;
-  s.rgb.resize(3 * values.size());
-  for (std::size_t i = 0; i < values.size(); ++i)
-    put(s.rgb, i,
-        std::isfinite(values[i]) ? viridis((values[i] - s.minimum) / span) : missingColor());
+  auto sorted = std::make_shared<std::vector<double>>();
+  sorted->reserve(values.size());
+  for (const double v : values)
+    if (std::isfinite(v))
+      sorted->push_back(v);
+  std::sort(sorted->begin(), sorted->end());
+  s.minimum = sorted->empty() ? 0.0 : sorted->front();
+  s.maximum = sorted->empty() ? 0.0 : sorted->back();
+  s.autoScale = autoColourScale(*sorted);
+  s.sorted = std::move(sorted);
+  paintNumeric(s, asked);
   return s;
+}
+
+void paintNumeric(ColourScheme& s, ColourScaleKind asked,
+                  std::optional<std::pair<double, double>> range) {
+  if (!s.numeric || !s.sorted)
+    return;
+  std::span<const double> fitted(*s.sorted);
+  if (range) {
+    const auto first = std::lower_bound(fitted.begin(), fitted.end(), range->first);
+    const auto last = std::upper_bound(first, fitted.end(), range->second);
+    if (last > first) // an empty range keeps the whole data's scale
+      fitted = fitted.subspan(std::size_t(first - fitted.begin()), std::size_t(last - first));
+  }
+  s.scale = fitColourScale(fitted, asked == ColourScaleKind::Auto ? s.autoScale : asked);
+  s.rgb.resize(3 * s.values.size());
+  for (std::size_t i = 0; i < s.values.size(); ++i)
+    put(s.rgb, i, std::isfinite(s.values[i]) ? viridis(s.scale.at(s.values[i])) : missingColor());
 }
 
 std::vector<std::uint8_t> fadedBy(const std::vector<std::uint8_t>& rgb,
@@ -181,6 +227,22 @@ std::vector<std::uint8_t> dimmedExcept(const std::vector<std::uint8_t>& rgb,
   for (const std::int64_t item : matches)
     for (int c = 0; c < 3; ++c)
       out[std::size_t(3 * item + c)] = rgb[std::size_t(3 * item + c)];
+  return out;
+}
+
+std::vector<std::uint8_t> dimmedWhere(const std::vector<std::uint8_t>& rgb,
+                                      const std::vector<std::uint8_t>& keep,
+                                      const QColor& background) {
+  if (keep.size() * 3 != rgb.size())
+    return rgb;
+  constexpr double kFade = 0.82; // as far as dimmedExcept's
+  const int bg[3] = {background.red(), background.green(), background.blue()};
+  std::vector<std::uint8_t> out(rgb);
+  for (std::size_t i = 0; i < keep.size(); ++i)
+    if (!keep[i])
+      for (std::size_t c = 0; c < 3; ++c)
+        out[3 * i + c] =
+            std::uint8_t(std::lround(rgb[3 * i + c] + kFade * (bg[c] - rgb[3 * i + c])));
   return out;
 }
 

@@ -3,6 +3,7 @@
 #include "ClusterLabelsControl.h"
 #include "ComparePanel.h"
 #include "Export.h"
+#include "FacetsPanel.h"
 #include "MainWindow.h"
 #include "Preferences.h"
 #include "Session.h"
@@ -158,6 +159,14 @@ std::variant<CommandLine, int> parseCommandLine(const QApplication& app, const Q
                                "Colour the map by this column (label, a metadata column, or a "
                                "computed one)",
                                "column");
+  const auto colourScale = option({"color-scale", "colour-scale"},
+                                  "How a numeric colouring maps values to colours: auto (log or "
+                                  "quantile for skewed values), linear, log or quantile",
+                                  "scale");
+  const auto facetFilter = option({"filter"},
+                                  "Dim the items outside a facet filter: COLUMN=VALUE, "
+                                  "COLUMN=A|B or COLUMN=FROM..TO (repeatable: all must hold)",
+                                  "facet");
   const auto search =
       option({"search"}, "Find these items (an id or text); the rest are dimmed", "text");
   const auto showRange =
@@ -238,6 +247,19 @@ std::variant<CommandLine, int> parseCommandLine(const QApplication& app, const Q
   line.compare = parser.value(compare);
   line.colourBy = parser.value(colourBy);
   line.search = parser.value(search);
+  for (const QString& text : parser.values(facetFilter)) {
+    try {
+      line.facets.push_back(parseFacetBrush(text.toStdString()));
+    } catch (const std::exception& e) {
+      return refuse(QString::fromUtf8(e.what()));
+    }
+  }
+  if (parser.isSet(colourScale)) {
+    line.colourScale = parseColourScale(parser.value(colourScale).toStdString());
+    if (!line.colourScale)
+      return refuse(QStringLiteral("unknown colour scale '%1' (auto, linear, log or quantile)")
+                        .arg(parser.value(colourScale)));
+  }
   line.opacityBy = parser.value(opacityBy);
   line.sizeBy = parser.value(sizeBy);
   if (parser.isSet(titleColumn))
@@ -283,8 +305,10 @@ std::optional<int> applyCommandLine(const CommandLine& line, MainWindow& window)
                       window.opacityChoices().join(QStringLiteral(", "))));
     });
   }
-  if (!line.colourBy.isEmpty() || !line.search.isEmpty()) {
+  if (!line.colourBy.isEmpty() || !line.search.isEmpty() || line.colourScale) {
     onceExplored(window, [&window, line, fail] {
+      if (line.colourScale)
+        window.session()->setColourScale(*line.colourScale);
       if (!line.colourBy.isEmpty() && !window.setColourBy(line.colourBy))
         return fail(QStringLiteral("no column '%1' to colour by (choices: %2)")
                         .arg(line.colourBy, window.colourChoices().join(QStringLiteral(", "))));
@@ -320,6 +344,14 @@ std::optional<int> applyCommandLine(const CommandLine& line, MainWindow& window)
       labels->setColumn(column);
       labels->setShown(true);
     });
+  }
+  if (!line.facets.empty()) {
+    // Brushes on columns the data lacks are an error of the command line: said, and the end.
+    if (auto* facets = window.findChild<FacetsPanel*>())
+      QObject::connect(facets, &FacetsPanel::failed, &window,
+                       [](const QString& message) { QApplication::exit(refuse(message)); });
+    onceExplored(window,
+                 [&window, brushes = line.facets] { window.session()->setFacets(brushes); });
   }
   if (!line.compare.isEmpty()) {
     QObject::connect(

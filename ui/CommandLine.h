@@ -3,6 +3,7 @@
 // …` read into a value, then applied to a window (what waits for the graph waits for
 // explorationFinished), and the answers given without a window (--sweep-plot).
 
+#include "ColourScale.h"
 #include "MapView.h"
 #include "nearscape/Nearscape.h"
 
@@ -13,6 +14,7 @@
 #include <string>
 #include <utility>
 #include <variant>
+#include <vector>
 
 class QApplication;
 
@@ -27,6 +29,8 @@ struct CommandLine {
   QString meta, screenshot, session, compare, colourBy, search, opacityBy, sizeBy;
   std::optional<QString> titleColumn; ///< --title-column (empty: none)
   std::optional<std::pair<double, double>> shownRange;
+  std::optional<ColourScaleKind> colourScale; ///< --colour-scale (else the model's, auto)
+  std::vector<FacetBrush> facets;             ///< --filter COL=VALUE|COL=FROM..TO, all of them
   std::optional<Metric> metric;
   std::optional<MapView::DensityMode> density;
   bool map3D = false;

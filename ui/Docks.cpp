@@ -44,9 +44,11 @@ Docks addDocks(QMainWindow& window, const DockContents& c) {
       addDock(window, QObject::tr("Compare"), "compareDock", c.compare, Qt::RightDockWidgetArea);
   d.selection = addDock(window, QObject::tr("Selection"), "selectionDock", c.selection,
                         Qt::RightDockWidgetArea);
+  d.facets =
+      addDock(window, QObject::tr("Facets"), "facetsDock", c.facets, Qt::RightDockWidgetArea);
   // The panels tabbed behind the key, which stays in front.
   QDockWidget* previous = d.colourKey;
-  for (QDockWidget* dock : {d.sweep, d.duplicates, d.outliers, d.compare, d.selection}) {
+  for (QDockWidget* dock : {d.facets, d.sweep, d.duplicates, d.outliers, d.compare, d.selection}) {
     window.tabifyDockWidget(previous, dock);
     previous = dock;
   }

@@ -1,6 +1,6 @@
 #pragma once
 // The window's docks: the colour key, the neighbours and the path, and the panels tabbed with
-// the key (sweep, duplicates, outliers, compare, selection). Their object names are what a
+// the key (facets, sweep, duplicates, outliers, compare, selection). Their object names are what a
 // session's saved window state restores.
 
 class QDockWidget;
@@ -19,6 +19,7 @@ struct DockContents {
   QWidget* outliers;
   QWidget* compare;
   QWidget* selection;
+  QWidget* facets;
 };
 
 struct Docks {
@@ -30,6 +31,7 @@ struct Docks {
   QDockWidget* outliers;
   QDockWidget* compare;
   QDockWidget* selection;
+  QDockWidget* facets;
 };
 
 /// Adds the docks to `window`: the key on the right with the panels tabbed behind it, the

@@ -48,6 +48,19 @@ private:
   QString m_after;
 };
 
+class ColourScaleCommand : public QUndoCommand {
+public:
+  ColourScaleCommand(ExplorerSession& session, ColourScaleKind before, ColourScaleKind after)
+      : QUndoCommand(QObject::tr("Colour scale %1").arg(colourScaleName(after).data())),
+        m_session(session), m_before(before), m_after(after) {}
+  void redo() override { m_session.setColourScale(m_after); }
+  void undo() override { m_session.setColourScale(m_before); }
+
+private:
+  ExplorerSession& m_session;
+  ColourScaleKind m_before, m_after;
+};
+
 class FilterCommand : public QUndoCommand {
 public:
   FilterCommand(ExplorerSession& session, Filter before, Filter after)
@@ -59,6 +72,20 @@ public:
 private:
   ExplorerSession& m_session;
   Filter m_before, m_after;
+};
+
+class FacetsCommand : public QUndoCommand {
+public:
+  FacetsCommand(ExplorerSession& session, std::vector<FacetBrush> before,
+                std::vector<FacetBrush> after)
+      : QUndoCommand(QObject::tr("Facet filter")), m_session(session), m_before(std::move(before)),
+        m_after(std::move(after)) {}
+  void redo() override { m_session.setFacets(m_after); }
+  void undo() override { m_session.setFacets(m_before); }
+
+private:
+  ExplorerSession& m_session;
+  std::vector<FacetBrush> m_before, m_after;
 };
 
 /// Sorted, unique, within [0, n).
@@ -109,7 +136,10 @@ void ExplorerSession::setData(OpenedData opened) {
   m_selected = -1;
   m_path = {};
   m_colouring = QStringLiteral("label");
+  m_colourScale = ColourScaleKind::Auto;
   m_filter = {};
+  m_facets.clear();
+  m_facetMask.clear();
   m_matches.clear();
   m_searching = false;
   m_comparedPath.clear(); // a comparison is of the old data
@@ -135,6 +165,8 @@ void ExplorerSession::setMetadata(std::shared_ptr<const Dataset> dataset, QStrin
   m_colouring = QStringLiteral("label");
   m_filter = {};
   m_title = pickTitleColumn(*m_dataset);
+  m_facets.clear();
+  m_facetMask.clear();
   emit metadataChanged();
   emit titleColumnChanged();
 }
@@ -241,6 +273,19 @@ void ExplorerSession::editColouring(const QString& name) {
   m_undo->push(new ColouringCommand(*this, m_colouring, m_filter, name));
 }
 
+void ExplorerSession::setColourScale(ColourScaleKind kind) {
+  if (kind == m_colourScale)
+    return;
+  m_colourScale = kind;
+  emit colourScaleChanged(kind);
+}
+
+void ExplorerSession::editColourScale(ColourScaleKind kind) {
+  if (kind == m_colourScale)
+    return;
+  m_undo->push(new ColourScaleCommand(*this, m_colourScale, kind));
+}
+
 void ExplorerSession::setFilter(Filter filter) {
   if (filter == m_filter)
     return;
@@ -252,6 +297,26 @@ void ExplorerSession::editFilter(Filter filter) {
   if (filter == m_filter)
     return;
   m_undo->push(new FilterCommand(*this, m_filter, std::move(filter)));
+}
+
+void ExplorerSession::setFacets(std::vector<FacetBrush> brushes) {
+  if (brushes == m_facets)
+    return;
+  m_facets = std::move(brushes);
+  emit facetsChanged();
+}
+
+void ExplorerSession::editFacets(std::vector<FacetBrush> brushes) {
+  if (brushes == m_facets)
+    return;
+  m_undo->push(new FacetsCommand(*this, m_facets, std::move(brushes)));
+}
+
+void ExplorerSession::setFacetMask(std::vector<std::uint8_t> mask) {
+  if (mask == m_facetMask)
+    return;
+  m_facetMask = std::move(mask);
+  emit facetMaskChanged();
 }
 
 void ExplorerSession::setSearch(const QString& text, bool regex) {

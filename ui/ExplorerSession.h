@@ -5,7 +5,9 @@
 // panels observe them, and the window only assembles. Edits a person may take back (selection,
 // colouring, filter) go through the undo stack; loading other data clears it.
 
+#include "ColourScale.h"
 #include "nearscape/Nearscape.h"
+#include "nearscape/core/Facets.h"
 
 #include <QObject>
 #include <QString>
@@ -138,9 +140,26 @@ public:
   void setColouring(const QString& name);
   /// An undoable change of colouring; the filter starts empty with it (and comes back on undo).
   void editColouring(const QString& name);
+  /// The scale of a numeric colouring (Auto: chosen by the values' skew); it stays when the
+  /// colouring changes, and goes back to Auto with other data.
+  ColourScaleKind colourScale() const { return m_colourScale; }
+  void setColourScale(ColourScaleKind kind);
+  /// The same as an undoable edit.
+  void editColourScale(ColourScaleKind kind);
   const Filter& filter() const { return m_filter; }
   void setFilter(Filter filter);
   void editFilter(Filter filter);
+
+  /// The brushes on the Facets dock (a range or values per column, all must hold): items outside
+  /// them are dimmed on the map, not hidden. Other data or metadata clears them.
+  const std::vector<FacetBrush>& facets() const { return m_facets; }
+  void setFacets(std::vector<FacetBrush> brushes);
+  /// The same as an undoable edit.
+  void editFacets(std::vector<FacetBrush> brushes);
+  /// Per item, 1 where it passes every brush (empty: no brush, or not yet counted). The Facets
+  /// dock computes it, as it holds the columns read.
+  const std::vector<std::uint8_t>& facetMask() const { return m_facetMask; }
+  void setFacetMask(std::vector<std::uint8_t> mask);
 
   // The search asked for, and its matches once it ends (searching: matches are a search's).
   QString searchText() const { return m_searchText; }
@@ -150,7 +169,7 @@ public:
   bool searching() const { return m_searching; }
   void setMatches(std::vector<std::int64_t> matches, bool searching);
 
-  /// Undo and redo of selection, colouring and filter edits.
+  /// Undo and redo of selection, colouring, filter and facet edits.
   QUndoStack* undoStack() const { return m_undo; }
 
 signals:
@@ -165,7 +184,10 @@ signals:
   void selectedItemChanged(std::int64_t item);
   void pathChanged();
   void colouringChanged(const QString& name);
+  void colourScaleChanged(ColourScaleKind kind);
   void filterChanged();
+  void facetsChanged();
+  void facetMaskChanged();
   void searchChanged();
   void matchesChanged();
 
@@ -184,7 +206,10 @@ private:
   std::int64_t m_selected = -1;
   GraphPath m_path;
   QString m_colouring = QStringLiteral("label");
+  ColourScaleKind m_colourScale = ColourScaleKind::Auto;
   Filter m_filter;
+  std::vector<FacetBrush> m_facets;
+  std::vector<std::uint8_t> m_facetMask;
   QString m_searchText;
   bool m_searchRegex = false;
   std::vector<std::int64_t> m_matches;

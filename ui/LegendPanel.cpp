@@ -27,7 +27,9 @@ void LegendPanel::setLabels(const std::vector<std::string>& names,
                             const std::vector<qint64>& counts, const std::vector<QColor>& colors) {
   m_filling = true;
   clear();
+  m_names.clear();
   for (std::size_t i = 0; i < names.size(); ++i) {
+    m_names.push_back(QString::fromStdString(names[i]));
     QPixmap swatch(14, 14);
     swatch.fill(Qt::transparent);
     QPainter painter(&swatch);
@@ -57,6 +59,27 @@ std::vector<bool> LegendPanel::visibleLabels() const {
 void LegendPanel::setLabelVisible(int index, bool visible) {
   if (index >= 0 && index < count())
     item(index)->setCheckState(visible ? Qt::Checked : Qt::Unchecked);
+}
+
+void LegendPanel::setFilterText(const QString& text) {
+  for (int i = 0; i < count(); ++i)
+    setRowHidden(i, !text.isEmpty() && std::size_t(i) < m_names.size() &&
+                        !m_names[std::size_t(i)].contains(text, Qt::CaseInsensitive));
+}
+
+void LegendPanel::showOnlyListed() {
+  m_filling = true;
+  for (int i = 0; i < count(); ++i)
+    item(i)->setCheckState(isRowHidden(i) ? Qt::Unchecked : Qt::Checked);
+  m_filling = false;
+  emit visibilityChanged();
+}
+
+int LegendPanel::listedCount() const {
+  int listed = 0;
+  for (int i = 0; i < count(); ++i)
+    listed += isRowHidden(i) ? 0 : 1;
+  return listed;
 }
 
 } // namespace nearscape::ui

@@ -1,6 +1,6 @@
 #pragma once
 // The legend: one entry per label with its colour and count; unchecking an entry hides that
-// class in the map, double-clicking shows that class alone.
+// class in the map, double-clicking shows that class alone. A long legend is searched by name.
 
 #include <QColor>
 #include <QListWidget>
@@ -23,12 +23,20 @@ public:
   std::vector<bool> visibleLabels() const;
   /// Checks or unchecks label `index` (as a click on its box would).
   void setLabelVisible(int index, bool visible);
+  /// Lists only the entries whose name contains `text` (any case; empty: all): a long legend
+  /// searched by name. Nothing is hidden on the map until asked (showOnlyListed).
+  void setFilterText(const QString& text);
+  /// Checks the entries listed and unchecks the rest: the map shows what the search found.
+  void showOnlyListed();
+  /// Entries listed now (not filtered out by setFilterText).
+  int listedCount() const;
 
 signals:
   void visibilityChanged();
 
 private:
   bool m_filling = false;
+  std::vector<QString> m_names; ///< each entry's name, for the search
 };
 
 } // namespace nearscape::ui

@@ -7,6 +7,7 @@
 #include "ExplorationJobs.h"
 #include "ExplorerSession.h"
 #include "Export.h"
+#include "FacetsPanel.h"
 #include "Finder.h"
 #include "HoverCard.h"
 #include "ItemInspector.h"
@@ -101,8 +102,12 @@ MainWindow::MainWindow(Context context, QWidget* parent)
   connect(m_exports, &ViewExports::written, m_status, &StatusLine::showMessage);
   connect(m_exports, &ViewExports::failed, this, &MainWindow::showError);
   auto* selection = new SelectionPanel(m_session, m_thumbnailer, this);
+  auto* facets = new FacetsPanel(m_session, this);
   m_docks = addDocks(*this, {m_colours->key(), m_neighbours, m_pathStrip, m_sweep, m_duplicates,
-                             m_outlierPanel, m_compare, selection});
+                             m_outlierPanel, m_compare, selection, facets});
+  connect(facets, &FacetsPanel::failed, this,
+          [this](const QString& message) { showError(tr("Facets"), message); });
+  connect(facets, &FacetsPanel::message, m_status, &StatusLine::showMessage);
   m_pathStrip->setMaximumHeight(150);
   m_neighbours->setToolTip(
       tr("Click an item in the map; Ctrl+click another for the smoothest path"));
@@ -165,6 +170,8 @@ MainWindow::~MainWindow() {
                                      m_exploration->trustJobs(), m_finder->jobs()};
   for (JobRunner* runner : m_colours->jobs())
     runners.push_back(runner);
+  if (auto* facets = findChild<FacetsPanel*>())
+    runners.push_back(facets->jobs());
   // Every engine loop checks its JobControl often; closing the window must still end the
   // program when a job is stuck: leave without waiting for it (outputs are written atomically).
   constexpr int kStopGraceMs = 3000;
@@ -571,8 +578,9 @@ void MainWindow::showTradeoffStudio() {
 }
 
 bool MainWindow::viewPending() const {
+  const auto* facets = findChild<FacetsPanel*>(); // its columns, read when the data opens
   return m_finder->pending() || m_colours->pending() || m_compare->running() ||
-         m_clusterLabels->pending();
+         m_clusterLabels->pending() || (facets && facets->jobs()->busy());
 }
 void MainWindow::invertSelection() {
   setSelection(invertedSelection(*m_session));

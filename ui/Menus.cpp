@@ -242,7 +242,8 @@ void buildViewMenu(MainWindow& window, QMenu& view, MenuActions& actions) {
   view.addSeparator();
   const Docks& docks = window.docks();
   // Every dock can be brought back from here.
-  for (QDockWidget* dock : {docks.colourKey, docks.neighbours, docks.path, docks.selection})
+  for (QDockWidget* dock :
+       {docks.colourKey, docks.neighbours, docks.path, docks.selection, docks.facets})
     view.addAction(dock->toggleViewAction());
   view.addAction(docks.sweep->toggleViewAction());
   QAction* studio = view.addAction(QObject::tr("&Trade-off Studio"),

@@ -132,6 +132,12 @@ Session Session::parse(const QByteArray& bytes, const QString& path) {
       s.metric = std::string(metricName(*known));
     }
     s.colourBy = QString::fromStdString(j.value("colour_by", std::string("label")));
+    const std::string scale = j.value("colour_scale", std::string("auto"));
+    const std::optional<ColourScaleKind> kind = parseColourScale(scale);
+    check.require(kind.has_value(), "colour_scale",
+                  "must be \"auto\", \"linear\", \"log\" or \"quantile\", not " +
+                      Checker::shortDump(scale));
+    s.colourScale = *kind;
     if (j.contains("search")) {
       const nlohmann::json& search = j["search"];
       check.require(search.is_object(), "search", "must be {\"text\": TEXT, \"regex\": BOOL}");
@@ -148,6 +154,20 @@ Session Session::parse(const QByteArray& bytes, const QString& path) {
                         range[0] <= range[1],
                     "shown_range", "must be [from, to] with from ≤ to");
       s.shownRange = std::pair{range[0], range[1]};
+    }
+    if (j.contains("facets")) {
+      const nlohmann::json& brushes = j["facets"];
+      check.require(brushes.is_array(), "facets",
+                    "must be a list of \"COLUMN=VALUE\" or \"COLUMN=FROM..TO\"");
+      for (const nlohmann::json& brush : brushes) {
+        check.require(brush.is_string(), "facets",
+                      "must list texts, not " + Checker::shortDump(brush));
+        try {
+          s.facets.push_back(parseFacetBrush(brush.get<std::string>()));
+        } catch (const InvalidArgument& e) {
+          check.require(false, "facets", std::string("holds a bad filter: ") + e.what());
+        }
+      }
     }
     if (j.contains("selection")) {
       const nlohmann::json& ids = j["selection"];
@@ -187,6 +207,7 @@ void Session::write(const QString& path, const QStringList& alsoInputs) const {
   j["content_hash"] = contentHash;
   j["metric"] = metric;
   j["colour_by"] = colourBy.toStdString();
+  j["colour_scale"] = std::string(colourScaleName(colourScale));
   j["search"] = {{"text", searchText.toStdString()}, {"regex", searchRegex}};
   std::vector<std::string> hiddenGroups;
   for (const QString& g : hidden)
@@ -194,6 +215,10 @@ void Session::write(const QString& path, const QStringList& alsoInputs) const {
   j["hidden"] = hiddenGroups;
   j["shown_range"] = shownRange ? nlohmann::ordered_json({shownRange->first, shownRange->second})
                                 : nlohmann::ordered_json(nullptr);
+  std::vector<std::string> brushes;
+  for (const FacetBrush& brush : facets)
+    brushes.push_back(facetBrushText(brush));
+  j["facets"] = brushes;
   j["selection"] = selection;
   j["selected"] = selected;
   j["path_to"] = pathTo;

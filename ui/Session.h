@@ -6,13 +6,17 @@
 //
 // {"format": "nearscape-session", "version": 1, "data": PATH, "metadata": PATH|null,
 //  "content_hash": HEX, "metric": "l2"|"cos"|"ip", "colour_by": NAME,
+//  "colour_scale": "auto"|"linear"|"log"|"quantile" (absent: auto),
+//  "facets": ["COLUMN=VALUE"|"COLUMN=A|B"|"COLUMN=FROM..TO"…] (absent: none),
 //  "search": {"text": TEXT, "regex": BOOL}, "hidden": [GROUP…], "selection": [ID…],
 //  "selected": ID|-1, "path_to": ID|-1, "dim": 2|3, "title_column": NAME|""|null,
 //  "camera": {"focal": [x,y,z], "position": [x,y,z], "up": [x,y,z], "scale": S}|null,
 //  "window": BASE64}
 // Paths are stored as given; relative ones are read against the session file's folder.
 
+#include "ColourScale.h"
 #include "MapView.h"
+#include "nearscape/core/Facets.h"
 
 #include <QByteArray>
 #include <QString>
@@ -31,6 +35,7 @@ struct Session {
   std::string contentHash;
   std::string metric; ///< "l2", "cos" or "ip"; empty: the data's own (read: a known one)
   QString colourBy = QStringLiteral("label");
+  ColourScaleKind colourScale = ColourScaleKind::Auto;
   QString searchText;
   bool searchRegex = false;
   /// The metadata column naming items ("": none); absent (older sessions): picked on its own.
@@ -38,6 +43,7 @@ struct Session {
   QStringList hidden; ///< legend groups unticked
   /// A numeric colouring's shown range (items outside hidden); none: every item.
   std::optional<std::pair<double, double>> shownRange;
+  std::vector<FacetBrush> facets; ///< the Facets dock's brushes (items outside dimmed)
   std::vector<std::int64_t> selection;
   std::int64_t selected = -1, pathTo = -1;
   int dim = 2;

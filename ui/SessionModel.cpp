@@ -15,10 +15,12 @@ Session Session::of(const ExplorerSession& model) {
     s.contentHash = model.dataset()->contentHash;
   s.metric = std::string(metricName(model.metric()));
   s.colourBy = model.colouring();
+  s.colourScale = model.colourScale();
   s.searchText = model.searchText();
   s.searchRegex = model.searchRegex();
   s.hidden = model.filter().hidden;
   s.shownRange = model.filter().range;
+  s.facets = model.facets();
   s.selection = model.selection();
   s.selected = model.selectedItem();
   s.pathTo = model.path().found() ? model.path().nodes.back() : -1;
@@ -33,6 +35,7 @@ bool Session::restoreColouring(ExplorerSession& model, const QStringList& colour
     return false;
   // The filter first: the colouring's arrival shows it (a column read in the background).
   model.setFilter({hidden, shownRange});
+  model.setColourScale(colourScale);
   model.setColouring(colourBy);
   return true;
 }
@@ -44,6 +47,7 @@ bool Session::restoreInto(ExplorerSession& model, const QStringList& colourings)
     model.setTitleColumn(*titleColumn);
   // An empty search is a state too: it ends the search the window had before.
   model.setSearch(searchText, searchRegex);
+  model.setFacets(facets);
   model.setSelection(selection);
   // Item 0 is an item like any other: only −1 (or an id the data lacks) means none.
   const std::int64_t n = model.dataset() ? model.dataset()->size() : 0;

@@ -25,6 +25,10 @@ void addSweepCommand(CLI::App& app, int& exitCode);
 /// `find PATH TEXT [--regex]`: the items whose id or metadata matches TEXT.
 void addFindCommand(CLI::App& app, int& exitCode);
 
+/// `facets PATH [--meta M] [--column C] [--filter COL=V|COL=A..B]... [--json]`: each metadata
+/// column's histogram or values by count, within the filters.
+void addFacetsCommand(CLI::App& app, int& exitCode);
+
 /// `cache [--clear]`: the artefact cache's folder and size, or clears it.
 void addCacheCommand(CLI::App& app, int& exitCode);
 

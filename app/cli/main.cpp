@@ -48,6 +48,7 @@ int main(int argc, char** argv) {
   nearscape::cli::addLayoutCommand(app, exitCode);
   nearscape::cli::addSweepCommand(app, exitCode);
   nearscape::cli::addFindCommand(app, exitCode);
+  nearscape::cli::addFacetsCommand(app, exitCode);
   nearscape::cli::addCacheCommand(app, exitCode);
   nearscape::cli::addOutliersCommand(app, exitCode);
   nearscape::cli::addCompareCommand(app, exitCode);

@@ -314,30 +314,31 @@ private slots:
 
 #ifdef NEARSCAPE_TEST_UI
   void explorerColoursManyCategories() {
-    // More categories than colours: the 19 most frequent keep theirs, the rest are one grey
-    // "other" group; identifier-like columns are not offered for colouring, numbers are.
+    // More categories than colours: the 20 most frequent keep theirs, and past them the rare
+    // ones (under 0.5 % of the items each) are one grey "other" group; identifier-like columns
+    // are not offered for colouring, numbers are.
     QByteArray meta = "label\tbreed\tid\tweight\n";
     const int n = 400;
     for (int i = 0; i < n; ++i) {
-      const int breed = i < 200 ? i % 10 : 10 + i % 20; // ten frequent breeds, twenty rare ones
+      const int breed = i < 360 ? i % 10 : 10 + (i - 360); // ten frequent breeds, forty of one
       meta += "x\tb" + QByteArray::number(breed) + "\tid" + QByteArray::number(i) + "\t" +
               QByteArray::number(-0.5 * i) + "\n";
     }
     const Dataset ds = open(n, meta);
     const ui::ColourScheme s = ui::columnScheme(ds, 1);
-    QCOMPARE(int(s.groupNames.size()), ui::kMaxCategories);
-    QCOMPARE(s.groupNames.back(), std::string("other (11 values)"));
+    QCOMPARE(int(s.groupNames.size()), ui::kMaxCategories + 1);
+    QCOMPARE(s.groupNames.back(), std::string("other (30 values)"));
     qint64 total = 0;
     for (const qint64 count : s.groupCounts)
       total += count;
     QCOMPARE(total, qint64(n));
     std::set<std::string> kept(s.groupNames.begin(), s.groupNames.end() - 1);
-    for (int b = 0; b < 10; ++b) // the frequent ones (30 items each) all keep a colour
+    for (int b = 0; b < 20; ++b) // the frequent ones, then the first rare ones by name
       QVERIFY(kept.count("b" + std::to_string(b)));
     for (int i = 0; i < n; ++i) {
       const std::string& name = ds.metadata.columns[1][std::size_t(i)];
       const bool other = !kept.count(name);
-      QCOMPARE(s.group[std::size_t(i)] == ui::kMaxCategories - 1, other);
+      QCOMPARE(s.group[std::size_t(i)] == ui::kMaxCategories, other);
       const QColor drawn(s.rgb[std::size_t(3 * i)], s.rgb[std::size_t(3 * i + 1)],
                          s.rgb[std::size_t(3 * i + 2)]);
       QCOMPARE(drawn == ui::missingColor(), other);

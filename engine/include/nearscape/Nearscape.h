@@ -10,6 +10,7 @@
 #include "nearscape/core/Context.h"
 #include "nearscape/core/Dataset.h"
 #include "nearscape/core/Error.h"
+#include "nearscape/core/Facets.h"
 #include "nearscape/core/ItemSearch.h"
 #include "nearscape/core/JobControl.h"
 #include "nearscape/core/Log.h"
