@@ -102,11 +102,11 @@ int runBridge(const BridgeArgs& a) {
   for (const WeightedEdge& e : ours.bridges.edges)
     oursTotal += e.weight;
   std::vector<Row> rows;
-  rows.push_back({"join " + std::to_string(components) + " components: seconds", ours.seconds,
-                  "", 0, ours.bridges.exact ? "exact" : "mutually nearest pairs"});
-  rows.push_back({"peak RSS, GB (data and graph before: " + std::to_string(double(before) / 1e9) +
-                      ")",
-                  double(peak) / 1e9, "", 0, ""});
+  rows.push_back({"join " + std::to_string(components) + " components: seconds", ours.seconds, "",
+                  0, ours.bridges.exact ? "exact" : "mutually nearest pairs"});
+  rows.push_back(
+      {"peak RSS, GB (data and graph before: " + std::to_string(double(before) / 1e9) + ")",
+       double(peak) / 1e9, "", 0, ""});
   nlohmann::json j = {{"suite", "bridge"},
                       {"rows", a.rows},
                       {"dim", a.dim},

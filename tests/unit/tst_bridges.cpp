@@ -61,8 +61,8 @@ Blobs blobs(const std::vector<int>& sizes, std::uint64_t seed) {
 /// outside).
 std::tuple<double, std::int64_t, std::int64_t> bruteNearest(const Blobs& b, std::int32_t c,
                                                             Metric metric) {
-  std::tuple<double, std::int64_t, std::int64_t> best{std::numeric_limits<double>::infinity(),
-                                                      -1, -1};
+  std::tuple<double, std::int64_t, std::int64_t> best{std::numeric_limits<double>::infinity(), -1,
+                                                      -1};
   for (std::int64_t i = 0; i < b.n; ++i)
     for (std::int64_t j = 0; j < b.n; ++j)
       if (b.label[std::size_t(i)] == c && b.label[std::size_t(j)] != c)
@@ -117,10 +117,8 @@ private slots:
       const auto [dist, inside, outside] = bruteNearest(b, c, metric);
       const CrossPair& p = pairs[std::size_t(c)];
       QVERIFY(p.exact);
-      QVERIFY2(close(p.distance, dist), qPrintable(QString("component %1: %2 vs %3")
-                                                       .arg(c)
-                                                       .arg(p.distance)
-                                                       .arg(dist)));
+      QVERIFY2(close(p.distance, dist),
+               qPrintable(QString("component %1: %2 vs %3").arg(c).arg(p.distance).arg(dist)));
       QCOMPARE(p.inside, inside);
       QCOMPARE(p.outside, outside);
     }
@@ -135,9 +133,8 @@ private slots:
     params.exactPairs = 0;
     params.smallComponent = 0;
     const std::vector<bool> wanted(std::size_t(b.count), true);
-    const std::vector<CrossPair> pairs =
-        nearestOutside(b.view(), Metric::L2, cpu(), params)(b.label, b.count, wanted,
-                                                            noJobControl());
+    const std::vector<CrossPair> pairs = nearestOutside(b.view(), Metric::L2, cpu(), params)(
+        b.label, b.count, wanted, noJobControl());
     for (std::int32_t c = 0; c < b.count; ++c) {
       const CrossPair& p = pairs[std::size_t(c)];
       QVERIFY(!p.exact);
@@ -149,8 +146,9 @@ private slots:
       QCOMPARE(bruteNearestRow(b, p.outside, c, true, Metric::L2), p.inside);
       const double exact = std::get<0>(bruteNearest(b, c, Metric::L2));
       QVERIFY(p.distance >= exact * (1 - 1e-6));
-      QVERIFY2(p.distance <= 1.1 * exact,
-               qPrintable(QString("component %1: %2 vs exact %3").arg(c).arg(p.distance).arg(exact)));
+      QVERIFY2(
+          p.distance <= 1.1 * exact,
+          qPrintable(QString("component %1: %2 vs exact %3").arg(c).arg(p.distance).arg(exact)));
     }
   }
 
@@ -159,9 +157,8 @@ private slots:
     CrossNearestParams params;
     params.exactPairs = 0; // only components of ≤ 64 rows are searched exactly
     const std::vector<bool> wanted(std::size_t(b.count), true);
-    const std::vector<CrossPair> pairs =
-        nearestOutside(b.view(), Metric::L2, cpu(), params)(b.label, b.count, wanted,
-                                                            noJobControl());
+    const std::vector<CrossPair> pairs = nearestOutside(b.view(), Metric::L2, cpu(), params)(
+        b.label, b.count, wanted, noJobControl());
     QVERIFY(!pairs[0].exact && !pairs[1].exact);
     for (std::int32_t c : {2, 3}) {
       const auto [dist, inside, outside] = bruteNearest(b, c, Metric::L2);
@@ -174,8 +171,7 @@ private slots:
   void bridgesConnectAndSayWhetherExact() {
     const Blobs b = blobs({200, 150, 120, 80, 60, 20}, 24);
     const KnnResult knn = knnReference(b.view(), b.view(), 5, Metric::L2, true);
-    const UndirectedGraph g =
-        symmetrizeKnnGraph(knn.ids.view(), knn.distances.view(), Metric::L2);
+    const UndirectedGraph g = symmetrizeKnnGraph(knn.ids.view(), knn.distances.view(), Metric::L2);
     QVERIFY(connectedComponents(g).count >= 4);
     const ComponentBridges exact = bridgeComponents(g, nearestOutside(b.view(), Metric::L2, cpu()));
     QVERIFY(exact.exact);

@@ -206,9 +206,9 @@ std::vector<Descent> startDescents(const MatrixView<float>& data, Metric metric,
           nearest[t] = {a, dist};
       }
     for (const Found& f : nearest) {
-      const bool seen = std::any_of(perComponent[std::size_t(l)].begin(),
-                                    perComponent[std::size_t(l)].end(),
-                                    [&](const Descent& s) { return s.inside == f.row; });
+      const bool seen =
+          std::any_of(perComponent[std::size_t(l)].begin(), perComponent[std::size_t(l)].end(),
+                      [&](const Descent& s) { return s.inside == f.row; });
       if (f.row >= 0 && !seen)
         perComponent[std::size_t(l)].push_back({c, f.row, {}, false});
     }
@@ -252,8 +252,8 @@ std::vector<CrossPair> searchRound(const MatrixView<float>& data, Metric metric,
       large.push_back(c);
   }
   // Progress by scans of the data: one per 512 exact queries, one per step for the descents.
-  const double exactScans = double((std::int64_t(exactQueries.size()) + kQueryTile - 1) /
-                                   kQueryTile);
+  const double exactScans =
+      double((std::int64_t(exactQueries.size()) + kQueryTile - 1) / kQueryTile);
   const double descentScans =
       large.empty() ? 0.0
                     : double(params.maxSteps) *
@@ -289,8 +289,8 @@ std::vector<CrossPair> searchRound(const MatrixView<float>& data, Metric metric,
       break;
     const double at = exactShare + (1.0 - exactShare) * step / params.maxSteps;
     JobControl stage = job.sub(at, at + (1.0 - exactShare) / params.maxSteps);
-    const std::vector<Found> out = nearestWithOtherLabel(data, base, metric, from, label, threads,
-                                                         stage);
+    const std::vector<Found> out =
+        nearestWithOtherLabel(data, base, metric, from, label, threads, stage);
     // Back into the component: the member nearest to the outside row found.
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
     for (std::int64_t q = 0; q < std::int64_t(from.size()); ++q) {
