@@ -2,6 +2,7 @@
 /// @file Nearscape.h
 /// The facade the UI and the CLI include: everything public, nothing internal or CUDA.
 
+#include "nearscape/analysis/DistinctOutliers.h"
 #include "nearscape/analysis/Duplicates.h"
 #include "nearscape/analysis/NeighbourhoodScores.h"
 #include "nearscape/cluster/KMeans.h"
