@@ -296,7 +296,9 @@ void ExplorationJobs::computeOutliers(std::function<void(std::vector<float>&)> d
         constexpr int k = 10;
         const KnnResult truth =
             exactNeighbours(*dataset, current->graph, k, current->metric, context, job);
-        return localOutlierFactor(truth.ids.view(), truth.distances.view(), k);
+        return distinctLocalOutlierFactor(dataset->vectors.view(), k, current->metric, context, job,
+                                          &truth)
+            .scores;
       },
       std::move(done));
 }

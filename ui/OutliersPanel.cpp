@@ -146,11 +146,17 @@ void OutliersPanel::score() {
       [dataset, metric, context, k, lof](JobControl& job) {
         const auto started = std::chrono::steady_clock::now();
         // The exact graph: scores of an approximate one flag items whose neighbours were missed.
-        const KnnResult graph = knnGraph(dataset->vectors.view(), k, metric, context, job);
         Scored out;
-        out.scores = lof ? localOutlierFactor(graph.ids.view(), graph.distances.view(), k)
-                         : kthNeighbourDistance(graph.distances.view(), k);
-        out.graph = graph.report;
+        if (lof) { // k-distinct: repeated rows count once (analysis/DistinctOutliers.h)
+          OutlierScores s =
+              distinctLocalOutlierFactor(dataset->vectors.view(), k, metric, context, job);
+          out.scores = std::move(s.scores);
+          out.graph = s.graph;
+        } else {
+          const KnnResult graph = knnGraph(dataset->vectors.view(), k, metric, context, job);
+          out.scores = kthNeighbourDistance(graph.distances.view(), k);
+          out.graph = graph.report;
+        }
         out.seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
         return out;

@@ -35,10 +35,18 @@ int runOutliers(const OutliersArgs& a) {
   NEARSCAPE_EXPECTS(a.k >= 1 && a.k < ds.size(),
                     "--k must lie in [1, " + std::to_string(ds.size() - 1) + "]");
   // The exact graph: scores of an approximate one would flag items whose neighbours were missed.
-  const KnnResult graph = knnGraph(ds.vectors.view(), a.k, metric, context, job);
-  const std::vector<float> scores =
-      a.score == "lof" ? localOutlierFactor(graph.ids.view(), graph.distances.view(), a.k)
-                       : kthNeighbourDistance(graph.distances.view(), a.k);
+  // LOF counts repeated rows once (k-distinct distances), so that a group of more than k identical
+  // rows does not give its neighbours scores of 1e9 and more.
+  OutlierScores scored;
+  if (a.score == "lof") {
+    scored = distinctLocalOutlierFactor(ds.vectors.view(), a.k, metric, context, job);
+  } else {
+    const KnnResult graph = knnGraph(ds.vectors.view(), a.k, metric, context, job);
+    scored.scores = kthNeighbourDistance(graph.distances.view(), a.k);
+    scored.graph = graph.report;
+    scored.distinct = ds.size();
+  }
+  const std::vector<float>& scores = scored.scores;
   job.check();
   if (!a.out.empty())
     writeNpy(a.out, MatrixView<float>{scores.data(), ds.size(), 1});
@@ -47,9 +55,10 @@ int runOutliers(const OutliersArgs& a) {
   const std::vector<std::int64_t> top = topItems(scores, a.top);
   if (a.common.json) {
     nlohmann::ordered_json j =
-        results::outliersJson(ds.size(), a.k, a.score, metric, graph.report, scores, top,
+        results::outliersJson(ds.size(), a.k, a.score, metric, scored.graph, scores, top,
                               [&ds](std::int64_t item) { return ds.labelOf(item); });
     j["out"] = a.out;
+    j["distinct_rows"] = scored.distinct;
     std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
     return kExitOk;
   }

@@ -169,9 +169,15 @@ py::dict outliersPy(py::handle x, const PyInteger& kArg, const std::string& scor
   } catch (const InvalidArgument& e) {
     rethrowNamed(e, "x");
   }
-  std::vector<float> scores = score == "lof"
-                                  ? localOutlierFactor(graph.ids.view(), graph.distances.view(), k)
-                                  : kthNeighbourDistance(graph.distances.view(), k);
+  std::vector<float> scores;
+  if (score == "lof") // k-distinct: repeated rows count once (analysis/DistinctOutliers.h)
+    runJob(
+        [&](JobControl& job) {
+          scores = distinctLocalOutlierFactor(data.view, k, m, context, job, &graph).scores;
+        },
+        progress);
+  else
+    scores = kthNeighbourDistance(graph.distances.view(), k);
   py::dict j = toPython(results::outliersJson(data.view.rows, k, score, m, graph.report, scores,
                                               topItems(scores, top)))
                    .cast<py::dict>();

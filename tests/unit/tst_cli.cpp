@@ -274,6 +274,28 @@ private slots:
     QCOMPARE(cli({"outliers", file, "--score", "median"}).code, 2);
   }
 
+  void outliersCountRepeatedRowsOnce() {
+    // 200 blob rows, 30 copies of row 3 (a group larger than k) and a planted far row: LOF with
+    // k-distinct distances puts the far row first, every score finite (issue 42).
+    constexpr int d = 4, k = 5;
+    std::vector<float> x = randomFloats(std::size_t(200) * d, 32);
+    for (int c = 0; c < 30; ++c)
+      x.insert(x.end(), x.begin() + 3 * d, x.begin() + 4 * d);
+    x.insert(x.end(), {30.0f, 0.0f, 0.0f, 0.0f});
+    const int n = int(x.size()) / d;
+    const QString file = m_dir.filePath("repeated.npy");
+    QVERIFY(writeBytes(file, npyBytes("<f4", {n, d}, rawBytes(x))));
+    const Run r = cli(
+        {"outliers", file, "--k", QString::number(k), "--top", "3", "--json", "--backend", "cpu"});
+    QVERIFY2(r.code == 0, r.err.constData());
+    const QJsonObject j = QJsonDocument::fromJson(r.out).object();
+    QCOMPARE(j["distinct_rows"].toInt(), 201);
+    const QJsonArray top = j["top"].toArray();
+    QCOMPARE(top.first().toObject()["id"].toInt(), n - 1);
+    for (const QJsonValue v : top)
+      QVERIFY(v.toObject()["score"].toDouble() < 100);
+  }
+
   void duplicatesFindEveryPair() {
     // Planted copies among random rows: every pair within the threshold (float64 brute force),
     // the groups' TSV with the metadata, the keep-list, and --quantile's threshold.

@@ -3,6 +3,7 @@
 /// The facade the UI and the CLI include: everything public, nothing internal or CUDA.
 
 #include "nearscape/analysis/ClusterLabels.h"
+#include "nearscape/analysis/DistinctOutliers.h"
 #include "nearscape/analysis/Duplicates.h"
 #include "nearscape/analysis/NeighbourhoodScores.h"
 #include "nearscape/cluster/KMeans.h"
