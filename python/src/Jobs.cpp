@@ -2,10 +2,12 @@
 // engine's errors as Python exceptions.
 #include "Bindings.h"
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <exception>
 #include <mutex>
+#include <string_view>
 #include <thread>
 
 namespace nearscape::python {
@@ -101,13 +103,16 @@ void runJob(const std::function<void(JobControl&)>& work, const py::object& prog
     std::exception_ptr error;
     bool progressPending = false;
     double fraction = 0;
+    double reported = 0; ///< the last fraction handed to `progress`
     std::string message;
   } shared;
   JobControl job(
       [&shared](double fraction, const std::string& message) {
         std::lock_guard lock(shared.mutex);
         shared.progressPending = true;
-        shared.fraction = fraction;
+        // Monotone whatever the stages report: a stage that restarts its own count (NN-Descent's
+        // rounds, duplicates' passes) never moves the bar back.
+        shared.fraction = std::max(shared.fraction, std::clamp(fraction, 0.0, 1.0));
         shared.message = message;
       },
       std::chrono::milliseconds(100));
@@ -148,6 +153,7 @@ void runJob(const std::function<void(JobControl&)>& work, const py::object& prog
         continue;
       }
       if (report) {
+        shared.reported = fraction; // only this thread reads it
         try {
           const py::object answer = progress(fraction, message);
           if (!answer.is_none() && !py::bool_(answer)) {
@@ -175,9 +181,13 @@ void runJob(const std::function<void(JobControl&)>& work, const py::object& prog
   }
   if (shared.error)
     std::rethrow_exception(shared.error);
-  if (!progress.is_none()) // the last report (1.0) may have come after the last poll
-    if (shared.progressPending)
-      progress(shared.fraction, shared.message);
+  if (!progress.is_none()) {
+    // The last call says 1.0 whatever the engine's estimate reached (NN-Descent stops when its
+    // updates die out, at 0.2 to 0.3 of the rounds it allows for): done is done.
+    const std::string message = shared.message.empty() ? "done" : shared.message;
+    if (shared.progressPending || shared.reported < 1.0)
+      progress(1.0, message);
+  }
 }
 
 } // namespace nearscape::python

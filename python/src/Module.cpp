@@ -13,11 +13,12 @@ namespace {
 
 /// The keyword arguments every long call takes, documented once.
 constexpr const char* kCommonArgs =
-    "backend: \"auto\" (CUDA when usable), \"cpu\" or \"cuda\"; memory_budget: working memory, "
-    "e.g. \"2G\" or bytes (None: decided from the machine); threads: CPU threads (0: all); seed: "
-    "for randomized steps; progress: called as progress(fraction, message) on this thread, at "
-    "most every 100 ms (return False to stop: CancelledError). The call releases the GIL and "
-    "stops on Ctrl-C (KeyboardInterrupt).";
+    "backend: \"auto\" (CUDA when usable), \"cpu\" or \"cuda\" (also \"gpu\"), any case; "
+    "memory_budget: working memory, e.g. \"2G\" or bytes (None: decided from the machine); "
+    "threads: CPU threads (0: all); seed: for randomized steps; progress: called as "
+    "progress(fraction, message) on this thread, at most every 100 ms, with fractions that never "
+    "decrease and a last call of 1.0 when the call succeeds (return False to stop: "
+    "CancelledError). The call releases the GIL and stops on Ctrl-C (KeyboardInterrupt).";
 
 py::tuple idsAndDistances(KnnResult r) {
   return py::make_tuple(toArray(std::move(r.ids)), toArray(std::move(r.distances)));

@@ -37,3 +37,50 @@ def test_cli_layout_is_the_same_whatever_the_thread_count(cli, tmp_path):
             "--out", out)
         maps.append(np.load(out))
     assert np.array_equal(*maps)
+
+
+# 2. Progress: monotone, ending at 1.0, for every call that takes it.
+
+def progress_calls(data):
+    graph = ns.knn_graph(data, 5, backend="cpu")
+    index = ns.GraphIndex.build(data, degree=8, backend="cpu")
+    ivf = ns.IvfIndex.build(data, nlist=8, backend="cpu")
+    exact = ns.ExactIndex.build(data, backend="cpu")
+    return {
+        "knn_graph exact": lambda p: ns.knn_graph(data, 5, method="exact", progress=p),
+        "knn_graph nndescent": lambda p: ns.knn_graph(data, 5, method="nndescent", progress=p),
+        "search": lambda p: ns.search(data, data[:20], 5, progress=p),
+        "GraphIndex.build": lambda p: ns.GraphIndex.build(data, degree=8, progress=p),
+        "IvfIndex.build": lambda p: ns.IvfIndex.build(data, nlist=8, progress=p),
+        "GraphIndex.search": lambda p: index.search(data[:20], 5, progress=p),
+        "IvfIndex.search": lambda p: ivf.search(data[:20], 5, progress=p),
+        "ExactIndex.search": lambda p: exact.search(data[:20], 5, progress=p),
+        "minimax_path": lambda p: ns.minimax_path(data, 0, 299, progress=p),
+        "minimax_path graph": lambda p: ns.minimax_path(graph, 0, 299, progress=p),
+        "layout": lambda p: ns.layout(data, epochs=20, progress=p),
+        "outliers": lambda p: ns.outliers(data, progress=p),
+        "compare": lambda p: ns.compare(data, data[:, ::-1], progress=p),
+        "duplicates threshold": lambda p: ns.duplicates(data, threshold=1.0, progress=p),
+        "duplicates quantile": lambda p: ns.duplicates(data, quantile=0.1, progress=p),
+        "sweep": lambda p: ns.sweep(data, k=5, holdout=40, grid={"ef": [8, 16]}, timing_runs=1,
+                                    latency_queries=0, progress=p, as_frame=False),
+    }
+
+
+def test_progress_is_monotone_and_ends_at_one(data):
+    for name, call in progress_calls(data).items():
+        seen = []
+        call(lambda fraction, message: seen.append((fraction, message)))
+        fractions = [f for f, _ in seen]
+        assert fractions, f"{name}: no progress at all"
+        assert all(0 <= f <= 1 for f in fractions), (name, fractions)
+        assert all(a <= b for a, b in zip(fractions, fractions[1:])), (name, fractions)
+        assert fractions[-1] == 1.0, (name, fractions)
+        assert all(isinstance(m, str) for _, m in seen), name
+
+
+def test_nndescent_progress_reaches_one_on_larger_data():
+    x = np.random.default_rng(4).standard_normal((20000, 16), dtype=np.float32)
+    seen = []
+    ns.knn_graph(x, 10, method="nndescent", backend="cpu", progress=lambda f, m: seen.append(f))
+    assert seen[-1] == 1.0 and all(a <= b for a, b in zip(seen, seen[1:])), seen
