@@ -84,3 +84,55 @@ def test_nndescent_progress_reaches_one_on_larger_data():
     seen = []
     ns.knn_graph(x, 10, method="nndescent", backend="cpu", progress=lambda f, m: seen.append(f))
     assert seen[-1] == 1.0 and all(a <= b for a, b in zip(seen, seen[1:])), seen
+
+
+# 3. The dtypes other libraries accept.
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.int16, np.uint16, np.uint32, np.uint64,
+                                   np.uint8, np.int8, bool])
+def test_integer_and_bool_arrays_are_converted_exactly(data, dtype):
+    values = (data > 0) if dtype is bool else np.abs(np.round(data * 10)).astype(dtype)
+    expected = ns.knn_graph(values.astype(np.float32), 4, method="exact", backend="cpu")
+    got = ns.knn_graph(values, 4, method="exact", backend="cpu")
+    assert np.array_equal(got[0], expected[0]) and np.array_equal(got[1], expected[1])
+    address, copied = ns._buffer_address(values)
+    assert copied
+
+
+def test_integers_float32_cannot_hold_are_refused():
+    x = np.arange(12, dtype=np.int64).reshape(6, 2)
+    x[4, 1] = 2**24 + 1
+    with pytest.raises(ns.InvalidInputError,
+                       match=r"x: the value 16777217 at row 4, column 1 \(int64\) cannot be "
+                             r"represented exactly as float32"):
+        ns.knn_graph(x, 2)
+    x[4, 1] = 2**40  # a power of two: exact
+    assert ns.knn_graph(x, 2, backend="cpu")[0].shape == (6, 2)
+
+
+@pytest.mark.parametrize("dtype", [">f4", ">f8", ">i4", ">f2"])
+def test_big_endian_arrays_are_byteswapped(data, dtype):
+    values = (np.round(data * 8) if "i" in dtype else data).astype(dtype)
+    assert values.dtype.byteorder == ">"
+    expected = ns.knn_graph(values.astype(np.float32), 4, method="exact", backend="cpu")
+    got = ns.knn_graph(values, 4, method="exact", backend="cpu")
+    assert np.array_equal(got[0], expected[0]) and np.array_equal(got[1], expected[1])
+
+
+def test_sparse_input_says_how_to_densify():
+    class csr_matrix:  # what scipy.sparse hands over, without needing scipy here
+        shape = (4, 3)
+    csr_matrix.__module__ = "scipy.sparse._csr"
+    with pytest.raises(ns.InvalidInputError,
+                       match=r"x: sparse input \(csr_matrix\) is not supported: densify it "
+                             r"first, e\.g\. x\.toarray\(\)"):
+        ns.knn_graph(csr_matrix(), 2)
+    sparse = pytest.importorskip("scipy.sparse")
+    with pytest.raises(ns.InvalidInputError, match=r"base: sparse input .* base\.toarray\(\)"):
+        ns.GraphIndex.build(sparse.random(50, 8, density=0.3, format="csr"))
+
+
+def test_unsupported_dtypes_name_what_is_supported(data):
+    with pytest.raises(ns.InvalidInputError, match=r"x: unsupported dtype '<c8' for vectors "
+                                                   r"\(supported: .*integers and bool"):
+        ns.knn_graph(data.astype(np.complex64), 3)

@@ -43,7 +43,7 @@ def test_show_refuses_bad_input_before_writing(monkeypatch, tmp_path):
     monkeypatch.setenv("DISPLAY", ":none")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     with pytest.raises(ValueError, match="unsupported dtype"):
-        ns.show(np.ones((4, 2), np.int64))
+        ns.show(np.ones((4, 2), np.complex64))
     with pytest.raises(ValueError, match="3 values for 4 items"):
         ns.show(np.ones((4, 2), np.float32), metadata={"label": [1, 2, 3]})
     assert not (tmp_path / "nearscape").exists() or not any((tmp_path / "nearscape").rglob("*.npy"))
