@@ -157,10 +157,11 @@ py::dict outliersPy(py::handle x, const PyInteger& kArg, const std::string& scor
                     const py::object& memoryBudget, int threads, const py::object& progress) {
   const int k = intOf(kArg, "k");
   const FloatRows data = floatRows(x, "x");
-  NEARSCAPE_EXPECTS(score == "kth" || score == "lof", "score must be kth or lof");
+  const std::string scoreName = lowered(score);
+  NEARSCAPE_EXPECTS(scoreName == "kth" || scoreName == "lof",
+                    "score must be kth or lof (any case), not '" + score + "'");
   NEARSCAPE_EXPECTS(top >= 0, "top must not be negative");
-  NEARSCAPE_EXPECTS(k >= 1 && k < data.view.rows,
-                    "k must lie in [1, " + std::to_string(data.view.rows - 1) + "]");
+  expectGraphK(k, data.view.rows);
   const Context context = makeContext(backend, memoryBudget, threads, 0);
   const Metric m = metricOf(metric);
   KnnResult graph;
@@ -169,10 +170,10 @@ py::dict outliersPy(py::handle x, const PyInteger& kArg, const std::string& scor
   } catch (const InvalidArgument& e) {
     rethrowNamed(e, "x");
   }
-  std::vector<float> scores = score == "lof"
+  std::vector<float> scores = scoreName == "lof"
                                   ? localOutlierFactor(graph.ids.view(), graph.distances.view(), k)
                                   : kthNeighbourDistance(graph.distances.view(), k);
-  py::dict j = toPython(results::outliersJson(data.view.rows, k, score, m, graph.report, scores,
+  py::dict j = toPython(results::outliersJson(data.view.rows, k, scoreName, m, graph.report, scores,
                                               topItems(scores, top)))
                    .cast<py::dict>();
   j["scores"] = toArray(std::move(scores));
@@ -190,8 +191,7 @@ py::dict comparePy(py::handle aArg, py::handle bArg, const PyInteger& kArg,
                           std::to_string(b.view.rows) +
                           ": two embeddings of the same items have as many rows");
   NEARSCAPE_EXPECTS(top >= 0, "top must not be negative");
-  NEARSCAPE_EXPECTS(k >= 1 && k < a.view.rows,
-                    "k must lie in [1, " + std::to_string(a.view.rows - 1) + "]");
+  expectGraphK(k, a.view.rows);
   const Context context = makeContext(backend, memoryBudget, threads, 0);
   const Metric ma = metricOf(metricA), mb = metricOf(metricB);
   std::vector<float> overlap;
@@ -338,12 +338,13 @@ py::dict rowDict(const SweepRow& r, const std::string& index, const std::string&
   return row;
 }
 
-py::list sweepPy(py::handle x, const std::string& index, const PyInteger& kArg,
+py::list sweepPy(py::handle x, const std::string& indexName, const PyInteger& kArg,
                  const py::object& queriesArg, const py::object& holdout, const py::object& build,
                  const py::object& grid, const std::string& metric, std::int64_t batch,
                  int timingRuns, std::int64_t latencyQueries, bool exact,
                  const std::string& backend, const py::object& memoryBudget, int threads,
                  std::uint64_t seed, const py::object& progress) {
+  const std::string index = lowered(indexName);
   const int k = intOf(kArg, "k");
   const FloatRows data = floatRows(x, "x");
   std::optional<FloatRows> queryRows;

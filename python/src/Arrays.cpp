@@ -210,14 +210,18 @@ IdRows idRows(py::handle value, const std::string& name) {
   return {{static_cast<const std::int32_t*>(a.data()), a.shape(0), a.shape(1)}, a};
 }
 
+std::string lowered(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return char(std::tolower(c)); });
+  return text;
+}
+
 Metric metricOf(const std::string& name) {
-  if (name == "inner_product")
-    return Metric::InnerProduct;
-  if (name == "cosine")
-    return Metric::Cosine;
-  const auto parsed = parseMetric(name);
-  if (!parsed) // the CLI's words
-    throw InvalidArgument("unknown metric '" + name + "' (l2, ip or cos)");
+  const auto parsed = parseMetric(lowered(name)); // l2/euclidean, ip/dot/inner_product, cos/…
+  if (!parsed)
+    throw InvalidArgument("unknown metric '" + name +
+                          "' (l2 or euclidean; ip, dot or inner_product; cos, cosine or angular; "
+                          "any case)");
   return *parsed;
 }
 
@@ -239,6 +243,15 @@ std::optional<int> intOf(py::handle value, const std::string& name) {
   return int(v);
 }
 
+void expectGraphK(int k, std::int64_t n) {
+  if (n < 2)
+    throw InvalidArgument("k must be at least 1 and at most n − 1 = " + std::to_string(n - 1) +
+                          ": the data has " + std::to_string(n) + " row" + (n == 1 ? "" : "s"));
+  if (k < 1 || k > n - 1)
+    throw InvalidArgument("k = " + std::to_string(k) + " is out of range: it must lie in [1, " +
+                          std::to_string(n - 1) + "] (n − 1: an item is not its own neighbour)");
+}
+
 double numberArg(py::handle value, const std::string& what) {
   py::detail::make_caster<double> number;
   const bool numeric = PyIndex_Check(value.ptr()) ||
@@ -251,9 +264,10 @@ double numberArg(py::handle value, const std::string& what) {
 Context makeContext(const std::string& backend, const py::object& memoryBudget, int threads,
                     std::uint64_t seed) {
   Context c;
-  const auto b = parseBackend(backend);
+  const auto b = parseBackend(lowered(backend));
   if (!b)
-    throw InvalidArgument("unknown backend '" + backend + "' (auto, cpu or cuda)");
+    throw InvalidArgument("unknown backend '" + backend +
+                          "' (auto, cpu, or cuda, also called gpu; any case)");
   c.backend = *b;
   if (threads < 0 || threads > 1024)
     throw InvalidArgument("threads must lie in [0, 1024] (0: all)");

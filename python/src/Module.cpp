@@ -32,9 +32,10 @@ py::tuple knnGraphPy(py::handle x, const PyInteger& kArg, const std::string& met
   const FloatRows data = floatRows(x, "x");
   const Context context = makeContext(backend, memoryBudget, threads, seed);
   const Metric m = metricOf(metric);
-  const auto asked = parseGraphMethod(method);
+  const auto asked = parseGraphMethod(lowered(method));
   if (!asked)
-    throw InvalidArgument("method must be exact, nndescent or auto"); // the CLI's --method
+    throw InvalidArgument("method must be exact, nndescent or auto (any case), not '" + method +
+                          "'");
   KnnResult result;
   try {
     runJob([&](JobControl& job) { result = buildKnnGraph(data.view, k, m, *asked, context, job); },

@@ -136,3 +136,47 @@ def test_unsupported_dtypes_name_what_is_supported(data):
     with pytest.raises(ns.InvalidInputError, match=r"x: unsupported dtype '<c8' for vectors "
                                                    r"\(supported: .*integers and bool"):
         ns.knn_graph(data.astype(np.complex64), 3)
+
+
+# 5. Plain messages, names in any case.
+
+def test_messages_carry_no_source_tags(data):
+    one_row = np.ones((1, 4), np.float32)
+    calls = [lambda: ns.knn_graph(data, 300, backend="cpu"),
+             lambda: ns.knn_graph(one_row, 1, method="exact", backend="cpu"),
+             lambda: ns.search(data, data[:, :3], 2, backend="cpu"),
+             lambda: ns.outliers(data, score="median"),
+             lambda: ns.layout(data, dim=4),
+             lambda: ns.duplicates(data),
+             lambda: ns.GraphIndex.build(data, degree=1000, backend="cpu")]
+    for call in calls:
+        with pytest.raises(ns.NearscapeError) as raised:
+            call()
+        message = str(raised.value)
+        assert "[" not in message or ".cpp:" not in message, message
+        assert not message.rstrip().endswith("]") or "[1, " in message, message
+
+
+def test_a_graph_of_one_row_says_why_k_has_no_range():
+    for call in (lambda: ns.knn_graph(np.ones((1, 4), np.float32), 1, method="exact"),
+                 lambda: ns.outliers(np.ones((1, 4), np.float32), k=1)):
+        with pytest.raises(ns.InvalidInputError) as raised:
+            call()
+        assert "[1, 0]" not in str(raised.value)
+        assert "k must be at least 1 and at most n − 1 = 0: the data has 1 row" in str(raised.value)
+
+
+def test_names_are_accepted_in_any_case(data):
+    expected = ns.knn_graph(data, 4, metric="cos", method="exact", backend="cpu")
+    got = ns.knn_graph(data, 4, metric="Cosine", method="EXACT", backend="CPU")
+    assert np.array_equal(expected[0], got[0])
+    assert ns.GraphIndex.build(data, metric="L2", backend="Cpu").metric == "l2"
+    assert ns.outliers(data, score="LOF", backend="cpu")["score"] == "lof"
+    rows = ns.sweep(data, index="IVF", k=5, holdout=40, grid={"nprobe": [2]}, timing_runs=1,
+                    latency_queries=0, exact=False, backend="cpu", as_frame=False)
+    assert rows[0]["index"] == "ivf"
+    with pytest.raises(ns.InvalidInputError, match=r"unknown backend 'tpu' \(auto, cpu, or cuda, "
+                                                   r"also called gpu; any case\)"):
+        ns.knn_graph(data, 4, backend="tpu")
+    with pytest.raises(ns.InvalidInputError, match=r"unknown metric 'manhattan' \(l2 or euclidean"):
+        ns.knn_graph(data, 4, metric="manhattan")
