@@ -180,3 +180,72 @@ def test_names_are_accepted_in_any_case(data):
         ns.knn_graph(data, 4, backend="tpu")
     with pytest.raises(ns.InvalidInputError, match=r"unknown metric 'manhattan' \(l2 or euclidean"):
         ns.knn_graph(data, 4, metric="manhattan")
+
+
+# 4. Indexes pickle, copy and say what they are.
+
+def build_indexes(data):
+    return [ns.GraphIndex.build(data, degree=8, build_k=12, backend="cpu", seed=3),
+            ns.IvfIndex.build(data, nlist=8, backend="cpu"),
+            ns.ExactIndex.build(data, backend="cpu")]
+
+
+def test_indexes_pickle_and_copy_to_identical_results(data):
+    import copy
+    import pickle
+
+    queries = data[::7] + 0.01
+    for index in build_indexes(data):
+        expected = index.search(queries, 5)
+        for other in (pickle.loads(pickle.dumps(index)), copy.deepcopy(index), copy.copy(index)):
+            assert type(other) is type(index) and repr(other) == repr(index)
+            got = other.search(queries, 5)
+            assert np.array_equal(got[0], expected[0]) and np.array_equal(got[1], expected[1])
+    graph = build_indexes(data)[0]
+    assert copy.copy(graph)._base_address == graph._base_address  # the base shared
+    assert copy.deepcopy(graph)._base_address != graph._base_address  # the base copied
+
+
+def test_a_pickled_index_searches_the_same_in_another_process(data, tmp_path):
+    import pickle
+    import subprocess
+    import sys
+
+    index = ns.GraphIndex.build(data, degree=8, backend="cpu")
+    (tmp_path / "index.pickle").write_bytes(pickle.dumps(index))
+    np.save(tmp_path / "queries.npy", data[:9])
+    script = ("import pickle, sys, numpy as np; "
+              "index = pickle.load(open(sys.argv[1], 'rb')); "
+              "ids, dist = index.search(np.load(sys.argv[2]), 4); "
+              "np.save(sys.argv[3], ids); print(repr(index))")
+    done = subprocess.run([sys.executable, "-c", script, tmp_path / "index.pickle",
+                           tmp_path / "queries.npy", tmp_path / "ids.npy"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == repr(index)
+    assert np.array_equal(np.load(tmp_path / "ids.npy"), index.search(data[:9], 4)[0])
+
+
+def test_index_repr_names_kind_size_metric_and_parameters(data):
+    graph, ivf, exact = build_indexes(data)
+    assert repr(graph).startswith("GraphIndex(n=300, dim=8, metric='l2', ")
+    assert "degree=8" in repr(graph) and "build_k=12" in repr(graph)
+    assert repr(graph).endswith("backend='cpu')")
+    assert repr(ivf).startswith("IvfIndex(n=300, dim=8, metric='l2', ") and "nlist=8" in repr(ivf)
+    assert repr(exact) == "ExactIndex(n=300, dim=8, metric='l2', backend='cpu')"
+
+
+# 7. A base overwritten under an index is noticed.
+
+def test_an_overwritten_base_raises_instead_of_wrong_results(data):
+    for index_of in (lambda b: ns.GraphIndex.build(b, degree=8, backend="cpu"),
+                     lambda b: ns.IvfIndex.build(b, nlist=8, backend="cpu"),
+                     lambda b: ns.ExactIndex.build(b, backend="cpu")):
+        base = data.copy()
+        index = index_of(base)
+        index.search(base[:3], 2)
+        base *= 2  # in place: the index reads this very buffer
+        with pytest.raises(ns.InvalidInputError, match="base array was changed after the index"):
+            index.search(data[:3], 2)
+        base /= 2  # the same bits again: searches work again
+        assert index.search(base[:3], 2)[0].shape == (3, 2)
