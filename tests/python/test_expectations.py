@@ -249,3 +249,69 @@ def test_an_overwritten_base_raises_instead_of_wrong_results(data):
             index.search(data[:3], 2)
         base /= 2  # the same bits again: searches work again
         assert index.search(base[:3], 2)[0].shape == (3, 2)
+
+
+# 8. For notebooks: plot_map, DataFrames, threads on searches.
+
+def test_plot_map_draws_every_point_coloured_by_label(data, tmp_path):
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    xy = ns.layout(data, epochs=30, backend="cpu")
+    labels = np.array([f"c{i % 3}" for i in range(300)])
+    ax = ns.plot_map(xy, labels=labels, title="three")
+    drawn = np.concatenate([c.get_offsets() for c in ax.collections])
+    assert drawn.shape == (300, 2)
+    assert sorted(t.get_text() for t in ax.get_legend().get_texts()) == ["c0", "c1", "c2"]
+    ax.figure.savefig(tmp_path / "map.png")
+    assert (tmp_path / "map.png").read_bytes().startswith(b"\x89PNG")
+    ax = ns.plot_map(xy, labels=np.linspace(0, 1, 300))  # numbers: a colour bar
+    assert len(ax.figure.axes) == 2
+    with pytest.raises(ValueError, match="xy: expected n × 2 positions"):
+        ns.plot_map(data)
+
+
+def test_plot_map_without_matplotlib_says_how_to_install(monkeypatch, data):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def without_matplotlib(name, *args, **kwargs):
+        if name.startswith("matplotlib"):
+            raise ImportError("No module named 'matplotlib'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", without_matplotlib)
+    with pytest.raises(ImportError, match="plot_map needs matplotlib: install python3-matplotlib"):
+        ns.plot_map(data[:, :2])
+
+
+def test_graphs_and_scores_as_data_frames(data):
+    pandas = pytest.importorskip("pandas")
+    ids, distances = ns.knn_graph(data, 4, backend="cpu")
+    frame = ns.knn_graph(data, 4, backend="cpu", as_frame=True)
+    assert isinstance(frame, pandas.DataFrame)
+    assert list(frame.columns) == ["item", "rank", "neighbour", "distance"] and len(frame) == 1200
+    assert np.array_equal(frame["neighbour"].to_numpy().reshape(300, 4), ids)
+    assert np.array_equal(frame["distance"].to_numpy().reshape(300, 4), distances)
+    found = ns.search(data, data[:5], 3, backend="cpu", as_frame=True)
+    assert list(found.columns) == ["query", "rank", "neighbour", "distance"] and len(found) == 15
+    scores = ns.outliers(data, backend="cpu", as_frame=True)
+    plain = ns.outliers(data, backend="cpu")
+    assert list(scores.columns) == ["id", "score"] and len(scores) == 300
+    assert scores["id"][0] == plain["top"][0]["id"] and scores.attrs["score"] == "lof"
+    overlap = ns.compare(data, data[:, ::-1] * 2, backend="cpu", as_frame=True)
+    assert list(overlap.columns) == ["id", "overlap"] and overlap.attrs["k"] == 10
+    pairs = ns.duplicates(np.vstack([data, data[:7]]), threshold=0.0, backend="cpu",
+                          as_frame=True)
+    assert list(pairs.columns) == ["a", "b", "distance", "group"] and len(pairs) == 7
+    assert isinstance(ns.knn_graph(data, 4, backend="cpu"), tuple)  # the default is unchanged
+
+
+def test_index_searches_take_threads(data):
+    for index, search in ((ns.GraphIndex.build(data, degree=8, backend="cpu"), {"ef": 32}),
+                          (ns.IvfIndex.build(data, nlist=8, backend="cpu"), {"nprobe": 3})):
+        one = index.search(data[:40], 5, threads=1, **search)
+        two = index.search(data[:40], 5, threads=2, **search)
+        assert np.array_equal(one[0], two[0]) and np.array_equal(one[1], two[1])
+        with pytest.raises(ValueError, match="threads must lie in"):
+            index.search(data[:4], 5, threads=-1)
