@@ -57,8 +57,8 @@ void loadIndexBytes(IndexHandle& h, const py::bytes& bytes, std::string_view kin
 /// so that a pickle opens anywhere (a subprocess, joblib's workers).
 py::tuple indexState(const IndexHandle& h);
 /// The handle of a state from indexState. Throws InvalidArgument for a state of another form.
-template <typename Handle> std::unique_ptr<Handle> indexFromState(const py::tuple& state,
-                                                                  std::string_view kind);
+template <typename Handle>
+std::unique_ptr<Handle> indexFromState(const py::tuple& state, std::string_view kind);
 
 /// "GraphIndex(n=…, dim=…, metric='l2', degree=…, build_k=…, backend='cpu')".
 std::string indexRepr(const IndexHandle& h, const char* className);

@@ -85,16 +85,15 @@ void loadIndexBytes(IndexHandle& h, const py::bytes& bytes, std::string_view kin
     h.index = loadIndex(file.path, h.base.view, contentHash(h.base.view), h.context);
   }
   if (h.index->kind() != kind)
-    throw InvalidArgument("the pickle holds a " + std::string(h.index->kind()) +
-                          " index, not a " + std::string(kind) + " one");
+    throw InvalidArgument("the pickle holds a " + std::string(h.index->kind()) + " index, not a " +
+                          std::string(kind) + " one");
   h.guard = BaseGuard(h.base.view);
 }
 
 py::tuple indexState(const IndexHandle& h) {
   h.guard.check(); // never pickle an index over a base that changed under it
-  return py::make_tuple(1, h.base.owner, indexBytes(h),
-                        std::string(backendName(h.context.backend)), h.context.threads,
-                        h.context.seed);
+  return py::make_tuple(1, h.base.owner, indexBytes(h), std::string(backendName(h.context.backend)),
+                        h.context.threads, h.context.seed);
 }
 
 template <typename Handle>
@@ -105,8 +104,8 @@ std::unique_ptr<Handle> indexFromState(const py::tuple& state, std::string_view 
   h->base = floatRows(state[1], "base");
   // As many threads as it had, where this machine allows them.
   const int threads = std::min(state[4].cast<int>(), threadLimit().threads);
-  h->context =
-      makeContext(state[3].cast<std::string>(), py::none(), threads, state[5].cast<std::uint64_t>());
+  h->context = makeContext(state[3].cast<std::string>(), py::none(), threads,
+                           state[5].cast<std::uint64_t>());
   loadIndexBytes(*h, state[2].cast<py::bytes>(), kind);
   return h;
 }
