@@ -20,6 +20,8 @@ packages=(
   pybind11-dev python3-dev
   # tests (GUI under a virtual display) and the data generator
   xvfb xauth python3-numpy python3-h5py python3-pytest
+  # the Python module's notebook side under test: plot_map (matplotlib), as_frame (pandas)
+  python3-matplotlib python3-pandas
   # the hardening step (scripts/ci-hardening.sh): clang's libFuzzer and sanitizer runtimes, LLVM's
   # OpenMP (with its TSan tool, Archer), ccache
   clang libclang-rt-14-dev libomp-dev ccache

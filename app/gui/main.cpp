@@ -4,6 +4,8 @@
 #include "VersionText.h"
 #include "nearscape/core/BlasKernels.h"
 
+#include <QGuiApplication>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -22,5 +24,12 @@ int main(int argc, char** argv) {
       std::puts(nearscape::app::versionText("nearscape").c_str());
       return 0;
     }
+  // --check-display: whether a window can open here, asked before anything is written
+  // (nearscape.show): Qt's platform plugin starts, or Qt prints its reason and aborts.
+  if (argc == 2 && std::strcmp(argv[1], "--check-display") == 0) {
+    QGuiApplication app(argc, argv);
+    std::printf("display: %s\n", qPrintable(QGuiApplication::platformName()));
+    return 0;
+  }
   return nearscape::ui::runGui(argc, argv);
 }

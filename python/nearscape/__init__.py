@@ -1,19 +1,33 @@
 """Nearscape on NumPy arrays: exact and approximate kNN graphs, ANN indexes and their sweeps,
-min-max paths, maps, near-duplicates, outliers and embedding comparisons — and the desktop
-explorer opened on an array (show).
+min-max paths, maps, near-duplicates, outliers and embedding comparisons — the desktop explorer
+opened on an array (show, or show(inline=True) for a picture) and maps drawn with matplotlib
+(plot_map).
 
-Arrays: a float32 C-contiguous array is read in place (no copy); float16, float64, uint8 and
-int8 arrays, and non-contiguous ones, are converted to float32 once per call. 1-D arrays are one
-column. An array read in place (and the base an index keeps) must not be written to while a
-call or an index uses it: the engine reads it with the GIL released. Results are NumPy arrays (ids int32, distances float32).
+Arrays: a float32 C-contiguous array is read in place (no copy). Other arrays are converted to
+float32 once per call: float16 and float64 (refused where float32 cannot hold a value, as
+nearscape-cli refuses such a file), integers and bool (as Faiss, hnswlib and pynndescent take
+them; refused where a value is not exactly a float32, i.e. some integers beyond ±2^24), either
+byte order, and non-contiguous ones. 1-D arrays are one column. scipy.sparse input is refused:
+densify it first (x.toarray()). An array read in place must not be written to while a call uses
+it (the engine reads it with the GIL released); an index keeps its base in place too, and a
+base overwritten later is noticed (64 sampled rows) and its searches raise. Results are NumPy
+arrays (ids int32, distances float32), or pandas DataFrames with as_frame=True.
+
+Names are accepted in any case: metric "l2" (or "euclidean"), "ip" ("dot", "inner_product"),
+"cos" ("cosine", "angular"); backend "auto", "cpu", "cuda" ("gpu"); method "auto", "exact",
+"nndescent".
 
 Long calls release the GIL, take progress=callable(fraction, message) (called on the calling
-thread; return False to stop) and stop on Ctrl-C with KeyboardInterrupt.
+thread; fractions never decrease, and a call that succeeds ends with 1.0; return False to stop)
+and stop on Ctrl-C with KeyboardInterrupt. A seed gives the same result whatever the number of
+threads (maps included).
+
+Indexes pickle (with their base: joblib, multiprocessing) and copy; their repr names kind,
+size, metric and parameters.
 
 Errors: NearscapeError is the base; bad input raises InvalidInputError, a ValueError, with
 nearscape-cli's words; OutOfMemoryError is a MemoryError; NearscapeIOError an OSError.
 """
-
 from ._nearscape import (
     AnnIndex,
     CancelledError,
@@ -39,16 +53,36 @@ from ._nearscape import (
     search,
 )
 from . import _nearscape
-from ._show import NoDisplayError, show
+from ._frames import (compare_frame as _compare_frame, duplicates_frame as _duplicates_frame,
+                      graph_frame as _graph_frame, outliers_frame as _outliers_frame,
+                      with_as_frame as _with_as_frame)
+from ._plot import plot_map
+from ._show import ExplorerProcess, MapPicture, NoDisplayError, show
+
+knn_graph = _with_as_frame(knn_graph, lambda r: _graph_frame(*r, "item"),
+                           "one row per edge (item, rank, neighbour, distance)")
+search = _with_as_frame(search, lambda r: _graph_frame(*r, "query"),
+                        "one row per result (query, rank, neighbour, distance)")
+outliers = _with_as_frame(outliers, _outliers_frame,
+                          "one row per item (id, score), highest first; the other fields in "
+                          "its attrs")
+compare = _with_as_frame(compare, _compare_frame,
+                         "one row per item (id, overlap), most changed first; the other fields "
+                         "in its attrs")
+duplicates = _with_as_frame(duplicates, _duplicates_frame,
+                            "one row per pair (a, b, distance, group), nearest first; the other "
+                            "fields in its attrs")
 
 __all__ = [
     "AnnIndex",
     "CancelledError",
     "DeviceError",
     "ExactIndex",
+    "ExplorerProcess",
     "GraphIndex",
     "InvalidInputError",
     "IvfIndex",
+    "MapPicture",
     "NearscapeError",
     "NearscapeIOError",
     "NoDisplayError",
@@ -61,6 +95,7 @@ __all__ = [
     "layout",
     "minimax_path",
     "outliers",
+    "plot_map",
     "search",
     "show",
     "sweep",

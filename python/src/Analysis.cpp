@@ -157,28 +157,30 @@ py::dict outliersPy(py::handle x, const PyInteger& kArg, const std::string& scor
                     const py::object& memoryBudget, int threads, const py::object& progress) {
   const int k = intOf(kArg, "k");
   const FloatRows data = floatRows(x, "x");
-  NEARSCAPE_EXPECTS(score == "kth" || score == "lof", "score must be kth or lof");
+  const std::string scoreName = lowered(score);
+  NEARSCAPE_EXPECTS(scoreName == "kth" || scoreName == "lof",
+                    "score must be kth or lof (any case), not '" + score + "'");
   NEARSCAPE_EXPECTS(top >= 0, "top must not be negative");
-  NEARSCAPE_EXPECTS(k >= 1 && k < data.view.rows,
-                    "k must lie in [1, " + std::to_string(data.view.rows - 1) + "]");
+  expectGraphK(k, data.view.rows);
   const Context context = makeContext(backend, memoryBudget, threads, 0);
   const Metric m = metricOf(metric);
   KnnResult graph;
+  std::vector<float> scores;
   try { // the exact graph: an approximate one would flag items whose neighbours were missed
-    runJob([&](JobControl& job) { graph = knnGraph(data.view, k, m, context, job); }, progress);
+    // One job for both stages, so that progress stays one monotone run ending at 1.0.
+    runJob(
+        [&](JobControl& job) {
+          graph = knnGraph(data.view, k, m, context, job);
+          if (scoreName == "lof") // k-distinct: repeated rows count once (DistinctOutliers.h)
+            scores = distinctLocalOutlierFactor(data.view, k, m, context, job, &graph).scores;
+          else
+            scores = kthNeighbourDistance(graph.distances.view(), k);
+        },
+        progress);
   } catch (const InvalidArgument& e) {
     rethrowNamed(e, "x");
   }
-  std::vector<float> scores;
-  if (score == "lof") // k-distinct: repeated rows count once (analysis/DistinctOutliers.h)
-    runJob(
-        [&](JobControl& job) {
-          scores = distinctLocalOutlierFactor(data.view, k, m, context, job, &graph).scores;
-        },
-        progress);
-  else
-    scores = kthNeighbourDistance(graph.distances.view(), k);
-  py::dict j = toPython(results::outliersJson(data.view.rows, k, score, m, graph.report, scores,
+  py::dict j = toPython(results::outliersJson(data.view.rows, k, scoreName, m, graph.report, scores,
                                               topItems(scores, top)))
                    .cast<py::dict>();
   j["scores"] = toArray(std::move(scores));
@@ -196,8 +198,7 @@ py::dict comparePy(py::handle aArg, py::handle bArg, const PyInteger& kArg,
                           std::to_string(b.view.rows) +
                           ": two embeddings of the same items have as many rows");
   NEARSCAPE_EXPECTS(top >= 0, "top must not be negative");
-  NEARSCAPE_EXPECTS(k >= 1 && k < a.view.rows,
-                    "k must lie in [1, " + std::to_string(a.view.rows - 1) + "]");
+  expectGraphK(k, a.view.rows);
   const Context context = makeContext(backend, memoryBudget, threads, 0);
   const Metric ma = metricOf(metricA), mb = metricOf(metricB);
   std::vector<float> overlap;
@@ -344,12 +345,13 @@ py::dict rowDict(const SweepRow& r, const std::string& index, const std::string&
   return row;
 }
 
-py::list sweepPy(py::handle x, const std::string& index, const PyInteger& kArg,
+py::list sweepPy(py::handle x, const std::string& indexName, const PyInteger& kArg,
                  const py::object& queriesArg, const py::object& holdout, const py::object& build,
                  const py::object& grid, const std::string& metric, std::int64_t batch,
                  int timingRuns, std::int64_t latencyQueries, bool exact,
                  const std::string& backend, const py::object& memoryBudget, int threads,
                  std::uint64_t seed, const py::object& progress) {
+  const std::string index = lowered(indexName);
   const int k = intOf(kArg, "k");
   const FloatRows data = floatRows(x, "x");
   std::optional<FloatRows> queryRows;

@@ -76,7 +76,11 @@ double numberArg(py::handle value, const std::string& what);
 /// The engine context of the keyword arguments every long call takes. Throws InvalidArgument.
 Context makeContext(const std::string& backend, const py::object& memoryBudget, int threads,
                     std::uint64_t seed);
-/// "l2", "ip"/"inner_product", "cos"/"cosine". Throws InvalidArgument.
+/// `text` in lower case (ASCII): names (metric, backend, method, kind, score) are accepted in
+/// any case.
+std::string lowered(std::string text);
+/// "l2"/"euclidean", "ip"/"dot"/"inner_product", "cos"/"cosine"/"angular", any case. Throws
+/// InvalidArgument.
 Metric metricOf(const std::string& name);
 
 /// Runs `work` on a worker thread with the interpreter's lock released, and meanwhile, every
@@ -96,6 +100,10 @@ void registerErrors(py::module_& m);
 
 /// Parameter values by name, integers as int.
 py::dict parameterDict(const ParameterValues& values);
+
+/// Refuses a k outside [1, n − 1] for a kNN graph of n rows, saying why when that range is
+/// empty (one row). Throws InvalidArgument.
+void expectGraphK(int k, std::int64_t n);
 
 /// Binds the errors, knn_graph, search and the indexes.
 void bindCore(py::module_& m);

@@ -2,10 +2,12 @@
 // engine's errors as Python exceptions.
 #include "Bindings.h"
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <exception>
 #include <mutex>
+#include <string_view>
 #include <thread>
 
 namespace nearscape::python {
@@ -35,6 +37,30 @@ PyObject* newError(py::module_& m, const char* name, PyObject* base, PyObject* o
   return cls;
 }
 
+/// The message without the " [Knn.cpp:29]" that NEARSCAPE_EXPECTS appends for the CLI's logs: a
+/// Python user reads the traceback, not the engine's sources.
+std::string withoutSourceTag(const char* what) {
+  std::string message = what;
+  const std::size_t open = message.rfind(" [");
+  if (open == std::string::npos || message.empty() || message.back() != ']')
+    return message;
+  const std::string tag = message.substr(open + 2, message.size() - open - 3);
+  const std::size_t colon = tag.rfind(':');
+  if (colon == std::string::npos || colon + 1 == tag.size() ||
+      tag.find_first_not_of("0123456789", colon + 1) != std::string::npos)
+    return message;
+  const std::string_view file = std::string_view(tag).substr(0, colon);
+  const bool sourceTag = file.find(' ') == std::string_view::npos &&
+                         (file.ends_with(".cpp") || file.ends_with(".cu") || file.ends_with(".h"));
+  if (sourceTag)
+    message.erase(open);
+  return message;
+}
+
+void raise(PyObject* type, const std::exception& e) {
+  PyErr_SetString(type, withoutSourceTag(e.what()).c_str());
+}
+
 } // namespace
 
 void registerErrors(py::module_& m) {
@@ -60,23 +86,23 @@ void registerErrors(py::module_& m) {
     try {
       std::rethrow_exception(p);
     } catch (const Cancelled& e) {
-      PyErr_SetString(g_errors.cancelled, e.what());
+      raise(g_errors.cancelled, e);
     } catch (const DeviceOutOfMemory& e) {
-      PyErr_SetString(g_errors.memory, e.what());
+      raise(g_errors.memory, e);
     } catch (const Unsupported& e) {
-      PyErr_SetString(g_errors.unsupported, e.what());
+      raise(g_errors.unsupported, e);
     } catch (const DeviceUnavailable& e) {
-      PyErr_SetString(g_errors.device, e.what());
+      raise(g_errors.device, e);
     } catch (const DeviceError& e) {
-      PyErr_SetString(g_errors.device, e.what());
+      raise(g_errors.device, e);
     } catch (const InvalidArgument& e) {
-      PyErr_SetString(g_errors.invalid, e.what());
+      raise(g_errors.invalid, e);
     } catch (const FormatError& e) { // a file that is not ours (an index, a graph)
-      PyErr_SetString(g_errors.invalid, e.what());
+      raise(g_errors.invalid, e);
     } catch (const IoError& e) {
-      PyErr_SetString(g_errors.io, e.what());
+      raise(g_errors.io, e);
     } catch (const Error& e) {
-      PyErr_SetString(g_errors.base, e.what());
+      raise(g_errors.base, e);
     }
   });
 }
@@ -101,13 +127,16 @@ void runJob(const std::function<void(JobControl&)>& work, const py::object& prog
     std::exception_ptr error;
     bool progressPending = false;
     double fraction = 0;
+    double reported = 0; ///< the last fraction handed to `progress`
     std::string message;
   } shared;
   JobControl job(
       [&shared](double fraction, const std::string& message) {
         std::lock_guard lock(shared.mutex);
         shared.progressPending = true;
-        shared.fraction = fraction;
+        // Monotone whatever the stages report: a stage that restarts its own count (NN-Descent's
+        // rounds, duplicates' passes) never moves the bar back.
+        shared.fraction = std::max(shared.fraction, std::clamp(fraction, 0.0, 1.0));
         shared.message = message;
       },
       std::chrono::milliseconds(100));
@@ -148,6 +177,7 @@ void runJob(const std::function<void(JobControl&)>& work, const py::object& prog
         continue;
       }
       if (report) {
+        shared.reported = fraction; // only this thread reads it
         try {
           const py::object answer = progress(fraction, message);
           if (!answer.is_none() && !py::bool_(answer)) {
@@ -175,9 +205,13 @@ void runJob(const std::function<void(JobControl&)>& work, const py::object& prog
   }
   if (shared.error)
     std::rethrow_exception(shared.error);
-  if (!progress.is_none()) // the last report (1.0) may have come after the last poll
-    if (shared.progressPending)
-      progress(shared.fraction, shared.message);
+  if (!progress.is_none()) {
+    // The last call says 1.0 whatever the engine's estimate reached (NN-Descent stops when its
+    // updates die out, at 0.2 to 0.3 of the rounds it allows for): done is done.
+    const std::string message = shared.message.empty() ? "done" : shared.message;
+    if (shared.progressPending || shared.reported < 1.0)
+      progress(1.0, message);
+  }
 }
 
 } // namespace nearscape::python

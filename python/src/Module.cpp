@@ -2,6 +2,7 @@
 // __init__.py re-exports it, adds what is plain Python (show, DataFrames) and __init__.pyi types
 // it.
 #include "Bindings.h"
+#include "IndexHandles.h"
 #include "nearscape/io/AtomicFile.h"
 
 #include <pybind11/stl/filesystem.h>
@@ -13,11 +14,12 @@ namespace {
 
 /// The keyword arguments every long call takes, documented once.
 constexpr const char* kCommonArgs =
-    "backend: \"auto\" (CUDA when usable), \"cpu\" or \"cuda\"; memory_budget: working memory, "
-    "e.g. \"2G\" or bytes (None: decided from the machine); threads: CPU threads (0: all); seed: "
-    "for randomized steps; progress: called as progress(fraction, message) on this thread, at "
-    "most every 100 ms (return False to stop: CancelledError). The call releases the GIL and "
-    "stops on Ctrl-C (KeyboardInterrupt).";
+    "backend: \"auto\" (CUDA when usable), \"cpu\" or \"cuda\" (also \"gpu\"), any case; "
+    "memory_budget: working memory, e.g. \"2G\" or bytes (None: decided from the machine); "
+    "threads: CPU threads (0: all); seed: for randomized steps; progress: called as "
+    "progress(fraction, message) on this thread, at most every 100 ms, with fractions that never "
+    "decrease and a last call of 1.0 when the call succeeds (return False to stop: "
+    "CancelledError). The call releases the GIL and stops on Ctrl-C (KeyboardInterrupt).";
 
 py::tuple idsAndDistances(KnnResult r) {
   return py::make_tuple(toArray(std::move(r.ids)), toArray(std::move(r.distances)));
@@ -31,9 +33,10 @@ py::tuple knnGraphPy(py::handle x, const PyInteger& kArg, const std::string& met
   const FloatRows data = floatRows(x, "x");
   const Context context = makeContext(backend, memoryBudget, threads, seed);
   const Metric m = metricOf(metric);
-  const auto asked = parseGraphMethod(method);
+  const auto asked = parseGraphMethod(lowered(method));
   if (!asked)
-    throw InvalidArgument("method must be exact, nndescent or auto"); // the CLI's --method
+    throw InvalidArgument("method must be exact, nndescent or auto (any case), not '" + method +
+                          "'");
   KnnResult result;
   try {
     runJob([&](JobControl& job) { result = buildKnnGraph(data.view, k, m, *asked, context, job); },
@@ -61,22 +64,6 @@ py::tuple searchPy(py::handle base, py::handle queries, const PyInteger& kArg,
   return idsAndDistances(std::move(result));
 }
 
-/// An exact index: the base kept ready (packed on the CPU, resident on a GPU) for many searches.
-struct ExactIndexHandle {
-  FloatRows base;
-  Metric metric = Metric::L2;
-  std::unique_ptr<ExactKnnIndex> index;
-};
-
-/// An ANN index and the base it searches (kept alive with it).
-struct IndexHandle {
-  FloatRows base;
-  std::unique_ptr<AnnIndex> index;
-  Context context;
-};
-struct GraphIndexHandle : IndexHandle {};
-struct IvfIndexHandle : IndexHandle {};
-
 template <typename Handle>
 std::unique_ptr<Handle> buildHandle(py::handle base, const std::string& metric,
                                     const IndexBuildParams& params, const Context& context,
@@ -91,6 +78,7 @@ std::unique_ptr<Handle> buildHandle(py::handle base, const std::string& metric,
   } catch (const InvalidArgument& e) {
     rethrowNamed(e, "base");
   }
+  h->guard = BaseGuard(h->base.view);
   return h;
 }
 
@@ -107,12 +95,37 @@ std::unique_ptr<Handle> loadHandle(const std::filesystem::path& path, py::handle
   if (h->index->kind() != kind)
     throw InvalidArgument(path.string() + " holds a " + std::string(h->index->kind()) +
                           " index, not a " + std::string(kind) + " one");
+  h->guard = BaseGuard(h->base.view);
   return h;
+}
+
+std::unique_ptr<ExactIndexHandle> exactHandle(py::handle base, const std::string& metric,
+                                              const std::string& backend) {
+  auto h = std::make_unique<ExactIndexHandle>();
+  h->base = floatRows(base, "base");
+  h->metric = metricOf(metric);
+  h->backend = lowered(backend);
+  const Context context = makeContext(backend, py::none(), 0, 0);
+  try {
+    py::gil_scoped_release unlocked;
+    h->index = std::make_unique<ExactKnnIndex>(h->base.view, h->metric, context);
+  } catch (const InvalidArgument& e) {
+    rethrowNamed(e, "base");
+  }
+  h->guard = BaseGuard(h->base.view);
+  return h;
+}
+
+/// A search's threads= (0: the index's own), checked as every call's threads=.
+std::optional<int> searchThreads(int threads) {
+  (void)makeContext("auto", py::none(), threads, 0); // the range and the machine's limit
+  return threads > 0 ? std::optional(threads) : std::nullopt;
 }
 
 py::tuple searchIndex(const IndexHandle& h, py::handle queries, int k,
                       const IndexSearchParams& params, const py::object& progress) {
   const FloatRows q = floatRows(queries, "queries");
+  h.guard.check();
   KnnResult result;
   try {
     runJob([&](JobControl& job) { result = h.index->search(q.view, k, params, job); }, progress);
@@ -191,21 +204,13 @@ void bindCore(py::module_& m) {
       m, "ExactIndex",
       "An exact search over a fixed base kept ready for many small searches (the explorer's "
       "click): packed for the GEMM on the CPU, resident on a GPU. It holds nothing beyond the "
-      "base, so it has no save/load: build it again.")
+      "base, so it has no save/load: build it again. It pickles as its base and metric (built "
+      "again where it is unpickled); copy.copy shares the base, copy.deepcopy copies it. A base "
+      "overwritten after the build is noticed (64 sampled rows) and searches raise.")
       .def_static(
           "build",
           [](py::handle base, const std::string& metric, const std::string& backend) {
-            auto h = std::make_unique<ExactIndexHandle>();
-            h->base = floatRows(base, "base");
-            h->metric = metricOf(metric);
-            const Context context = makeContext(backend, py::none(), 0, 0);
-            try {
-              py::gil_scoped_release unlocked;
-              h->index = std::make_unique<ExactKnnIndex>(h->base.view, h->metric, context);
-            } catch (const InvalidArgument& e) {
-              rethrowNamed(e, "base");
-            }
-            return h;
+            return exactHandle(base, metric, backend);
           },
           "The exact index over base (kept in place when float32 C-contiguous).", py::arg("base"),
           py::arg("metric") = "l2", py::arg("backend") = "auto")
@@ -215,6 +220,7 @@ void bindCore(py::module_& m) {
              const py::object& progress) {
             const int k = intOf(kArg, "k");
             const FloatRows q = floatRows(queries, "queries");
+            h.guard.check();
             KnnResult result;
             try {
               runJob([&](JobControl& job) { result = h.index->search(q.view, k, job); }, progress);
@@ -229,16 +235,41 @@ void bindCore(py::module_& m) {
       .def_property_readonly("dim", [](const ExactIndexHandle& h) { return h.base.view.cols; })
       .def_property_readonly(
           "metric", [](const ExactIndexHandle& h) { return std::string(metricName(h.metric)); })
-      .def_property_readonly("backend", [](const ExactIndexHandle& h) {
-        return std::string(backendName(h.index->backend()));
-      });
+      .def_property_readonly(
+          "backend",
+          [](const ExactIndexHandle& h) { return std::string(backendName(h.index->backend())); })
+      .def("__repr__",
+           [](const ExactIndexHandle& h) {
+             return "ExactIndex(n=" + std::to_string(h.base.view.rows) +
+                    ", dim=" + std::to_string(h.base.view.cols) + ", metric='" +
+                    std::string(metricName(h.metric)) + "', backend='" +
+                    std::string(backendName(h.index->backend())) + "')";
+           })
+      // Pickled as (1, base, metric, backend) and built again where it is opened.
+      .def(py::pickle(
+          [](const ExactIndexHandle& h) {
+            h.guard.check();
+            return py::make_tuple(1, h.base.owner, std::string(metricName(h.metric)), h.backend);
+          },
+          [](const py::tuple& state) {
+            if (state.size() != 4 || state[0].cast<int>() != 1)
+              throw InvalidArgument("not the pickled state of a nearscape ExactIndex");
+            return exactHandle(state[1], state[2].cast<std::string>(),
+                               state[3].cast<std::string>());
+          }));
 
   py::class_<IndexHandle>(m, "AnnIndex",
                           "An approximate index (GraphIndex or IvfIndex) over a base it keeps "
-                          "alive; searched in float32, judged by recall.")
+                          "alive and reads in place; searched in float32, judged by recall. It "
+                          "pickles with its base and the bytes save() writes (so it goes to "
+                          "joblib's and multiprocessing's workers and searches there the same); "
+                          "copy.copy shares the base, copy.deepcopy copies it. A base "
+                          "overwritten after the build is noticed (a checksum of 64 sampled rows, "
+                          "checked before each search) and searches raise InvalidInputError.")
       .def(
           "save",
           [](const IndexHandle& h, const std::filesystem::path& path) {
+            h.guard.check();
             py::gil_scoped_release unlocked;
             // As the CLI's --save-index: never over the file the base was mapped from.
             OutputSet outputs;
@@ -306,24 +337,30 @@ void bindCore(py::module_& m) {
           },
           "The graph index saved at path over this same base (its content hash is checked).",
           py::arg("path"), py::arg("base"), py::arg("backend") = "auto")
+      .def("__repr__", [](const IndexHandle& h) { return indexRepr(h, "GraphIndex"); })
+      .def(py::pickle(
+          [](const GraphIndexHandle& h) { return indexState(h); },
+          [](const py::tuple& state) { return indexFromState<GraphIndexHandle>(state, "graph"); }))
       .def(
           "search",
           [](const GraphIndexHandle& h, py::handle queries, const PyInteger& kArg,
-             const py::object& ef, const py::object& degree, const py::object& entries,
+             const py::object& ef, const py::object& degree, const py::object& entries, int threads,
              const py::object& progress) {
             const int k = intOf(kArg, "k");
             GraphSearchParams p;
             p.ef = intOf(ef, "ef");
             p.degree = intOf(degree, "degree");
             p.entries = intOf(entries, "entries");
+            p.threads = searchThreads(threads);
             return searchIndex(h, queries, k, p, progress);
           },
           "Returns (ids, distances), −1 padding rows short of k. ef: candidates kept (default 64, "
           "raised to k); degree: edges followed; entries: entry "
-          "points of the upper layer's walk.",
+          "points of the upper layer's walk; threads: CPU threads of this search (0: the build's "
+          "threads); the results do not depend on it.",
           py::arg("queries"), py::arg("k"), py::arg("ef") = py::none(),
           py::arg("degree") = py::none(), py::arg("entries") = py::none(), py::kw_only(),
-          py::arg("progress") = py::none());
+          py::arg("threads") = 0, py::arg("progress") = py::none());
 
   py::class_<IvfIndexHandle, IndexHandle>(
       m, "IvfIndex", "IVF-Flat: k-means lists, nprobe of them scanned per query.")
@@ -356,19 +393,25 @@ void bindCore(py::module_& m) {
           },
           "The IVF index saved at path over this same base (its content hash is checked).",
           py::arg("path"), py::arg("base"), py::arg("backend") = "auto")
+      .def("__repr__", [](const IndexHandle& h) { return indexRepr(h, "IvfIndex"); })
+      .def(py::pickle(
+          [](const IvfIndexHandle& h) { return indexState(h); },
+          [](const py::tuple& state) { return indexFromState<IvfIndexHandle>(state, "ivf"); }))
       .def(
           "search",
           [](const IvfIndexHandle& h, py::handle queries, const PyInteger& kArg,
-             const py::object& nprobe, const py::object& progress) {
+             const py::object& nprobe, int threads, const py::object& progress) {
             const int k = intOf(kArg, "k");
             IvfSearchParams p;
             p.nprobe = intOf(nprobe, "nprobe");
+            p.threads = searchThreads(threads);
             return searchIndex(h, queries, k, p, progress);
           },
           "Returns (ids, distances), −1 padding rows short of k. nprobe: lists scanned (default "
-          "min(8, nlist)).",
+          "min(8, nlist)); threads: CPU threads of this search (0: the build's threads); the "
+          "results do not depend on it.",
           py::arg("queries"), py::arg("k"), py::arg("nprobe") = py::none(), py::kw_only(),
-          py::arg("progress") = py::none());
+          py::arg("threads") = 0, py::arg("progress") = py::none());
 }
 
 } // namespace nearscape::python

@@ -4,6 +4,7 @@
 
 #include <QTest>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -67,6 +68,51 @@ private slots:
     const Matrix<float> c =
         layoutGraph(g.ids.view(), g.distances.view(), pca.coordinates.view(), params, other);
     QVERIFY(std::memcmp(a.data(), c.data(), sizeof(float) * n * 2) != 0);
+  }
+
+  void wholeMapWhateverTheThreads_data() {
+    QTest::addColumn<int>("n");
+    QTest::addColumn<int>("d");
+    QTest::newRow("covariance (n > d)") << 500 << 300;
+    QTest::newRow("Gram (d > n)") << 300 << 784;
+  }
+  // The pipeline the CLI, the GUI and the Python module share (PCA, graph, layout) gives the same
+  // bits on 1 and 2 threads. Pixel-like data (integers / 255) made OpenBLAS's threaded GEMM and
+  // SYRK round differently by thread count: the start moved in its last bits and the SGD turned
+  // that into maps up to 7.6 apart.
+  void wholeMapWhateverTheThreads() {
+    QFETCH(int, n);
+    QFETCH(int, d);
+    std::mt19937_64 rng(23);
+    std::uniform_int_distribution<int> pixel(0, 255), noise(-40, 40), cluster(0, 4);
+    std::vector<int> centres(std::size_t(5 * d));
+    for (auto& c : centres)
+      c = pixel(rng);
+    std::vector<float> x(std::size_t(n) * d);
+    for (int i = 0; i < n; ++i) {
+      const int c = cluster(rng);
+      for (int j = 0; j < d; ++j)
+        x[std::size_t(i) * d + j] =
+            float(std::clamp(centres[std::size_t(c * d + j)] + noise(rng), 0, 255)) / 255.0f;
+    }
+    const MatrixView<float> data{x.data(), n, d};
+    ExploreParams params;
+    params.neighbours = false;
+    params.forest = false;
+    params.layout.epochs = 30;
+    Context one, two;
+    one.backend = two.backend = Backend::Cpu;
+    one.threads = 1;
+    two.threads = 2;
+    one.seed = two.seed = 1;
+    const Exploration a = explore(data, params, one), b = explore(data, params, two);
+    const std::size_t values = std::size_t(n) * 2;
+    QCOMPARE(a.start.rows() * a.start.cols(), std::int64_t(values));
+    QCOMPARE(a.map.rows() * a.map.cols(), std::int64_t(values));
+    QVERIFY2(std::memcmp(a.start.data(), b.start.data(), sizeof(float) * values) == 0,
+             "the PCA start differs");
+    QVERIFY2(std::memcmp(a.map.data(), b.map.data(), sizeof(float) * values) == 0,
+             "the map differs");
   }
 
   void gramFormEqualsCovarianceForm_data() {

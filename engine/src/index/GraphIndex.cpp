@@ -275,9 +275,12 @@ KnnResult GraphIndex::search(const MatrixView<float>& queries, int k,
   const int ef = std::max(k, resolveParameter(known, "ef", given.ef));
   const int degree = resolveParameter(known, "degree", given.degree);
   const int entries = resolveParameter(known, "entries", given.entries);
+  Context searchContext = m_context;
+  searchContext.threads = given.threads.value_or(m_context.threads);
+  const int threads = effectiveThreads(searchContext);
   KnnResult r;
   if (m_device && ef <= gpu::kGraphSearchMaxQueue) {
-    const WorkingVectors q(queries, m_metric, effectiveThreads(m_context));
+    const WorkingVectors q(queries, m_metric, threads);
     std::vector<std::int32_t> ids(std::size_t(queries.rows) * std::size_t(k));
     std::vector<float> scores(ids.size());
     if (gpu::tryOnDevice(m_context, [&] {
@@ -296,14 +299,13 @@ KnnResult GraphIndex::search(const MatrixView<float>& queries, int k,
     }
   }
   if (r.ids.empty())
-    r = searchCpu(queries, k, ef, degree, entries, job);
+    r = searchCpu(queries, k, ef, degree, entries, threads, job);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;
 }
 
 KnnResult GraphIndex::searchCpu(const MatrixView<float>& queries, int k, int ef, int degree,
-                                int entries, JobControl& job) const {
-  const int threads = effectiveThreads(m_context);
+                                int entries, int threads, JobControl& job) const {
   const WorkingVectors q(queries, m_metric, threads);
   const MatrixView<float> x = m_vectors.view;
   const std::int64_t d = x.cols;

@@ -56,7 +56,7 @@ private:
   void buildUpperLayer(JobControl& job);
   void attachDevice();
   KnnResult searchCpu(const MatrixView<float>& queries, int k, int ef, int degree, int entries,
-                      JobControl& job) const;
+                      int threads, JobControl& job) const;
 
   WorkingVectors m_vectors;
   Metric m_metric;

@@ -148,7 +148,9 @@ KnnResult IvfFlatIndex::search(const MatrixView<float>& queries, int k,
   checkSearch(queries, k, m_n, m_d);
   const auto given = searchParamsOf<IvfSearchParams>(params, kind());
   const int nprobe = resolveParameter(searchParameters(), "nprobe", given.nprobe);
-  const WorkingVectors q(queries, m_metric, effectiveThreads(m_context));
+  Context searchContext = m_context;
+  searchContext.threads = given.threads.value_or(m_context.threads);
+  const WorkingVectors q(queries, m_metric, effectiveThreads(searchContext));
   KnnResult r;
   if (m_device && k <= gpu::kIvfMaxK) {
     std::vector<std::int32_t> ids(std::size_t(queries.rows) * std::size_t(k));
@@ -169,14 +171,14 @@ KnnResult IvfFlatIndex::search(const MatrixView<float>& queries, int k,
     }
   }
   if (r.ids.empty())
-    r = searchCpu(q, k, nprobe, job);
+    r = searchCpu(q, k, nprobe, searchContext, job);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;
 }
 
 KnnResult IvfFlatIndex::searchCpu(const WorkingVectors& q, int k, int nprobe,
-                                  JobControl& job) const {
-  const int threads = effectiveThreads(m_context);
+                                  const Context& context, JobControl& job) const {
+  const int threads = effectiveThreads(context);
   const MatrixView<float> queries = q.view;
   std::vector<std::int32_t> ids(std::size_t(queries.rows) * std::size_t(k));
   std::vector<float> dists(ids.size());
@@ -186,7 +188,7 @@ KnnResult IvfFlatIndex::searchCpu(const WorkingVectors& q, int k, int nprobe,
     const std::int64_t b1 = std::min(queries.rows, b0 + kBatch);
     const MatrixView<float> batch{q.view.row(b0), b1 - b0, m_d};
     const std::vector<std::int32_t> probes = nearestCentroids(
-        batch, {m_centroids.data(), m_nlist, m_d}, nprobe, coarseMetric(), m_context);
+        batch, {m_centroids.data(), m_nlist, m_d}, nprobe, coarseMetric(), context);
 #pragma omp parallel num_threads(threads)
     {
       TopK best(k);

@@ -48,7 +48,8 @@ private:
   IvfFlatIndex(Metric metric, const Context& context);
   /// Uploads the lists when the context resolves to CUDA (the CPU keeps them too).
   void attachDevice();
-  KnnResult searchCpu(const WorkingVectors& q, int k, int nprobe, JobControl& job) const;
+  KnnResult searchCpu(const WorkingVectors& q, int k, int nprobe, const Context& context,
+                      JobControl& job) const;
   /// Fills the lists from the centroids: assignment, counting sort, vectors copied list by list.
   /// Throws Cancelled (the assignment sees `job`'s stop).
   void fillLists(const MatrixView<float>& base, JobControl& job = noJobControl());

@@ -27,6 +27,8 @@ void validate(const MatrixView<float>& queries, const MatrixView<float>& base, i
   NEARSCAPE_EXPECTS(base.rows <= std::numeric_limits<std::int32_t>::max(),
                     "more than 2^31 − 1 items: ids are int32");
   const std::int64_t maxK = graph ? base.rows - 1 : base.rows;
+  // One row leaves a graph no k at all: say so rather than "must lie in [1, 0]".
+  NEARSCAPE_EXPECTS(maxK >= 1, "k must be at least 1 and at most n − 1 = 0: the data has 1 row");
   NEARSCAPE_EXPECTS(k >= 1 && k <= maxK,
                     "k = " + std::to_string(k) + " is out of range: it must lie in [1, " +
                         std::to_string(maxK) + "]" +

@@ -13,8 +13,6 @@
 #include <cmath>
 #include <random>
 
-#include <omp.h>
-
 namespace nearscape {
 namespace {
 
@@ -87,6 +85,37 @@ struct Axes {
   double total = 0;
 };
 
+/// Columns of the output each BLAS call of blockScatter computes.
+constexpr std::int64_t kScatterBlock = 128;
+
+/// The upper triangle of a tile's scatter into `out` (row-major s × s): with `columns`, XᵀX of
+/// the rows × s tile x (the covariance's), else XXᵀ of the s × width tile (the Gram matrix's).
+/// The same bits whatever the thread count: OpenBLAS's own threading splits its sums by thread
+/// count and its kernels' last bits follow the split, which the layout's SGD turns into another
+/// map. Here fixed blocks of the output are each one single-threaded call, spread over threads.
+void blockScatter(const float* x, std::int64_t rows, std::int64_t width, bool columns, float* out,
+                  int threads) {
+  const std::int64_t s = columns ? width : rows, inner = columns ? rows : width;
+  const std::int64_t blocks = (s + kScatterBlock - 1) / kScatterBlock;
+  std::vector<std::pair<std::int64_t, std::int64_t>> pairs; // (I, J ≥ I)
+  for (std::int64_t i = 0; i < blocks; ++i)
+    for (std::int64_t j = i; j < blocks; ++j)
+      pairs.push_back({i, j});
+  blas::setThreads(1);
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+  for (std::int64_t p = 0; p < std::int64_t(pairs.size()); ++p) {
+    const std::int64_t a0 = pairs[p].first * kScatterBlock, b0 = pairs[p].second * kScatterBlock;
+    const std::int64_t a = std::min(kScatterBlock, s - a0), b = std::min(kScatterBlock, s - b0);
+    if (columns)
+      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, int(a), int(b), int(inner), 1.0f, x + a0,
+                  int(width), x + b0, int(width), 0.0f, out + a0 * s + b0, int(s));
+    else
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(a), int(b), int(inner), 1.0f,
+                  x + a0 * width, int(width), x + b0 * width, int(width), 0.0f, out + a0 * s + b0,
+                  int(s));
+  }
+}
+
 /// Adds the upper triangle of one tile's float32 syrk (square, row-major, as `sum`) to `sum`.
 void addUpperTriangle(RowMatrixD& sum, const std::vector<float>& tile) {
   const std::int64_t n = sum.rows();
@@ -111,7 +140,6 @@ Axes covarianceAxes(const FitRow& fitRow, std::int64_t m, std::int64_t d,
                     const std::vector<double>& mean, int k, const Context& context,
                     JobControl& job) {
   const int threads = effectiveThreads(context);
-  blas::setThreads(threads);
   const std::int64_t tileRows =
       std::max<std::int64_t>(256, (1 << 22) / std::max<std::int64_t>(d, 1));
   std::vector<float> tile(static_cast<std::size_t>(tileRows * d));
@@ -127,8 +155,7 @@ Axes covarianceAxes(const FitRow& fitRow, std::int64_t m, std::int64_t d,
       for (std::int64_t j = 0; j < d; ++j)
         t[j] = static_cast<float>(x[j] - mean[j]);
     }
-    cblas_ssyrk(CblasRowMajor, CblasUpper, CblasTrans, int(d), int(rows), 1.0f, tile.data(), int(d),
-                0.0f, tileCov.data(), int(d));
+    blockScatter(tile.data(), rows, d, true, tileCov.data(), threads);
     addUpperTriangle(cov, tileCov);
     job.progress(0.8 * double(start + rows) / double(m), "PCA: covariance");
   }
@@ -149,7 +176,6 @@ template <typename FitRow>
 Axes gramAxes(const FitRow& fitRow, std::int64_t m, std::int64_t d, const std::vector<double>& mean,
               int k, const Context& context, JobControl& job) {
   const int threads = effectiveThreads(context);
-  blas::setThreads(threads);
   const std::int64_t cols = std::clamp<std::int64_t>((1 << 22) / m, 1, d);
   std::vector<float> tile(static_cast<std::size_t>(m * cols));
   std::vector<float> tileGram(static_cast<std::size_t>(m * m));
@@ -164,8 +190,7 @@ Axes gramAxes(const FitRow& fitRow, std::int64_t m, std::int64_t d, const std::v
       for (std::int64_t j = 0; j < width; ++j)
         t[j] = static_cast<float>(x[j] - mean[std::size_t(c0 + j)]);
     }
-    cblas_ssyrk(CblasRowMajor, CblasUpper, CblasNoTrans, int(m), int(width), 1.0f, tile.data(),
-                int(width), 0.0f, tileGram.data(), int(m));
+    blockScatter(tile.data(), m, width, false, tileGram.data(), threads);
     addUpperTriangle(gram, tileGram);
     job.progress(0.8 * double(c0 + width) / double(d), "PCA: Gram matrix");
   }
@@ -247,24 +272,24 @@ PcaResult computePca(const MatrixView<float>& data, const PcaParams& params, con
 
   LogLaps lap(context, "PCA:"); // where its time goes, at the log's debug level
   job.progress(0.0, "PCA: mean");
-  // Column sums on every core: each thread sums its rows, the sums are added in thread order
-  // (static schedule), so the mean does not depend on timing.
+  // Column sums in fixed blocks of rows (at most 256 of them), added in block order: the mean's
+  // bits do not depend on the thread count.
   std::vector<double> mean(static_cast<std::size_t>(d), 0.0);
-  std::vector<std::vector<double>> partial(static_cast<std::size_t>(threads));
-#pragma omp parallel num_threads(threads)
-  {
-    const int t = omp_get_thread_num();
-    std::vector<double>& sums = partial[std::size_t(t)];
+  const std::int64_t blockRows = std::max<std::int64_t>(4096, (m + 255) / 256);
+  const std::int64_t blocks = (m + blockRows - 1) / blockRows;
+  std::vector<std::vector<double>> partial(static_cast<std::size_t>(blocks));
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+  for (std::int64_t b = 0; b < blocks; ++b) {
+    std::vector<double>& sums = partial[std::size_t(b)];
     sums.assign(static_cast<std::size_t>(d), 0.0);
-#pragma omp for schedule(static)
-    for (std::int64_t i = 0; i < m; ++i) {
+    for (std::int64_t i = b * blockRows; i < std::min(m, (b + 1) * blockRows); ++i) {
       const float* x = fitRow(i);
       for (std::int64_t j = 0; j < d; ++j)
         sums[j] += x[j];
     }
   }
   for (const std::vector<double>& sums : partial)
-    for (std::int64_t j = 0; j < d && !sums.empty(); ++j)
+    for (std::int64_t j = 0; j < d; ++j)
       mean[j] += sums[j];
   for (auto& v : mean)
     v /= double(m);
@@ -296,28 +321,26 @@ PcaResult computePca(const MatrixView<float>& data, const PcaParams& params, con
       result.axes[c * d + j] = axes(j, c);
 
   job.progress(0.9, "PCA: projecting");
-  // Projection of every row as one GEMM a chunk (rows × d by d × k, float32 sums: a map's start
-  // needs no more) on rows centred first, so that an offset far larger than the spread costs no
-  // digits.
-  std::vector<float> axesF(result.axes.begin(), result.axes.end());
+  // Each row's k coordinates in float64, on rows centred first (an offset far larger than the
+  // spread costs no digits), a row a thread: the same bits whatever the thread count, where a
+  // threaded GEMM's last bits follow its split (the map's start, and so the map, moved with it).
+  // n·d·k is small beside the scatter (k ≤ 3 for a map).
   std::vector<float> coords(static_cast<std::size_t>(n * k));
-  blas::setThreads(threads);
-  // A cancel is seen between chunks; a chunk holds at most 16M values (wide rows: fewer rows).
-  const std::int64_t chunk =
-      std::min<std::int64_t>({n, 8192, std::max<std::int64_t>(1, (std::int64_t(1) << 24) / d)});
-  std::vector<float> centred(static_cast<std::size_t>(chunk * d));
-  for (std::int64_t start = 0; start < n; start += chunk) {
+  constexpr std::int64_t kChunk = 8192; // a cancel is seen between chunks
+  for (std::int64_t start = 0; start < n; start += kChunk) {
     job.check();
-    const std::int64_t rows = std::min(chunk, n - start);
+    const std::int64_t end = std::min(n, start + kChunk);
 #pragma omp parallel for num_threads(threads) schedule(static)
-    for (std::int64_t r = 0; r < rows; ++r) {
-      const float* x = data.row(start + r);
-      float* t = centred.data() + r * d;
-      for (std::int64_t j = 0; j < d; ++j)
-        t[j] = static_cast<float>(x[j] - mean[j]);
+    for (std::int64_t i = start; i < end; ++i) {
+      const float* x = data.row(i);
+      for (int c = 0; c < k; ++c) {
+        const double* axis = result.axes.data() + c * d;
+        double sum = 0;
+        for (std::int64_t j = 0; j < d; ++j)
+          sum += (double(x[j]) - mean[j]) * axis[j];
+        coords[std::size_t(i * k + c)] = static_cast<float>(sum);
+      }
     }
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(rows), k, int(d), 1.0f, centred.data(),
-                int(d), axesF.data(), int(d), 0.0f, coords.data() + start * k, k);
   }
   result.coordinates = Matrix<float>(std::move(coords), n, k);
   lap("projection");

@@ -58,11 +58,15 @@ struct GraphSearchParams {
   std::optional<int> degree;
   /// Entry points of the upper layer's walk: 1 … min(256, its sample); default min(16, sample).
   std::optional<int> entries;
+  /// CPU threads of this search (default: the index's context's); results do not depend on it.
+  std::optional<int> threads;
 };
 
 /// Search parameters of IVF-Flat.
 struct IvfSearchParams {
   std::optional<int> nprobe; ///< lists scanned per query: 1 … nlist; default min(8, nlist)
+  /// CPU threads of this search (default: the index's context's); results do not depend on it.
+  std::optional<int> threads;
 };
 
 /// How to search: every parameter at the index's default (std::monostate, as GraphMethod::Auto
