@@ -17,8 +17,7 @@ namespace nearscape::ui {
 namespace {
 
 /// (where, action) for every action under `menu` that has a shortcut, submenus included.
-void collect(QMenu& menu, const QString& path,
-             std::vector<std::pair<QString, QAction*>>& found) {
+void collect(QMenu& menu, const QString& path, std::vector<std::pair<QString, QAction*>>& found) {
   for (QAction* action : menu.actions()) {
     const QString name = QString(action->text()).remove(QLatin1Char('&'));
     if (QMenu* sub = action->menu())
