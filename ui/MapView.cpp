@@ -277,8 +277,10 @@ bool MapView::hasOutsideNote() const {
 }
 
 QString MapView::outsideNote() const {
-  return tr("%Ln item(s) outside the view (far from the rest): zoom out to see them", "",
-            m_outsideFit);
+  return m_outsideFit == 1
+             ? tr("1 item outside the view (far from the rest): zoom out to see it")
+             : tr("%L1 items outside the view (far from the rest): zoom out to see them")
+                   .arg(m_outsideFit);
 }
 
 void MapView::setCaption(const QString& caption) {

@@ -514,7 +514,8 @@ private slots:
     map.resetCamera();
     QCOMPARE(map.outsideAfterFit(), std::int64_t(1));
     QVERIFY(map.hasOutsideNote());
-    QVERIFY2(map.outsideNote().startsWith("1 item"), qPrintable(map.outsideNote()));
+    QVERIFY2(map.outsideNote().startsWith("1 item outside the view"),
+             qPrintable(map.outsideNote()));
     // The cloud spans most of the view; the far point is off it.
     double left = 1e9, right = -1e9;
     for (std::int64_t i = 0; i < 400; ++i) {
