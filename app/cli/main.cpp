@@ -50,6 +50,7 @@ int main(int argc, char** argv) {
   nearscape::cli::addFindCommand(app, exitCode);
   nearscape::cli::addCacheCommand(app, exitCode);
   nearscape::cli::addOutliersCommand(app, exitCode);
+  nearscape::cli::addNeighboursCommand(app, exitCode);
   nearscape::cli::addCompareCommand(app, exitCode);
   nearscape::cli::addDuplicatesCommand(app, exitCode);
   nearscape::cli::addSelfTestCommand(app, exitCode);
