@@ -123,9 +123,9 @@ private slots:
     std::vector<float> x(60 * kD, 1.0f);
     for (int i = 0; i < 5 * kD; ++i)
       x[std::size_t(i)] = float(i);
-    QVERIFY_THROWS_EXCEPTION(InvalidArgument,
-                             distinctLocalOutlierFactor({x.data(), 60, kD}, kK, Metric::L2, cpu(),
-                                                        noJobControl()));
+    QVERIFY_THROWS_EXCEPTION(
+        InvalidArgument,
+        distinctLocalOutlierFactor({x.data(), 60, kD}, kK, Metric::L2, cpu(), noJobControl()));
   }
 };
 
