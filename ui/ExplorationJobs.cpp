@@ -282,7 +282,18 @@ void ExplorationJobs::computeTrust(int dim, std::function<void(LayoutQuality&)> 
         return layoutQuality(truth.ids.view(), {positions->data(), dataset->size(), dim}, k,
                              effectiveThreads(context));
       },
-      std::move(done));
+      [this, dim, dataset, done = std::move(done)](LayoutQuality& q) {
+        if (m_session->dataset() == dataset)
+          emit trustComputed(dim, q.overall);
+        done(q);
+      });
+}
+
+void ExplorationJobs::computeTrustIfCheap(int dim) {
+  const auto current = m_session->artefacts();
+  if (current && current->graph.report.exact() && current->graph.ids.cols() >= 10 &&
+      m_session->mapRefined(dim))
+    computeTrust(dim, [](LayoutQuality&) {});
 }
 
 void ExplorationJobs::computeOutliers(std::function<void(std::vector<float>&)> done) {

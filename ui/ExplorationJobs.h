@@ -43,6 +43,9 @@ public:
   void bridgeComponents(std::function<void()> then);
   /// Map trust of the refined map of `dim` dimensions; `done` on the GUI thread.
   void computeTrust(int dim, std::function<void(LayoutQuality&)> done);
+  /// Map trust of the refined map of `dim` dimensions where it costs no search (the graph is
+  /// exact: its 10-NN are the truth); its mean arrives through trustComputed.
+  void computeTrustIfCheap(int dim);
   /// The local outlier factor of every item over its exact 10-NN; `done` on the GUI thread.
   void computeOutliers(std::function<void(std::vector<float>&)> done);
   /// Stops the pipeline's job under way.
@@ -56,6 +59,8 @@ signals:
   void explored(const std::shared_ptr<const Artefacts>& artefacts);
   /// A layout finished refining (the model holds it).
   void layoutFinished(int dim);
+  /// Map trust of the refined map of `dim` dimensions was computed: its mean (0–1).
+  void trustComputed(int dim, double mean);
   /// The data has one item: there is nothing to explore.
   void single();
   void message(const QString& text, int msecs);

@@ -4,6 +4,8 @@
 #include "ItemStrip.h"
 #include "JobRunner.h"
 #include "MapPair.h"
+#include "nearscape/core/Sampling.h"
+#include "nearscape/layout/FarInMap.h"
 
 #include <QMessageBox>
 
@@ -69,8 +71,8 @@ void ItemInspector::selectItem(std::int64_t item) {
           distances.push_back(nn.distances.row(0)[c]);
           captions.push_back(tr("distance %1").arg(double(nn.distances.row(0)[c]), 0, 'g', 4));
         }
-        // Where the map lies: true neighbours placed beyond the item's own ids.size()-th
-        // nearest point on the map are marked, and linked to it by faint lines.
+        // Where the map lies: true neighbours the map places worst, by its own standard (its
+        // worst-kept fifth of neighbour links), are marked and linked to it by faint lines.
         const std::vector<std::int32_t> far = farInMap(item, ids);
         for (std::size_t i = 0; i < ids.size(); ++i)
           if (std::find(far.begin(), far.end(), ids[i]) != far.end())
@@ -100,29 +102,34 @@ ItemInspector::farInMap(std::int64_t item, const std::vector<std::int32_t>& neig
   if (!m_session->mapRefined(dim) || neighbours.empty() || !dataset)
     return {};
   const std::vector<float>& map = m_session->layout(dim);
-  const std::int64_t n = dataset->size();
-  auto mapDistance2 = [&](std::int64_t a, std::int64_t b) {
-    double s = 0;
-    for (int c = 0; c < dim; ++c) {
-      const double diff =
-          double(map[std::size_t(a * dim + c)]) - double(map[std::size_t(b * dim + c)]);
-      s += diff * diff;
-    }
-    return s;
-  };
-  // The item's k-th nearest other point on the map (k = the neighbours listed): one pass.
-  std::vector<double> all;
-  all.reserve(std::size_t(n));
-  for (std::int64_t j = 0; j < n; ++j)
-    if (j != item)
-      all.push_back(mapDistance2(item, j));
-  const std::size_t k = std::min(neighbours.size(), all.size()) - 1;
-  std::nth_element(all.begin(), all.begin() + std::ptrdiff_t(k), all.end());
-  const double radius2 = all[k];
+  const MatrixView<float> positions{map.data(), dataset->size(), dim};
+  if (m_farLimit.map != map.data() || m_farLimit.size != map.size()) {
+    // Once per map: the links of a seeded sample of items to their graph neighbours (up to
+    // ten each) set the limit; 128 items × one pass over the map.
+    const auto artefacts = m_session->artefacts();
+    if (!artefacts || artefacts->graph.ids.cols() < 1)
+      return {};
+    const KnnResult& graph = artefacts->graph;
+    const auto k = std::min<std::int64_t>(10, graph.ids.cols());
+    std::vector<std::int64_t> sample;
+    std::vector<std::int32_t> links;
+    for (const std::int64_t s : seededSample(dataset->size(), 128, 42))
+      if (std::all_of(graph.ids.row(s), graph.ids.row(s) + k,
+                      [&](std::int32_t id) { return id >= 0 && id < dataset->size(); })) {
+        sample.push_back(s);
+        links.insert(links.end(), graph.ids.row(s), graph.ids.row(s) + k);
+      }
+    if (sample.empty())
+      return {};
+    m_farLimit = {
+        map.data(), map.size(),
+        farInMapRankLimit(positions, sample, {links.data(), std::int64_t(sample.size()), k})};
+  }
+  const std::vector<std::int64_t> ranks = mapRanks(positions, item, neighbours);
   std::vector<std::int32_t> far;
-  for (const std::int32_t id : neighbours)
-    if (mapDistance2(item, id) > radius2)
-      far.push_back(id);
+  for (std::size_t i = 0; i < neighbours.size(); ++i)
+    if (ranks[i] > m_farLimit.limit)
+      far.push_back(neighbours[i]);
   return far;
 }
 

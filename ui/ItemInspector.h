@@ -53,8 +53,9 @@ signals:
   void componentsDisconnected(std::int64_t from, std::int64_t to, int components);
 
 private:
-  /// Of `neighbours` (true neighbours of `item`), those the refined map shown places beyond the
-  /// item's own neighbours.size()-th nearest point on the map (none before the map is refined).
+  /// Of `neighbours` (true neighbours of `item`), those the refined map shown places beyond its
+  /// far-in-map rank limit (layout/FarInMap.h: the map's worst-kept fifth of neighbour links;
+  /// none before the map is refined).
   std::vector<std::int32_t> farInMap(std::int64_t item,
                                      const std::vector<std::int32_t>& neighbours) const;
 
@@ -69,6 +70,13 @@ private:
   std::int64_t m_shownOf = -1;
   std::vector<std::int32_t> m_shownIds;
   std::vector<float> m_shownDistances;
+  /// The far-in-map rank limit of the map it was computed for (its coordinates' address and size).
+  struct FarLimit {
+    const float* map = nullptr;
+    std::size_t size = 0;
+    std::int64_t limit = -1;
+  };
+  mutable FarLimit m_farLimit;
 };
 
 } // namespace nearscape::ui

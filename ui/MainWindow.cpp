@@ -136,6 +136,13 @@ MainWindow::MainWindow(Context context, QWidget* parent)
   connect(m_exploration, &ExplorationJobs::explored, this, &MainWindow::onExplored);
   connect(m_exploration, &ExplorationJobs::layoutFinished, this, &MainWindow::layoutFinished);
   connect(m_exploration, &ExplorationJobs::message, m_status, &StatusLine::showMessage);
+  // Map trust's mean in the status bar (README): whenever computed, and by itself once a refined
+  // map arrives where the graph is exact.
+  connect(m_exploration, &ExplorationJobs::trustComputed, m_status, &StatusLine::showMapTrust);
+  connect(m_exploration, &ExplorationJobs::layoutFinished, this, [this](int dim) {
+    m_status->showMapTrust(dim, -1); // the last map's, until this one's is computed
+    m_exploration->computeTrustIfCheap(dim);
+  });
   connect(m_exploration, &ExplorationJobs::single, this, [this] {
     m_status->setSummary(summaryText() + tr(" · one item: no graph, no refined map"));
     emit explorationFinished();
@@ -195,11 +202,15 @@ void MainWindow::connectPanels() {
     if (m_hoverCard->isVisible() && m_hoverCard->item() == item)
       m_hoverCard->setThumbnail(m_thumbnailer->thumbnail(item));
   });
-  connect(m_thumbnailer, &Thumbnailer::countsChanged, this, [this](int, int failed) {
-    if (failed > 0)
-      m_status->showMessage(
-          tr("%n image file(s) missing or unreadable (shown as a grey cross)", "", failed), 5000);
-  });
+  connect(
+      m_thumbnailer, &Thumbnailer::filesChecked, this,
+      [this](int unreadable, int checked, int total) {
+        if (unreadable > 0)
+          m_status->showMessage(
+              tr("%n image file(s) missing or unreadable (shown as a grey cross)", "", unreadable) +
+                  (checked < total ? tr(", %1 of %2 checked").arg(checked).arg(total) : QString()),
+              5000);
+      });
   connect(m_welcome, &WelcomePage::openFileAsked, this, [this] { m_actions.openFile->trigger(); });
   connect(m_welcome, &WelcomePage::openExampleAsked, this,
           [this] { openPath(QString::fromStdString(defaultDatasetPath().string())); });

@@ -29,11 +29,14 @@ QString backendText(const Context& context) {
 }
 
 StatusLine::StatusLine(QStatusBar* bar)
-    : QObject(bar), m_bar(bar), m_summary(new QLabel(bar)), m_progress(new QProgressBar(bar)),
-      m_cancel(new QToolButton(bar)), m_warningButton(new QToolButton(bar)),
-      m_showTimer(new QTimer(this)) {
+    : QObject(bar), m_bar(bar), m_summary(new QLabel(bar)), m_trust(new QLabel(bar)),
+      m_progress(new QProgressBar(bar)), m_cancel(new QToolButton(bar)),
+      m_warningButton(new QToolButton(bar)), m_showTimer(new QTimer(this)) {
   m_summary->setTextFormat(Qt::PlainText); // it quotes the file's name
   bar->addWidget(m_summary, 1);
+  m_trust->setObjectName(QStringLiteral("mapTrust"));
+  m_trust->hide();
+  bar->addPermanentWidget(m_trust);
   m_progress->setRange(0, 1000);
   m_progress->setMaximumWidth(220);
   m_progress->setTextVisible(true);
@@ -151,6 +154,19 @@ void StatusLine::showWarnings(const std::vector<std::string>& warnings) {
 
 void StatusLine::hideWarnings() {
   m_warningButton->hide();
+}
+
+void StatusLine::showMapTrust(int dim, double mean) {
+  if (mean < 0) {
+    m_trust->hide();
+    return;
+  }
+  m_trust->setText(tr("map trust %1%").arg(100 * mean, 0, 'f', 1));
+  m_trust->setToolTip(tr("On average %1% of an item's exact 10 nearest neighbours are among its "
+                         "10 nearest on the %2-D map")
+                          .arg(100 * mean, 0, 'f', 1)
+                          .arg(dim));
+  m_trust->show();
 }
 
 void StatusLine::showMessage(const QString& text, int msecs) {

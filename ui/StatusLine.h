@@ -47,6 +47,9 @@ public:
   void showWarnings(const std::vector<std::string>& warnings);
   void hideWarnings();
   void showMessage(const QString& text, int msecs);
+  /// Shows the refined map's trust (the mean share of exact 10-NN kept, 0–1) beside the summary;
+  /// a negative mean hides it.
+  void showMapTrust(int dim, double mean);
 
 signals:
   /// A watched job failed.
@@ -57,6 +60,7 @@ private:
 
   QStatusBar* m_bar;
   QLabel* m_summary;
+  QLabel* m_trust; ///< "map trust 12.3%", once computed
   QProgressBar* m_progress;
   QToolButton* m_cancel;
   QToolButton* m_warningButton; ///< shown while the data read has warnings; a click lists them

@@ -10,6 +10,7 @@
 #include <QPointer>
 
 #include <algorithm>
+#include <chrono>
 
 namespace nearscape::ui {
 namespace {
@@ -85,6 +86,8 @@ Thumbnailer::Thumbnailer(QObject* parent) : QObject(parent) {
 }
 
 Thumbnailer::~Thumbnailer() {
+  if (m_stopCheck)
+    *m_stopCheck = true;
   m_pool.clear();
   m_pool.waitForDone();
 }
@@ -95,8 +98,56 @@ void Thumbnailer::setDataset(std::shared_ptr<const Dataset> dataset) {
   m_cache.clear();
   m_pending.clear();
   m_loaded = m_failed = m_fromDisk = 0;
+  m_checked = m_unreadable = 0;
+  if (m_stopCheck)
+    *m_stopCheck = true;
+  m_stopCheck.reset();
   m_dataset = std::move(dataset);
   emit countsChanged(0, 0);
+  if (m_dataset && m_dataset->thumbnails.empty() && m_dataset->imageColumn >= 0)
+    checkFiles();
+}
+
+void Thumbnailer::checkFiles() {
+  // Decoding counts only the files shown so far (2 of 5 broken files, issue 42): every item's
+  // file is checked once, up front, in the background — cheap (a stat and a header read), and
+  // reported in batches so that the count grows as "n of m checked".
+  auto stop = std::make_shared<std::atomic<bool>>(false);
+  m_stopCheck = stop;
+  const quint64 generation = m_generation;
+  const std::shared_ptr<const Dataset> dataset = m_dataset;
+  QPointer<Thumbnailer> self(this);
+  m_pool.start([self, generation, dataset, stop] {
+    const auto total = int(dataset->size());
+    int checked = 0, unreadable = 0;
+    auto report = [&] {
+      QMetaObject::invokeMethod(
+          self.data(),
+          [self, generation, checked, unreadable, total] {
+            if (!self || generation != self->m_generation)
+              return;
+            self->m_checked = checked;
+            self->m_unreadable = unreadable;
+            emit self->filesChecked(unreadable, checked, total);
+          },
+          Qt::QueuedConnection);
+    };
+    auto last = std::chrono::steady_clock::now();
+    for (std::int64_t item = 0; item < total && !*stop; ++item) {
+      const QString file = QString::fromStdString(dataset->imagePathOf(item));
+      const QFileInfo info(file);
+      const bool ok =
+          !file.isEmpty() && info.isFile() && info.isReadable() && QImageReader(file).canRead();
+      unreadable += ok ? 0 : 1;
+      ++checked;
+      if (std::chrono::steady_clock::now() - last > std::chrono::milliseconds(200)) {
+        report();
+        last = std::chrono::steady_clock::now();
+      }
+    }
+    if (!*stop)
+      report();
+  });
 }
 
 bool Thumbnailer::available() const {

@@ -16,6 +16,7 @@
 #include <QSet>
 #include <QThreadPool>
 
+#include <atomic>
 #include <memory>
 
 namespace nearscape::ui {
@@ -41,6 +42,11 @@ public:
   /// Files decoded so far, and those that were missing or unreadable.
   int loaded() const { return m_loaded; }
   int failed() const { return m_failed; }
+  /// Image files checked so far (of every item's, in a background pass started by setDataset:
+  /// exists, is a readable file, and its header names an image format), and those that failed.
+  /// A file whose header passes but whose pixels do not decode is counted by failed() alone.
+  int checked() const { return m_checked; }
+  int unreadable() const { return m_unreadable; }
   /// Of loaded(), those read back from the disk cache instead of decoded from their files.
   int fromDiskCache() const { return m_fromDisk; }
   /// Waits for the queued decodes (tests and shutdown).
@@ -52,8 +58,12 @@ signals:
   void thumbnailReady(qint64 item);
   /// loaded() or failed() changed.
   void countsChanged(int loaded, int failed);
+  /// checked() or unreadable() changed; `total`: the items with an image file.
+  void filesChecked(int unreadable, int checked, int total);
 
 private:
+  /// Starts the background check of every item's image file (filesChecked).
+  void checkFiles();
   void deliver(quint64 generation, qint64 item, const QImage& image, bool ok, bool fromDisk);
 
   std::shared_ptr<const Dataset> m_dataset;
@@ -62,6 +72,9 @@ private:
   QSet<qint64> m_pending;
   quint64 m_generation = 0;
   int m_loaded = 0, m_failed = 0, m_fromDisk = 0;
+  int m_checked = 0, m_unreadable = 0;
+  /// Set to stop the running file check (new data, or the end).
+  std::shared_ptr<std::atomic<bool>> m_stopCheck;
   std::shared_ptr<const ArtefactCache> m_disk;
 };
 

@@ -35,6 +35,9 @@ void addCacheCommand(CLI::App& app, int& exitCode);
 /// `outliers PATH --k K [--score lof|kth] [--top N] [--out SCORES.npy]`: outlier scores.
 void addOutliersCommand(CLI::App& app, int& exitCode);
 
+/// nearscape-cli neighbours: one item's exact neighbours, with far-in-map flags given a map.
+void addNeighboursCommand(CLI::App& app, int& exitCode);
+
 /// `duplicates PATH (--threshold T | --quantile Q) [--out GROUPS.tsv]`: near-duplicate groups.
 void addDuplicatesCommand(CLI::App& app, int& exitCode);
 

@@ -51,6 +51,7 @@ int main(int argc, char** argv) {
   nearscape::cli::addFacetsCommand(app, exitCode);
   nearscape::cli::addCacheCommand(app, exitCode);
   nearscape::cli::addOutliersCommand(app, exitCode);
+  nearscape::cli::addNeighboursCommand(app, exitCode);
   nearscape::cli::addCompareCommand(app, exitCode);
   nearscape::cli::addDuplicatesCommand(app, exitCode);
   nearscape::cli::addLabelsCommand(app, exitCode);

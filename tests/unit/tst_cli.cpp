@@ -296,6 +296,46 @@ private slots:
       QVERIFY(v.toObject()["score"].toDouble() < 100);
   }
 
+  void neighboursSayWhichTheMapPlacesFar() {
+    // An item's exact neighbours (float64 brute force), their map ranks on a random map (brute
+    // force) and the far-in-map flags: a map rank beyond the limit the command reports.
+    constexpr int n = 300, d = 4, k = 10, item = 5;
+    const std::vector<float> x = randomFloats(std::size_t(n) * d, 33);
+    const std::vector<float> map = randomFloats(std::size_t(n) * 2, 34);
+    const QString file = m_dir.filePath("nb.npy"), mapFile = m_dir.filePath("nb-map.npy");
+    QVERIFY(writeBytes(file, npyBytes("<f4", {n, d}, rawBytes(x))));
+    QVERIFY(writeBytes(mapFile, npyBytes("<f4", {n, 2}, rawBytes(map))));
+    const Run r = cli({"neighbours", file, "--item", QString::number(item), "--k",
+                       QString::number(k), "--map", mapFile, "--json", "--backend", "cpu"});
+    QVERIFY2(r.code == 0, r.err.constData());
+    const QJsonObject j = QJsonDocument::fromJson(r.out).object();
+    const auto want = bruteNeighbours(x, n, d, item, k);
+    const QJsonArray got = j["neighbours"].toArray();
+    QCOMPARE(got.size(), k);
+    const qint64 limit = j["far_in_map_rank_limit"].toInteger();
+    QVERIFY(limit >= k - 1);
+    int far = 0;
+    for (int c = 0; c < k; ++c) {
+      const QJsonObject e = got[c].toObject();
+      QCOMPARE(e["id"].toInt(), want[std::size_t(c)].second);
+      const int id = e["id"].toInt();
+      auto d2 = [&](int a, int b) {
+        const double dx = map[std::size_t(2 * a)] - map[std::size_t(2 * b)];
+        const double dy = map[std::size_t(2 * a + 1)] - map[std::size_t(2 * b + 1)];
+        return dx * dx + dy * dy;
+      };
+      qint64 nearer = 0;
+      for (int o = 0; o < n; ++o)
+        nearer += o != item && d2(item, o) < d2(item, id) ? 1 : 0;
+      QCOMPARE(e["map_rank"].toInteger(), nearer);
+      QCOMPARE(e["far_in_map"].toBool(), nearer > limit);
+      far += nearer > limit ? 1 : 0;
+    }
+    QCOMPARE(j["far_in_map"].toInt(), far);
+    QVERIFY2(far < k / 2, qPrintable(QString::number(far))); // a minority, even on a random map
+    QCOMPARE(cli({"neighbours", file, "--item", QString::number(n)}).code, 2);
+  }
+
   void duplicatesFindEveryPair() {
     // Planted copies among random rows: every pair within the threshold (float64 brute force),
     // the groups' TSV with the metadata, the keep-list, and --quantile's threshold.

@@ -38,6 +38,7 @@
 #include "nearscape/knn/Distributed.h"
 #include "nearscape/knn/Knn.h"
 #include "nearscape/knn/NnDescent.h"
+#include "nearscape/layout/FarInMap.h"
 #include "nearscape/layout/GraphLayout.h"
 #include "nearscape/layout/MapTrust.h"
 #include "nearscape/layout/Pca.h"
