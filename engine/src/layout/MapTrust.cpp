@@ -28,8 +28,8 @@ MapTrustEstimate estimateMapTrust(const MatrixView<float>& data, const MatrixVie
   // Each sampled item's k + 1 nearest among all items, the item itself then dropped (or the
   // last, where k others tie with it at distance 0 and smaller ids): knnGraph's row, under the
   // same (distance, id) order.
-  const KnnResult found = knnSearch({queries.data(), m, data.cols}, data, k + 1, metric, context,
-                                    job);
+  const KnnResult found =
+      knnSearch({queries.data(), m, data.cols}, data, k + 1, metric, context, job);
   const Matrix<std::int32_t> map = mapNeighbours(positions, k, effectiveThreads(context), rows);
   double sum = 0, squares = 0;
   for (std::int64_t r = 0; r < m; ++r) {
