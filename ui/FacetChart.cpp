@@ -29,11 +29,10 @@ FacetChart::FacetChart(QWidget* parent) : QWidget(parent) {
   setMouseTracking(false);
 }
 
-void FacetChart::setCounts(const FacetColumn& column, FacetCounts counts,
+void FacetChart::setCounts(const FacetColumn& /*column: the counts name it*/, FacetCounts counts,
                            std::optional<FacetBrush> brush) {
   m_counts = std::move(counts);
   m_brush = std::move(brush);
-  m_categories = column.numeric ? std::vector<std::string>{} : column.categories;
   m_dragFrom = m_dragTo = -1;
   setToolTip(m_counts.numeric
                  ? tr("%1: drag across the bars to show only that range on the map (the rest "

@@ -45,8 +45,7 @@ private:
 
   FacetCounts m_counts;
   std::optional<FacetBrush> m_brush;
-  std::vector<std::string> m_categories; ///< categorical: the column's values, for "other"
-  int m_dragFrom = -1, m_dragTo = -1;    ///< numeric: the bins a drag spans
+  int m_dragFrom = -1, m_dragTo = -1; ///< numeric: the bins a drag spans
 };
 
 } // namespace nearscape::ui

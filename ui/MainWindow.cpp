@@ -589,9 +589,11 @@ void MainWindow::showTradeoffStudio() {
 }
 
 bool MainWindow::viewPending() const {
-  const auto* facets = findChild<FacetsPanel*>(); // its columns, read when the data opens
+  // The facets' columns, read when the data opens, matter only to brushes waiting for them.
+  const auto* facets = findChild<FacetsPanel*>();
   return m_finder->pending() || m_colours->pending() || m_compare->running() ||
-         m_clusterLabels->pending() || (facets && facets->jobs()->busy());
+         m_clusterLabels->pending() ||
+         (facets && !m_session->facets().empty() && facets->jobs()->busy());
 }
 void MainWindow::invertSelection() {
   setSelection(invertedSelection(*m_session));

@@ -52,7 +52,10 @@ bool labelsFromMetadata(const Dataset& data) {
 
 std::vector<FacetColumn> readFacetColumns(const Dataset& data, JobControl& job) {
   std::vector<FacetColumn> out;
-  if (data.hasLabels() && !labelsFromMetadata(data)) {
+  // Identifiers and free text (mostly unique values): a bar per value says nothing.
+  const std::int64_t limit = std::clamp<std::int64_t>(data.size() / 2, 20, kMaxFacetCategories);
+  if (data.hasLabels() && !labelsFromMetadata(data) &&
+      std::int64_t(data.labelNames.size()) <= limit) {
     FacetColumn f;
     f.name = "label";
     f.categories = data.labelNames;
@@ -60,8 +63,6 @@ std::vector<FacetColumn> readFacetColumns(const Dataset& data, JobControl& job) 
     out.push_back(std::move(f));
   }
   const std::size_t columns = data.metadata.columnNames.size();
-  // Identifiers and free text (mostly unique values): a bar per value says nothing.
-  const std::int64_t limit = std::clamp<std::int64_t>(data.size() / 2, 20, kMaxFacetCategories);
   for (std::size_t c = 0; c < columns; ++c) {
     JobControl stage = job.sub(double(c) / double(columns), double(c + 1) / double(columns));
     const ColumnSummary summary = summarizeColumn(data, int(c), limit, stage);
