@@ -29,6 +29,9 @@ public:
 
   /// How many neighbours are listed (Edit → Preferences).
   void setShownNeighbours(int count) { m_shown = count; }
+  /// The map rank beyond which a listed neighbour is "far in map" (layout/FarInMap.h), for the
+  /// map last inspected; -1 before any refined map was.
+  std::int64_t farRankLimit() const { return m_farLimit.limit; }
   /// Selects `item`: marks it and lists its exact nearest neighbours (once the graph exists).
   void selectItem(std::int64_t item);
   /// Shows the min-max path from the selected item to `item`; when they lie in different

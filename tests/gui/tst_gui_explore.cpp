@@ -6,6 +6,7 @@
 #include "DuplicatesPanel.h"
 #include "GuiTest.h"
 #include "HoverCard.h"
+#include "ItemInspector.h"
 #include "ItemStrip.h"
 #include "JobRunner.h"
 #include "LegendPanel.h"
@@ -643,38 +644,50 @@ private slots:
   }
 
   void farNeighboursAreMarkedAndLinked() {
-    // True neighbours the map places beyond the item's own k-th nearest point on the map are
-    // marked "far in map" and linked by faint lines; checked in screen space (a uniform scale
-    // of the map) against every other point.
+    // A true neighbour is "far in map" when its map rank (how many points lie nearer to the item
+    // on the map) passes the limit the map sets for itself: the rank of its worst-kept fifth of
+    // neighbour links, never below k - 1 (layout/FarInMap.h). Checked in screen space (a uniform
+    // scale of the map) against every other point, captions and faint links alike; and the
+    // flags stay a minority, where "beyond the item's k-th nearest map point" flagged nearly all.
     MainWindow window;
     openData(window);
     QTRY_VERIFY(window.mapRefined(2));
-    bool sawFar = false;
-    for (std::int64_t item = 0; item < 40 && !sawFar; ++item) {
+    const auto* inspector = window.findChild<ItemInspector*>();
+    QVERIFY(inspector);
+    int flagged = 0, judged = 0;
+    for (std::int64_t item = 0; item < 40; ++item) {
       window.selectItem(item);
       QTRY_VERIFY(window.neighboursPanel()->count() == 10 &&
                   window.neighboursPanel()->itemAt(0) != -1 && window.selectedItem() == item);
       QTRY_VERIFY(window.statusBar()->currentMessage().startsWith(QString("Item %1").arg(item)));
+      const std::int64_t limit = inspector->farRankLimit();
+      QVERIFY2(limit >= 9 && limit < kN - 1, qPrintable(QString::number(limit)));
       const QPointF at = window.mapView()->widgetPosOf(item);
       std::vector<double> all;
       for (std::int64_t j = 0; j < kN; ++j)
         if (j != item)
           all.push_back(QLineF(at, window.mapView()->widgetPosOf(j)).length());
-      std::nth_element(all.begin(), all.begin() + 9, all.end());
-      const double radius = all[9];
+      std::sort(all.begin(), all.end());
+      // Ranks 0..limit are kept: a neighbour is far when it lies beyond the (limit+1)-th point.
+      const double radius = all[std::size_t(limit)];
       const std::vector<std::int32_t>& links = window.mapView()->farLinks();
       for (int row = 0; row < 10; ++row) {
         const std::int32_t id = window.neighboursPanel()->itemAt(row);
         const double d = QLineF(at, window.mapView()->widgetPosOf(id)).length();
-        if (std::abs(d - radius) < 1e-3 * std::max(1.0, radius))
+        const double next = all[std::size_t(limit) + 1];
+        if (std::abs(d - radius) < 1e-3 * std::max(1.0, radius) ||
+            std::abs(d - next) < 1e-3 * std::max(1.0, next))
           continue; // on the boundary: screen rounding may decide either way
         const bool far = d > radius;
         QCOMPARE(window.neighboursPanel()->item(row)->text().contains("far in map"), far);
         QCOMPARE(std::find(links.begin(), links.end(), id) != links.end(), far);
-        sawFar = sawFar || far;
+        flagged += far ? 1 : 0;
+        ++judged;
       }
     }
-    QVERIFY2(sawFar, "no item of the first 40 has a neighbour the map placed far away");
+    QVERIFY2(flagged > 0, "no item of the first 40 has a neighbour the map placed far away");
+    QVERIFY2(flagged * 2 < judged,
+             qPrintable(QString("%1 of %2 flagged").arg(flagged).arg(judged)));
     QVERIFY(window.grab().save(artifact("explore-far-in-map.png")));
   }
 
