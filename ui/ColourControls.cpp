@@ -42,8 +42,9 @@ ColourControls::ColourControls(ExplorerSession* session, MapPair* maps,
   m_colourBox = addBox(bar, tr(" Colour by "), QStringLiteral("colourBy"),
                        tr("Colour the map by the labels, any metadata column or a computed "
                           "column: categories get distinct colours, numbers a colour map"));
-  connect(m_colourBox, &QComboBox::textActivated, this,
-          [this](const QString& name) { setColourBy(name); });
+  // Items carry their colouring's name; the text differs only for "label" on data without labels.
+  connect(m_colourBox, &QComboBox::activated, this,
+          [this](int index) { setColourBy(m_colourBox->itemData(index).toString()); });
   m_opacityBox = addBox(bar, tr(" Opacity "), QStringLiteral("opacityBy"),
                         tr("Fade items by a numeric column: the largest value opaque, the "
                            "smallest faint"));
@@ -218,7 +219,7 @@ void ColourControls::apply(const QString& name) {
   const auto dataset = m_session->dataset();
   if (!dataset || !colourChoices().contains(name))
     return;
-  m_colourBox->setCurrentText(name);
+  showChoice(name);
   const auto& artefacts = m_session->artefacts();
   if (name == QStringLiteral("label")) {
     showScheme(std::make_unique<ColourScheme>(labelScheme(*dataset)));
@@ -292,7 +293,7 @@ void ColourControls::showScheme(std::unique_ptr<ColourScheme> scheme) {
   m_scheme = std::move(scheme);
   m_paintedScale = ColourScaleKind::Auto; // numericScheme paints on the auto scale, unfiltered
   m_paintedRange.reset();
-  m_colourBox->setCurrentText(m_scheme->name);
+  showChoice(m_scheme->name);
   showSchemeKey();
   showFilter(); // what waited for this colouring (a session's hidden groups and range)
   restyle();
@@ -435,13 +436,24 @@ void ColourControls::recolour() {
   applyVisibility();
 }
 
+void ColourControls::showChoice(const QString& name) {
+  if (const int index = m_colourBox->findData(name); index >= 0)
+    m_colourBox->setCurrentIndex(index);
+}
+
 void ColourControls::refreshChoices() {
   // The columns were found when the data or metadata was read (a column is read whole: not
   // here, on the GUI thread).
   const QString current = m_colourPending.isEmpty() ? colourBy() : m_colourPending;
   m_colourBox->clear();
-  m_colourBox->addItems(colourChoices());
-  m_colourBox->setCurrentText(current);
+  const auto& dataset = m_session->dataset();
+  for (const QString& name : colourChoices())
+    // Data without labels has no label column to colour by: the default reads as what it is.
+    m_colourBox->addItem(name == QStringLiteral("label") && dataset && !dataset->hasLabels()
+                             ? tr("none (no labels: one colour)")
+                             : name,
+                         name);
+  showChoice(current);
   const QString opacity = opacityBy();
   m_opacityBox->clear();
   m_opacityBox->addItems(QStringList{tr("none")} + opacityChoices());

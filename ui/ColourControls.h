@@ -97,6 +97,8 @@ private:
   /// either differs from what the colours follow now; refreshes the colour bar and scale box.
   void restyle();
   void refreshChoices();
+  /// Shows the colouring `name` in the "Colour by" box (its items carry their names as data).
+  void showChoice(const QString& name);
   void reset();
 
   ExplorerSession* m_session;

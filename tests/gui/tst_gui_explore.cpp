@@ -525,6 +525,27 @@ private slots:
     QCOMPARE(Session::read(path).metric, std::string("cos"));
   }
 
+  void colourByOnDataWithoutLabels() {
+    // No labels: the default colouring is one colour, and the box says so instead of offering
+    // a "label" column the file lacks.
+    QTemporaryDir dir;
+    constexpr int n = 300;
+    QVERIFY(test::writeBytes(
+        dir.filePath("plain.npy"),
+        test::npyBytes("<f4", {n, 4}, test::rawBytes(test::randomFloats(4 * n, 9)))));
+    MainWindow window;
+    QSignalSpy shown(&window, &MainWindow::mapShown);
+    window.openPath(dir.filePath("plain.npy"));
+    QVERIFY2(shown.wait(60000), qPrintable(window.lastError()));
+    auto* box = window.findChild<QComboBox*>(QStringLiteral("colourBy"));
+    QVERIFY(box && box->count() > 0);
+    QCOMPARE(window.colourBy(), QString("label"));
+    QVERIFY2(box->currentText().startsWith("none"), qPrintable(box->currentText()));
+    for (int i = 0; i < box->count(); ++i)
+      QVERIFY2(box->itemText(i) != "label", qPrintable(box->itemText(i)));
+    QCOMPARE(box->currentData().toString(), QString("label")); // sessions keep their word
+  }
+
   void colourByAnyColumn() {
     MainWindow window;
     openData(window);
@@ -539,7 +560,7 @@ private slots:
     QVERIFY(!listed.contains("title")); // every value unique: free text says nothing as colour
     // A numeric column: a colour bar with its range; the map in viridis from end to end.
     box->setCurrentText(QStringLiteral("score"));
-    emit box->textActivated(box->currentText());       // as a person choosing it
+    emit box->activated(box->currentIndex());          // as a person choosing it
     QTRY_COMPARE(window.colourBy(), QString("score")); // the column is read in the background
     auto* bar = window.findChild<ColorBar*>();
     QTRY_VERIFY(bar->isVisible());
