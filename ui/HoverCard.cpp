@@ -47,7 +47,7 @@ void HoverCard::showItem(const Dataset& dataset, std::int64_t item, const QImage
     if (columns > kMaxColumns)
       text += QStringLiteral("\n") + tr("… %n more column(s)", "", columns - kMaxColumns);
   } else if (const std::string label = dataset.labelOf(item); !label.empty()) {
-    text += QStringLiteral("\n") + tr("label: %1").arg(QString::fromStdString(label));
+    text += QStringLiteral("\n") + tr("label: %1").arg(cut(label, 100));
   }
   m_text->setText(text);
 

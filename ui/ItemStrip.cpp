@@ -37,7 +37,7 @@ void ItemStrip::setItems(const Dataset& dataset, const std::vector<std::int32_t>
     const std::string label = dataset.labelOf(id);
     if (!label.empty())
       text += (title.empty() ? QStringLiteral(" ") : QStringLiteral(" · ")) +
-              QString::fromStdString(label);
+              QString::fromStdString(label).left(60); // a row re-lays its text out at each paint
     if (i < captions.size() && !captions[i].isEmpty())
       text += QStringLiteral("\n") + captions[i];
     // The text column once, when it is not the title itself.

@@ -16,7 +16,8 @@ public:
   explicit LegendPanel(QWidget* parent = nullptr);
 
   /// Fills the legend; counts[i] items carry names[i], drawn in colors[i] (default: the label
-  /// palette).
+  /// palette). A long name is shown cut to a line (its tooltip holds more; the search reads it
+  /// all): the list lays each entry's text out again at every repaint.
   void setLabels(const std::vector<std::string>& names, const std::vector<qint64>& counts,
                  const std::vector<QColor>& colors = {});
   /// Which labels are checked, one flag per label.

@@ -221,6 +221,25 @@ private slots:
     QVERIFY(window.session()->filter().hidden.isEmpty());
   }
 
+  void longNamesAreCutInTheLegend() {
+    // 20 labels of 10 KB each were laid out whole at every repaint of the legend: the window
+    // stalled 200-300 ms at each (tst_gui_explore's hostile regex). An entry shows a line's
+    // worth; its tooltip more; the legend's search still reads the whole name.
+    LegendPanel legend;
+    const QString tail = QStringLiteral("needle");
+    const std::string longName = std::string(10000, 'x') + tail.toStdString();
+    legend.setLabels({longName, "short"}, {3, 4});
+    QCOMPARE(legend.count(), 2);
+    QVERIFY2(legend.item(0)->text().size() < 100, qPrintable(legend.item(0)->text().left(200)));
+    QVERIFY(legend.item(0)->text().endsWith(QStringLiteral("…  (3)")));
+    QVERIFY(legend.item(0)->toolTip().size() > 100 && legend.item(0)->toolTip().size() < 1000);
+    QCOMPARE(legend.item(1)->text(), QString("short  (4)"));
+    QVERIFY(legend.item(1)->toolTip().isEmpty());
+    legend.setFilterText(tail);
+    QCOMPARE(legend.listedCount(), 1);
+    QVERIFY(!legend.isRowHidden(0) && legend.isRowHidden(1));
+  }
+
   void brushingFacetsDimsTheMapAndRecounts() {
     MainWindow window;
     openData(window);
