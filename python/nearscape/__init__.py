@@ -104,7 +104,7 @@ __all__ = [
 
 def sweep(x, index="graph", k=10, queries=None, holdout=None, build=None, grid=None,
           metric="l2", batch=0, timing_runs=3, latency_queries=200, exact=True, *,
-          backend="auto", memory_budget=None, threads=0, seed=0, progress=None,
+          min_timed_s=0.2, backend="auto", memory_budget=None, threads=0, seed=0, progress=None,
           as_frame=None):
     """Build an ANN index on x and sweep its search parameters, as `nearscape-cli sweep` does.
 
@@ -117,15 +117,19 @@ def sweep(x, index="graph", k=10, queries=None, holdout=None, build=None, grid=N
     An ef below k searches as ef = k: such settings are measured once, as ef = k (a warning says
     so).
     exact: also time the exact search on the same queries (a row with index "exact").
+    Each setting's queries are searched at least `timing_runs` times and until `min_timed_s`
+    seconds of searching were timed (at most 1,000 passes); its QPS is the best pass's.
 
     Returns one row per setting: index, build (the resolved build values), the search
     parameters by name, recall (recall@k), qps (at `batch` queries per call, 0: all), p50_ms and
     p99_ms (batch-1 latency over `latency_queries`), build_s, bytes, pareto (on the recall/QPS
-    front) — a pandas DataFrame when pandas can be imported (as_frame=None) or as_frame=True,
+    front), passes and timed_s (the timed passes and their total seconds), where (the backend
+    that searched, and for the exact row its method, e.g. "cuda, STEP") — a pandas DataFrame when pandas can be imported (as_frame=None) or as_frame=True,
     else a list of dicts.
     """
     rows = _nearscape._sweep(x, index, k, queries, holdout, build, grid, metric, batch,
-                             timing_runs, latency_queries, exact, backend=backend,
+                             timing_runs, latency_queries, exact, min_timed_s=min_timed_s,
+                             backend=backend,
                              memory_budget=memory_budget, threads=threads, seed=seed,
                              progress=progress)
     if as_frame is False:

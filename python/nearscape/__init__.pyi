@@ -98,9 +98,9 @@ def sweep(x: ArrayLike, index: Literal["graph", "ivf"] = "graph", k: int = 10,
           build: Optional[Mapping[str, float]] = None,
           grid: Optional[Mapping[str, Union[float, Sequence[float]]]] = None,
           metric: Metric = "l2", batch: int = 0, timing_runs: int = 3,
-          latency_queries: int = 200, exact: bool = True, *, backend: Backend = "auto",
-          memory_budget: Budget = None, threads: int = 0, seed: int = 0,
-          progress: Progress = None, as_frame: Optional[bool] = None) -> Any: ...
+          latency_queries: int = 200, exact: bool = True, *, min_timed_s: float = 0.2,
+          backend: Backend = "auto", memory_budget: Budget = None, threads: int = 0,
+          seed: int = 0, progress: Progress = None, as_frame: Optional[bool] = None) -> Any: ...
 def minimax_path(x_or_graph: Union[ArrayLike, Graph], a: int, b: int, k: int = 10,
                  metric: Metric = "l2", bridge: bool = False, *, backend: Backend = "auto",
                  threads: int = 0, seed: int = 0, progress: Progress = None) -> dict[str, Any]: ...

@@ -342,6 +342,9 @@ py::dict rowDict(const SweepRow& r, const std::string& index, const std::string&
   row["build_s"] = r.buildSeconds;
   row["bytes"] = r.bytes;
   row["pareto"] = r.pareto;
+  row["passes"] = r.passes;
+  row["timed_s"] = r.timedSeconds;
+  row["where"] = r.where;
   return row;
 }
 
@@ -349,7 +352,7 @@ py::list sweepPy(py::handle x, const std::string& indexName, const PyInteger& kA
                  const py::object& queriesArg, const py::object& holdout, const py::object& build,
                  const py::object& grid, const std::string& metric, std::int64_t batch,
                  int timingRuns, std::int64_t latencyQueries, bool exact,
-                 const std::string& backend, const py::object& memoryBudget, int threads,
+                 double minTimedSeconds, const std::string& backend, const py::object& memoryBudget, int threads,
                  std::uint64_t seed, const py::object& progress) {
   const std::string index = lowered(indexName);
   const int k = intOf(kArg, "k");
@@ -359,6 +362,9 @@ py::list sweepPy(py::handle x, const std::string& indexName, const PyInteger& kA
     queryRows = floatRows(queriesArg, "queries");
   const Context context = makeContext(backend, memoryBudget, threads, seed);
   NEARSCAPE_EXPECTS(timingRuns >= 1 && timingRuns <= 100, "timing_runs must lie in [1, 100]");
+  NEARSCAPE_EXPECTS(std::isfinite(minTimedSeconds) && minTimedSeconds >= 0 &&
+                        minTimedSeconds <= 60,
+                    "min_timed_s must lie in [0, 60] seconds");
   ParameterValues buildValues;
   if (!build.is_none())
     for (const auto& [name, value] : namesDict(build, "build"))
@@ -379,6 +385,7 @@ py::list sweepPy(py::handle x, const std::string& indexName, const PyInteger& kA
     throw py::error_already_set(); // warnings made errors
   options.sweep.batchSize = batch;
   options.sweep.timingRuns = timingRuns;
+  options.sweep.minTimedSeconds = minTimedSeconds;
   options.sweep.latencyQueries = latencyQueries;
   options.exactReference = exact;
   HeldOutSweep result;
@@ -479,7 +486,7 @@ void bindAnalysis(py::module_& m) {
         py::arg("holdout") = py::none(), py::arg("build") = py::none(),
         py::arg("grid") = py::none(), py::arg("metric") = "l2", py::arg("batch") = 0,
         py::arg("timing_runs") = 3, py::arg("latency_queries") = 200, py::arg("exact") = true,
-        py::kw_only(), py::arg("backend") = "auto", py::arg("memory_budget") = py::none(),
+        py::kw_only(), py::arg("min_timed_s") = 0.2, py::arg("backend") = "auto", py::arg("memory_budget") = py::none(),
         py::arg("threads") = 0, py::arg("seed") = 0, py::arg("progress") = py::none());
 }
 

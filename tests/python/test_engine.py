@@ -119,6 +119,30 @@ def test_sweep_recall_equals_cli(cli, data, data_file):
     assert rows[-1]["index"] == "exact" and rows[-1]["recall"] == 1.0
 
 
+def test_sweep_times_each_setting_for_min_timed_s(cli, data, data_file):
+    # timing_runs passes at least, and until min_timed_s of searching was timed; rows say how
+    # many passes, their time and where they ran, as the CLI's rows do.
+    grid = {"ef": [10, 40]}
+    quick = ns.sweep(data, k=5, holdout=40, grid=grid, timing_runs=1, min_timed_s=0,
+                     latency_queries=0, backend="cpu", as_frame=False)
+    assert [r["passes"] for r in quick] == [1, 1, 1]
+    long = ns.sweep(data, k=5, holdout=40, grid=grid, timing_runs=1, min_timed_s=0.05,
+                    latency_queries=0, backend="cpu", as_frame=False)
+    for row in long:
+        assert row["timed_s"] >= 0.05 or row["passes"] == 1000, row
+        assert row["qps"] > 0
+        # the best pass is no slower than the mean of all passes
+        assert row["qps"] >= 40 * row["passes"] / row["timed_s"] * 0.999
+    assert all(r["where"].startswith("cpu") for r in long), [r["where"] for r in long]
+    want = cli.json("sweep", data_file, "--k", 5, "--holdout", 40, "--grid", "ef=10,40",
+                    "--timing-runs", 1, "--min-timed-s", 0, "--latency-queries", 0,
+                    "--backend", "cpu")
+    assert [r["where"] for r in quick[:2]] == [r["where"] for r in want["rows"]]
+    assert quick[-1]["where"] == want["exact"]["where"]
+    with pytest.raises(ValueError, match=r"min_timed_s must lie in \[0, 60\]"):
+        ns.sweep(data, k=5, holdout=40, grid=grid, min_timed_s=-1, backend="cpu")
+
+
 def test_indexes_save_and_load(data, tmp_path):
     for kind, build, search in ((ns.GraphIndex, {"degree": 16}, {"ef": 32}),
                                 (ns.IvfIndex, {"nlist": 8}, {"nprobe": 8})):
