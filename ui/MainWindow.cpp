@@ -1,5 +1,6 @@
 #include "MainWindow.h"
 
+#include "ClusterLabelOverlay.h"
 #include "ClusterLabelsControl.h"
 #include "ColourControls.h"
 #include "ComparePanel.h"
@@ -99,6 +100,7 @@ MainWindow::MainWindow(Context context, QWidget* parent)
       new ItemInspector(m_session, m_maps, m_neighbours, m_pathStrip, m_jobs, /*dialogs*/ this);
   m_exports = new ViewExports(m_session, m_maps->map(), m_inspector, this);
   m_clusterLabels = new ClusterLabelsControl(m_session, m_maps->map(), m_context, this);
+  m_exports->addPictureOverlay(m_clusterLabels->overlay());
   connect(m_exports, &ViewExports::written, m_status, &StatusLine::showMessage);
   connect(m_exports, &ViewExports::failed, this, &MainWindow::showError);
   auto* selection = new SelectionPanel(m_session, m_thumbnailer, this);
@@ -628,6 +630,8 @@ Session MainWindow::currentSession() const {
   Session s = Session::of(*m_session);
   if (dataset())
     s.camera = mapView()->camera();
+  if (m_clusterLabels->shown())
+    s.clusterLabels = m_clusterLabels->column();
   s.windowState = saveState();
   return s;
 }
@@ -713,6 +717,13 @@ void MainWindow::applyPendingSession() {
               tr("%1: no column '%2' to colour by").arg(m_pendingSessionPath, s.colourBy));
   if (s.camera && s.dim == m_session->mapDim())
     m_maps->map()->setCamera(*s.camera);
+  if (s.clusterLabels) {
+    if (!s.clusterLabels->isEmpty())
+      m_clusterLabels->setColumn(*s.clusterLabels);
+    m_clusterLabels->setShown(true);
+  } else {
+    m_clusterLabels->setShown(false);
+  }
   // The item came back with the data (restoreInto); its neighbours and path need the graph.
   if (const std::int64_t item = m_session->selectedItem(); item >= 0) {
     selectItem(item);

@@ -146,6 +146,11 @@ Session Session::parse(const QByteArray& bytes, const QString& path) {
     }
     if (j.contains("title_column") && !j["title_column"].is_null())
       s.titleColumn = QString::fromStdString(j["title_column"].get<std::string>());
+    if (j.contains("cluster_labels") && !j["cluster_labels"].is_null()) {
+      check.require(j["cluster_labels"].is_string(), "cluster_labels",
+                    "must be a column's name, \"\" (the default column) or null");
+      s.clusterLabels = QString::fromStdString(j["cluster_labels"].get<std::string>());
+    }
     for (const std::string& g : j.value("hidden", std::vector<std::string>()))
       s.hidden << QString::fromStdString(g);
     if (j.contains("shown_range") && !j["shown_range"].is_null()) {
@@ -225,6 +230,8 @@ void Session::write(const QString& path, const QStringList& alsoInputs) const {
   j["dim"] = dim;
   j["title_column"] = titleColumn ? nlohmann::ordered_json(titleColumn->toStdString())
                                   : nlohmann::ordered_json(nullptr);
+  j["cluster_labels"] = clusterLabels ? nlohmann::ordered_json(clusterLabels->toStdString())
+                                      : nlohmann::ordered_json(nullptr);
   if (camera)
     j["camera"] = {{"focal", camera->focal},
                    {"position", camera->position},

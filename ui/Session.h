@@ -10,6 +10,8 @@
 //  "facets": ["COLUMN=VALUE"|"COLUMN=A|B"|"COLUMN=FROM..TO"…] (absent: none),
 //  "search": {"text": TEXT, "regex": BOOL}, "hidden": [GROUP…], "selection": [ID…],
 //  "selected": ID|-1, "path_to": ID|-1, "dim": 2|3, "title_column": NAME|""|null,
+//  "cluster_labels": COLUMN|""|null (shown, from that text column or the default one; null or
+//  absent: not shown),
 //  "camera": {"focal": [x,y,z], "position": [x,y,z], "up": [x,y,z], "scale": S}|null,
 //  "window": BASE64}
 // Paths are stored as given; relative ones are read against the session file's folder.
@@ -40,6 +42,9 @@ struct Session {
   bool searchRegex = false;
   /// The metadata column naming items ("": none); absent (older sessions): picked on its own.
   std::optional<QString> titleColumn;
+  /// The cluster labels when shown: their text column ("": the default one); none: not shown.
+  /// The window's (ClusterLabelsControl), as the camera is.
+  std::optional<QString> clusterLabels;
   QStringList hidden; ///< legend groups unticked
   /// A numeric colouring's shown range (items outside hidden); none: every item.
   std::optional<std::pair<double, double>> shownRange;

@@ -5,6 +5,11 @@
 #include "ItemInspector.h"
 #include "MapView.h"
 
+#include <QImage>
+#include <QPainter>
+
+#include <algorithm>
+
 namespace nearscape::ui {
 
 ViewExports::ViewExports(const ExplorerSession* session, MapView* map,
@@ -54,8 +59,22 @@ bool ViewExports::picture(const QString& path) {
   if (!data)
     return false;
   return run(tr("picture"), [&] {
-    exportPicture(path, *data, m_map->grabFramebuffer(), m_session->inputFiles());
+    QImage image = m_map->grabFramebuffer();
+    {
+      // The framebuffer holds device pixels; the overlays paint in the map's widget units.
+      QPainter painter(&image);
+      painter.scale(double(image.width()) / std::max(1, m_map->width()),
+                    double(image.height()) / std::max(1, m_map->height()));
+      for (const QPointer<QWidget>& overlay : m_overlays)
+        if (overlay && overlay->isVisible())
+          overlay->render(&painter, overlay->pos(), QRegion(), QWidget::DrawChildren);
+    }
+    exportPicture(path, *data, image, m_session->inputFiles());
   });
+}
+
+void ViewExports::addPictureOverlay(QWidget* overlay) {
+  m_overlays.emplace_back(overlay);
 }
 
 bool ViewExports::selection(const QString& path) {

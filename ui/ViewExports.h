@@ -4,9 +4,12 @@
 // (ExplorerSession::inputFiles). A failure goes to `failed`; each returns success.
 
 #include <QObject>
+#include <QPointer>
 #include <QString>
+#include <QWidget>
 
 #include <functional>
+#include <vector>
 
 namespace nearscape::ui {
 
@@ -26,8 +29,11 @@ public:
   bool neighbours(const QString& path);
   /// The path shown (TSV or JSON by the name).
   bool path(const QString& path);
-  /// A picture of the map (PNG).
+  /// A picture of the map (PNG), with what the overlays draw over it where they are shown.
   bool picture(const QString& path);
+  /// A widget drawn over the map (a child covering it, e.g. the cluster labels) whose drawing
+  /// belongs in the map's picture while it is visible.
+  void addPictureOverlay(QWidget* overlay);
   /// The selected items and their metadata (TSV).
   bool selection(const QString& path);
   /// Writes by `write`, reporting the outcome (a message, or `failed`).
@@ -41,6 +47,7 @@ private:
   const ExplorerSession* m_session;
   MapView* m_map;
   const ItemInspector* m_inspector;
+  std::vector<QPointer<QWidget>> m_overlays;
 };
 
 } // namespace nearscape::ui

@@ -351,8 +351,8 @@ py::dict rowDict(const SweepRow& r, const std::string& index, const std::string&
 py::list sweepPy(py::handle x, const std::string& indexName, const PyInteger& kArg,
                  const py::object& queriesArg, const py::object& holdout, const py::object& build,
                  const py::object& grid, const std::string& metric, std::int64_t batch,
-                 int timingRuns, std::int64_t latencyQueries, bool exact,
-                 double minTimedSeconds, const std::string& backend, const py::object& memoryBudget, int threads,
+                 int timingRuns, std::int64_t latencyQueries, bool exact, double minTimedSeconds,
+                 const std::string& backend, const py::object& memoryBudget, int threads,
                  std::uint64_t seed, const py::object& progress) {
   const std::string index = lowered(indexName);
   const int k = intOf(kArg, "k");
@@ -362,8 +362,7 @@ py::list sweepPy(py::handle x, const std::string& indexName, const PyInteger& kA
     queryRows = floatRows(queriesArg, "queries");
   const Context context = makeContext(backend, memoryBudget, threads, seed);
   NEARSCAPE_EXPECTS(timingRuns >= 1 && timingRuns <= 100, "timing_runs must lie in [1, 100]");
-  NEARSCAPE_EXPECTS(std::isfinite(minTimedSeconds) && minTimedSeconds >= 0 &&
-                        minTimedSeconds <= 60,
+  NEARSCAPE_EXPECTS(std::isfinite(minTimedSeconds) && minTimedSeconds >= 0 && minTimedSeconds <= 60,
                     "min_timed_s must lie in [0, 60] seconds");
   ParameterValues buildValues;
   if (!build.is_none())
@@ -486,8 +485,9 @@ void bindAnalysis(py::module_& m) {
         py::arg("holdout") = py::none(), py::arg("build") = py::none(),
         py::arg("grid") = py::none(), py::arg("metric") = "l2", py::arg("batch") = 0,
         py::arg("timing_runs") = 3, py::arg("latency_queries") = 200, py::arg("exact") = true,
-        py::kw_only(), py::arg("min_timed_s") = 0.2, py::arg("backend") = "auto", py::arg("memory_budget") = py::none(),
-        py::arg("threads") = 0, py::arg("seed") = 0, py::arg("progress") = py::none());
+        py::kw_only(), py::arg("min_timed_s") = 0.2, py::arg("backend") = "auto",
+        py::arg("memory_budget") = py::none(), py::arg("threads") = 0, py::arg("seed") = 0,
+        py::arg("progress") = py::none());
 }
 
 } // namespace nearscape::python

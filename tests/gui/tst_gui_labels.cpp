@@ -6,9 +6,11 @@
 #include "GuiTest.h"
 #include "MainWindow.h"
 #include "MapView.h"
+#include "Session.h"
 #include "TestFiles.h"
 
 #include <QAction>
+#include <QFileInfo>
 #include <QMenu>
 #include <QProcess>
 #include <QSignalSpy>
@@ -183,6 +185,30 @@ private slots:
       QVERIFY2(texts.filter(word).size() >= 1, qPrintable(texts.join(" | ")));
     const QImage shot = window.mapView()->grab().toImage();
     QVERIFY(textPixels(shot, placed[0].box) > 30);
+    // File → Export Picture draws them too (the framebuffer alone lacks them).
+    const QString picture = m_dir.filePath("labelled.png");
+    QVERIFY(window.exportPictureTo(picture));
+    const QImage exported(picture);
+    QCOMPARE(exported.size(), window.mapView()->size() * window.mapView()->devicePixelRatio());
+    QVERIFY2(textPixels(exported, placed[0].box) > 30,
+             qPrintable(QString::number(textPixels(exported, placed[0].box))));
+    QCOMPARE(textPixels(window.mapView()->grabFramebuffer(), placed[0].box), 0);
+    // A session keeps them shown, and their column.
+    const QString saved = m_dir.filePath("labels.nearscape");
+    QVERIFY(window.saveSessionTo(saved));
+    QCOMPARE(Session::read(saved).clusterLabels, std::optional<QString>("text"));
+    {
+      MainWindow again(context);
+      again.setErrorDisplay([](const QString&, const QString&) {});
+      again.resize(1100, 760);
+      again.show();
+      QSignalSpy explored(&again, &MainWindow::explorationFinished);
+      again.openSession(saved);
+      QVERIFY2(explored.wait(60000), qPrintable(again.lastError()));
+      QTRY_VERIFY_WITH_TIMEOUT(again.clusterLabels()->overlay()->isVisible(), 30000);
+      QVERIFY(again.clusterLabels()->shown());
+      QCOMPARE(again.clusterLabels()->column(), QString("text"));
+    }
 
     // Another column: the package names.
     for (QAction* a : control->columnMenu()->actions())
@@ -196,10 +222,12 @@ private slots:
     QVERIFY(overlay->isVisible());
     QVERIFY(overlay->placedLabels().empty()); // each name is one item's: no word names a region
 
-    // Off: nothing drawn.
+    // Off: nothing drawn, and a session says so.
     toggle->trigger();
     QVERIFY(!overlay->isVisible());
     QVERIFY(!control->shown());
+    QVERIFY(window.saveSessionTo(saved));
+    QVERIFY(!Session::read(saved).clusterLabels);
   }
 
   void commandLine() {
@@ -217,6 +245,14 @@ private slots:
                                m_dir.filePath("never.png")});
     QCOMPARE(code, 2);
     QVERIFY2(err.contains("no column 'nope' for --label-column"), err.constData());
+    // So is a title column it lacks, naming the ones it has.
+    std::tie(code, err) = gui({m_data, "--backend", "cpu", "--title-column", "nope", "--screenshot",
+                               m_dir.filePath("never.png")});
+    QCOMPARE(code, 2);
+    QVERIFY2(err.contains("no metadata column 'nope' for --title-column (columns: label, name, "
+                          "size, text)"),
+             err.constData());
+    QVERIFY(!QFileInfo::exists(m_dir.filePath("never.png")));
   }
 };
 

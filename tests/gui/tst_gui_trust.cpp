@@ -535,6 +535,30 @@ private slots:
     QVERIFY(!map.hasOutsideNote());
   }
 
+  /// `nearscape DATA --title-column C` names items by C (not the picked column) once the map
+  /// is shown.
+  void commandLineTitleColumn() {
+    CommandLine line;
+    line.path = m_data;
+    line.pathGiven = true;
+    line.meta = m_meta;
+    line.titleColumn = QStringLiteral("description");
+    line.context.backend = Backend::Cpu;
+    MainWindow window;
+    QStringList errors;
+    window.setErrorDisplay([&errors](const QString& t, const QString& m) { errors << t + m; });
+    QSignalSpy explored(&window, &MainWindow::explorationFinished);
+    QCOMPARE(applyCommandLine(line, window), std::optional<int>());
+    QVERIFY2(explored.wait(60000), qPrintable(window.lastError()));
+    QCOMPARE(window.titleColumn(), QStringLiteral("description"));
+    window.selectItem(3);
+    QTRY_VERIFY(window.neighboursPanel()->count() > 0);
+    const QString first = window.neighboursPanel()->item(0)->text();
+    QVERIFY2(first.startsWith(QString("#%1 a ").arg(window.neighboursPanel()->itemAt(0))),
+             qPrintable(first));
+    QVERIFY(errors.isEmpty());
+  }
+
   /// `nearscape --session S` of data that is gone opens the window with the page (it used to
   /// leave with one line on stderr).
   void commandLineSessionOfMissingDataKeepsTheWindow() {
