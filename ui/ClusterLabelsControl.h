@@ -9,6 +9,8 @@
 #include <QObject>
 #include <QString>
 
+#include <optional>
+
 class QAction;
 class QActionGroup;
 class QMenu;
@@ -56,6 +58,8 @@ signals:
 private:
   void onDataChanged();
   void rebuildColumnMenu();
+  /// Checks the menu's entry of column().
+  void checkCurrentColumn();
   /// Computes the labels of the shown map when they are shown and the map is refined.
   void recompute();
   void clear();
@@ -69,6 +73,9 @@ private:
   QMenu* m_columns;
   QActionGroup* m_columnGroup = nullptr;
   QString m_column; ///< chosen by the person; empty: the default
+  bool m_checksStale = true;
+  /// defaultLabelColumn's answer for the data and metadata shown (none: not yet asked).
+  mutable std::optional<QString> m_defaultColumn;
   std::vector<int> m_granularities = ClusterLabelParams{}.granularities;
   /// What the labels shown (or being computed) were made from: data, column, map dimension.
   struct Source {

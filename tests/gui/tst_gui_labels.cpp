@@ -166,6 +166,10 @@ private slots:
       offered << a->text();
     QVERIFY2(offered.contains("text") && offered.contains("name") && !offered.contains("size"),
              qPrintable(offered.join(',')));
+    // Opened, the menu checks the default column (worked out then, not while the data opened).
+    emit control->columnMenu()->aboutToShow();
+    for (QAction* a : control->columnMenu()->actions())
+      QCOMPARE(a->isChecked(), a->data().toString() == "text");
     QAction* toggle = window.findChild<QAction*>("clusterLabelsAction");
     QVERIFY(toggle);
     QSignalSpy changed(control, &ClusterLabelsControl::labelsChanged);
