@@ -9,6 +9,8 @@
 #include <QActionGroup>
 #include <QMenu>
 
+#include <algorithm>
+
 namespace nearscape::ui {
 
 ClusterLabelsControl::ClusterLabelsControl(ExplorerSession* session, MapView* map,
@@ -45,6 +47,7 @@ ClusterLabelsControl::ClusterLabelsControl(ExplorerSession* session, MapView* ma
     m_source = {};
     recompute();
   });
+  connect(m_map, &MapView::visibleMaskChanged, this, [this] { recompute(); });
   connect(m_jobs, &JobRunner::failed, this, [this](const QString&, const QString& why) {
     emit message(tr("Cluster labels: %1").arg(why), 10000);
   });
@@ -170,10 +173,28 @@ void ClusterLabelsControl::recompute() {
     clear();
     return;
   }
-  const Source source{data.get(), name, dim, positions.data()};
+  // Hidden items (legend groups, a range) are left out: the labels name the regions drawn.
+  std::vector<bool> visible = m_map->visibleMask();
+  if (visible.size() != std::size_t(data->size()) ||
+      std::find(visible.begin(), visible.end(), false) == visible.end())
+    visible.clear();
+  std::vector<std::int64_t> shownItems; // empty: every item
+  for (std::size_t i = 0; i < visible.size(); ++i)
+    if (visible[i])
+      shownItems.push_back(std::int64_t(i));
+  Source source{data.get(), name, dim, positions.data(), std::move(visible)};
   if (source == m_source)
     return; // shown already, or being computed
-  m_source = source;
+  m_source = std::move(source);
+  if (!m_source.visible.empty() && shownItems.empty()) {
+    m_jobs->cancel();
+    if (m_overlay->labels()) {
+      m_overlay->setLabels(nullptr, 0);
+      emit labelsChanged();
+    }
+    emit message(tr("Cluster labels: the filter hides every item"), 6000);
+    return;
+  }
   ClusterLabelParams params;
   params.granularities = m_granularities;
   struct Result {
@@ -181,15 +202,40 @@ void ClusterLabelsControl::recompute() {
     double area = 0;
   };
   const Context context = m_context;
-  std::vector<float> copied = positions; // the model may replace its map meanwhile
+  // The model may replace its map meanwhile: the job works on a copy of the items shown.
+  std::vector<float> copied;
+  if (shownItems.empty()) {
+    copied = positions;
+  } else {
+    copied.reserve(shownItems.size() * std::size_t(dim));
+    for (const std::int64_t i : shownItems)
+      copied.insert(copied.end(), positions.begin() + i * dim, positions.begin() + (i + 1) * dim);
+  }
   m_jobs->run<Result>(
       tr("Cluster labels"),
-      [data, name, dim, params, context, copied](JobControl& job) {
-        const std::vector<std::string> texts = labelTexts(*data, name.toStdString());
-        const MatrixView<float> map{copied.data(), data->size(), dim};
+      [data, name, dim, params, context, copied, shownItems](JobControl& job) {
+        std::vector<std::string> texts = labelTexts(*data, name.toStdString());
+        if (!shownItems.empty()) {
+          std::vector<std::string> shownTexts;
+          shownTexts.reserve(shownItems.size());
+          for (const std::int64_t i : shownItems)
+            shownTexts.push_back(std::move(texts[std::size_t(i)]));
+          texts = std::move(shownTexts);
+        }
+        const std::int64_t rows = std::int64_t(copied.size()) / dim;
+        ClusterLabels labels =
+            clusterLabels({copied.data(), rows, dim}, texts, params, context, job);
+        if (!shownItems.empty()) // back to the data's ids; hidden items in no cluster
+          for (ClusterLabelLevel& level : labels.levels) {
+            for (ClusterLabel& label : level.labels)
+              label.centreItem = shownItems[std::size_t(label.centreItem)];
+            std::vector<std::int32_t> assignment(std::size_t(data->size()), -1);
+            for (std::size_t s = 0; s < shownItems.size(); ++s)
+              assignment[std::size_t(shownItems[s])] = level.assignment[s];
+            level.assignment = std::move(assignment);
+          }
         Result r;
-        r.labels =
-            std::make_shared<const ClusterLabels>(clusterLabels(map, texts, params, context, job));
+        r.labels = std::make_shared<const ClusterLabels>(std::move(labels));
         r.area = ClusterLabelOverlay::robustArea(copied, dim);
         return r;
       },

@@ -2,7 +2,8 @@
 // View → Cluster Labels: computes the labels of the shown map off the GUI thread (its own
 // JobRunner, so that it never stops the exploration's jobs) from the chosen text column, and
 // hands them to the map's ClusterLabelOverlay. Observes the model: new data, other metadata, a
-// refined map or the other dimension's map recompute them while they are shown.
+// refined map or the other dimension's map recompute them while they are shown; so does a
+// filter that hides items (legend groups, a range): the labels name what is drawn.
 
 #include "nearscape/Nearscape.h"
 
@@ -83,6 +84,7 @@ private:
     QString column;
     int dim = 0;
     const float* positions = nullptr;
+    std::vector<bool> visible; ///< the map's visible mask (empty: every item)
     bool operator==(const Source&) const = default;
   };
   Source m_source;

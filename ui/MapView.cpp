@@ -458,10 +458,13 @@ void MapView::rebuildOverlay() {
 }
 
 void MapView::setVisibleMask(std::vector<bool> visible) {
+  const bool changed = visible != m_visible;
   m_visible = std::move(visible);
   rebuildCells();
   contentChanged(true);
   update();
+  if (changed)
+    emit visibleMaskChanged();
 }
 
 void MapView::setSizeClasses(std::vector<std::uint8_t> classes) {

@@ -63,6 +63,8 @@ public:
   bool userMovedCamera() const { return m_userMoved; }
   /// Which points are drawn and pickable (n flags); empty = all.
   void setVisibleMask(std::vector<bool> visible);
+  /// Which items are drawn (empty: all); visibleMaskChanged follows each change.
+  const std::vector<bool>& visibleMask() const { return m_visible; }
   /// Point sizes by class (0–3: kSizeClassPixels), one class per item (empty: every item at the
   /// normal size, class 1). Picking and selection are unaffected.
   void setSizeClasses(std::vector<std::uint8_t> classes);
@@ -159,6 +161,8 @@ signals:
   void viewChanged();
   /// Escape was pressed on the map (it takes the keyboard when clicked).
   void escapePressed();
+  /// Other items are drawn (a legend group hidden or shown, a range filter).
+  void visibleMaskChanged();
 
 protected:
   void initializeGL() override;

@@ -214,6 +214,22 @@ private slots:
       QCOMPARE(again.clusterLabels()->column(), QString("text"));
     }
 
+    // A filter hiding two of the three blobs: the labels name the one drawn, and come back.
+    window.session()->setFilter(Filter{{"c1", "c2"}, std::nullopt});
+    QVERIFY(changed.wait(30000));
+    QStringList filtered;
+    for (const auto& p : overlay->placedLabels())
+      filtered << p.text;
+    QVERIFY2(!filtered.isEmpty() && filtered.filter("typeface").isEmpty() &&
+                 filtered.filter("python").isEmpty(),
+             qPrintable(filtered.join(" | ")));
+    for (const auto& level : overlay->labels()->levels)
+      for (const auto& label : level.labels)
+        QCOMPARE(label.centreItem % 3, 0); // a c0 item
+    window.session()->setFilter(Filter{});
+    QVERIFY(changed.wait(30000));
+    QVERIFY(overlay->placedLabels().size() >= 3);
+
     // Another column: the package names.
     for (QAction* a : control->columnMenu()->actions())
       if (a->text() == "name") {
