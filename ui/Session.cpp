@@ -144,8 +144,11 @@ Session Session::parse(const QByteArray& bytes, const QString& path) {
       s.searchText = QString::fromStdString(search.value("text", std::string()));
       s.searchRegex = search.value("regex", false);
     }
-    if (j.contains("title_column") && !j["title_column"].is_null())
+    if (j.contains("title_column") && !j["title_column"].is_null()) {
+      check.require(j["title_column"].is_string(), "title_column",
+                    "must be a column's name, \"\" (none) or null (picked on its own)");
       s.titleColumn = QString::fromStdString(j["title_column"].get<std::string>());
+    }
     if (j.contains("cluster_labels") && !j["cluster_labels"].is_null()) {
       check.require(j["cluster_labels"].is_string(), "cluster_labels",
                     "must be a column's name, \"\" (the default column) or null");

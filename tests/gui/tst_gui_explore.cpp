@@ -507,6 +507,8 @@ private slots:
           Case{R"("data": "")", R"("data" must name the data file)"},
           Case{R"("content_hash": "zz")", R"("content_hash" must be hexadecimal)"},
           Case{R"("search": "dog")", R"("search" must be {"text")"},
+          Case{R"("cluster_labels": 5)", R"("cluster_labels" must be a column's name)"},
+          Case{R"("title_column": true)", R"("title_column" must be a column's name)"},
           Case{R"("camera": {"focal": [0,0,0], "position": [0,0,1], "up": [0,1,0], "scale": 0})",
                R"("camera" must have a positive scale)"},
           Case{R"("camera": {"focal": [0,0,1], "position": [0,0,1], "up": [0,1,0], "scale": 1})",
