@@ -14,11 +14,15 @@
 
 namespace nearscape::knn {
 
+/// Which code compares the blocks: AVX-512 bit masks where the CPU has them (`best`), or the
+/// portable loop every x86-64 and other CPU runs (`portable`; tests compare the two).
+enum class ScanKernel { best, portable };
+
 /// Feeds one row of a C tile (`c`: the dots of one packed query with `cols` packed base rows) to
 /// `row`: each entry within the row's threshold, as id baseStart + j, except id `skip` (or −1).
 void feedRow(Metric metric, const float* c, std::int64_t cols, float queryNorm,
-             const float* baseNorms, std::int64_t baseStart, std::int64_t skip,
-             CandidateRow& row);
+             const float* baseNorms, std::int64_t baseStart, std::int64_t skip, CandidateRow& row,
+             ScanKernel kernel = ScanKernel::best);
 
 /// Feeds a tile pair's C (rows × cols, row stride ldc: the dots of tile A's packed rows with tile
 /// B's) to both tiles' rows, for the kNN graph (the distance matrix is symmetric): entry (i, j)
@@ -28,9 +32,9 @@ void feedRow(Metric metric, const float* c, std::int64_t cols, float queryNorm,
 /// `columnThresholds`: scratch of `cols` floats. The caller owns every row of both tiles while
 /// this runs. Rows not yet pruned (their threshold still +∞) are pruned at the end, so that the
 /// next tile meets a finite threshold.
-void feedPair(Metric metric, const float* C, std::int64_t rows, std::int64_t cols,
-              std::int64_t ldc, const float* aNorms, std::int64_t aStart, const float* bNorms,
-              std::int64_t bStart, bool upper, CandidateRow* aRows, CandidateRow* bRows,
-              float* columnThresholds);
+void feedPair(Metric metric, const float* C, std::int64_t rows, std::int64_t cols, std::int64_t ldc,
+              const float* aNorms, std::int64_t aStart, const float* bNorms, std::int64_t bStart,
+              bool upper, CandidateRow* aRows, CandidateRow* bRows, float* columnThresholds,
+              ScanKernel kernel = ScanKernel::best);
 
 } // namespace nearscape::knn
