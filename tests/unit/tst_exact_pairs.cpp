@@ -148,6 +148,33 @@ private slots:
       }
   }
 
+  void cancellationStopsTheWorkers() {
+    // 6,000 rows on 2 threads: 4 tiles of 1,536, two workers; a stop asked at 20% ends the
+    // graph with Cancelled, not a result, and no worker takes a pair after it (10 pairs: the
+    // stop comes at the third, 0.29).
+    const auto data = gaussian(6000, 64, 7);
+    const MatrixView<float> v{data.data(), 6000, 64};
+    bool stopped = false;
+    double last = 0;
+    JobControl* self = nullptr;
+    JobControl job(
+        [&](double fraction, const std::string&) {
+          last = fraction;
+          if (fraction > 0.2 && !stopped) {
+            stopped = true;
+            self->requestStop();
+          }
+        },
+        std::chrono::milliseconds(0));
+    self = &job;
+    Context context;
+    context.backend = Backend::Cpu;
+    context.threads = 2;
+    QVERIFY_THROWS_EXCEPTION(Cancelled, knnGraph(v, 10, Metric::L2, context, job));
+    QVERIFY(stopped);
+    QVERIFY2(last < 0.6, qPrintable(QString("the pairs went on to %1 after the stop").arg(last)));
+  }
+
   void workersMatchReference_data() {
     QTest::addColumn<Metric>("metric");
     QTest::addColumn<int>("n");
