@@ -6,7 +6,9 @@
 // ≤ a_k + 2E (its exact distance is ≤ the exact k-th, which is ≤ a_k + E, and its approximation
 // errs by ≤ E). So candidates above that threshold can be dropped, and the threshold only falls
 // as more are seen. A row whose margin keeps too many candidates "overflows" and is recomputed
-// directly.
+// directly. A row prunes first at max(64, 2k) candidates, then whenever it holds twice what the
+// last prune left (never waiting past 2·cap): pruning first at 2·cap let 512 candidates through
+// per row before it had any threshold.
 
 #include <algorithm>
 #include <cmath>
@@ -30,6 +32,7 @@ public:
     m_cap = cap;
     m_threshold = std::numeric_limits<float>::infinity();
     m_overflow = false;
+    m_pruneAt = std::min(2 * cap, std::max<std::size_t>(64, 2 * std::size_t(k)));
   }
   float threshold() const { return m_threshold; }
   bool overflowed() const { return m_overflow; }
@@ -37,7 +40,7 @@ public:
 
   void push(float approx, std::int32_t id) {
     m_items.push_back({approx, id});
-    if (m_items.size() >= 2 * m_cap)
+    if (m_items.size() >= m_pruneAt)
       prune();
   }
 
@@ -54,6 +57,7 @@ public:
     m_items.erase(std::partition(m_items.begin(), m_items.end(),
                                  [t](const Candidate& c) { return c.approx <= t; }),
                   m_items.end());
+    m_pruneAt = std::min(2 * m_cap, std::max(m_pruneAt, 2 * m_items.size()));
     if (m_items.size() > m_cap) {
       m_overflow = true;
       m_items.clear();
@@ -67,6 +71,7 @@ private:
   float m_threshold = std::numeric_limits<float>::infinity();
   float m_margin = 0;
   std::size_t m_cap = 0;
+  std::size_t m_pruneAt = 0; ///< the size that triggers the next prune (≤ 2·cap)
   int m_k = 1;
   bool m_overflow = false;
 };

@@ -8,12 +8,16 @@
 
 #include "knn/CandidateRow.h"
 #include "knn/ExactCommon.h"
+#include "knn/TilePairQueue.h"
+#include "knn/TileScan.h"
 #include "nearscape/core/Error.h"
 #include "util/Blas.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
+#include <omp.h>
 
 namespace nearscape::knn {
 namespace {
@@ -22,6 +26,8 @@ struct Plan {
   std::int64_t queryTile = 0;
   std::int64_t baseTile = 0;
   bool symmetric = false; ///< graph mode computing each tile pair once
+  int workers = 1;        ///< symmetric: threads that each take whole tile pairs
+  bool packAll = false;   ///< symmetric: the base packed once, not at each pair
 };
 
 /// Bytes of working memory for tiles of bq × bb and `states` candidate rows.
@@ -29,6 +35,20 @@ std::uint64_t workingBytes(std::int64_t bq, std::int64_t bb, std::int64_t d, std
                            std::size_t cap) {
   return std::uint64_t(bq + bb) * d * 4 + std::uint64_t(bq) * bb * 4 + 2ull * (bq + bb) * 4 +
          std::uint64_t(states) * (2 * cap * sizeof(Candidate) + sizeof(CandidateRow));
+}
+
+/// The symmetric graph's tile: 2,048 rows, fewer where that leaves under two tile pairs in work
+/// per thread at once (each worker owns both tiles of its pair), never under 256 (smaller GEMMs
+/// run slower than the cores allow).
+std::int64_t pairTile(std::int64_t n, int threads) {
+  const std::int64_t perThreads = (n + 2 * threads - 1) / (2 * std::int64_t(threads));
+  return std::min<std::int64_t>(n,
+                                std::clamp<std::int64_t>((perThreads + 63) / 64 * 64, 256, 2048));
+}
+
+/// Workers for `tiles` tiles: one a thread while each can own two tiles.
+int pairWorkers(std::int64_t tiles, int threads) {
+  return int(std::max<std::int64_t>(1, std::min<std::int64_t>(threads, tiles / 2)));
 }
 
 Plan makePlan(std::int64_t nq, std::int64_t nb, std::int64_t d, int k, bool excludeSelf,
@@ -43,12 +63,20 @@ Plan makePlan(std::int64_t nq, std::int64_t nb, std::int64_t d, int k, bool excl
   const std::uint64_t limit = budget > 0 ? budget : (6ull << 30);
   Plan plan;
   if (excludeSelf && params.queryTile == 0 && params.baseTile == 0) {
-    std::int64_t t = std::min<std::int64_t>(2048, nq);
-    while (t > 64 && workingBytes(t, t, d, nq, cap) > limit)
+    const int threads = effectiveThreads(context);
+    std::int64_t t = pairTile(nq, threads);
+    auto bytes = [&](std::int64_t tile) { // each worker: two packed tiles and its C
+      const int w = pairWorkers((nq + tile - 1) / tile, threads);
+      return std::uint64_t(w) * (workingBytes(tile, tile, d, 0, cap) + std::uint64_t(tile) * 4) +
+             workingBytes(0, 0, d, nq, cap);
+    };
+    while (t > 64 && bytes(t) > limit)
       t /= 2;
-    if (workingBytes(t, t, d, nq, cap) <= limit) {
+    if (bytes(t) <= limit) {
       plan.symmetric = true;
       plan.queryTile = plan.baseTile = t;
+      plan.workers = pairWorkers((nq + t - 1) / t, threads);
+      plan.packAll = bytes(t) + std::uint64_t(nq) * d * 4 <= limit;
       return plan;
     }
   }
@@ -67,88 +95,22 @@ Plan makePlan(std::int64_t nq, std::int64_t nb, std::int64_t d, int k, bool excl
   return plan;
 }
 
-/// Feeds row i of a C tile (dots of one packed query against bb packed base rows) to its row.
-template <Metric M>
-inline void scanRow(const float* c, std::int64_t bb, float queryNorm, const float* baseNorms,
-                    std::int64_t baseStart, std::int64_t skip, CandidateRow& row) {
-  float t = row.threshold();
-  for (std::int64_t j = 0; j < bb; ++j) {
-    const float a = approxDistance(M, queryNorm, baseNorms[j], c[j]);
-    if (a <= t && baseStart + j != skip) {
-      row.push(a, std::int32_t(baseStart + j));
-      t = row.threshold();
-    }
-  }
-}
-
-/// Feeds columns [c0, c1) of a bq × bb C tile to the rows of the base tile (symmetric graph).
-template <Metric M>
-inline void scanColumns(const float* C, std::int64_t bq, std::int64_t bb, std::int64_t c0,
-                        std::int64_t c1, const float* queryNorms, std::int64_t queryStart,
-                        const float* baseNorms, CandidateRow* baseRows) {
-  constexpr int kStrip = 16;
-  float t[kStrip];
-  for (std::int64_t s = c0; s < c1; s += kStrip) {
-    const int w = int(std::min<std::int64_t>(kStrip, c1 - s));
-    for (int x = 0; x < w; ++x)
-      t[x] = baseRows[s + x].threshold();
-    for (std::int64_t i = 0; i < bq; ++i) {
-      const float* c = C + i * bb + s;
-      for (int x = 0; x < w; ++x) {
-        const float a = approxDistance(M, baseNorms[s + x], queryNorms[i], c[x]);
-        if (a <= t[x]) {
-          baseRows[s + x].push(a, std::int32_t(queryStart + i));
-          t[x] = baseRows[s + x].threshold();
-        }
-      }
-    }
-  }
-}
-
-template <Metric M>
-void scanTile(const float* C, std::int64_t bq, std::int64_t bb, const float* queryNorms,
-              std::int64_t queryStart, const float* baseNorms, std::int64_t baseStart,
-              bool excludeSelf, CandidateRow* queryRows, CandidateRow* baseRows, int threads,
+/// Feeds a bq × bb C tile's rows to their candidate rows (a search's tile, or a graph's with
+/// explicit tiles).
+void scanTile(Metric metric, const float* C, std::int64_t bq, std::int64_t bb,
+              const float* queryNorms, std::int64_t queryStart, const float* baseNorms,
+              std::int64_t baseStart, bool excludeSelf, CandidateRow* queryRows, int threads,
               const JobControl& job) {
-  const bool columns = baseRows != nullptr;
-  const std::int64_t strips = columns ? (bb + 63) / 64 : 0;
   // A few rows (single queries) are scanned on this thread: waking the others costs more, and
   // their spinning starves BLAS's threads.
-#pragma omp parallel num_threads(threads) if (columns || bq >= 64)
-  {
-    // A tile of 2048 × 2048 takes 100–160 ms under ASan on two cores: the rows and strips look
-    // for a stop, which the caller's next check turns into Cancelled (half-fed rows are dropped).
-#pragma omp for schedule(dynamic, 16) nowait
-    for (std::int64_t i = 0; i < bq; ++i) {
-      if (job.stopRequested())
-        continue;
-      scanRow<M>(C + i * bb, bb, queryNorms[i], baseNorms, baseStart,
-                 excludeSelf ? queryStart + i : -1, queryRows[i]);
-    }
-#pragma omp for schedule(dynamic, 1)
-    for (std::int64_t s = 0; s < strips; ++s) {
-      if (job.stopRequested())
-        continue;
-      scanColumns<M>(C, bq, bb, s * 64, std::min(bb, s * 64 + 64), queryNorms, queryStart,
-                     baseNorms, baseRows);
-    }
-  }
-}
-
-void scanTileFor(Metric metric, const float* C, std::int64_t bq, std::int64_t bb,
-                 const float* queryNorms, std::int64_t queryStart, const float* baseNorms,
-                 std::int64_t baseStart, bool excludeSelf, CandidateRow* queryRows,
-                 CandidateRow* baseRows, int threads, const JobControl& job) {
-  switch (metric) {
-  case Metric::L2:
-    return scanTile<Metric::L2>(C, bq, bb, queryNorms, queryStart, baseNorms, baseStart,
-                                excludeSelf, queryRows, baseRows, threads, job);
-  case Metric::InnerProduct:
-    return scanTile<Metric::InnerProduct>(C, bq, bb, queryNorms, queryStart, baseNorms, baseStart,
-                                          excludeSelf, queryRows, baseRows, threads, job);
-  case Metric::Cosine:
-    return scanTile<Metric::Cosine>(C, bq, bb, queryNorms, queryStart, baseNorms, baseStart,
-                                    excludeSelf, queryRows, baseRows, threads, job);
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 16) if (bq >= 64)
+  for (std::int64_t i = 0; i < bq; ++i) {
+    // A tile of 2048 × 2048 takes 100–160 ms under ASan on two cores: the rows look for a stop,
+    // which the caller's next check turns into Cancelled (half-fed rows are dropped).
+    if (job.stopRequested())
+      continue;
+    feedRow(metric, C + i * bb, bb, queryNorms[i], baseNorms, baseStart,
+            excludeSelf ? queryStart + i : -1, queryRows[i]);
   }
 }
 
@@ -193,6 +155,53 @@ void gemmTile(const float* q, std::int64_t bq, const float* b, std::int64_t bb, 
               int(d), 0.0f, C, int(bb));
 }
 
+/// The symmetric graph: every tile pair (A, B ≥ A) scored once, C = A·Bᵀ feeding the rows of
+/// both (a tile with itself through SYRK's upper triangle: half a GEMM). Each of plan.workers
+/// threads takes whole pairs from a TilePairQueue and runs their GEMM on one BLAS thread and
+/// their scan itself; with a single worker, BLAS gets every thread.
+void scorePairs(const MatrixView<float>& base, const BaseSummary& summary, Metric metric,
+                const Plan& plan, int threads, CandidateRow* rows, JobControl& job) {
+  const std::int64_t n = base.rows, d = base.cols, t = plan.queryTile;
+  const std::int64_t tiles = (n + t - 1) / t;
+  TilePairQueue queue(tiles);
+  const float* norms = summary.norms.data();
+  const bool packed = !summary.packed.empty();
+  blas::setThreads(plan.workers > 1 ? 1 : threads);
+  std::atomic<std::int64_t> done{0};
+#pragma omp parallel num_threads(plan.workers)
+  {
+    std::vector<float> a(packed ? 0 : static_cast<std::size_t>(t * d)), b(a.size()),
+        scratchNorms(static_cast<std::size_t>(t)), columnThresholds(scratchNorms.size()),
+        C(static_cast<std::size_t>(t * t));
+    auto tile = [&](std::int64_t first, std::int64_t last, std::vector<float>& out) {
+      if (packed)
+        return summary.packed.data() + first * d;
+      summary.packing.pack(base, first, last, out.data(), scratchNorms.data());
+      return static_cast<const float*>(out.data());
+    };
+    std::int64_t A = 0, B = 0;
+    while (queue.take(A, B)) {
+      const std::int64_t a0 = A * t, a1 = std::min(n, a0 + t), b0 = B * t, b1 = std::min(n, b0 + t);
+      const float* ap = tile(a0, a1, a);
+      if (A == B) {
+        cblas_ssyrk(CblasRowMajor, CblasUpper, CblasNoTrans, int(a1 - a0), int(d), 1.0f, ap, int(d),
+                    0.0f, C.data(), int(a1 - a0));
+      } else {
+        gemmTile(ap, a1 - a0, tile(b0, b1, b), b1 - b0, d, C.data());
+      }
+      feedPair(metric, C.data(), a1 - a0, b1 - b0, b1 - b0, norms + a0, a0, norms + b0, b0, A == B,
+               rows + a0, rows + b0, columnThresholds.data());
+      queue.release(A, B);
+      const std::int64_t finished = ++done;
+      if (job.stopRequested())
+        queue.stop(); // the caller's check turns it into Cancelled (half-fed rows are dropped)
+      else if (omp_get_thread_num() == 0)
+        job.progress(0.95 * double(finished) / double(queue.pairs()), "exact kNN graph");
+    }
+  }
+  job.check();
+}
+
 } // namespace
 
 BaseSummary summariseBase(const MatrixView<float>& base, Metric metric, int threads,
@@ -227,7 +236,7 @@ KnnResult exactSearchCpu(const MatrixView<float>& queries, const MatrixView<floa
   const Plan plan = makePlan(nq, nb, d, k, excludeSelf, context, params);
   BaseSummary own;
   if (!summary) {
-    own = summariseBase(base, metric, threads);
+    own = summariseBase(base, metric, threads, plan.symmetric && plan.packAll);
     summary = &own;
   }
   const Packing& packing = summary->packing;
@@ -240,11 +249,11 @@ KnnResult exactSearchCpu(const MatrixView<float>& queries, const MatrixView<floa
   std::int64_t fallback = 0, candidates = 0;
   const std::int64_t bq = plan.queryTile, bb = plan.baseTile;
   const bool kept = !summary->packed.empty() && !plan.symmetric;
-  std::vector<float> qPacked(static_cast<std::size_t>(bq * d)),
-      bPacked(kept ? 0 : static_cast<std::size_t>(bb * d));
-  std::vector<float> qNorms(static_cast<std::size_t>(bq)),
-      bNorms(kept ? 0 : static_cast<std::size_t>(bb));
-  std::vector<float> C(static_cast<std::size_t>(bq * bb));
+  std::vector<float> qPacked(plan.symmetric ? 0 : static_cast<std::size_t>(bq * d)),
+      bPacked(kept || plan.symmetric ? 0 : static_cast<std::size_t>(bb * d));
+  std::vector<float> qNorms(plan.symmetric ? 0 : static_cast<std::size_t>(bq)),
+      bNorms(kept || plan.symmetric ? 0 : static_cast<std::size_t>(bb));
+  std::vector<float> C(plan.symmetric ? 0 : static_cast<std::size_t>(bq * bb));
 
   auto initRows = [&](CandidateRow* rows, std::int64_t begin, std::int64_t end) {
     std::vector<float> scratch(static_cast<std::size_t>(d));
@@ -256,32 +265,14 @@ KnnResult exactSearchCpu(const MatrixView<float>& queries, const MatrixView<floa
   };
 
   if (plan.symmetric) {
-    // Graph: tile pairs (I, J ≥ I); C = I·Jᵀ feeds I's rows and, for J ≠ I, J's rows.
+    // Graph: queries are the base, so the base's packed norms are the queries' too.
     std::vector<CandidateRow> rows(static_cast<std::size_t>(nq));
-    initRows(rows.data(), 0, nq);
-    const std::int64_t tiles = (nq + bq - 1) / bq;
-    const double pairs = double(tiles) * double(tiles + 1) / 2;
-    double done = 0;
-    for (std::int64_t I = 0; I < tiles; ++I) {
-      const std::int64_t i0 = I * bq, i1 = std::min(nq, i0 + bq);
-      packing.pack(queries, i0, i1, qPacked.data(), qNorms.data());
-      for (std::int64_t J = I; J < tiles; ++J) {
-        job.check();
-        const std::int64_t j0 = J * bb, j1 = std::min(nb, j0 + bb);
-        const float* bp = qPacked.data();
-        const float* bn = qNorms.data();
-        if (J != I) {
-          packing.pack(base, j0, j1, bPacked.data(), bNorms.data());
-          bp = bPacked.data();
-          bn = bNorms.data();
-        }
-        gemmTile(qPacked.data(), i1 - i0, bp, j1 - j0, d, C.data());
-        scanTileFor(metric, C.data(), i1 - i0, j1 - j0, qNorms.data(), i0, bn, j0, true,
-                    rows.data() + i0, J != I ? rows.data() + j0 : nullptr, threads, job);
-        done += 1;
-        job.progress(0.95 * done / pairs, "exact kNN graph");
-      }
-    }
+    for (std::int64_t i = 0; i < nq; ++i)
+      rows[std::size_t(i)].reset(
+          k, float(2.0 * errorBound(metric, d, summary->norms[std::size_t(i)], maxBaseNorm2, 0.0)),
+          cap);
+    scorePairs(base, *summary, metric, plan, threads, rows.data(), job);
+    blas::setThreads(threads);
     finishRows(queries, base, metric, k, true, 0, nq, rows.data(), ids.data(), dists.data(),
                fallback, candidates, threads, job);
   } else {
@@ -302,8 +293,8 @@ KnnResult exactSearchCpu(const MatrixView<float>& queries, const MatrixView<floa
           packing.pack(base, j0, j1, bPacked.data(), bNorms.data());
         }
         gemmTile(qPacked.data(), i1 - i0, bp, j1 - j0, d, C.data());
-        scanTileFor(metric, C.data(), i1 - i0, j1 - j0, qNorms.data(), i0, bn, j0, excludeSelf,
-                    rows.data(), nullptr, threads, job);
+        scanTile(metric, C.data(), i1 - i0, j1 - j0, qNorms.data(), i0, bn, j0, excludeSelf,
+                 rows.data(), threads, job);
         job.progress((double(i0) + double(i1 - i0) * double(j1) / double(nb)) / double(nq),
                      excludeSelf ? "exact kNN graph" : "exact kNN search");
       }
