@@ -15,7 +15,8 @@
 namespace nearscape::ui {
 
 FacetsPanel::FacetsPanel(ExplorerSession* session, QWidget* parent)
-    : QWidget(parent), m_session(session), m_jobs(new JobRunner(this)) {
+    : QWidget(parent), m_session(session), m_jobs(new JobRunner(this)),
+      m_countJobs(new JobRunner(this)) {
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);
   auto* top = new QHBoxLayout;
@@ -104,55 +105,99 @@ void FacetsPanel::readColumns() {
       });
 }
 
-void FacetsPanel::recount() {
-  if (!m_columns) {
-    m_session->setFacetMask({});
-    return;
-  }
-  const std::vector<FacetColumn>& columns = *m_columns;
-  const std::vector<FacetBrush>& brushes = m_session->facets();
+bool FacetsPanel::pending() const {
+  return m_jobs->busy() || m_countJobs->busy();
+}
+
+namespace {
+
+/// What a count gives the panel: the model's mask, and each facet's counts and own brush.
+struct FacetRecount {
+  std::vector<std::uint8_t> mask; ///< empty: no brush applies
+  std::int64_t items = 0, passing = 0;
+  bool applied = false;
+  std::vector<FacetCounts> counts;
+  std::vector<std::optional<FacetBrush>> own;
+  QString refused; ///< why the brushes could not apply (the map stays whole)
+};
+
+FacetRecount countFacets(const std::vector<FacetColumn>& columns,
+                         const std::vector<FacetBrush>& brushes,
+                         const std::vector<std::int64_t>& selection, JobControl& job) {
+  FacetRecount r;
   FacetPass pass;
-  bool applied = !brushes.empty();
+  r.applied = !brushes.empty();
   try {
     pass = facetPass(columns, brushes);
   } catch (const InvalidArgument& e) {
     // A brush from the command line or a session for columns these data lack: said once, and
     // the map stays whole.
-    emit failed(QString::fromUtf8(e.what()));
+    r.refused = QString::fromUtf8(e.what());
     pass = facetPass(columns, {});
-    applied = false;
+    r.applied = false;
   }
   const std::size_t n = pass.failed.size();
-  m_passing = 0;
-  std::vector<std::uint8_t> mask;
-  if (applied)
-    mask.resize(n);
+  r.items = std::int64_t(n);
+  if (r.applied)
+    r.mask.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
     const bool passes = pass.passes(i);
-    m_passing += passes;
-    if (applied)
-      mask[i] = passes;
+    r.passing += passes;
+    if (r.applied)
+      r.mask[i] = passes;
   }
-  m_session->setFacetMask(std::move(mask));
-  const std::vector<std::int64_t>& selection = m_session->selection();
   for (int c = 0; c < int(columns.size()); ++c) {
+    job.check();
     const FacetColumn& column = columns[std::size_t(c)];
     std::optional<FacetBrush> own;
     for (const FacetBrush& b : brushes)
-      if (applied && b.column == column.name)
+      if (r.applied && b.column == column.name)
         own = b;
-    m_charts[QString::fromStdString(column.name)]->setCounts(
-        column, countFacet(columns, c, pass, selection), own);
+    r.counts.push_back(countFacet(columns, c, pass, selection));
+    r.own.push_back(std::move(own));
   }
-  m_clear->setEnabled(!brushes.empty());
-  QString summary =
-      applied ? tr("%1 of %2 items pass the brushes (the rest are dimmed)").arg(m_passing).arg(n)
-              : tr("%1 items · drag across a histogram or click a value to "
-                   "filter the map")
-                    .arg(n);
-  if (!selection.empty())
-    summary += tr(" · orange: the selection (%1)").arg(selection.size());
-  m_summary->setText(summary);
+  return r;
+}
+
+} // namespace
+
+void FacetsPanel::recount() {
+  if (!m_columns) {
+    m_session->setFacetMask({});
+    return;
+  }
+  const std::shared_ptr<const std::vector<FacetColumn>> columns = m_columns;
+  const std::vector<FacetBrush> brushes = m_session->facets();
+  const std::vector<std::int64_t> selection = m_session->selection();
+  m_countJobs->run<FacetRecount>(
+      tr("Counting the facets"),
+      [columns, brushes, selection](JobControl& job) {
+        return countFacets(*columns, brushes, selection, job);
+      },
+      [this, columns, brushes, selection](FacetRecount& r) {
+        // Newer columns or brushes start a newer count, which cancels this one; one that ended
+        // first all the same is stale.
+        if (m_columns != columns || m_session->facets() != brushes ||
+            m_session->selection() != selection)
+          return;
+        if (!r.refused.isEmpty())
+          emit failed(r.refused);
+        m_passing = r.passing;
+        m_session->setFacetMask(std::move(r.mask));
+        for (std::size_t c = 0; c < columns->size(); ++c)
+          m_charts[QString::fromStdString((*columns)[c].name)]->setCounts((*columns)[c],
+                                                                          r.counts[c], r.own[c]);
+        m_clear->setEnabled(!brushes.empty());
+        QString summary = r.applied ? tr("%1 of %2 items pass the brushes (the rest are dimmed)")
+                                          .arg(r.passing)
+                                          .arg(r.items)
+                                    : tr("%1 items · drag across a histogram or click a value to "
+                                         "filter the map")
+                                          .arg(r.items);
+        if (!selection.empty())
+          summary += tr(" · orange: the selection (%1)").arg(selection.size());
+        m_summary->setText(summary);
+      });
 }
 
 } // namespace nearscape::ui

@@ -2,7 +2,9 @@
 // The Facets dock (Embedding Atlas's cross-filtering): a chart per metadata column — histograms
 // for numbers, values by count for categories — for the whole data, the items passing the
 // brushes and the selection. Brushing a facet is an undoable edit of the model's facet filter;
-// the map dims what the brushes leave out, and every other facet counts within them.
+// the map dims what the brushes leave out, and every other facet counts within them. Reading the
+// columns and counting them run off the GUI thread (a drag across a histogram of millions of
+// items recounts every facet at each step; a newer count cancels the older one).
 
 #include "nearscape/core/Facets.h"
 
@@ -37,6 +39,9 @@ public:
   /// Items passing every brush (every item without one).
   std::int64_t passing() const { return m_passing; }
   JobRunner* jobs() const { return m_jobs; }
+  JobRunner* countJobs() const { return m_countJobs; }
+  /// The columns are being read, or the facets counted (the mask and charts not yet current).
+  bool pending() const;
 
 signals:
   /// The model's brushes cannot apply (a column the data lacks, a range on categories): the
@@ -50,7 +55,8 @@ private:
   void recount();
 
   ExplorerSession* m_session;
-  JobRunner* m_jobs;
+  JobRunner* m_jobs;      ///< reads the columns
+  JobRunner* m_countJobs; ///< counts them (its own: a count must not cancel the read)
   QLabel* m_summary;
   QLineEdit* m_search;
   QPushButton* m_clear;

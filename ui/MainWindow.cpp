@@ -179,8 +179,10 @@ MainWindow::~MainWindow() {
                                      m_exploration->trustJobs(), m_finder->jobs()};
   for (JobRunner* runner : m_colours->jobs())
     runners.push_back(runner);
-  if (auto* facets = findChild<FacetsPanel*>())
+  if (auto* facets = findChild<FacetsPanel*>()) {
     runners.push_back(facets->jobs());
+    runners.push_back(facets->countJobs());
+  }
   // Every engine loop checks its JobControl often; closing the window must still end the
   // program when a job is stuck: leave without waiting for it (outputs are written atomically).
   constexpr int kStopGraceMs = 3000;
@@ -595,7 +597,7 @@ bool MainWindow::viewPending() const {
   const auto* facets = findChild<FacetsPanel*>();
   return m_finder->pending() || m_colours->pending() || m_compare->running() ||
          m_clusterLabels->pending() ||
-         (facets && !m_session->facets().empty() && facets->jobs()->busy());
+         (facets && !m_session->facets().empty() && facets->pending());
 }
 void MainWindow::invertSelection() {
   setSelection(invertedSelection(*m_session));

@@ -245,7 +245,7 @@ private slots:
     openData(window);
     auto* panel = window.findChild<FacetsPanel*>();
     QVERIFY(panel);
-    QTRY_VERIFY(panel->ready());
+    QTRY_VERIFY(panel->ready() && !panel->pending());
     window.findChild<QDockWidget*>(QStringLiteral("facetsDock"))->raise();
     FacetChart* size = panel->chart(QStringLiteral("size"));
     FacetChart* kind = panel->chart(QStringLiteral("kind"));
@@ -270,6 +270,7 @@ private slots:
     QTest::mousePress(size, Qt::LeftButton, {}, size->barRect(0).center());
     QTest::mouseRelease(size, Qt::LeftButton, {}, size->barRect(bins / 2 - 1).center());
     QCOMPARE(int(window.session()->facets().size()), 1);
+    QTRY_VERIFY(!panel->pending()); // counted off the GUI thread
     const auto range = *window.session()->facets().front().range;
     const std::vector<std::uint8_t>& mask = window.session()->facetMask();
     QCOMPARE(int(mask.size()), kN);
@@ -307,6 +308,7 @@ private slots:
     QVERIFY(rareRow >= 0);
     QTest::mouseClick(kind, Qt::LeftButton, {}, kind->barRect(rareRow).center());
     QCOMPARE(int(window.session()->facets().size()), 2);
+    QTRY_VERIFY(!panel->pending());
     int both = 0;
     for (int i = 0; i < kN; ++i)
       both += i % 4 == 0 && sizeOf(i) >= range.first && sizeOf(i) <= range.second;
@@ -327,17 +329,19 @@ private slots:
       QVERIFY(explored.wait(60000));
       QCOMPARE(again.session()->facets(), window.session()->facets());
       auto* restored = again.findChild<FacetsPanel*>();
-      QTRY_VERIFY(restored->ready());
+      QTRY_VERIFY(restored->ready() && !restored->pending());
       QTRY_COMPARE(restored->passing(), std::int64_t(both));
       QCOMPARE(again.session()->facetMask(), window.session()->facetMask());
     }
     // Undo takes the second brush back; Clear all restores the whole map.
     window.session()->undoStack()->undo();
+    QTRY_VERIFY(!panel->pending());
     QCOMPARE(panel->passing(), std::int64_t(passing));
     auto* clear = panel->findChild<QPushButton*>(QStringLiteral("facetsClear"));
     QVERIFY(clear && clear->isEnabled());
     QTest::mouseClick(clear, Qt::LeftButton);
     QVERIFY(window.session()->facets().empty());
+    QTRY_VERIFY(!panel->pending());
     QVERIFY(window.session()->facetMask().empty());
     QCOMPARE(controls(window)->shownColours(), coloursBefore);
   }
