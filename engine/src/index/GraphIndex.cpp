@@ -2,7 +2,6 @@
 
 #include "gpu/Dispatch.h"
 #include "gpu/MultiDevice.h"
-#include "index/GraphSearchCpu.h"
 #include "index/IndexDevice.h"
 #include "index/SearchGraph.h"
 #include "nearscape/core/Dataset.h"
@@ -21,6 +20,88 @@ namespace nearscape::index {
 namespace {
 
 constexpr int kMaxEntries = 256;
+
+/// A best-first search's candidate pool (SONG §3's bounded priority queue and top list in one
+/// sorted array, as CAGRA keeps its "internal top-k"): the `capacity` best nodes seen, each
+/// flagged once expanded.
+class Pool {
+public:
+  explicit Pool(int capacity) : m_capacity(capacity) { m_items.reserve(std::size_t(capacity) + 1); }
+  void clear() { m_items.clear(), m_cursor = 0; }
+  bool full() const { return int(m_items.size()) == m_capacity; }
+  float worst() const { return m_items.back().score; }
+  void insert(float score, std::int32_t id) {
+    if (full() && !(score < m_items.back().score ||
+                    (score == m_items.back().score && id < m_items.back().id)))
+      return;
+    std::size_t at = m_items.size();
+    while (at > 0 && (score < m_items[at - 1].score ||
+                      (score == m_items[at - 1].score && id < m_items[at - 1].id)))
+      --at;
+    m_items.insert(m_items.begin() + std::ptrdiff_t(at), {score, id, false});
+    if (int(m_items.size()) > m_capacity)
+      m_items.pop_back();
+    m_cursor = std::min(m_cursor, at);
+  }
+  /// (score, id) of every node held, best first.
+  std::vector<std::pair<float, std::int32_t>> items() const {
+    std::vector<std::pair<float, std::int32_t>> out;
+    for (const Item& i : m_items)
+      out.push_back({i.score, i.id});
+    return out;
+  }
+  /// The best node not yet expanded (marking it expanded), or −1.
+  std::int32_t next() {
+    while (m_cursor < m_items.size() && m_items[m_cursor].expanded)
+      ++m_cursor;
+    if (m_cursor == m_items.size())
+      return -1;
+    m_items[m_cursor].expanded = true;
+    return m_items[m_cursor].id;
+  }
+  void emit(Metric metric, int k, std::int32_t* ids, float* distances) const {
+    for (int j = 0; j < k; ++j) {
+      const bool has = j < int(m_items.size());
+      ids[j] = has ? m_items[std::size_t(j)].id : -1;
+      distances[j] = has ? reportedDistance(metric, m_items[std::size_t(j)].score)
+                         : std::numeric_limits<float>::infinity();
+    }
+  }
+
+private:
+  struct Item {
+    float score;
+    std::int32_t id;
+    bool expanded;
+  };
+  int m_capacity;
+  std::vector<Item> m_items;
+  std::size_t m_cursor = 0;
+};
+
+/// Per-thread visited marks: a stamp per node, bumped per query (no clearing between queries).
+class Visited {
+public:
+  explicit Visited(std::int64_t n) : m_stamps(std::size_t(n), 0) {}
+  void nextQuery() {
+    if (++m_stamp == 0) {
+      std::fill(m_stamps.begin(), m_stamps.end(), 0);
+      m_stamp = 1;
+    }
+  }
+  /// True the first time `id` is seen in this query.
+  bool visit(std::int32_t id) {
+    std::uint32_t& s = m_stamps[std::size_t(id)];
+    if (s == m_stamp)
+      return false;
+    s = m_stamp;
+    return true;
+  }
+
+private:
+  std::vector<std::uint32_t> m_stamps;
+  std::uint32_t m_stamp = 0;
+};
 
 /// NN-Descent for a search graph: the graph is pruned afterwards and need not be as good as a kNN
 /// graph people look at, so half the usual sample (measured on fashion-mnist, k = 32: 27 s
@@ -162,9 +243,6 @@ void GraphIndex::attachDevice() {
         return Backend::Cuda;
       },
       [] { return Backend::Cpu; });
-  // The CPU's walk reads a float16 copy (HalfRows.h); a GPU index searches its own copy.
-  if (m_backend == Backend::Cpu)
-    m_half = HalfRows::make(m_vectors.view, m_metric, effectiveThreads(m_context));
 }
 
 std::vector<IndexParameter> GraphIndex::searchParameters() const {
@@ -185,8 +263,7 @@ IndexBuildParams GraphIndex::buildParams() const {
 }
 
 std::uint64_t GraphIndex::bytes() const {
-  return (m_graph.size() + m_sample.size() + m_upper.size()) * 4 + m_vectors.bytes() +
-         (m_half ? m_half->bytes() : 0);
+  return (m_graph.size() + m_sample.size() + m_upper.size()) * 4 + m_vectors.bytes();
 }
 
 KnnResult GraphIndex::search(const MatrixView<float>& queries, int k,
@@ -230,12 +307,69 @@ KnnResult GraphIndex::search(const MatrixView<float>& queries, int k,
 KnnResult GraphIndex::searchCpu(const MatrixView<float>& queries, int k, int ef, int degree,
                                 int entries, int threads, JobControl& job) const {
   const WorkingVectors q(queries, m_metric, threads);
+  const MatrixView<float> x = m_vectors.view;
+  const std::int64_t d = x.cols;
   std::vector<std::int32_t> ids(std::size_t(queries.rows) * std::size_t(k));
   std::vector<float> dists(ids.size());
-  const GraphLayers layers{
-      m_vectors.view, m_half ? &*m_half : nullptr, m_graph.data(), m_degree, &m_sample, &m_upper,
-      m_metric};
-  searchGraphCpu(layers, q.view, k, ef, degree, entries, threads, job, ids.data(), dists.data());
+  constexpr std::int64_t kBatch = 2048; // queries between cancellation checks
+  for (std::int64_t b0 = 0; b0 < queries.rows; b0 += kBatch) {
+    job.check();
+    const std::int64_t b1 = std::min(queries.rows, b0 + kBatch);
+#pragma omp parallel num_threads(int(std::min <std::int64_t>(threads, b1 - b0)))
+    {
+      thread_local std::unique_ptr<Visited> visited;
+      thread_local std::int64_t visitedSize = -1;
+      if (visitedSize != x.rows)
+        visited = std::make_unique<Visited>(x.rows), visitedSize = x.rows;
+      Pool pool(ef);
+      std::vector<std::pair<float, std::int32_t>> found;
+      std::int32_t fresh[256];
+#pragma omp for schedule(dynamic, 8)
+      for (std::int64_t i = b0; i < b1; ++i) {
+        if (job.stopRequested()) // a batch at a large ef lasts seconds: stop within it
+          continue;
+        const float* query = q.view.row(i);
+        visited->nextQuery();
+        // Best-first walk of one layer; pool ids are the layer's, `global` maps them to rows.
+        auto walk = [&](const std::int32_t* graph, int useDegree, const std::int32_t* global) {
+          for (std::int32_t node; (node = pool.next()) >= 0;) {
+            const std::int32_t* edges = graph + std::size_t(node) * std::size_t(m_degree);
+            int count = 0;
+            for (int j = 0; j < useDegree; ++j) {
+              const std::int32_t nb = edges[j];
+              if (nb < 0)
+                break;
+              if (visited->visit(global ? global[nb] : nb)) {
+                fresh[count++] = nb;
+                __builtin_prefetch(x.row(global ? global[nb] : nb));
+              }
+            }
+            for (int j = 0; j < count; ++j) {
+              const float s =
+                  workingScore(m_metric, query, x.row(global ? global[fresh[j]] : fresh[j]), d);
+              if (!pool.full() || s < pool.worst())
+                pool.insert(s, fresh[j]);
+            }
+          }
+        };
+        // The upper layer from its entries, then the full graph from what it found.
+        pool.clear();
+        for (int e = 0; e < entries; ++e) {
+          visited->visit(m_sample[std::size_t(e)]);
+          pool.insert(workingScore(m_metric, query, x.row(m_sample[std::size_t(e)]), d), e);
+        }
+        walk(m_upper.data(), m_degree, m_sample.data());
+        found = pool.items();
+        pool.clear();
+        for (const auto& [score, local] : found)
+          pool.insert(score, m_sample[std::size_t(local)]);
+        walk(m_graph.data(), degree, nullptr);
+        pool.emit(m_metric, k, ids.data() + i * k, dists.data() + i * k);
+      }
+    }
+    job.check(); // queries skipped after a stop: never return them
+    job.progress(double(b1) / double(queries.rows), "graph search");
+  }
   return searchResult(std::move(ids), std::move(dists), queries.rows, k, Backend::Cpu, m_context);
 }
 

@@ -1,7 +1,6 @@
 #pragma once
 // The graph index (internal): a fixed-degree search graph over the base, searched best-first.
 
-#include "index/HalfRows.h"
 #include "index/IndexCommon.h"
 #include "io/ChecksummedFile.h"
 
@@ -72,7 +71,6 @@ private:
   /// from random entries would stay in the clusters it starts in.
   std::vector<std::int32_t> m_sample;
   std::vector<std::int32_t> m_upper;
-  std::optional<HalfRows> m_half; ///< the CPU walk's float16 copy of m_vectors (CPU indexes)
   std::unique_ptr<gpu::GraphSearcher> m_device;
   std::vector<std::unique_ptr<gpu::GraphSearcher>>
       m_replicas; ///< on the other GPUs (MultiDevice.h)
