@@ -130,9 +130,9 @@ private slots:
           closure[i * n + j] =
               std::min(closure[i * n + j], std::max(closure[i * n + m], closure[m * n + j]));
     int found = 0;
-    for (auto [from, to] : {std::pair{0, 239}, std::pair{7, 8}, std::pair{5, 5}, std::pair{3, 100},
-                            std::pair{120, 17}, std::pair{239, 1}, std::pair{0, 150},
-                            std::pair{1, 238}}) {
+    for (auto [from, to] :
+         {std::pair{0, 239}, std::pair{7, 8}, std::pair{5, 5}, std::pair{3, 100},
+          std::pair{120, 17}, std::pair{239, 1}, std::pair{0, 150}, std::pair{1, 238}}) {
       const PairPaths p = pairPathsOnKnnIds(g.data(), g.view(), metric, from, to, cpu(threads));
       const GraphPath minimax = minimaxPath(forest, from, to);
       QCOMPARE(p.minimax.nodes, minimax.nodes);
@@ -161,8 +161,7 @@ private slots:
     QVERIFY_THROWS_EXCEPTION(InvalidArgument,
                              pairPathsOnKnnIds(g.data(), g.view(), Metric::L2, -1, 3));
     const MatrixView<float> fewer{g.points.data(), 29, 4};
-    QVERIFY_THROWS_EXCEPTION(InvalidArgument,
-                             pairPathsOnKnnIds(fewer, g.view(), Metric::L2, 0, 3));
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, pairPathsOnKnnIds(fewer, g.view(), Metric::L2, 0, 3));
     g.ids[17] = 30;
     QVERIFY_THROWS_EXCEPTION(InvalidArgument,
                              pairPathsOnKnnIds(g.data(), g.view(), Metric::L2, 0, 3));
@@ -175,8 +174,8 @@ private slots:
     const KnnIds g = makeGraph(200, 4, 4, 1, 0, Metric::L2, 8);
     JobControl job;
     job.requestStop();
-    QVERIFY_THROWS_EXCEPTION(
-        Cancelled, pairPathsOnKnnIds(g.data(), g.view(), Metric::L2, 0, 5, cpu(2), job));
+    QVERIFY_THROWS_EXCEPTION(Cancelled,
+                             pairPathsOnKnnIds(g.data(), g.view(), Metric::L2, 0, 5, cpu(2), job));
   }
 
   void edgeDistanceIsExact_data() {

@@ -39,7 +39,7 @@ inline double finish(double (&s)[3][kLanes], const float* a, const float* b, std
   } else {
     const double ab = fold(s[0]), aa = fold(s[1]), bb = fold(s[2]);
     if (aa == 0 || bb == 0)
-      return 1.0; // a zero vector: cos taken as 0
+      return 1.0;                         // a zero vector: cos taken as 0
     return 1.0 - ab / std::sqrt(aa * bb); // exactDistance's form: a copy lies at 0
   }
 }
@@ -70,7 +70,7 @@ void rowGeneric(const float* a, const float* const* rows, int count, std::int64_
 
 template <Metric M>
 __attribute__((target("avx2,fma"))) void rowAvx2(const float* a, const float* const* rows,
-                                                  int count, std::int64_t d, double* out) {
+                                                 int count, std::int64_t d, double* out) {
   const std::int64_t blocks = d / kLanes;
   for (int r = 0; r < count; ++r) {
     const float* b = rows[r];
@@ -103,7 +103,7 @@ __attribute__((target("avx2,fma"))) void rowAvx2(const float* a, const float* co
 
 template <Metric M>
 __attribute__((target("avx512f,fma"))) void rowAvx512(const float* a, const float* const* rows,
-                                                       int count, std::int64_t d, double* out) {
+                                                      int count, std::int64_t d, double* out) {
   const std::int64_t blocks = d / kLanes;
   for (int r = 0; r < count; ++r) {
     const float* b = rows[r];
@@ -158,8 +158,9 @@ const Kernel& kernel() {
 void edgeDistances(const float* a, const float* const* rows, int count, std::int64_t d,
                    Metric metric, double* out) {
   const Kernel& k = kernel();
-  (metric == Metric::L2 ? k.l2 : metric == Metric::InnerProduct ? k.ip : k.cosine)(a, rows, count,
-                                                                                   d, out);
+  (metric == Metric::L2             ? k.l2
+   : metric == Metric::InnerProduct ? k.ip
+                                    : k.cosine)(a, rows, count, d, out);
 }
 
 double edgeDistance(const float* a, const float* b, std::int64_t d, Metric metric) {

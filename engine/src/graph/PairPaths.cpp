@@ -13,6 +13,7 @@
 #include <limits>
 #include <memory>
 #include <numeric>
+#include <span>
 
 namespace nearscape {
 namespace {
@@ -70,8 +71,8 @@ struct CellWeights {
   float offset = 0; ///< symmetrizeKnnGraph's: the least distance for inner products, else 0
 };
 
-CellWeights weighCells(const MatrixView<float>& data, const KnnCells& g, Metric metric,
-                       int threads, JobControl& job) {
+CellWeights weighCells(const MatrixView<float>& data, const KnnCells& g, Metric metric, int threads,
+                       JobControl& job) {
   const std::int64_t n = g.n, k = g.k, d = data.cols;
   CellWeights out;
   out.weight.reset(new float[std::size_t(n * k)]);
@@ -158,6 +159,7 @@ public:
     }
     return x;
   }
+  void prefetch(std::int32_t x) const { __builtin_prefetch(m_parent.get() + x); }
   bool unite(std::int32_t a, std::int32_t b) {
     a = find(a);
     b = find(b);
@@ -204,18 +206,44 @@ struct KruskalResult {
   double pathSeconds = 0; ///< of the walk along the forest
 };
 
-KruskalResult kruskalPath(const KnnCells& g, const CellWeights& cw, std::int32_t from,
-                          std::int32_t to, JobControl& job) {
-  const std::int64_t n = g.n, k = g.k;
+/// Each edge's sort key, weight bits << 32 | its cell (non-negative floats order as their bits),
+/// in cell order, on every thread: each block of rows counts its edges, then fills its share.
+std::unique_ptr<std::uint64_t[]> edgeKeys(const KnnCells& g, const CellWeights& cw, int threads) {
+  const std::int64_t n = g.n, k = g.k, blocks = std::min<std::int64_t>(n, 64);
   std::unique_ptr<std::uint64_t[]> keys(new std::uint64_t[std::size_t(cw.edges)]);
-  std::int64_t m = 0;
-  for (std::int64_t i = 0; i < n; ++i)
-    for (std::int64_t t = i * k; t < (i + 1) * k; ++t)
-      if (const float w = cw.weight[std::size_t(t)]; !std::isnan(w) && g.ids[t] != i)
-        keys[std::size_t(m++)] =
-            std::uint64_t(std::bit_cast<std::uint32_t>(edgeWeight(w, cw.offset))) << 32 |
-            std::uint64_t(t);
-  NEARSCAPE_EXPECTS(m == cw.edges, "the edges' count changed between two passes");
+  std::vector<std::int64_t> start(std::size_t(blocks) + 1, 0);
+  auto carried = [&](std::int64_t i, std::int64_t t) {
+    return !std::isnan(cw.weight[std::size_t(t)]) && g.ids[t] != i;
+  };
+#pragma omp parallel num_threads(threads)
+  {
+#pragma omp for schedule(static)
+    for (std::int64_t b = 0; b < blocks; ++b)
+      for (std::int64_t i = b * n / blocks; i < (b + 1) * n / blocks; ++i)
+        for (std::int64_t t = i * k; t < (i + 1) * k; ++t)
+          start[std::size_t(b) + 1] += carried(i, t);
+#pragma omp single
+    std::partial_sum(start.begin(), start.end(), start.begin());
+#pragma omp for schedule(static)
+    for (std::int64_t b = 0; b < blocks; ++b) {
+      std::int64_t at = start[std::size_t(b)];
+      for (std::int64_t i = b * n / blocks; i < (b + 1) * n / blocks; ++i)
+        for (std::int64_t t = i * k; t < (i + 1) * k; ++t)
+          if (carried(i, t))
+            keys[std::size_t(at++)] = std::uint64_t(std::bit_cast<std::uint32_t>(
+                                          edgeWeight(cw.weight[std::size_t(t)], cw.offset)))
+                                          << 32 |
+                                      std::uint64_t(t);
+    }
+  }
+  NEARSCAPE_EXPECTS(start.back() == cw.edges, "the edges' count changed between two passes");
+  return keys;
+}
+
+KruskalResult kruskalPath(const KnnCells& g, const CellWeights& cw,
+                          std::unique_ptr<std::uint64_t[]> keys, std::int32_t from, std::int32_t to,
+                          JobControl& job) {
+  const std::int64_t n = g.n, k = g.k, m = cw.edges;
   sortByWeight(keys, m);
   job.check();
   // The cell's row by a multiplication (Lemire, Kaser & Kurz, "Faster remainder by direct
@@ -236,6 +264,7 @@ KruskalResult kruskalPath(const KnnCells& g, const CellWeights& cw, std::int32_t
   std::vector<WeightedEdge> forest;
   forest.reserve(std::size_t(n));
   std::vector<std::pair<std::int32_t, std::int32_t>> run;
+  std::int64_t joinedAt = from == to ? 0 : -1; // the forest's size when from and to joined
   for (std::int64_t q = 0; q < m;) {
     const std::uint32_t bits = std::uint32_t(keys[std::size_t(q)] >> 32);
     const float weight = std::bit_cast<float>(bits);
@@ -243,38 +272,46 @@ KruskalResult kruskalPath(const KnnCells& g, const CellWeights& cw, std::int32_t
     for (; q < m && std::uint32_t(keys[std::size_t(q)] >> 32) == bits; ++q) {
       if (q + kAhead < m)
         __builtin_prefetch(g.ids + (keys[std::size_t(q + kAhead)] & 0xffffffffu));
+      if (q + kAhead / 2 < m) { // its ids fetched 8 keys ago: the roots' first step
+        const auto [a, b] = ends(keys[std::size_t(q + kAhead / 2)]);
+        uf.prefetch(a);
+        uf.prefetch(b);
+      }
       run.push_back(ends(keys[std::size_t(q)]));
     }
     if (run.size() > 1)
       std::sort(run.begin(), run.end());
     for (const auto& [a, b] : run)
-      if (uf.unite(a, b))
+      if (uf.unite(a, b)) {
         forest.push_back({a, b, weight});
+        if (joinedAt < 0 && uf.find(from) == uf.find(to))
+          joinedAt = std::int64_t(forest.size());
+      }
   }
   keys.reset();
   job.check();
   KruskalResult r;
   r.components = n - std::int64_t(forest.size());
-  if (uf.find(from) != uf.find(to))
+  if (joinedAt < 0)
     return r;
   const auto walk = std::chrono::steady_clock::now();
-  // The forest's path: a breadth-first walk from `from` over the forest's edges until `to`.
-  std::vector<std::int64_t> start(std::size_t(n) + 1, 0);
-  for (const WeightedEdge& e : forest) {
-    ++start[std::size_t(e.a) + 1];
-    ++start[std::size_t(e.b) + 1];
+  // The forest's path: a breadth-first walk from `from` over the forest's edges until `to`, those
+  // found before the two joined (the rest cannot lie on it). 32-bit offsets; filling moves each
+  // node's start to the next one's, so a node's edges end up in [end[u − 1], end[u]).
+  const std::span<const WeightedEdge> before(forest.data(), std::size_t(joinedAt));
+  std::vector<std::uint32_t> end(std::size_t(n) + 1, 0);
+  for (const WeightedEdge& e : before) {
+    ++end[std::size_t(e.a) + 1];
+    ++end[std::size_t(e.b) + 1];
   }
-  std::partial_sum(start.begin(), start.end(), start.begin());
-  std::vector<std::int32_t> next(forest.size() * 2);
-  std::vector<float> nextW(forest.size() * 2);
-  {
-    std::vector<std::int64_t> fill(start.begin(), start.end() - 1);
-    for (const WeightedEdge& e : forest) {
-      next[std::size_t(fill[std::size_t(e.a)])] = e.b;
-      nextW[std::size_t(fill[std::size_t(e.a)]++)] = e.weight;
-      next[std::size_t(fill[std::size_t(e.b)])] = e.a;
-      nextW[std::size_t(fill[std::size_t(e.b)]++)] = e.weight;
-    }
+  std::partial_sum(end.begin(), end.end(), end.begin());
+  std::vector<std::int32_t> next(before.size() * 2);
+  std::vector<float> nextW(before.size() * 2);
+  for (const WeightedEdge& e : before) {
+    next[end[std::size_t(e.a)]] = e.b;
+    nextW[end[std::size_t(e.a)]++] = e.weight;
+    next[end[std::size_t(e.b)]] = e.a;
+    nextW[end[std::size_t(e.b)]++] = e.weight;
   }
   std::vector<std::int32_t> parent(std::size_t(n), -1);
   std::vector<float> parentW(std::size_t(n), 0);
@@ -282,10 +319,10 @@ KruskalResult kruskalPath(const KnnCells& g, const CellWeights& cw, std::int32_t
   parent[std::size_t(from)] = from;
   for (std::size_t h = 0; h < queue.size() && parent[std::size_t(to)] < 0; ++h) {
     const std::int32_t u = queue[h];
-    for (std::int64_t e = start[std::size_t(u)]; e < start[std::size_t(u) + 1]; ++e)
-      if (const std::int32_t v = next[std::size_t(e)]; parent[std::size_t(v)] < 0) {
+    for (std::uint32_t e = u > 0 ? end[std::size_t(u) - 1] : 0; e < end[std::size_t(u)]; ++e)
+      if (const std::int32_t v = next[e]; parent[std::size_t(v)] < 0) {
         parent[std::size_t(v)] = u;
-        parentW[std::size_t(v)] = nextW[std::size_t(e)];
+        parentW[std::size_t(v)] = nextW[e];
         queue.push_back(v);
       }
   }
@@ -305,32 +342,31 @@ KruskalResult kruskalPath(const KnnCells& g, const CellWeights& cw, std::int32_t
 /// The shortest path: each row's cells listed by the row they name (a counting sort, in cell
 /// order, so a row's listers ascend), then Dijkstra over each item's neighbours in both
 /// directions, merged in ascending order as a CSR row holds them.
-GraphPath dijkstraPath(const KnnCells& g, const CellWeights& cw, std::int32_t from,
-                       std::int32_t to, JobControl& job) {
+GraphPath dijkstraPath(const KnnCells& g, const CellWeights& cw, std::int32_t from, std::int32_t to,
+                       JobControl& job) {
   const std::int64_t n = g.n, k = g.k, cells = n * k;
-  std::unique_ptr<std::int64_t[]> start(new std::int64_t[std::size_t(n) + 1]);
-  std::fill(start.get(), start.get() + n + 1, 0);
+  // 32-bit offsets (cells < 2^32): the counts' random steps then hit a cache half as large.
+  // Filling moves each row's start to the next one's, so no copy of the starts is kept: row u's
+  // listers end up in [end[u − 1], end[u]).
+  std::unique_ptr<std::uint32_t[]> end(new std::uint32_t[std::size_t(n) + 1]);
+  std::fill(end.get(), end.get() + n + 1, 0u);
   for (std::int64_t t = 0; t < cells; ++t)
     if (const std::int32_t j = g.ids[t]; j >= 0)
-      ++start[std::size_t(j) + 1];
-  std::partial_sum(start.get(), start.get() + n + 1, start.get());
-  std::unique_ptr<std::int32_t[]> listers(new std::int32_t[std::size_t(start[std::size_t(n)])]);
-  {
-    std::unique_ptr<std::int64_t[]> fill(new std::int64_t[std::size_t(n)]);
-    std::copy(start.get(), start.get() + n, fill.get());
-    for (std::int64_t i = 0; i < n; ++i)
-      for (std::int64_t c = 0; c < k; ++c)
-        if (const std::int32_t j = g.row(i)[c]; j >= 0)
-          listers[std::size_t(fill[std::size_t(j)]++)] = std::int32_t(i);
-  }
+      ++end[std::size_t(j) + 1];
+  std::partial_sum(end.get(), end.get() + n + 1, end.get());
+  std::unique_ptr<std::int32_t[]> listers(new std::int32_t[std::size_t(end[std::size_t(n)])]);
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t c = 0; c < k; ++c)
+      if (const std::int32_t j = g.row(i)[c]; j >= 0)
+        listers[end[std::size_t(j)]++] = std::int32_t(i);
   job.check();
   std::vector<std::int32_t> around;
   return graph::bidirectionalDijkstra(n, from, to, [&](std::int32_t u, auto&& visit) {
     around.clear();
     for (std::int64_t c = 0; c < k; ++c)
       around.push_back(g.row(u)[c]);
-    around.insert(around.end(), listers.get() + start[std::size_t(u)],
-                  listers.get() + start[std::size_t(u) + 1]);
+    around.insert(around.end(), listers.get() + (u > 0 ? end[std::size_t(u) - 1] : 0),
+                  listers.get() + end[std::size_t(u)]);
     std::sort(around.begin(), around.end());
     around.erase(std::unique(around.begin(), around.end()), around.end());
     for (const std::int32_t v : around)
@@ -376,6 +412,7 @@ PairPaths pairPathsOnKnnIds(const MatrixView<float>& data, const MatrixView<std:
   out.weightOffset = cw.offset;
   lap("weights (" + std::to_string(cw.edges) + " edges, " + graph::edgeDistanceKernel() + ")");
   job.progress(0.6, "spanning forest");
+  t = std::chrono::steady_clock::now();
   // Kruskal's sort and scan on this thread, the reverse lists and Dijkstra beside it: each is a
   // serial walk through memory, so two threads halve the wall time.
   auto shortest = [&] {
@@ -385,10 +422,10 @@ PairPaths pairPathsOnKnnIds(const MatrixView<float>& data, const MatrixView<std:
     return p;
   };
   std::future<GraphPath> beside;
+  std::unique_ptr<std::uint64_t[]> keys = edgeKeys(g, cw, threads);
   if (threads > 1)
     beside = std::async(std::launch::async, shortest);
-  t = std::chrono::steady_clock::now();
-  KruskalResult forest = kruskalPath(g, cw, from, to, job);
+  KruskalResult forest = kruskalPath(g, cw, std::move(keys), from, to, job);
   out.seconds.forest = secondsSince(t) - forest.pathSeconds;
   out.seconds.path = forest.pathSeconds;
   lap("forest (Kruskal) and its path");
