@@ -84,6 +84,9 @@ CellWeights weighCells(const MatrixView<float>& data, const KnnCells& g, Metric 
     std::vector<const float*> rows(std::size_t(k) + 1);
     std::vector<std::int64_t> cells(std::size_t(k) + 1);
     std::vector<double> distances(std::size_t(k) + 1);
+    // Which cells carry an edge, for the row whose data is fetched and the row weighed next
+    // (by row parity): found once, when fetching.
+    std::vector<std::uint8_t> carries(std::size_t(2 * k) + 2);
 #pragma omp for schedule(dynamic, 1)
     for (std::int64_t chunk = 0; chunk < (n + kChunk - 1) / kChunk; ++chunk) {
       if (job.stopRequested())
@@ -103,7 +106,7 @@ CellWeights weighCells(const MatrixView<float>& data, const KnnCells& g, Metric 
             }
         if (const std::int64_t next = ahead - 1; next >= first && next < last)
           for (std::int64_t c = 0; c < k; ++c)
-            if (g.carriesEdge(next, c)) {
+            if ((carries[std::size_t((next & 1) * k + c)] = g.carriesEdge(next, c))) {
               const auto* bytes = reinterpret_cast<const char*>(data.row(g.row(next)[c]));
               for (std::int64_t at = 0; at < d * std::int64_t(sizeof(float)); at += 64)
                 __builtin_prefetch(bytes + at);
@@ -116,7 +119,7 @@ CellWeights weighCells(const MatrixView<float>& data, const KnnCells& g, Metric 
           const std::int64_t t = i * k + c;
           out.weight[std::size_t(t)] = std::numeric_limits<float>::quiet_NaN();
           const std::int32_t j = g.ids[t];
-          if (g.carriesEdge(i, c) || (metric == Metric::InnerProduct && j == i)) {
+          if (carries[std::size_t((i & 1) * k + c)] || (metric == Metric::InnerProduct && j == i)) {
             rows[std::size_t(count)] = data.row(j);
             cells[std::size_t(count++)] = t;
             edges += j != i;
