@@ -108,9 +108,11 @@ __attribute__((target("avx512f,fma"))) void rowAvx512(const float* a, const floa
   for (int r = 0; r < count; ++r) {
     const float* b = rows[r];
     __m512d s0 = _mm512_setzero_pd(), s1 = _mm512_setzero_pd(), s2 = _mm512_setzero_pd();
+    // maskz with every lane set: the plain conversion's undefined start trips GCC 12's
+    // -Wmaybe-uninitialized in its own header.
     for (std::int64_t q = 0; q < blocks; ++q) {
-      const __m512d x = _mm512_cvtps_pd(_mm256_loadu_ps(a + q * kLanes));
-      const __m512d y = _mm512_cvtps_pd(_mm256_loadu_ps(b + q * kLanes));
+      const __m512d x = _mm512_maskz_cvtps_pd(0xff, _mm256_loadu_ps(a + q * kLanes));
+      const __m512d y = _mm512_maskz_cvtps_pd(0xff, _mm256_loadu_ps(b + q * kLanes));
       if constexpr (M == Metric::L2) {
         const __m512d t = _mm512_sub_pd(x, y);
         s0 = _mm512_fmadd_pd(t, t, s0);
