@@ -25,6 +25,7 @@
 #include "nearscape/gpu/Devices.h"
 #include "nearscape/gpu/Norms.h"
 #include "nearscape/graph/Graph.h"
+#include "nearscape/graph/PairPaths.h"
 #include "nearscape/index/AnnIndex.h"
 #include "nearscape/index/HeldOutSweep.h"
 #include "nearscape/index/Sweep.h"

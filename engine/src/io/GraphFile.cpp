@@ -163,6 +163,43 @@ KnnMethod graphFileMethod(const std::string& paramsJson) {
   return word->second;
 }
 
+Matrix<std::int32_t> readKnnIds(const std::filesystem::path& path) {
+  const std::string file = path.string();
+  const auto mapped = MappedFile::open(path);
+  const NpyHeader h = parseNpyHeader(mapped->data(), mapped->size(), file);
+  const bool int32 = h.descr == "<i4" || h.descr == "=i4";
+  Matrix<std::int32_t> ids;
+  if (int32 && h.shape.size() == 2 && h.dataOffset % alignof(std::int32_t) == 0) {
+    ids = Matrix<std::int32_t>(reinterpret_cast<const std::int32_t*>(mapped->data() + h.dataOffset),
+                               h.shape[0], h.shape[1], mapped);
+  } else { // int64, or an int32 array the mapping cannot hold aligned: converted
+    const Matrix<std::int64_t> wide = readNpyIds(path);
+    std::vector<std::int32_t> narrow(std::size_t(wide.rows() * wide.cols()));
+#pragma omp parallel for schedule(static)
+    for (std::int64_t t = 0; t < std::int64_t(narrow.size()); ++t) // checked below, as int64
+      narrow[std::size_t(t)] =
+          std::int32_t(std::clamp<std::int64_t>(wide.data()[t], -2, INT32_MAX));
+    ids = Matrix<std::int32_t>(std::move(narrow), wide.rows(), wide.cols());
+  }
+  // The ids checked on every core; the first bad one (in row order) named.
+  const std::int64_t cells = ids.rows() * ids.cols(), rows = ids.rows();
+  std::int64_t firstBad = cells;
+#pragma omp parallel for reduction(min : firstBad) schedule(static)
+  for (std::int64_t t = 0; t < cells; ++t)
+    if (const std::int32_t j = ids.data()[t]; j < -1 || j >= rows)
+      firstBad = std::min(firstBad, t);
+  if (firstBad < cells) {
+    // The file's own value: an int64 beyond int32 was clamped above.
+    const std::int64_t value = int32 ? ids.data()[firstBad] : readNpyIds(path).data()[firstBad];
+    throw InvalidArgument(file + ": id " + std::to_string(value) + " at row " +
+                          std::to_string(firstBad / ids.cols() + 1) + ", column " +
+                          std::to_string(firstBad % ids.cols() + 1) + " is out of range [-1, " +
+                          std::to_string(rows) + ")");
+  }
+  mapped->throwIfChanged();
+  return ids;
+}
+
 KnnResult readKnnGraph(const std::filesystem::path& path, const Dataset& data, Metric metric,
                        bool ofFirstRows) {
   const std::string file = path.string();
@@ -194,27 +231,9 @@ KnnResult readKnnGraph(const std::filesystem::path& path, const Dataset& data, M
     r.report.setMethod(graphFileMethod(g.paramsJson));
     return r;
   }
-  const Matrix<std::int64_t> ids = readNpyIds(file);
+  const Matrix<std::int32_t> ids = readKnnIds(file);
   checkRows(ids.rows());
-  std::vector<std::int32_t> ids32(static_cast<std::size_t>(ids.rows() * ids.cols()));
-  std::vector<float> dists(ids32.size());
-  // The ids checked on every core; the first bad one (in row order) named.
-  const std::int64_t cells = ids.rows() * ids.cols();
-  std::int64_t firstBad = cells;
-#pragma omp parallel for reduction(min : firstBad) schedule(static)
-  for (std::int64_t t = 0; t < cells; ++t) {
-    const std::int64_t j = ids.data()[t];
-    if (j < -1 || j >= ids.rows())
-      firstBad = std::min(firstBad, t);
-    else
-      ids32[std::size_t(t)] = std::int32_t(j);
-  }
-  if (firstBad < cells) {
-    const std::int64_t i = firstBad / ids.cols(), c = firstBad % ids.cols();
-    throw InvalidArgument(file + ": id " + std::to_string(ids.data()[firstBad]) + " at row " +
-                          std::to_string(i + 1) + ", column " + std::to_string(c + 1) +
-                          " is out of range [-1, " + std::to_string(ids.rows()) + ")");
-  }
+  std::vector<float> dists(std::size_t(ids.rows() * ids.cols()));
   // The distances, exact, on every core (10M × 15 in float64 took 55 s on one). A row's
   // neighbours lie anywhere in the data: the next row's are fetched into the cache while this
   // row's are scored, or each distance would wait for its row's memory.
@@ -236,7 +255,7 @@ KnnResult readKnnGraph(const std::filesystem::path& path, const Dataset& data, M
               : float(exactDistance(data.vectors.row(i), data.vectors.row(j), data.dim(), metric));
     }
   }
-  r.ids = Matrix<std::int32_t>(std::move(ids32), ids.rows(), ids.cols());
+  r.ids = ids;
   r.distances = Matrix<float>(std::move(dists), ids.rows(), ids.cols());
   return r;
 }

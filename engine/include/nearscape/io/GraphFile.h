@@ -52,6 +52,12 @@ GraphFile readGraphFile(const std::filesystem::path& path, const std::string& ex
 /// when it does not exist. Throws IoError when it is not a regular file (a FIFO, a device).
 bool isGraphFile(const std::filesystem::path& path);
 
+/// The ids of a kNN graph's .npy (n × k, int32 or int64) as int32: an int32 file's viewed in its
+/// mapping (nothing copied), an int64 file's converted. Every id is checked, on every core, to be
+/// −1 or a row in [0, n); the first bad one (in row order) is named with its row and column
+/// counted from 1. Throws FormatError, InvalidArgument, IoError.
+Matrix<std::int32_t> readKnnIds(const std::filesystem::path& path);
+
 /// A kNN graph as any command takes it: our graph file (refused when built on other data or with
 /// another metric) or an ids .npy (n × k, int32/int64) whose distances are recomputed exactly.
 /// With `ofFirstRows` (items added to a graph): the graph covers only the first rows of `data`,
