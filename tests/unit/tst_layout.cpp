@@ -1,5 +1,6 @@
 // The map: deterministic for a seed, better than PCA on real data, and its neighbour search exact.
 #include "DeviceSkip.h"
+#include "layout/LayoutEpochCpu.h"
 #include "nearscape/Nearscape.h"
 
 #include <QTest>
@@ -37,6 +38,72 @@ private slots:
     const KnnResult ref = knnReference(v, v, k, Metric::L2, true);
     for (std::int64_t i = 0; i < std::int64_t(n) * k; ++i)
       QCOMPARE(got.data()[i], ref.ids.data()[i]);
+  }
+
+  void cpuStepIsMoveNodesTwin_data() {
+    QTest::addColumn<int>("dim");
+    QTest::newRow("2D") << 2;
+    QTest::newRow("3D") << 3;
+  }
+  // The CPU's step (sixteen lanes and a polynomial power where the CPU has AVX-512) against
+  // moveNode itself: the same edges sampled, the same negative samples, the same moves up to
+  // rounding — coincident points (the fixed push of 4) and far ones (clipped) included.
+  void cpuStepIsMoveNodesTwin() {
+    QFETCH(int, dim);
+    const std::int64_t n = 3000;
+    std::mt19937_64 rng(31);
+    std::uniform_real_distribution<float> spread(-10.0f, 10.0f), weight(0.05f, 1.0f);
+    std::vector<float> positions(std::size_t(n * dim));
+    for (auto& v : positions)
+      v = spread(rng);
+    for (std::int64_t i = 0; i < 40; ++i) // pairs on the same spot
+      for (int c = 0; c < dim; ++c)
+        positions[std::size_t((i + 40) * dim + c)] = positions[std::size_t(i * dim + c)];
+    std::vector<std::int64_t> offsets{0};
+    std::vector<std::int32_t> targets;
+    std::vector<float> perSample;
+    std::uniform_int_distribution<std::int64_t> pick(0, n - 1);
+    for (std::int64_t i = 0; i < n; ++i) {
+      for (int e = 0; e < 12; ++e) {
+        targets.push_back(std::int32_t(i < 40 ? i + 40 : pick(rng)));
+        perSample.push_back(1.0f / weight(rng));
+      }
+      offsets.push_back(std::int64_t(targets.size()));
+    }
+    std::vector<float> scalarSample(perSample.size(), 1.0f), cpuSample(perSample.size(), 1.0f);
+    std::vector<float> scalarNext(positions.size()), cpuNext(positions.size());
+    layout::EpochStep step;
+    step.current = positions.data();
+    step.nodes = n;
+    step.dim = dim;
+    step.offsets = offsets.data();
+    step.targets = targets.data();
+    step.perSample = perSample.data();
+    step.a = 1.577f;
+    step.b = 0.895f;
+    step.alpha = 0.8f;
+    step.epoch = 3;
+    step.seed = 9;
+    layout::EpochStep scalar = step, cpu = step;
+    scalar.next = scalarNext.data();
+    scalar.nextSample = scalarSample.data();
+    cpu.next = cpuNext.data();
+    cpu.nextSample = cpuSample.data();
+    for (std::int64_t i = 0; i < n; ++i) {
+      layout::moveNode(scalar, i);
+      layout::moveNodeCpu(cpu, i);
+    }
+    QVERIFY(scalarSample == cpuSample);
+    double moved = 0;
+    for (std::size_t i = 0; i < positions.size(); ++i) {
+      moved += std::abs(double(scalarNext[i]) - positions[i]);
+      QVERIFY2(std::abs(scalarNext[i] - cpuNext[i]) <= 1e-4f * (1.0f + std::abs(scalarNext[i])),
+               qPrintable(QString("coordinate %1: moveNode %2, CPU step %3")
+                              .arg(i)
+                              .arg(scalarNext[i])
+                              .arg(cpuNext[i])));
+    }
+    QVERIFY(moved > 0.1 * double(positions.size())); // the epoch moved the points
   }
 
   void deterministicForASeedWhateverTheThreads() {

@@ -1,6 +1,7 @@
 // NN-Descent: recall against the exact graph, determinism, bad arguments, cancellation.
 #include "DeviceSkip.h"
 #include "Oracle.h"
+#include "knn/JoinDistances.h"
 #include "nearscape/Nearscape.h"
 
 #include <QTest>
@@ -103,6 +104,48 @@ class TestNnDescent : public QObject {
   Q_OBJECT
 
 private slots:
+  // The join's 4 × 4 tiles against float64: every needed entry, for lists that fill no whole
+  // tile and dimensions with tails; a pair's value is the same wherever it lies in a block.
+  void joinDistancesMatchFloat64() {
+    std::mt19937_64 rng(41);
+    std::normal_distribution<float> normal;
+    for (const std::int64_t d : {1, 7, 16, 33, 784}) {
+      const std::int64_t n = 40;
+      std::vector<float> x(std::size_t(n * d));
+      for (auto& v : x)
+        v = normal(rng);
+      for (const Metric metric : {Metric::L2, Metric::InnerProduct}) {
+        knn::JoinDistances join(x.data(), d, metric);
+        const std::vector<std::int32_t> rows{3, 17, 5, 29, 11, 0, 8}; // 7: a partial tile
+        const std::vector<std::int32_t> cols{3, 17, 5, 29, 11, 0, 8, 21, 39, 2, 14};
+        std::vector<float> upper, full, swapped;
+        join.block(rows, cols, true, upper);
+        join.block(rows, cols, false, full);
+        join.block(cols, rows, false, swapped);
+        for (std::size_t r = 0; r < rows.size(); ++r)
+          for (std::size_t c = 0; c < cols.size(); ++c) {
+            const float* a = x.data() + rows[r] * d;
+            const float* b = x.data() + cols[c] * d;
+            double want = 0;
+            for (std::int64_t j = 0; j < d; ++j)
+              want += metric == Metric::L2 ? (double(a[j]) - b[j]) * (double(a[j]) - b[j])
+                                           : -double(a[j]) * b[j];
+            const float got = full[r * cols.size() + c];
+            QVERIFY2(std::abs(got - want) <= 1e-5 * (double(d) + std::abs(want)),
+                     qPrintable(QString("d %1, (%2, %3): %4 against %5")
+                                    .arg(d)
+                                    .arg(rows[r])
+                                    .arg(cols[c])
+                                    .arg(got)
+                                    .arg(want)));
+            if (c > r)
+              QCOMPARE(upper[r * cols.size() + c], got);
+            QCOMPARE(swapped[c * rows.size() + r], got); // the same value from the other side
+          }
+      }
+    }
+  }
+
   void autoFollowsTheMeasuredCrossover() {
     // docs/benchmarks.md, 2026-11-25 session 18 (H100): at k = 10 GNND is faster from about
     // 50,000 × 128 and 220,000 × 256; at k = 32 the fused exact graph up to about 1.5M × 128;

@@ -7,6 +7,7 @@
 #include "knn/NnDescentCpu.h"
 
 #include "knn/ExactCommon.h"
+#include "knn/JoinDistances.h"
 #include "knn/NnDescentLoop.h"
 #include "nearscape/core/Dataset.h"
 #include "nearscape/core/Error.h"
@@ -231,7 +232,9 @@ KnnResult nnDescentCpu(const MatrixView<float>& data, int k, Metric metric, cons
 #pragma omp parallel num_threads(threads)
       {
         std::vector<Update>& out = buffers[std::size_t(omp_get_thread_num())];
-        std::vector<std::int32_t> fresh, old;
+        std::vector<std::int32_t> fresh, old, both;
+        std::vector<float> scores;
+        JoinDistances join(x, d, metric);
 #pragma omp for schedule(dynamic, 64)
         for (std::int64_t v = c0; v < c1; ++v) {
           if (job.stopRequested()) // a chunk's joins last a fraction of a second: stop within
@@ -244,21 +247,21 @@ KnnResult nnDescentCpu(const MatrixView<float>& data, int k, Metric metric, cons
           old.insert(old.end(), oldRev[v].begin(), oldRev[v].end());
           std::sort(old.begin(), old.end());
           old.erase(std::unique(old.begin(), old.end()), old.end());
-          auto tryPair = [&](std::int32_t a, std::int32_t b) {
+          // Every NEW×NEW pair once and every NEW×OLD pair: rows NEW, columns NEW then OLD.
+          both.assign(fresh.begin(), fresh.end());
+          both.insert(both.end(), old.begin(), old.end());
+          join.block(fresh, both, true, scores);
+          auto tryPair = [&](std::int32_t a, std::int32_t b, float dist) {
             if (a == b)
               return;
-            const float dist = distance(a, b);
             if (dist < graph.worst(a))
               out.push_back({a, b, dist});
             if (dist < graph.worst(b))
               out.push_back({b, a, dist});
           };
-          for (std::size_t p = 0; p < fresh.size(); ++p) {
-            for (std::size_t q = p + 1; q < fresh.size(); ++q)
-              tryPair(fresh[p], fresh[q]);
-            for (const auto o : old)
-              tryPair(fresh[p], o);
-          }
+          for (std::size_t p = 0; p < fresh.size(); ++p)
+            for (std::size_t q = p + 1; q < both.size(); ++q)
+              tryPair(fresh[p], both[q], scores[p * both.size() + q]);
         }
       }
       job.check(); // a chunk cut short by a stop is never applied

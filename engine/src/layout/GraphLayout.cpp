@@ -7,6 +7,7 @@
 
 #include "gpu/Dispatch.h"
 #include "layout/LayoutDevice.h"
+#include "layout/LayoutEpochCpu.h"
 #include "layout/LayoutStep.h"
 #include "nearscape/core/Error.h"
 #include "nearscape/graph/Graph.h"
@@ -179,7 +180,7 @@ Matrix<float> layoutGraph(const MatrixView<std::int32_t>& ids, const MatrixView<
           step.alpha = params.learningRate * (1.0f - float(epoch) / float(epochs));
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 256)
           for (std::int64_t i = 0; i < n; ++i)
-            layout::moveNode(step, i);
+            layout::moveNodeCpu(step, i);
           cur.swap(next);
           report(epoch + 1);
         }

@@ -37,43 +37,65 @@ NEARSCAPE_HOST_DEVICE inline float clipGradient(float v) {
   return v < -4.0f ? -4.0f : (v > 4.0f ? 4.0f : v);
 }
 
-/// Moves node i by its sampled edges (attraction) and, per edge, negative samples (repulsion).
-NEARSCAPE_HOST_DEVICE inline void moveNode(const EpochStep& s, std::int64_t i) {
-  const int dim = s.dim;
-  const float* yi = s.current + i * dim;
-  float move[3] = {0, 0, 0};
-  std::uint64_t state =
+/// A node in [0, nodes) from 64 random bits, by the high half's product (Lemire) rather than a
+/// 64-bit division; nodes < 2^32.
+NEARSCAPE_HOST_DEVICE inline std::int64_t pickNode(std::uint64_t bits, std::int64_t nodes) {
+  return std::int64_t(((bits >> 32) * std::uint64_t(nodes)) >> 32);
+}
+
+/// moveNode in `Dim` dimensions: the coordinates and the move stay in registers (with the
+/// dimension a run-time value the move went through memory at every sample).
+template <int Dim>
+NEARSCAPE_HOST_DEVICE inline void moveNodeIn(const EpochStep& s, std::int64_t i) {
+  float yi[Dim], move[Dim];
+  for (int c = 0; c < Dim; ++c) {
+    yi[c] = s.current[i * Dim + c];
+    move[c] = 0;
+  }
+  const std::uint64_t stream =
       mixBits(s.seed ^ mixBits(std::uint64_t(s.epoch) * 0x100000001b3ull ^ std::uint64_t(i)));
+  std::uint64_t drawn = 0;
   for (std::int64_t e = s.offsets[i]; e < s.offsets[i + 1]; ++e) {
     if (s.nextSample[e] > float(s.epoch + 1))
       continue;
     s.nextSample[e] += s.perSample[e];
-    const float* yj = s.current + std::int64_t(s.targets[e]) * dim;
+    const float* yj = s.current + std::int64_t(s.targets[e]) * Dim;
     float d2 = 0;
-    for (int c = 0; c < dim; ++c)
+    for (int c = 0; c < Dim; ++c)
       d2 += (yi[c] - yj[c]) * (yi[c] - yj[c]);
     if (d2 > 0) {
-      const float coef = -2.0f * s.a * s.b * powf(d2, s.b - 1.0f) / (1.0f + s.a * powf(d2, s.b));
-      for (int c = 0; c < dim; ++c)
+      // d^(2b − 2) = d^2b / d²: one powf where there were two, one division.
+      const float p = powf(d2, s.b);
+      const float coef = -2.0f * s.a * s.b * p / (d2 * (1.0f + s.a * p));
+      for (int c = 0; c < Dim; ++c)
         move[c] += s.alpha * clipGradient(coef * (yi[c] - yj[c]));
     }
     for (int k = 0; k < s.negativeSamples; ++k) {
-      state = mixBits(state);
-      const std::int64_t other = std::int64_t(state % std::uint64_t(s.nodes));
+      const std::int64_t other = pickNode(mixBits(stream + ++drawn), s.nodes);
       if (other == i)
         continue;
-      const float* yo = s.current + other * dim;
+      const float* yo = s.current + other * Dim;
       float o2 = 0;
-      for (int c = 0; c < dim; ++c)
+      for (int c = 0; c < Dim; ++c)
         o2 += (yi[c] - yo[c]) * (yi[c] - yo[c]);
       const float coef =
           o2 > 0 ? 2.0f * s.b / ((0.001f + o2) * (1.0f + s.a * powf(o2, s.b))) : 0.0f;
-      for (int c = 0; c < dim; ++c)
+      for (int c = 0; c < Dim; ++c)
         move[c] += s.alpha * (coef > 0 ? clipGradient(coef * (yi[c] - yo[c])) : 4.0f);
     }
   }
-  for (int c = 0; c < dim; ++c)
-    s.next[i * dim + c] = yi[c] + move[c];
+  for (int c = 0; c < Dim; ++c)
+    s.next[i * Dim + c] = yi[c] + move[c];
+}
+
+/// Moves node i by its sampled edges (attraction) and, per edge, negative samples (repulsion).
+/// Each negative sample's node comes from its own counter (the node's stream, then a count), not
+/// from the previous sample's draw: the samples are independent work, not a chain of hashes.
+NEARSCAPE_HOST_DEVICE inline void moveNode(const EpochStep& s, std::int64_t i) {
+  if (s.dim == 2)
+    moveNodeIn<2>(s, i);
+  else
+    moveNodeIn<3>(s, i);
 }
 
 } // namespace nearscape::layout
