@@ -68,7 +68,9 @@ GraphPath bidirectionalDijkstra(std::int64_t n, std::int32_t from, std::int32_t 
     const int s = sides[0].top() <= sides[1].top() ? 0 : 1;
     Side& here = sides[s];
     const Side& there = sides[1 - s];
-    const auto [d, u] = here.heap.top();
+    // Not a structured binding: clang before 16 (the sanitizer builds) cannot capture one.
+    const double d = here.heap.top().first;
+    const std::int32_t u = here.heap.top().second;
     here.heap.pop();
     if (d > here.dist[u])
       continue;
