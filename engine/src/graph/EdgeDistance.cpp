@@ -92,7 +92,10 @@ __attribute__((target("avx2,fma"))) void rowAvx2(const float* a, const float* co
           }
         }
       }
-    double lanes[3][kLanes];
+    // Not on the stack: GCC 12 takes a vector function's local array as 64-byte aligned and
+    // stores to it with aligned moves, which fault on ASan's fake stack (its use-after-return
+    // frames keep a smaller alignment).
+    thread_local double lanes[3][kLanes];
     for (int set = 0; set < 3; ++set) {
       _mm256_storeu_pd(lanes[set], s[set][0]);
       _mm256_storeu_pd(lanes[set] + 4, s[set][1]);
@@ -124,7 +127,10 @@ __attribute__((target("avx512f,fma"))) void rowAvx512(const float* a, const floa
         }
       }
     }
-    double lanes[3][kLanes];
+    // Not on the stack: GCC 12 takes a vector function's local array as 64-byte aligned and
+    // stores to it with aligned moves, which fault on ASan's fake stack (its use-after-return
+    // frames keep a smaller alignment).
+    thread_local double lanes[3][kLanes];
     _mm512_storeu_pd(lanes[0], s0);
     _mm512_storeu_pd(lanes[1], s1);
     _mm512_storeu_pd(lanes[2], s2);
