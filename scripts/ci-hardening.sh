@@ -11,7 +11,9 @@
 #         tests (ctest -L unit, the fuzz regressions included) with no report; then the GUI
 #         monkey (tst_gui_monkey: random input to the explorer for 30 s) under Xvfb.
 #   tsan  build/tsan  (preset tsan: clang, TSan; OpenMP through LLVM's libomp with its Archer
-#         tool): the tests that run threads — tst_knn, tst_nndescent, tst_index, tst_outputs, tst_devices.
+#         tool): the tests that run threads — tst_knn, tst_nndescent, tst_index, tst_outputs, tst_devices,
+#         tst_exact_pairs (the graph's tile pairs a worker each), tst_pair_paths (Dijkstra beside the
+#         forest).
 #
 #   scripts/ci-hardening.sh [fuzz|asan|tsan]...      (default: all three)
 # Environment: NEARSCAPE_FUZZ_SECONDS (per target), NEARSCAPE_FUZZ_TARGETS (a space-separated
@@ -32,7 +34,7 @@ if [[ -n "${NEARSCAPE_FUZZ_TARGETS:-}" ]]; then
   read -r -a fuzz_targets <<< "$NEARSCAPE_FUZZ_TARGETS"
 fi
 # Threads under TSan: enough to interleave, few enough to stay quick on two cores.
-tsan_tests='^(tst_knn|tst_nndescent|tst_index|tst_outputs|tst_devices)$'
+tsan_tests='^(tst_knn|tst_nndescent|tst_index|tst_outputs|tst_devices|tst_exact_pairs|tst_pair_paths)$'
 
 source scripts/build-config.sh
 nearscape_ccache_launcher # CI builds a fresh clone each time: one clone's objects serve the next
@@ -116,7 +118,8 @@ asan_stage() {
 tsan_stage() {
   local dir=build/tsan
   configure tsan || return 1
-  cmake --build "$dir" --parallel "$jobs" --target tst_knn tst_nndescent tst_index tst_outputs tst_devices ||
+  cmake --build "$dir" --parallel "$jobs" --target tst_knn tst_nndescent tst_index tst_outputs tst_devices \
+    tst_exact_pairs tst_pair_paths ||
     return 1
   # libomp reports its barriers and tasks to TSan through LLVM's Archer tool (named here, not
   # left to libomp's own search). ignore_noninstrumented_modules: accesses that uninstrumented
