@@ -3,6 +3,7 @@
 #include "gpu/Dispatch.h"
 #include "graph/GraphDevice.h"
 #include "graph/PathSearch.h"
+#include "graph/UnionFind.h"
 #include "nearscape/core/Error.h"
 
 #include <algorithm>
@@ -16,33 +17,6 @@
 
 namespace nearscape {
 namespace {
-
-class UnionFind {
-public:
-  explicit UnionFind(std::int64_t n) : m_parent(static_cast<std::size_t>(n)) {
-    std::iota(m_parent.begin(), m_parent.end(), 0);
-  }
-  std::int32_t find(std::int32_t x) {
-    while (m_parent[x] != x) {
-      m_parent[x] = m_parent[m_parent[x]]; // path halving
-      x = m_parent[x];
-    }
-    return x;
-  }
-  bool unite(std::int32_t a, std::int32_t b) {
-    a = find(a);
-    b = find(b);
-    if (a == b)
-      return false;
-    if (a > b)
-      std::swap(a, b);
-    m_parent[b] = a; // the smaller id becomes the root: deterministic
-    return true;
-  }
-
-private:
-  std::vector<std::int32_t> m_parent;
-};
 
 void checkNode(std::int64_t node, std::int64_t n, const char* what) {
   NEARSCAPE_EXPECTS(node >= 0 && node < n, std::string(what) + " = " + std::to_string(node) +
@@ -270,7 +244,7 @@ UndirectedGraph symmetrizeKnnGraph(const MatrixView<std::int32_t>& ids,
 }
 
 Components connectedComponents(const UndirectedGraph& graph) {
-  UnionFind uf(graph.nodes);
+  graph::UnionFind uf(graph.nodes);
   for (std::int64_t a = 0; a < graph.nodes; ++a)
     for (std::int64_t e = graph.offsets[a]; e < graph.offsets[a + 1]; ++e)
       uf.unite(std::int32_t(a), graph.targets[e]);
@@ -304,7 +278,7 @@ std::vector<WeightedEdge> kruskalForest(const UndirectedGraph& graph, int thread
       },
       __gnu_parallel::default_parallel_tag(threads));
   job.check();
-  UnionFind uf(graph.nodes);
+  graph::UnionFind uf(graph.nodes);
   std::vector<WeightedEdge> forest;
   for (const auto& e : edges)
     if (uf.unite(e.a, e.b))

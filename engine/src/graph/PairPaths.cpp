@@ -2,6 +2,7 @@
 
 #include "graph/EdgeDistance.h"
 #include "graph/PathSearch.h"
+#include "graph/UnionFind.h"
 #include "nearscape/core/Error.h"
 #include "nearscape/core/Log.h"
 
@@ -149,35 +150,6 @@ float edgeWeight(float distance, float offset) {
   return std::max(0.0f, distance - offset);
 }
 
-/// Union-find with path halving; the smaller root stays a root.
-class UnionFind {
-public:
-  explicit UnionFind(std::int64_t n) : m_parent(new std::int32_t[std::size_t(n)]) {
-    std::iota(m_parent.get(), m_parent.get() + n, 0);
-  }
-  std::int32_t find(std::int32_t x) {
-    while (m_parent[x] != x) {
-      m_parent[x] = m_parent[m_parent[x]];
-      x = m_parent[x];
-    }
-    return x;
-  }
-  void prefetch(std::int32_t x) const { __builtin_prefetch(m_parent.get() + x); }
-  bool unite(std::int32_t a, std::int32_t b) {
-    a = find(a);
-    b = find(b);
-    if (a == b)
-      return false;
-    if (a > b)
-      std::swap(a, b);
-    m_parent[b] = a;
-    return true;
-  }
-
-private:
-  std::unique_ptr<std::int32_t[]> m_parent;
-};
-
 /// `keys` (weight bits << 32 | cell) sorted by their upper 32 bits, stably: LSD radix sort in
 /// three passes of 11 bits (a pass whose digit all keys share is skipped). The cells enter in
 /// ascending order, so equal weights stay in cell order.
@@ -263,7 +235,7 @@ KruskalResult kruskalPath(const KnnCells& g, const CellWeights& cw,
   // is sorted as it comes (runs are short but for duplicate items, weight 0). Each key's cell
   // names a row of ids anywhere: those of the keys 16 ahead are fetched meanwhile.
   constexpr std::int64_t kAhead = 16;
-  UnionFind uf(n);
+  graph::UnionFind uf(n);
   std::vector<WeightedEdge> forest;
   forest.reserve(std::size_t(n));
   std::vector<std::pair<std::int32_t, std::int32_t>> run;

@@ -2,6 +2,7 @@
 // util/VectorDistance does; elsewhere pair by pair.
 #include "knn/JoinDistances.h"
 
+#include "util/LaneSum.h"
 #include "util/VectorDistance.h"
 
 #include <algorithm>
@@ -21,17 +22,6 @@ void tileGeneric(const float* const* a, const float* const* b, std::int64_t d, b
   for (int r = 0; r < kTile; ++r)
     for (int c = 0; c < kTile; ++c)
       out[r * kTile + c] = dot ? -simd::dot(a[r], b[c], d) : simd::l2Squared(a[r], b[c], d);
-}
-
-/// The sum of 16 lanes by a fixed tree, the same for every pair (through memory: GCC 12's
-/// 512-bit extract and cast intrinsics trip -Wuninitialized in its own header).
-__attribute__((target("avx512f"))) float sum512(__m512 v) {
-  alignas(64) float lanes[16];
-  _mm512_store_ps(lanes, v);
-  const __m128 q = _mm_add_ps(_mm_add_ps(_mm_load_ps(lanes), _mm_load_ps(lanes + 8)),
-                              _mm_add_ps(_mm_load_ps(lanes + 4), _mm_load_ps(lanes + 12)));
-  const __m128 t = _mm_add_ps(q, _mm_movehl_ps(q, q));
-  return _mm_cvtss_f32(_mm_add_ss(t, _mm_shuffle_ps(t, t, 1)));
 }
 
 template <bool kDot>
@@ -66,7 +56,7 @@ __attribute__((target("avx512f"))) void tileAvx512(const float* const* a, const 
   }
   for (int r = 0; r < kTile; ++r)
     for (int c = 0; c < kTile; ++c)
-      out[r * kTile + c] = kDot ? -sum512(acc[r][c]) : sum512(acc[r][c]);
+      out[r * kTile + c] = kDot ? -simd::sumLanes16(acc[r][c]) : simd::sumLanes16(acc[r][c]);
 }
 
 __attribute__((target("avx512f"))) void tileAvx512Any(const float* const* a, const float* const* b,

@@ -1,6 +1,8 @@
 // The CPU's layout step (LayoutEpochCpu.h): moveNode with its negative samples in AVX-512 lanes.
 #include "layout/LayoutEpochCpu.h"
 
+#include "util/LaneSum.h"
+
 #include <immintrin.h>
 #include <initializer_list>
 
@@ -41,16 +43,6 @@ __attribute__((target("avx512f"))) __m512 powLanes(__m512 x, float b) {
   for (const float c : {1.0f / 720, 1.0f / 120, 1.0f / 24, 1.0f / 6, 0.5f, 1.0f, 1.0f})
     p = _mm512_fmadd_ps(p, g, _mm512_set1_ps(c));
   return _mm512_maskz_scalef_ps(all, p, n);
-}
-
-/// The sum of 16 lanes by a fixed tree (through memory: the 512-bit extracts have no masked form).
-__attribute__((target("avx512f"))) float sumLanes(__m512 v) {
-  alignas(64) float lanes[16];
-  _mm512_store_ps(lanes, v);
-  const __m128 q = _mm_add_ps(_mm_add_ps(_mm_load_ps(lanes), _mm_load_ps(lanes + 8)),
-                              _mm_add_ps(_mm_load_ps(lanes + 4), _mm_load_ps(lanes + 12)));
-  const __m128 t = _mm_add_ps(q, _mm_movehl_ps(q, q));
-  return _mm_cvtss_f32(_mm_add_ss(t, _mm_shuffle_ps(t, t, 1)));
 }
 
 constexpr int kBatch = 256; ///< negative samples gathered before their lanes run
@@ -131,7 +123,7 @@ __attribute__((target("avx512f"))) void moveNodeAvx512(const EpochStep& s, std::
   }
   repel<Dim>(s, yi, others, count, acc);
   for (int c = 0; c < Dim; ++c)
-    s.next[i * Dim + c] = yi[c] + (move[c] + sumLanes(acc[c]));
+    s.next[i * Dim + c] = yi[c] + (move[c] + simd::sumLanes16(acc[c]));
 }
 
 using MoveNode = void (*)(const EpochStep&, std::int64_t);
