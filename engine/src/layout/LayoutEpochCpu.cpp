@@ -93,23 +93,13 @@ __attribute__((target("avx512f"))) void moveNodeAvx512(const EpochStep& s, std::
     acc[c] = _mm512_setzero_ps();
   std::int32_t others[kBatch];
   int count = 0;
-  const std::uint64_t stream =
-      mixBits(s.seed ^ mixBits(std::uint64_t(s.epoch) * 0x100000001b3ull ^ std::uint64_t(i)));
+  const std::uint64_t stream = sampleStream(s, i);
   std::uint64_t drawn = 0;
   for (std::int64_t e = s.offsets[i]; e < s.offsets[i + 1]; ++e) {
     if (s.nextSample[e] > float(s.epoch + 1))
       continue;
     s.nextSample[e] += s.perSample[e];
-    const float* yj = s.current + std::int64_t(s.targets[e]) * Dim;
-    float d2 = 0;
-    for (int c = 0; c < Dim; ++c)
-      d2 += (yi[c] - yj[c]) * (yi[c] - yj[c]);
-    if (d2 > 0) { // as moveNode
-      const float p = powf(d2, s.b);
-      const float coef = -2.0f * s.a * s.b * p / (d2 * (1.0f + s.a * p));
-      for (int c = 0; c < Dim; ++c)
-        move[c] += s.alpha * clipGradient(coef * (yi[c] - yj[c]));
-    }
+    attract<Dim>(s, yi, s.current + std::int64_t(s.targets[e]) * Dim, move);
     for (int k = 0; k < s.negativeSamples; ++k) {
       const std::int64_t other = pickNode(mixBits(stream + ++drawn), s.nodes);
       if (other == i)

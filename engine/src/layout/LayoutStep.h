@@ -43,6 +43,28 @@ NEARSCAPE_HOST_DEVICE inline std::int64_t pickNode(std::uint64_t bits, std::int6
   return std::int64_t(((bits >> 32) * std::uint64_t(nodes)) >> 32);
 }
 
+/// The seed of node i's negative samples this epoch (each sample: mixBits(stream + its count)),
+/// shared by moveNode and its CPU twin (LayoutEpochCpu) so that both draw the same nodes.
+NEARSCAPE_HOST_DEVICE inline std::uint64_t sampleStream(const EpochStep& s, std::int64_t i) {
+  return mixBits(s.seed ^ mixBits(std::uint64_t(s.epoch) * 0x100000001b3ull ^ std::uint64_t(i)));
+}
+
+/// Adds to `move` the attraction of the node at `yi` toward `yj` along a sampled edge.
+template <int Dim>
+NEARSCAPE_HOST_DEVICE inline void attract(const EpochStep& s, const float* yi, const float* yj,
+                                          float* move) {
+  float d2 = 0;
+  for (int c = 0; c < Dim; ++c)
+    d2 += (yi[c] - yj[c]) * (yi[c] - yj[c]);
+  if (d2 > 0) {
+    // d^(2b − 2) = d^2b / d²: one powf where there were two, one division.
+    const float p = powf(d2, s.b);
+    const float coef = -2.0f * s.a * s.b * p / (d2 * (1.0f + s.a * p));
+    for (int c = 0; c < Dim; ++c)
+      move[c] += s.alpha * clipGradient(coef * (yi[c] - yj[c]));
+  }
+}
+
 /// moveNode in `Dim` dimensions: the coordinates and the move stay in registers (with the
 /// dimension a run-time value the move went through memory at every sample).
 template <int Dim>
@@ -52,24 +74,13 @@ NEARSCAPE_HOST_DEVICE inline void moveNodeIn(const EpochStep& s, std::int64_t i)
     yi[c] = s.current[i * Dim + c];
     move[c] = 0;
   }
-  const std::uint64_t stream =
-      mixBits(s.seed ^ mixBits(std::uint64_t(s.epoch) * 0x100000001b3ull ^ std::uint64_t(i)));
+  const std::uint64_t stream = sampleStream(s, i);
   std::uint64_t drawn = 0;
   for (std::int64_t e = s.offsets[i]; e < s.offsets[i + 1]; ++e) {
     if (s.nextSample[e] > float(s.epoch + 1))
       continue;
     s.nextSample[e] += s.perSample[e];
-    const float* yj = s.current + std::int64_t(s.targets[e]) * Dim;
-    float d2 = 0;
-    for (int c = 0; c < Dim; ++c)
-      d2 += (yi[c] - yj[c]) * (yi[c] - yj[c]);
-    if (d2 > 0) {
-      // d^(2b − 2) = d^2b / d²: one powf where there were two, one division.
-      const float p = powf(d2, s.b);
-      const float coef = -2.0f * s.a * s.b * p / (d2 * (1.0f + s.a * p));
-      for (int c = 0; c < Dim; ++c)
-        move[c] += s.alpha * clipGradient(coef * (yi[c] - yj[c]));
-    }
+    attract<Dim>(s, yi, s.current + std::int64_t(s.targets[e]) * Dim, move);
     for (int k = 0; k < s.negativeSamples; ++k) {
       const std::int64_t other = pickNode(mixBits(stream + ++drawn), s.nodes);
       if (other == i)
