@@ -92,6 +92,11 @@ public:
                                       const Context&, JobControl&, double) override {
     fail("STEP search");
   }
+  std::optional<gpu::PairsShare> pairsShare(const MatrixView<float>&, int, Metric, int, int,
+                                            const Context&, JobControl&,
+                                            const ExactKnnParams&) override {
+    fail("paired sweeps' share");
+  }
   std::unique_ptr<gpu::ClusterIndex> makeClusterIndex(const MatrixView<float>&,
                                                       const Context&) override {
     return std::make_unique<FailingClusters>();

@@ -19,6 +19,13 @@ public:
     return cuda::stepSearch(queries, base, k, excludeSelf, context, job, maxScoredShare);
   }
 
+  std::optional<gpu::PairsShare> pairsShare(const MatrixView<float>& data, int k, Metric metric,
+                                            int part, int parts, const Context& context,
+                                            JobControl& job,
+                                            const ExactKnnParams& params) override {
+    return cuda::pairsShare(data, k, metric, part, parts, context, job, params);
+  }
+
   std::unique_ptr<gpu::ClusterIndex> makeClusterIndex(const MatrixView<float>& base,
                                                       const Context& context) override {
     return std::make_unique<DeviceClusters>(base, context);

@@ -35,6 +35,10 @@ struct RunOptions {
   std::int64_t selfOffset = kNoSelf; ///< query i may not return base row i + selfOffset
   const float* deviceBase = nullptr; ///< the base's raw rows, already on the device
   double progressFrom = 0, progressSpan = 1;
+  /// A share of a graph split over devices (pairsShare): written here where the paired sweeps
+  /// apply, and nothing else done; else left empty and the run returns an empty result.
+  gpu::PairsShare* share = nullptr;
+  int part = 0, parts = 1; ///< the share's place
 
   /// The base row query i may not return, or −1.
   std::int64_t selfOf(std::int64_t i, std::int64_t nb) const {
@@ -61,6 +65,29 @@ bool directRowsFit(std::size_t rows, std::int64_t nb, const Context& context) {
   const std::uint64_t pairs = std::uint64_t(rows) * std::uint64_t(nb);
   return rows <= kDirectMaxRows && pairs <= kDirectMaxPairs &&
          pairs * kDirectPairBytes <= deviceBudget(context) / 4;
+}
+
+/// A share's paired sweeps (RunOptions::share): the pass written to the share, the rows it could
+/// not bound listed there for the caller. Returns the run's report (an otherwise empty result).
+KnnResult pairsShareRun(const DeviceRows& rows, std::int64_t n, int d, float maxBaseNorm2,
+                        Metric metric, int k, Tiles tiles, Resources& resources,
+                        const RunOptions& options, JobControl& job, PhaseClock& clock) {
+  const std::shared_ptr<std::int32_t[]> ids(new std::int32_t[std::size_t(n * k)]);
+  const std::shared_ptr<double[]> dist64(new double[std::size_t(n * k)]);
+  const PassResult r =
+      pairsPass(rows, n, d, maxBaseNorm2, metric, k, tiles, resources, ids.get(), nullptr, job,
+                options.progressFrom + options.progressSpan * 0.05, options.progressSpan * 0.95,
+                clock, PairsSplit{options.part, options.parts, dist64.get()});
+  gpu::PairsShare& share = *options.share;
+  share.ids = Matrix<std::int32_t>(ids.get(), n, k, ids);
+  share.distances = Matrix<double>(dist64.get(), n, k, dist64);
+  share.overflow = r.overflow;
+  share.candidates = r.candidates;
+  share.report.device = resources.properties().name;
+  share.report.setMethod(KnnMethod::Exact);
+  share.report.precision = "float16 candidates, fused tiles, each pair once";
+  job.progress(options.progressFrom + options.progressSpan, "exact kNN (GPU)");
+  return {};
 }
 
 KnnResult runOnDevice(const MatrixView<float>& queries, const MatrixView<float>& base, int k,
@@ -143,6 +170,8 @@ KnnResult runOnDevice(const MatrixView<float>& queries, const MatrixView<float>&
   std::int64_t scannedDirectly = 0; // rows left by the float16 pass, scanned on the device
   std::string how;
   if (!params.reducedPrecision) {
+    if (options.share)
+      return {};
     packBase(Precision::Fp32);
     remaining = pass(Precision::Fp32, 0, nq, nullptr, 0.0, 1.0);
     how = "float32 candidates";
@@ -157,6 +186,8 @@ KnnResult runOnDevice(const MatrixView<float>& queries, const MatrixView<float>&
           std::min<std::int64_t>(nq, std::clamp<std::int64_t>(nq / 16, 64, 2048));
       remaining = pass(Precision::Fp16, 0, probe, nullptr, 0.0, 0.05);
       const bool halfWorks = remaining.size() * 50 <= std::size_t(probe); // ≤ 2% overflow
+      if (options.share && !halfWorks)
+        return {}; // the caller splits the rows instead
       if (halfWorks) {
         // A graph's pairs scored once for both rows, where its lists fit: all rows again. Up to
         // k = 32 (the delegates' first thresholds): manifold 1M × 128 on an H100, k = 10: 0.73
@@ -168,6 +199,11 @@ KnnResult runOnDevice(const MatrixView<float>& queries, const MatrixView<float>&
             params.pairedSweeps && nq == nb && k <= kPairsMaxK && nb >= 2 * pairGroupRows(tiles) &&
             fusedPairsFit(d) &&
             pairsBytes(nb, tiles, k) + std::uint64_t(nb) * rowBytes(d) <= deviceBudget(context);
+        if (options.share && !pairs)
+          return {};
+        if (options.share)
+          return pairsShareRun(deviceBase, nb, d, maxBaseNorm2, metric, k, tiles, *resources,
+                               options, job, clock);
         if (pairs) {
           const PassResult r =
               pairsPass(deviceBase, nb, d, maxBaseNorm2, metric, k, tiles, *resources, ids, dists,
@@ -214,6 +250,8 @@ KnnResult runOnDevice(const MatrixView<float>& queries, const MatrixView<float>&
         how = "3xTF32 candidates";
       }
     } catch (const OutsideHalfRange&) {
+      if (options.share)
+        return {};
       packBase(Precision::SplitTf32);
       remaining = pass(Precision::SplitTf32, 0, nq, nullptr, 0.0, 1.0);
       how = "3xTF32 candidates (values beyond float16's range)";
@@ -379,7 +417,49 @@ KnnResult streamOnDevice(const MatrixView<float>& queries, const MatrixView<floa
   return result;
 }
 
+/// The tiles of a search on this device: 8,192 a side (or as asked), fused where it applies.
+Tiles searchTiles(int d, int k, const ExactKnnParams& params) {
+  // Large tiles: fewer, larger GEMMs, and a first tile's threshold drawn from more columns
+  // (H200, fashion-mnist graph: 8,192² 0.052 s, 4,096 × 16,384 0.056 s, 4,096² 0.085 s).
+  Tiles tiles{params.queryTile > 0 ? int(params.queryTile) : 8192,
+              params.baseTile > 0 ? int(params.baseTile) : 8192};
+  // Fused sweeps want a full wave of blocks: every one of them reads each base row from L2.
+  tiles.fused = fusedApplies(d, k, params);
+  if (tiles.fused && params.queryTile == 0)
+    tiles.fusedBq = std::max(tiles.bq, fusedWaveRows(d));
+  return tiles;
+}
+
 } // namespace
+
+std::optional<gpu::PairsShare> pairsShare(const MatrixView<float>& data, int k, Metric metric,
+                                          int part, int parts, const Context& context,
+                                          JobControl& job, const ExactKnnParams& params) {
+  NEARSCAPE_CUDA_CHECK(cudaSetDevice(context.device));
+  const int d = int(data.cols);
+  const Tiles tiles = searchTiles(d, k, params);
+  // What runOnDevice asks of the paired sweeps that needs no data; the probe and the memory
+  // are its own.
+  if (!params.reducedPrecision || !params.pairedSweeps || !tiles.fused || k > kPairsMaxK ||
+      data.rows < 2 * pairGroupRows(tiles) || !fusedPairsFit(d))
+    return std::nullopt;
+  gpu::PairsShare share;
+  RunOptions options;
+  options.sameRows = true;
+  options.selfOffset = 0;
+  options.share = &share;
+  options.part = part;
+  options.parts = parts;
+  try {
+    runOnDevice(data, data, k, metric, options, context, job, params, tiles);
+  } catch (const DeviceOutOfMemory&) {
+    cudaGetLastError();
+    return std::nullopt; // the rows' split streams or tiles what does not fit
+  }
+  if (share.ids.rows() == 0)
+    return std::nullopt;
+  return share;
+}
 
 KnnResult exactSearch(const MatrixView<float>& queries, const MatrixView<float>& base, int k,
                       Metric metric, bool excludeSelf, const Context& context, JobControl& job,
@@ -387,15 +467,8 @@ KnnResult exactSearch(const MatrixView<float>& queries, const MatrixView<float>&
   if (int(knn::candidateCap(k)) > kMaxCap)
     throw Unsupported("the GPU exact search takes k ≤ " + std::to_string(kMaxCap / 4) + " for now");
   NEARSCAPE_CUDA_CHECK(cudaSetDevice(context.device));
-  // Large tiles: fewer, larger GEMMs, and a first tile's threshold drawn from more columns
-  // (H200, fashion-mnist graph: 8,192² 0.052 s, 4,096 × 16,384 0.056 s, 4,096² 0.085 s).
-  Tiles tiles{params.queryTile > 0 ? int(params.queryTile) : 8192,
-              params.baseTile > 0 ? int(params.baseTile) : 8192};
   const int d = int(base.cols);
-  // Fused sweeps want a full wave of blocks: every one of them reads each base row from L2.
-  tiles.fused = fusedApplies(d, k, params);
-  if (tiles.fused && params.queryTile == 0)
-    tiles.fusedBq = std::max(tiles.bq, fusedWaveRows(d));
+  Tiles tiles = searchTiles(d, k, params);
   auto needed = [&] {
     return std::uint64_t(base.rows) * rowBytes(d) +
            (excludeSelf ? 0 : std::uint64_t(queries.rows) * rowBytes(d)) + tileBytes(tiles, k);

@@ -274,7 +274,8 @@ __global__ void warpPruneKernel(RowState* __restrict__ states, Candidate* __rest
 __global__ void rerankKernel(const float* __restrict__ queries, const float* __restrict__ base,
                              int d, int metric, const RowState* __restrict__ states,
                              const Candidate* __restrict__ lists, int capG, int k, int sortSize,
-                             std::int32_t* __restrict__ outIds, float* __restrict__ outDist) {
+                             std::int32_t* __restrict__ outIds, float* __restrict__ outDist,
+                             double* __restrict__ outDist64 = nullptr) {
   extern __shared__ unsigned char shared[];
   double* dist = reinterpret_cast<double*>(shared);
   std::int32_t* ids = reinterpret_cast<std::int32_t*>(dist + sortSize);
@@ -297,7 +298,10 @@ __global__ void rerankKernel(const float* __restrict__ queries, const float* __r
       [] { __syncthreads(); });
   for (int c = threadIdx.x; c < k; c += blockDim.x) {
     outIds[std::int64_t(row) * k + c] = ids[c];
-    outDist[std::int64_t(row) * k + c] = float(dist[c]);
+    if (outDist64)
+      outDist64[std::int64_t(row) * k + c] = dist[c];
+    else
+      outDist[std::int64_t(row) * k + c] = float(dist[c]);
   }
 }
 
@@ -555,14 +559,15 @@ std::uint64_t pairsBytes(std::int64_t n, Tiles tiles, int k) {
   const std::uint64_t rows = std::uint64_t(n), cap = std::uint64_t(fusedCap(k)),
                       first = std::uint64_t(diagonalFirstColumns(group)),
                       chunkRows = std::uint64_t(diagonalChunkRows(group, n));
-  return rows * (cap * sizeof(Candidate) + sizeof(RowState) + 2 * sizeof(int) + 8ull * k + 8) +
+  // A row's results: an id and a distance, float64 in a share (PairsSplit) — 12 bytes each.
+  return rows * (cap * sizeof(Candidate) + sizeof(RowState) + 2 * sizeof(int) + 12ull * k + 8) +
          chunkRows * ((first + 4) * sizeof(float) + first * sizeof(Candidate));
 }
 
 PassResult pairsPass(const DeviceRows& rows, std::int64_t n, int d, float maxBaseNorm2,
                      Metric metric, int k, Tiles tiles, Resources& resources, std::int32_t* outIds,
                      float* outDist, JobControl& job, double progressFrom, double progressSpan,
-                     PhaseClock& clock) {
+                     PhaseClock& clock, const PairsSplit& split) {
   const cudaStream_t stream = resources.stream();
   const std::int64_t group = pairGroupRows(tiles), groups = n / group;
   const int cap = fusedCap(k);
@@ -586,7 +591,10 @@ PassResult pairsPass(const DeviceRows& rows, std::int64_t n, int d, float maxBas
   try {
     prefault = std::async(std::launch::async, [=] {
       touchPages(outIds, sizeof(std::int32_t) * std::size_t(n) * k);
-      touchPages(outDist, sizeof(float) * std::size_t(n) * k);
+      if (split.dist64)
+        touchPages(split.dist64, sizeof(double) * std::size_t(n) * k);
+      else
+        touchPages(outDist, sizeof(float) * std::size_t(n) * k);
     });
   } catch (const std::system_error&) { // no thread to be had: the copy back takes the faults
   }
@@ -656,7 +664,7 @@ PassResult pairsPass(const DeviceRows& rows, std::int64_t n, int d, float maxBas
     fusedPairs(rows.half, rows.norms, n, maxBaseNorm2, group, int(lo), int(2 * lo), d, alpha,
                metric, largestCoefA.get(),
                FusedLists{states.get(), lists.get(), cap, k, pruneList.get(), pruneCount.get(), k},
-               stream);
+               stream, split.part, split.parts);
     clock.mark("fused pairs");
     prune(states.get(), lists.get(), cap, n);
     clock.mark("prune");
@@ -668,10 +676,11 @@ PassResult pairsPass(const DeviceRows& rows, std::int64_t n, int d, float maxBas
   const int sortSize = nextPowerOfTwo(cap);
   const std::size_t rerankShared = rerankSharedBytes(sortSize);
   DeviceBuffer<std::int32_t> ids{std::size_t(n) * k};
-  DeviceBuffer<float> dist{std::size_t(n) * k};
+  DeviceBuffer<float> dist{split.dist64 ? 0 : std::size_t(n) * k};
+  DeviceBuffer<double> dist64{split.dist64 ? std::size_t(n) * k : 0};
   rerankKernel<<<unsigned(n), kRerankThreads, rerankShared, stream>>>(
       rows.raw, rows.raw, d, int(metric), states.get(), lists.get(), cap, k, sortSize, ids.get(),
-      dist.get());
+      dist.get(), dist64.get());
   NEARSCAPE_CUDA_CHECK_LAUNCH();
   clock.mark("rerank");
   DeviceBuffer<unsigned long long> kept{1};
@@ -683,7 +692,10 @@ PassResult pairsPass(const DeviceRows& rows, std::int64_t n, int d, float maxBas
   if (prefault.valid())
     prefault.get();
   copyToHost(outIds, ids.get(), sizeof(std::int32_t) * std::size_t(n) * k);
-  copyToHost(outDist, dist.get(), sizeof(float) * std::size_t(n) * k);
+  if (split.dist64)
+    copyToHost(split.dist64, dist64.get(), sizeof(double) * std::size_t(n) * k);
+  else
+    copyToHost(outDist, dist.get(), sizeof(float) * std::size_t(n) * k);
   int overflowed = 0;
   unsigned long long candidates = 0;
   copyToHost(&overflowed, pruneCount.get(), sizeof(int));

@@ -64,17 +64,30 @@ std::int64_t pairGroupRows(Tiles tiles);
 /// diagonal's tile.
 std::uint64_t pairsBytes(std::int64_t n, Tiles tiles, int k);
 
+/// One device's share of pairsPass's bands where several devices split them: every device
+/// sweeps the whole diagonal (a group's rows against their own group: the first thresholds,
+/// 2 / (groups + 1) of the work), then block row part, part + parts, … of each band (fusedPairs).
+/// Each row's list is then the k nearest of the pairs this device scored, its distances written
+/// in float64 to `dist64` (host, n × k; outDist unused) so that the shares merge by the very
+/// (distance, id) order one device sorts by.
+struct PairsSplit {
+  int part = 0;
+  int parts = 1;
+  double* dist64 = nullptr;
+};
+
 /// A graph's exact float16 search (the `n` rows of `rows` are queries and base, packed alike;
 /// each row may not return itself) with each pair of rows scored once: rows in groups of
 /// pairGroupRows, each group first against itself (dots and filter on its first quarter of
 /// columns: the rows' first thresholds; fused sweeps over the rest), then in bands of groups each
 /// twice as far as the last (fusedPairs), with a prune after each; re-checked in float64 as
-/// searchPass. Needs n ≥ 2 groups and pairsBytes(n, tiles, k) of device memory. Writes row i to
-/// outIds/outDist row i (host); rows whose bound keeps too many candidates are returned in
-/// `overflow`, their rows unspecified. Throws DeviceOutOfMemory, DeviceError, Cancelled.
+/// searchPass. `split`: this device's share of several (PairsSplit). Needs n ≥ 2 groups and
+/// pairsBytes(n, tiles, k) of device memory. Writes row i to outIds/outDist row i (host); rows
+/// whose bound keeps too many candidates are returned in `overflow`, their rows unspecified. Throws
+/// DeviceOutOfMemory, DeviceError, Cancelled.
 PassResult pairsPass(const DeviceRows& rows, std::int64_t n, int d, float maxBaseNorm2,
                      Metric metric, int k, Tiles tiles, Resources& resources, std::int32_t* outIds,
                      float* outDist, JobControl& job, double progressFrom, double progressSpan,
-                     PhaseClock& clock);
+                     PhaseClock& clock, const PairsSplit& split = {});
 
 } // namespace nearscape::cuda

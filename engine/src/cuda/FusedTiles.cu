@@ -136,6 +136,7 @@ struct SweepArgs {
   // block of group g scores the columns of groups [g + bandLo, g + bandHi).
   std::int64_t groupRows;
   int groups, bandLo, bandHi;
+  int blockPart, blockParts; ///< Pairs: this launch's blocks are block rows part, part + parts, …
   const float* largestCoefA; ///< of all rows: the column side's pre-test margin
   OwnGroups own;             ///< Filter, Dots: columns counted in each row's own group
 };
@@ -271,7 +272,9 @@ __global__ void __launch_bounds__(kThreads, 2) sweepKernel(SweepArgs a) {
 
   const Metric metric = Metric(a.metric);
   const bool l2 = metric == Metric::L2;
-  const std::int64_t firstRow = std::int64_t(blockIdx.x) * kBlockRows;
+  const std::int64_t firstRow =
+      (Pairs ? std::int64_t(blockIdx.x) * a.blockParts + a.blockPart : std::int64_t(blockIdx.x)) *
+      kBlockRows;
   const int rowsHere = int(std::min<std::int64_t>(kBlockRows, a.rows - firstRow));
 
   // Row i keeps column j while approx_ij − m_ij ≤ t_i, i.e. (L2) ‖q‖² + ‖b‖² − 2α·dot − cA_i‖b‖
@@ -721,8 +724,11 @@ void fusedDots(const __half* queries, int rows, const __half* base, const float*
 
 void fusedPairs(const __half* rows, const float* norms, std::int64_t n, float maxBaseNorm2,
                 std::int64_t groupRows, int bandLo, int bandHi, int d, float alpha, Metric metric,
-                const float* largestCoefA, const FusedLists& out, cudaStream_t stream) {
+                const float* largestCoefA, const FusedLists& out, cudaStream_t stream, int part,
+                int parts) {
   const std::int64_t groups = n / groupRows;
+  if (parts < 1 || part < 0 || part >= parts)
+    throw DeviceError("fusedPairs: part " + std::to_string(part) + " of " + std::to_string(parts));
   if (groupRows % kBlockRows != 0 || bandLo < 1 || bandLo >= groups) // would skip pairs
     throw DeviceError("fusedPairs: a band of groups of " + std::to_string(groupRows) +
                       " rows from " + std::to_string(bandLo) + " in " + std::to_string(n) +
@@ -744,14 +750,21 @@ void fusedPairs(const __half* rows, const float* norms, std::int64_t n, float ma
   args.bandLo = bandLo;
   args.bandHi = bandHi;
   args.largestCoefA = largestCoefA;
+  args.blockPart = part;
+  args.blockParts = parts;
   const SweepKernel kernel = sweepKernelFor<SweepMode::Pairs>(d);
   const std::size_t bytes = sharedBytes(d, SweepMode::Pairs);
   NEARSCAPE_CUDA_CHECK(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
   // Only groups with a partner in the band have work; the earliest (the most columns) go first.
-  const std::int64_t blocks = (groups - bandLo) * groupRows / kBlockRows;
-  kernel<<<unsigned(blocks), kThreads, bytes, stream>>>(args);
-  NEARSCAPE_CUDA_CHECK_LAUNCH();
+  // A share takes every parts-th block row: each group's rows half on each of two devices, so
+  // the shares' work and their rows' thresholds stay alike.
+  const std::int64_t blocks =
+      ((groups - bandLo) * groupRows / kBlockRows - part + parts - 1) / parts;
+  if (blocks > 0) {
+    kernel<<<unsigned(blocks), kThreads, bytes, stream>>>(args);
+    NEARSCAPE_CUDA_CHECK_LAUNCH();
+  }
   finishSweepKernel<<<unsigned((n + 255) / 256), 256, 0, stream>>>(out.states, int(n), args.out, 0);
   NEARSCAPE_CUDA_CHECK_LAUNCH();
 }

@@ -78,9 +78,12 @@ void fusedDots(const __half* queries, int rows, const __half* base, const float*
 /// group g scored once against each row of groups [g + bandLo, g + bandHi) and every value
 /// tested for both rows — each against its own row's fixed threshold, appended to its list in
 /// `out` (all n rows). `largestCoefA` (device): the largest coefA of the rows' states. Rows are
-/// queued for the prune when they hold more than k. Throws DeviceError.
+/// queued for the prune when they hold more than k. With `parts` > 1 only block rows `part`,
+/// `part` + parts, … of the band (128 rows each) are scored: the band's share of one device of
+/// several, each pair still scored once over all of them. Throws DeviceError.
 void fusedPairs(const __half* rows, const float* norms, std::int64_t n, float maxBaseNorm2,
                 std::int64_t groupRows, int bandLo, int bandHi, int d, float alpha, Metric metric,
-                const float* largestCoefA, const FusedLists& out, cudaStream_t stream);
+                const float* largestCoefA, const FusedLists& out, cudaStream_t stream, int part = 0,
+                int parts = 1);
 
 } // namespace nearscape::cuda

@@ -5,6 +5,7 @@
 #include "knn/ExactCommon.h"
 #include "knn/ExactCpu.h"
 #include "knn/KnnDevice.h"
+#include "knn/PairShares.h"
 #include "knn/Step.h"
 #include "nearscape/core/Dataset.h"
 #include "nearscape/core/Error.h"
@@ -52,12 +53,12 @@ KnnResult dispatch(const MatrixView<float>& queries, const MatrixView<float>& ba
   return result;
 }
 
-/// The GPU's exact search: STEP's clusters first where they may pay, else the GEMM path.
+/// STEP's clusters where they may pay, on the GPU: nothing where they do not (or were not tried).
 /// `allQueries`: the rows of the whole search when these queries are one GPU's share of it.
-KnnResult exactOnGpu(gpu::KnnDevice& gpu, const MatrixView<float>& queries,
-                     const MatrixView<float>& base, int k, Metric metric, bool graph,
-                     const Context& context, JobControl& job, const ExactKnnParams& params,
-                     std::int64_t allQueries = 0) {
+std::optional<KnnResult> stepOnGpu(gpu::KnnDevice& gpu, const MatrixView<float>& queries,
+                                   const MatrixView<float>& base, int k, Metric metric, bool graph,
+                                   const Context& context, JobControl& job,
+                                   const ExactKnnParams& params, std::int64_t allQueries = 0) {
   // STEP's clusters where they may pay (gpuStepMayRun), data large enough that the GEMM path is
   // not already instant (or asked for). A probe decides.
   const bool tilesGiven = params.queryTile > 0 || params.baseTile > 0;
@@ -82,9 +83,19 @@ KnnResult exactOnGpu(gpu::KnnDevice& gpu, const MatrixView<float>& queries,
                             : fusedTiles ? gpu::kStepMaxScoredShareFused
                                          : gpu::kStepMaxScoredShare);
     });
-    if (step)
-      return std::move(*step);
+    return step;
   }
+  return std::nullopt;
+}
+
+/// The GPU's exact search: STEP's clusters first where they may pay, else the GEMM path.
+/// `allQueries`: the rows of the whole search when these queries are one GPU's share of it.
+KnnResult exactOnGpu(gpu::KnnDevice& gpu, const MatrixView<float>& queries,
+                     const MatrixView<float>& base, int k, Metric metric, bool graph,
+                     const Context& context, JobControl& job, const ExactKnnParams& params,
+                     std::int64_t allQueries = 0) {
+  if (auto step = stepOnGpu(gpu, queries, base, k, metric, graph, context, job, params, allQueries))
+    return std::move(*step);
   return gpu.exactSearch(queries, base, k, metric, graph, context, job, params);
 }
 
@@ -145,6 +156,77 @@ KnnResult exactOnDevices(gpu::KnnDevice& gpu, const std::vector<int>& devices,
   return merged;
 }
 
+/// A graph's exact kNN over several GPUs with each pair of rows scored once over all of them
+/// (the rows' split scores every pair twice): STEP's clusters first where they may pay, on the
+/// first GPU; else the paired float16 sweeps with their bands split between the devices
+/// (gpu::KnnDevice::pairsShare), the shares merged on the host (knn/PairShares.h), and the rows
+/// a share could not bound searched again on the first GPU — the one-GPU result, byte for byte.
+/// Nothing where neither applies; then `stepTried` says whether STEP was tried and gave up.
+std::optional<KnnResult> graphOnDevices(gpu::KnnDevice& gpu, const std::vector<int>& devices,
+                                        const MatrixView<float>& data, int k, Metric metric,
+                                        const Context& context, JobControl& job,
+                                        const ExactKnnParams& params, bool& stepTried) {
+  const Context first = gpu::onDevice(context, devices.front());
+  stepTried = false;
+  if (auto step = stepOnGpu(gpu, data, data, k, metric, true, first, job, params)) {
+    step->report.detail += std::string(step->report.detail.empty() ? "" : ", ") +
+                           "STEP's clusters on one of " + std::to_string(devices.size()) + " GPUs";
+    return step;
+  }
+  stepTried = true;
+  const std::size_t parts = devices.size();
+  std::vector<std::optional<gpu::PairsShare>> shares(parts);
+  gpu::onEachDevice(devices, context, job, [&](int p, const Context& one, JobControl& partJob) {
+    shares[std::size_t(p)] = gpu.pairsShare(data, k, metric, p, int(parts), one, partJob, params);
+  });
+  std::vector<gpu::PairsShare> found;
+  for (auto& share : shares) {
+    if (!share)
+      return std::nullopt; // the paired sweeps do not apply: the rows' split does the work
+    found.push_back(std::move(*share));
+  }
+  shares.clear();
+  knn::MergedShares merged = knn::mergePairShares(found, effectiveThreads(context));
+  KnnResult result;
+  result.backend = Backend::Cuda;
+  result.report = found.front().report;
+  found.clear(); // the shares' lists: gigabytes at 10M rows
+  const std::int64_t n = data.rows;
+  if (!merged.overflow.empty()) {
+    // Searched as queries for k + 1 and the row itself dropped, as exactOnDevices's shares do.
+    std::vector<float> rows(merged.overflow.size() * std::size_t(data.cols));
+    for (std::size_t i = 0; i < merged.overflow.size(); ++i)
+      std::copy_n(data.row(merged.overflow[i]), data.cols, rows.data() + i * data.cols);
+    ExactKnnParams again = params;
+    again.pruning = ExactKnnParams::Pruning::Off; // STEP gave up on these data above
+    const KnnResult redo =
+        gpu.exactSearch({rows.data(), std::int64_t(merged.overflow.size()), data.cols}, data, k + 1,
+                        metric, false, first, job, again);
+    for (std::size_t i = 0; i < merged.overflow.size(); ++i) {
+      const std::int64_t row = merged.overflow[i];
+      int kept = 0;
+      for (int c = 0; c <= k && kept < k; ++c) {
+        if (redo.ids.row(std::int64_t(i))[c] == row)
+          continue;
+        merged.ids[std::size_t(row * k + kept)] = redo.ids.row(std::int64_t(i))[c];
+        merged.distances[std::size_t(row * k + kept)] = redo.distances.row(std::int64_t(i))[c];
+        ++kept;
+      }
+    }
+    result.report.precision +=
+        "; " + std::to_string(merged.overflow.size()) + " rows searched again";
+  }
+  result.ids = Matrix<std::int32_t>(std::move(merged.ids), n, k);
+  result.distances = Matrix<float>(std::move(merged.distances), n, k);
+  result.report.device = describeBackend(context);
+  result.report.detail += std::string(result.report.detail.empty() ? "" : ", ") +
+                          "pairs split over " + std::to_string(parts) + " GPUs";
+  result.fallbackRows = std::int64_t(merged.overflow.size());
+  result.candidatesPerRow =
+      n > result.fallbackRows ? double(merged.candidates) / double(n - result.fallbackRows) : 0.0;
+  return result;
+}
+
 /// The CPU's exact search.
 KnnResult exactOnCpu(const MatrixView<float>& queries, const MatrixView<float>& base, int k,
                      Metric metric, bool graph, const Context& context, JobControl& job,
@@ -175,13 +257,21 @@ KnnResult run(const MatrixView<float>& queries, const MatrixView<float>& base, i
       [&](gpu::KnnDevice& gpu) {
         lap("device ready");
         const std::vector<int> devices = gpu::spreadDevices(context);
+        const bool spread =
+            devices.size() > 1 && queries.rows >= kMinRowsPerDevice * std::int64_t(devices.size());
+        ExactKnnParams rest = params;
+        if (spread && graph) {
+          bool stepTried = false;
+          if (auto found =
+                  graphOnDevices(gpu, devices, base, k, metric, context, job, params, stepTried))
+            return std::move(*found);
+          if (stepTried) // it gave up on these data: the shares below need not ask again
+            rest.pruning = ExactKnnParams::Pruning::Off;
+        }
         // A graph's shares ask for k + 1: not where that leaves STEP's k ≤ kStepMaxK, which one
         // GPU would take (large-k graphs run on one GPU).
-        if (devices.size() > 1 &&
-            queries.rows >= kMinRowsPerDevice * std::int64_t(devices.size()) &&
-            (!graph || k < gpu::kStepMaxK))
-          return exactOnDevices(gpu, devices, queries, base, k, metric, graph, context, job,
-                                params);
+        if (spread && (!graph || k < gpu::kStepMaxK))
+          return exactOnDevices(gpu, devices, queries, base, k, metric, graph, context, job, rest);
         return exactOnGpu(gpu, queries, base, k, metric, graph, context, job, params);
       },
       [&] { return exactOnCpu(queries, base, k, metric, graph, context, job, params); }, &fallback);

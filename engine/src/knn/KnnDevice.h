@@ -6,6 +6,7 @@
 
 #include "nearscape/core/Context.h"
 #include "nearscape/core/JobControl.h"
+#include "nearscape/core/Matrix.h"
 #include "nearscape/core/MatrixView.h"
 #include "nearscape/core/Metric.h"
 #include "nearscape/knn/Knn.h"
@@ -73,13 +74,25 @@ struct GnndClusters {
   const std::int32_t* secondLabels = nullptr;
 };
 
+/// One device's share of a graph's exact kNN whose row pairs are split over several devices
+/// (KnnDevice::pairsShare): each row's k nearest among the pairs this device scored, nearest
+/// first with ties by id. A pair is scored by one device (its group's diagonal by all), so the
+/// k nearest of the union of the shares' lists — an id listed by several once — is the graph.
+struct PairsShare {
+  Matrix<std::int32_t> ids;           ///< n × k
+  Matrix<double> distances;           ///< n × k, exact (float64): the order one device sorts by
+  std::vector<std::int64_t> overflow; ///< rows whose bound kept too many candidates (unwritten)
+  std::int64_t candidates = 0;        ///< candidates re-checked, summed over the other rows
+  RunReport report;                   ///< device, method, precision
+};
+
 /// kNN on a GPU. Each call runs on device `context.device`; host memory in and out.
 /// DeviceOutOfMemory and Unsupported (a limit of the GPU path: k, d, n) let callers fall back to
 /// the CPU; Error is any other device failure.
 class KnnDevice {
 public:
   /// Bumped whenever a declaration below, or a type it passes, changes.
-  static constexpr int kVersion = 1;
+  static constexpr int kVersion = 2;
   virtual ~KnnDevice() = default;
 
   /// Exact kNN (knn/Knn.h semantics; `excludeSelf` for graphs) by the GEMM path's tiles.
@@ -92,6 +105,13 @@ public:
                                               const MatrixView<float>& base, int k,
                                               bool excludeSelf, const Context& context,
                                               JobControl& job, double maxScoredShare) = 0;
+  /// Part `part` of `parts` of the exact kNN graph of `data` (k ≤ 32) with each pair of rows
+  /// scored once over all the parts: the float16 paired sweeps' bands split between devices.
+  /// Nothing where that path does not apply (precision, d, k, memory: the caller splits the
+  /// rows instead). Throws DeviceOutOfMemory, Error, Cancelled.
+  virtual std::optional<PairsShare> pairsShare(const MatrixView<float>& data, int k, Metric metric,
+                                               int part, int parts, const Context& context,
+                                               JobControl& job, const ExactKnnParams& params) = 0;
   /// STEP's clusters of `base` (the caller keeps it alive).
   virtual std::unique_ptr<ClusterIndex> makeClusterIndex(const MatrixView<float>& base,
                                                          const Context& context) = 0;

@@ -1,0 +1,77 @@
+#include "knn/PairShares.h"
+
+#include "nearscape/core/Error.h"
+
+#include <algorithm>
+#include <string>
+
+namespace nearscape::knn {
+
+MergedShares mergePairShares(const std::vector<gpu::PairsShare>& shares, int threads) {
+  NEARSCAPE_EXPECTS(!shares.empty(), "no shares to merge");
+  const std::int64_t n = shares.front().ids.rows();
+  const int k = int(shares.front().ids.cols());
+  for (const gpu::PairsShare& s : shares)
+    NEARSCAPE_EXPECTS(s.ids.rows() == n && s.ids.cols() == k && s.distances.rows() == n &&
+                          s.distances.cols() == k,
+                      "a share of " + std::to_string(s.ids.rows()) + " × " +
+                          std::to_string(s.ids.cols()) + " rows beside one of " +
+                          std::to_string(n) + " × " + std::to_string(k));
+  MergedShares merged;
+  merged.ids.resize(std::size_t(n) * std::size_t(k));
+  merged.distances.resize(merged.ids.size());
+  std::vector<char> tooFew(std::size_t(n), 0); // rows left with fewer than k distinct ids
+  const std::size_t parts = shares.size();
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (std::int64_t r = 0; r < n; ++r) {
+    std::int32_t* outIds = merged.ids.data() + r * k;
+    float* outDist = merged.distances.data() + r * k;
+    // A cursor per share into its sorted row; each step takes the least (distance, id) head.
+    std::vector<int> at(parts, 0);
+    int kept = 0;
+    while (kept < k) {
+      std::size_t best = parts;
+      double bestDist = 0;
+      std::int32_t bestId = 0;
+      for (std::size_t p = 0; p < parts; ++p) {
+        const std::int32_t* ids = shares[p].ids.row(r);
+        const double* dist = shares[p].distances.row(r);
+        while (at[p] < k && (ids[at[p]] < 0 || ids[at[p]] >= n))
+          ++at[p]; // padding: the share's row held fewer than k candidates
+        if (at[p] == k)
+          continue;
+        const double d = dist[at[p]];
+        const std::int32_t id = ids[at[p]];
+        if (best == parts || d < bestDist || (d == bestDist && id < bestId)) {
+          best = p;
+          bestDist = d;
+          bestId = id;
+        }
+      }
+      if (best == parts)
+        break;
+      ++at[best];
+      // Found by several shares: the same pair scored the same way, met again later or now.
+      if (std::find(outIds, outIds + kept, bestId) != outIds + kept)
+        continue;
+      outIds[kept] = bestId;
+      outDist[kept] = float(bestDist);
+      ++kept;
+    }
+    if (kept < k)
+      tooFew[std::size_t(r)] = 1;
+  }
+  std::vector<char> listed(std::size_t(n), 0);
+  for (const gpu::PairsShare& s : shares) {
+    merged.candidates += s.candidates;
+    for (const std::int64_t row : s.overflow)
+      if (row >= 0 && row < n)
+        listed[std::size_t(row)] = 1;
+  }
+  for (std::int64_t r = 0; r < n; ++r)
+    if (listed[std::size_t(r)] || tooFew[std::size_t(r)])
+      merged.overflow.push_back(r);
+  return merged;
+}
+
+} // namespace nearscape::knn

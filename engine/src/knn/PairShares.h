@@ -1,0 +1,30 @@
+#pragma once
+// The exact kNN graph from its shares on several GPUs (gpu::KnnDevice::pairsShare): each device
+// scored a disjoint part of the row pairs, so a row's k nearest are the k nearest of the union
+// of the shares' lists.
+
+#include "knn/KnnDevice.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace nearscape::knn {
+
+/// The shares merged: row i's k nearest, nearest first with ties by id, distances as one
+/// device writes them (the float64 distance rounded to float).
+struct MergedShares {
+  std::vector<std::int32_t> ids; ///< n × k
+  std::vector<float> distances;  ///< n × k
+  /// Rows any share could not bound, ascending and distinct: their rows above are unspecified.
+  std::vector<std::int64_t> overflow;
+  std::int64_t candidates = 0; ///< the shares' candidates re-checked, summed
+};
+
+/// Merges `shares` (each n × k, each row sorted by (distance, id)): each row's k nearest of the
+/// union under the same order, an id that several shares list taken once. Padding entries (id
+/// −1 or past n, as a row with fewer than k candidates leaves) are skipped; a row with fewer
+/// than k distinct ids over all shares is listed in `overflow`. Throws InvalidArgument when the
+/// shares' shapes differ.
+MergedShares mergePairShares(const std::vector<gpu::PairsShare>& shares, int threads);
+
+} // namespace nearscape::knn
