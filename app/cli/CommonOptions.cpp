@@ -22,8 +22,8 @@ void CommonOptions::addTo(CLI::App& command) {
       ->capture_default_str();
   command.add_option("--devices", devices,
                      "GPUs to use: all, or ordinals such as 0,1 (default: GPU 0). Several split "
-                     "the work: exact kNN by query rows, NN-Descent by shards merged pairwise, "
-                     "index searches by replicas");
+                     "the work: an exact graph by its row pairs (else exact kNN by query rows), "
+                     "NN-Descent by shards merged pairwise, index searches by replicas");
   // Beyond the machine's limit (threadLimit) OpenMP cannot start the threads and ends the
   // program: context() refuses such a count, naming the limit.
   command
