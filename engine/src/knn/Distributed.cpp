@@ -1,6 +1,12 @@
 // kNN graphs built by the ranks of a distributed job (knn/Distributed.h).
 #include "nearscape/knn/Distributed.h"
 
+#include "gpu/Dispatch.h"
+#include "knn/DescendPiece.h"
+#include "knn/KnnDevice.h"
+#include "knn/ShardedGraph.h"
+#include "nearscape/gpu/Devices.h"
+
 #include "nearscape/core/Error.h"
 
 #include <algorithm>
@@ -229,15 +235,64 @@ void nnDescentTournament(const MatrixView<float>& data, int k, Metric metric,
   const int rounds = size - 1 + size % 2;
   NnDescentParams partial = params;
   partial.exactFinish = true; // folded lists compare exact distances
+  // A row of two slices meets one merge only: it runs until its updates fall below delta, as a
+  // build does. The merges' bound was set on four shards, three merges a row; with two ranks it
+  // left manifold 10M × 96 at recall 0.987 against one process's 0.992 (docs/benchmarks.md,
+  // session 26).
+  if (size == 2)
+    partial.mergeIterations = std::max(partial.mergeIterations, partial.maxIterations);
   const int threads = effectiveThreads(context);
   auto part = [&](int step) {
     return job.sub(double(step) / (rounds + 1), double(step + 1) / (rounds + 1));
   };
 
+  // On the GPU the slices and their merges share one k-means codebook, as one process's shards
+  // do (knn/ShardedGraph.h): rank 0's, sent to the others, so that a merge reads both slices'
+  // clusters rather than clustering the pair itself (manifold 10M × 96 on 2 ranks: recall 0.986
+  // that way, against 0.990 for one process's shards; docs/benchmarks.md, session 26). Not where
+  // a slice is itself built in shards (the memory budget): those cluster on their own.
+  std::vector<float> centroids;
+  int count = 0;
+  std::vector<std::int32_t> labels; // the slice's rows' clusters
+  timedPhase(ranks, "sharing the codebook", share, nullptr, [&] {
+    if (rank == 0) {
+      std::exception_ptr failed; // told after the others have heard "none": none waits forever
+      try {
+        if (resolveBackend(context) == Backend::Cuda &&
+            !knn::buildsInShards(mine.rows, d, k, context, 0))
+          centroids = knn::sharedCodebook(data, mine.rows, metric, context, count);
+      } catch (...) {
+        failed = std::current_exception();
+        count = 0;
+      }
+      for (int other = 1; other < size; ++other) {
+        ranks.send(other, bytesOf(&count, 1));
+        if (count > 0)
+          ranks.send(other, bytesOf(centroids.data(), centroids.size()));
+      }
+      if (failed)
+        std::rethrow_exception(failed);
+    } else {
+      ranks.receive(0, bytesOf(&count, 1));
+      centroids.resize(std::size_t(count) * std::size_t(d));
+      if (count > 0)
+        ranks.receive(0, bytesOf(centroids.data(), centroids.size()));
+    }
+  });
+  const gpu::GnndClusters book{&centroids, count};
+
   KnnResult own; // the slice's own graph (slice-local ids): every merge starts from it
   timedPhase(ranks, "building the slice's graph", share, &share.buildSeconds, [&] {
     JobControl sub = part(0);
-    own = nnDescentGraph(rows, k, metric, context, sub, partial);
+    if (count > 0) {
+      labels.resize(std::size_t(mine.rows));
+      gpu::GnndClusters mineOut = book;
+      mineOut.labelsOut = labels.data();
+      own = knn::descendPiece(rows, k, metric, context, sub, partial, {}, nullptr, 0, nullptr,
+                              mineOut);
+    } else {
+      own = nnDescentGraph(rows, k, metric, context, sub, partial);
+    }
     foldResult(mine, own, mine.begin, data, metric, k, threads);
   });
 
@@ -251,15 +306,21 @@ void nnDescentTournament(const MatrixView<float>& data, int k, Metric metric,
     // The guest sends its rows and its own graph; the host holds the two slices.
     auto t = Clock::now();
     std::vector<float> theirVectors;
-    std::vector<std::int32_t> theirGraph;
+    std::vector<std::int32_t> theirGraph, theirLabels;
     if (partner >= 0 && host) {
       theirVectors.resize(std::size_t(theirRows * d));
       theirGraph.resize(std::size_t(theirRows * k));
       ranks.receive(partner, bytesOf(theirVectors.data(), theirVectors.size()));
       ranks.receive(partner, bytesOf(theirGraph.data(), theirGraph.size()));
+      if (count > 0) {
+        theirLabels.resize(std::size_t(theirRows));
+        ranks.receive(partner, bytesOf(theirLabels.data(), theirLabels.size()));
+      }
     } else if (partner >= 0) {
       ranks.send(partner, bytesOf(rows.data, rows.size()));
       ranks.send(partner, bytesOf(own.ids.data(), std::size_t(mine.rows * k)));
+      if (count > 0)
+        ranks.send(partner, bytesOf(labels.data(), labels.size()));
     }
     share.waitSeconds += since(t);
 
@@ -271,17 +332,36 @@ void nnDescentTournament(const MatrixView<float>& data, int k, Metric metric,
       // [low's rows; high's rows], each graph with ids local to its own slice (GGM's input).
       const bool first = rank == low;
       const std::int64_t split = first ? mine.rows : theirRows, m = mine.rows + theirRows;
-      std::vector<float> both(std::size_t(m * d));
       const float* lowRows = first ? rows.data : theirVectors.data();
       const float* highRows = first ? theirVectors.data() : rows.data;
-      std::copy_n(lowRows, std::size_t(split * d), both.begin());
-      std::copy_n(highRows, std::size_t((m - split) * d), both.begin() + split * d);
       const MatrixView<std::int32_t> ownView = own.ids.view(),
                                      theirView{theirGraph.data(), theirRows, k};
       JobControl sub = part(round + 1);
-      const KnnResult merged =
-          mergeKnnGraphs({both.data(), m, d}, split, first ? ownView : theirView,
-                         first ? theirView : ownView, k, metric, context, sub, partial);
+      KnnResult merged;
+      if (count > 0) { // both slices' clusters of the one codebook
+        const MatrixView<std::int32_t>& lowGraph = first ? ownView : theirView;
+        const MatrixView<std::int32_t>& highGraph = first ? theirView : ownView;
+        std::vector<std::int32_t> initial(std::size_t(m * k)); // ids local to the pair
+        for (std::int64_t r = 0; r < m; ++r)
+          for (int c = 0; c < k; ++c) {
+            const std::int32_t id = r < split ? lowGraph.row(r)[c] : highGraph.row(r - split)[c];
+            initial[std::size_t(r * k + c)] =
+                id < 0 ? -1 : std::int32_t(r < split ? id : id + split);
+          }
+        const MatrixView<std::int32_t> initialView{initial.data(), m, k};
+        const MatrixView<float> low{lowRows, split, d}, high{highRows, m - split, d};
+        gpu::GnndClusters pair = book;
+        pair.labels = first ? labels.data() : theirLabels.data();
+        pair.secondLabels = first ? theirLabels.data() : labels.data();
+        merged = knn::descendPiece(low, k, metric, context, sub, partial, {}, &initialView, split,
+                                   &high, pair);
+      } else {
+        std::vector<float> both(std::size_t(m * d));
+        std::copy_n(lowRows, std::size_t(split * d), both.begin());
+        std::copy_n(highRows, std::size_t((m - split) * d), both.begin() + split * d);
+        merged = mergeKnnGraphs({both.data(), m, d}, split, first ? ownView : theirView,
+                                first ? theirView : ownView, k, metric, context, sub, partial);
+      }
       const std::int64_t lowBegin = rankSliceBegin(n, low, size);
       const std::int64_t highBegin = rankSliceBegin(n, high, size);
       // Global ids for both halves; this rank's half folded here, the other's sent back.

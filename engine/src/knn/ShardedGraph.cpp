@@ -209,6 +209,25 @@ bool buildsInShards(std::int64_t n, std::int64_t d, int k, const Context& contex
 /// (exact distances) folded into every row's best k so far in host memory. On several GPUs,
 /// as many shards as GPUs at least (a multiple of their count); each GPU builds the next shard,
 /// then merges the next pair and folds it beside its next merge (spreadOverDevices).
+std::vector<float> sharedCodebook(const MatrixView<float>& data, std::int64_t pieceRows,
+                                  Metric metric, const Context& context, int& count) {
+  const std::int64_t n = data.rows;
+  const int clusters = int(std::clamp<std::int64_t>(pieceRows / 1024, 1, 4096));
+  const std::int64_t m = std::min<std::int64_t>(n, std::int64_t(clusters) * 64);
+  std::vector<float> sample(static_cast<std::size_t>(m * data.cols));
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < m; ++i)
+    std::copy_n(data.row(i * n / m), data.cols, sample.data() + i * data.cols);
+  std::vector<float> centroids;
+  count = 0;
+  gpu::tryOptionalGpuPath([&] {
+    centroids = gpu::requireDevice<gpu::KnnDevice>().gnndCodebook({sample.data(), m, data.cols},
+                                                                  metric, clusters, context);
+    count = clusters;
+  });
+  return centroids;
+}
+
 KnnResult shardedGraph(const MatrixView<float>& data, int k, Metric metric, Backend backend,
                        const Context& context, JobControl& job, const NnDescentParams& params,
                        const NnDescentProgress& progress) {
@@ -268,28 +287,19 @@ KnnResult shardedGraph(const MatrixView<float>& data, int k, Metric metric, Back
     return job.sub(double(step - 1) / steps, double(step) / steps);
   };
 
-  // 0. On the GPU, one k-means codebook for all (a merge's head start needs its rows' clusters
-  // in one clustering; its own k-means took 85 ms of a 1.1 s merge of 5.2M rows): centroids of a
-  // strided sample of the whole data, 64 sample rows each, about 1,000 items a cluster of a shard
-  // (manifold 10M × 96: 600 a cluster made the shards' head start too narrow, recall 0.985 →
-  // 0.967).
+  // 0. On the GPU, one k-means codebook for all (sharedCodebook: a merge's head start needs its
+  // rows' clusters in one clustering; its own k-means took 85 ms of a 1.1 s merge of 5.2M rows).
   gpu::GnndClusters shared;
   std::vector<float> centroids;
   std::vector<std::int32_t> labels;
   if (backend == Backend::Cuda) {
-    const int count = int(std::clamp<std::int64_t>(shardRows / 1024, 1, 4096));
-    const std::int64_t m = std::min<std::int64_t>(n, std::int64_t(count) * 64);
-    std::vector<float> sample(static_cast<std::size_t>(m * data.cols));
-#pragma omp parallel for schedule(static)
-    for (std::int64_t i = 0; i < m; ++i)
-      std::copy_n(data.row(i * n / m), data.cols, sample.data() + i * data.cols);
-    gpu::tryOptionalGpuPath([&] { // else each step clusters on its own
-      centroids = gpu::requireDevice<gpu::KnnDevice>().gnndCodebook({sample.data(), m, data.cols},
-                                                                    metric, count, inner);
+    int count = 0;
+    centroids = sharedCodebook(data, shardRows, metric, inner, count);
+    if (count > 0) { // else each step clusters on its own
       labels.resize(static_cast<std::size_t>(n));
       shared.centroids = &centroids;
       shared.count = count;
-    });
+    }
     lap("codebook");
   }
   auto sharedFor = [&](std::int64_t a, std::int64_t b) {
