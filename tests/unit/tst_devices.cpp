@@ -292,6 +292,11 @@ private slots:
         expected[std::size_t(r)].push_back({d, id});
       std::sort(expected[std::size_t(r)].begin(), expected[std::size_t(r)].end());
     }
+    // Row 77: searched whole by share 2 (its row taken as it is), unbounded in share 1.
+    for (int c = 0; c < k; ++c) {
+      ids[2][std::size_t(77 * k + c)] = std::int32_t(200 + c);
+      dists[2][std::size_t(77 * k + c)] = 0.25 * c;
+    }
     std::vector<gpu::PairsShare> shares(parts);
     for (int p = 0; p < parts; ++p) {
       shares[std::size_t(p)].ids = Matrix<std::int32_t>(ids[std::size_t(p)], n, k);
@@ -299,17 +304,22 @@ private slots:
       shares[std::size_t(p)].candidates = 10 * (p + 1);
     }
     shares[1].overflow = {5, 77};
+    shares[2].complete = {77};
     const knn::MergedShares merged = knn::mergePairShares(shares, 2);
     QCOMPARE(merged.candidates, std::int64_t(60));
-    std::vector<std::int64_t> overflow = {5, 77};
+    for (int c = 0; c < k; ++c) {
+      QCOMPARE(merged.ids[std::size_t(77 * k + c)], std::int32_t(200 + c));
+      QCOMPARE(merged.distances[std::size_t(77 * k + c)], float(0.25 * c));
+    }
+    std::vector<std::int64_t> overflow = {5};
     for (std::int64_t r = 0; r < n; ++r) {
+      if (r == 5 || r == 77)
+        continue;
       const auto& want = expected[std::size_t(r)];
       if (want.size() < std::size_t(k)) {
         overflow.push_back(r);
         continue;
       }
-      if (r == 5 || r == 77)
-        continue;
       for (int c = 0; c < k; ++c) {
         QCOMPARE(merged.ids[std::size_t(r * k + c)], want[std::size_t(c)].second);
         QCOMPARE(merged.distances[std::size_t(r * k + c)], float(want[std::size_t(c)].first));

@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstring>
 #include <future>
+#include <iterator>
 #include <limits>
 #include <memory>
 #include <string>
@@ -67,27 +68,41 @@ bool directRowsFit(std::size_t rows, std::int64_t nb, const Context& context) {
          pairs * kDirectPairBytes <= deviceBudget(context) / 4;
 }
 
-/// A share's paired sweeps (RunOptions::share): the pass written to the share, the rows it could
-/// not bound listed there for the caller. Returns the run's report (an otherwise empty result).
-KnnResult pairsShareRun(const DeviceRows& rows, std::int64_t n, int d, float maxBaseNorm2,
-                        Metric metric, int k, Tiles tiles, Resources& resources,
-                        const RunOptions& options, JobControl& job, PhaseClock& clock) {
-  const std::shared_ptr<std::int32_t[]> ids(new std::int32_t[std::size_t(n * k)]);
-  const std::shared_ptr<double[]> dist64(new double[std::size_t(n * k)]);
-  const PassResult r =
-      pairsPass(rows, n, d, maxBaseNorm2, metric, k, tiles, resources, ids.get(), nullptr, job,
-                options.progressFrom + options.progressSpan * 0.05, options.progressSpan * 0.95,
-                clock, PairsSplit{options.part, options.parts, dist64.get()});
-  gpu::PairsShare& share = *options.share;
+/// A share's paired sweeps (RunOptions::share): each row's k nearest of the pairs this device
+/// scores, into `ids`/`dist64` (allocated here, n × k).
+PassResult pairsShareRun(const DeviceRows& rows, std::int64_t n, int d, float maxBaseNorm2,
+                         Metric metric, int k, Tiles tiles, Resources& resources,
+                         const RunOptions& options, JobControl& job, PhaseClock& clock,
+                         std::shared_ptr<std::int32_t[]>& ids, std::shared_ptr<double[]>& dist64) {
+  ids.reset(new std::int32_t[std::size_t(n * k)]);
+  dist64.reset(new double[std::size_t(n * k)]);
+  return pairsPass(rows, n, d, maxBaseNorm2, metric, k, tiles, resources, ids.get(), nullptr, job,
+                   options.progressFrom + options.progressSpan * 0.05, options.progressSpan * 0.9,
+                   clock, PairsSplit{options.part, options.parts, dist64.get()});
+}
+
+/// Fills the share from its pass: the rows it could not bound and then searched whole on this
+/// device (`searched`, their rows in `runIds`/`runDists`) are complete, written as they are; the
+/// rows left (`left`) are the caller's.
+void finishShare(gpu::PairsShare& share, std::int64_t n, int k,
+                 const std::shared_ptr<std::int32_t[]>& ids,
+                 const std::shared_ptr<double[]>& dist64, const std::vector<std::int64_t>& searched,
+                 const std::vector<std::int64_t>& left, const std::int32_t* runIds,
+                 const float* runDists) {
+  std::vector<std::int64_t> done = searched, rest = left;
+  std::sort(done.begin(), done.end());
+  std::sort(rest.begin(), rest.end());
+  share.complete.clear();
+  std::set_difference(done.begin(), done.end(), rest.begin(), rest.end(),
+                      std::back_inserter(share.complete));
+  for (const std::int64_t row : share.complete)
+    for (int c = 0; c < k; ++c) {
+      ids[std::size_t(row * k + c)] = runIds[row * k + c];
+      dist64[std::size_t(row * k + c)] = double(runDists[row * k + c]);
+    }
+  share.overflow = rest;
   share.ids = Matrix<std::int32_t>(ids.get(), n, k, ids);
   share.distances = Matrix<double>(dist64.get(), n, k, dist64);
-  share.overflow = r.overflow;
-  share.candidates = r.candidates;
-  share.report.device = resources.properties().name;
-  share.report.setMethod(KnnMethod::Exact);
-  share.report.precision = "float16 candidates, fused tiles, each pair once";
-  job.progress(options.progressFrom + options.progressSpan, "exact kNN (GPU)");
-  return {};
 }
 
 KnnResult runOnDevice(const MatrixView<float>& queries, const MatrixView<float>& base, int k,
@@ -168,6 +183,10 @@ KnnResult runOnDevice(const MatrixView<float>& queries, const MatrixView<float>&
 
   std::vector<std::int64_t> remaining;
   std::int64_t scannedDirectly = 0; // rows left by the float16 pass, scanned on the device
+  // A share's lists (RunOptions::share), and the rows its pass could not bound.
+  std::shared_ptr<std::int32_t[]> shareIds;
+  std::shared_ptr<double[]> shareDist;
+  std::vector<std::int64_t> unbounded;
   std::string how;
   if (!params.reducedPrecision) {
     if (options.share)
@@ -201,15 +220,16 @@ KnnResult runOnDevice(const MatrixView<float>& queries, const MatrixView<float>&
             pairsBytes(nb, tiles, k) + std::uint64_t(nb) * rowBytes(d) <= deviceBudget(context);
         if (options.share && !pairs)
           return {};
-        if (options.share)
-          return pairsShareRun(deviceBase, nb, d, maxBaseNorm2, metric, k, tiles, *resources,
-                               options, job, clock);
         if (pairs) {
           const PassResult r =
-              pairsPass(deviceBase, nb, d, maxBaseNorm2, metric, k, tiles, *resources, ids, dists,
-                        job, options.progressFrom + options.progressSpan * 0.05,
-                        options.progressSpan * 0.9, clock);
+              options.share
+                  ? pairsShareRun(deviceBase, nb, d, maxBaseNorm2, metric, k, tiles, *resources,
+                                  options, job, clock, shareIds, shareDist)
+                  : pairsPass(deviceBase, nb, d, maxBaseNorm2, metric, k, tiles, *resources, ids,
+                              dists, job, options.progressFrom + options.progressSpan * 0.05,
+                              options.progressSpan * 0.9, clock);
           remaining = r.overflow;
+          unbounded = r.overflow;
           candidates = r.candidates;
           fusedTiles = true;
         } else if (probe < nq) {
@@ -256,6 +276,17 @@ KnnResult runOnDevice(const MatrixView<float>& queries, const MatrixView<float>&
       remaining = pass(Precision::SplitTf32, 0, nq, nullptr, 0.0, 1.0);
       how = "3xTF32 candidates (values beyond float16's range)";
     }
+  }
+
+  if (options.share) { // the rows still left go back to the caller, which has the CPU's scan
+    gpu::PairsShare& share = *options.share;
+    finishShare(share, nb, k, shareIds, shareDist, unbounded, remaining, ids, dists);
+    share.candidates = candidates;
+    share.report.device = resources->properties().name;
+    share.report.setMethod(KnnMethod::Exact);
+    share.report.precision = how;
+    job.progress(options.progressFrom + options.progressSpan, "exact kNN (GPU)");
+    return {};
   }
 
   // Rows whose bound kept too many candidates even so: a direct exact scan on the CPU.

@@ -79,9 +79,12 @@ struct GnndClusters {
 /// first with ties by id. A pair is scored by one device (its group's diagonal by all), so the
 /// k nearest of the union of the shares' lists — an id listed by several once — is the graph.
 struct PairsShare {
-  Matrix<std::int32_t> ids;           ///< n × k
-  Matrix<double> distances;           ///< n × k, exact (float64): the order one device sorts by
-  std::vector<std::int64_t> overflow; ///< rows whose bound kept too many candidates (unwritten)
+  Matrix<std::int32_t> ids; ///< n × k
+  Matrix<double> distances; ///< n × k, exact (float64): the order one device sorts by
+  /// Rows this device could not bound by the pairs and then searched whole: their rows are the
+  /// graph's own (the distances the float ones the device wrote), taken as they are.
+  std::vector<std::int64_t> complete;
+  std::vector<std::int64_t> overflow; ///< rows left unbounded (unwritten): the caller's
   std::int64_t candidates = 0;        ///< candidates re-checked, summed over the other rows
   RunReport report;                   ///< device, method, precision
 };

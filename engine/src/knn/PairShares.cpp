@@ -8,7 +8,7 @@
 namespace nearscape::knn {
 
 MergedShares mergePairShares(const std::vector<gpu::PairsShare>& shares, int threads) {
-  NEARSCAPE_EXPECTS(!shares.empty(), "no shares to merge");
+  NEARSCAPE_EXPECTS(!shares.empty() && shares.size() < 128, "no shares, or too many, to merge");
   const std::int64_t n = shares.front().ids.rows();
   const int k = int(shares.front().ids.cols());
   for (const gpu::PairsShare& s : shares)
@@ -22,10 +22,24 @@ MergedShares mergePairShares(const std::vector<gpu::PairsShare>& shares, int thr
   merged.distances.resize(merged.ids.size());
   std::vector<char> tooFew(std::size_t(n), 0); // rows left with fewer than k distinct ids
   const std::size_t parts = shares.size();
+  // A row one share searched whole: that share's row is the graph's.
+  std::vector<std::int8_t> wholeIn(std::size_t(n), -1);
+  for (std::size_t p = 0; p < parts; ++p)
+    for (const std::int64_t row : shares[p].complete)
+      if (row >= 0 && row < n && wholeIn[std::size_t(row)] < 0)
+        wholeIn[std::size_t(row)] = std::int8_t(p);
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (std::int64_t r = 0; r < n; ++r) {
     std::int32_t* outIds = merged.ids.data() + r * k;
     float* outDist = merged.distances.data() + r * k;
+    if (wholeIn[std::size_t(r)] >= 0) {
+      const gpu::PairsShare& whole = shares[std::size_t(wholeIn[std::size_t(r)])];
+      for (int c = 0; c < k; ++c) {
+        outIds[c] = whole.ids.row(r)[c];
+        outDist[c] = float(whole.distances.row(r)[c]);
+      }
+      continue;
+    }
     // A cursor per share into its sorted row; each step takes the least (distance, id) head.
     std::vector<int> at(parts, 0);
     int kept = 0;
@@ -69,7 +83,7 @@ MergedShares mergePairShares(const std::vector<gpu::PairsShare>& shares, int thr
         listed[std::size_t(row)] = 1;
   }
   for (std::int64_t r = 0; r < n; ++r)
-    if (listed[std::size_t(r)] || tooFew[std::size_t(r)])
+    if (wholeIn[std::size_t(r)] < 0 && (listed[std::size_t(r)] || tooFew[std::size_t(r)]))
       merged.overflow.push_back(r);
   return merged;
 }

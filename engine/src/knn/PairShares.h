@@ -21,10 +21,11 @@ struct MergedShares {
 };
 
 /// Merges `shares` (each n × k, each row sorted by (distance, id)): each row's k nearest of the
-/// union under the same order, an id that several shares list taken once. Padding entries (id
-/// −1 or past n, as a row with fewer than k candidates leaves) are skipped; a row with fewer
-/// than k distinct ids over all shares is listed in `overflow`. Throws InvalidArgument when the
-/// shares' shapes differ.
+/// union under the same order, an id that several shares list taken once. A row a share lists
+/// as complete (searched whole there) is that share's row as it is. Padding entries (id −1 or
+/// past n, as a row with fewer than k candidates leaves) are skipped; a row with fewer than k
+/// distinct ids over all shares, or in a share's `overflow` and complete in none, is listed in
+/// `overflow`. Throws InvalidArgument when the shares' shapes differ.
 MergedShares mergePairShares(const std::vector<gpu::PairsShare>& shares, int threads);
 
 } // namespace nearscape::knn
