@@ -213,11 +213,19 @@ KnnResult runOnDevice(const MatrixView<float>& queries, const MatrixView<float>&
         // against 0.95 s; k = 96 appends so many candidates a band that it took 1.96 against
         // 1.44 s (docs/benchmarks.md).
         // Not in a streamed chunk: its budget is the stream's, partly held by its buffers.
-        const bool pairs =
-            options.sameRows && options.selfOffset == 0 && !options.deviceBase && tiles.fused &&
-            params.pairedSweeps && nq == nb && k <= kPairsMaxK && nb >= 2 * pairGroupRows(tiles) &&
-            fusedPairsFit(d) &&
-            pairsBytes(nb, tiles, k) + std::uint64_t(nb) * rowBytes(d) <= deviceBudget(context);
+        // Every row's list is resident: where they do not fit at fusedCap(k), shorter ones (no
+        // shorter than the cuBLAS path's) — a row past its list is redone below, as any row its
+        // bound leaves. Manifold 10M × 96 at 2,048 would take 164 GB; at 1,024, 82.
+        auto pairsFit = [&] {
+          return pairsBytes(nb, tiles, k) + std::uint64_t(nb) * rowBytes(d) <=
+                 deviceBudget(context);
+        };
+        tiles.pairsCap = fusedCap(k);
+        while (!pairsFit() && tiles.pairsCap / 2 >= int(knn::candidateCap(k)))
+          tiles.pairsCap /= 2;
+        const bool pairs = options.sameRows && options.selfOffset == 0 && !options.deviceBase &&
+                           tiles.fused && params.pairedSweeps && nq == nb && k <= kPairsMaxK &&
+                           nb >= 2 * pairGroupRows(tiles) && fusedPairsFit(d) && pairsFit();
         if (options.share && !pairs)
           return {};
         if (pairs) {

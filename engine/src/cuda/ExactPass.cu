@@ -554,9 +554,13 @@ std::int64_t diagonalChunkRows(std::int64_t group, std::int64_t n) {
 }
 } // namespace
 
+int pairsCapOf(Tiles tiles, int k) {
+  return tiles.pairsCap > 0 ? tiles.pairsCap : fusedCap(k);
+}
+
 std::uint64_t pairsBytes(std::int64_t n, Tiles tiles, int k) {
   const std::int64_t group = pairGroupRows(tiles);
-  const std::uint64_t rows = std::uint64_t(n), cap = std::uint64_t(fusedCap(k)),
+  const std::uint64_t rows = std::uint64_t(n), cap = std::uint64_t(pairsCapOf(tiles, k)),
                       first = std::uint64_t(diagonalFirstColumns(group)),
                       chunkRows = std::uint64_t(diagonalChunkRows(group, n));
   // A row's results: an id and a distance, float64 in a share (PairsSplit) — 12 bytes each.
@@ -570,7 +574,7 @@ PassResult pairsPass(const DeviceRows& rows, std::int64_t n, int d, float maxBas
                      PhaseClock& clock, const PairsSplit& split) {
   const cudaStream_t stream = resources.stream();
   const std::int64_t group = pairGroupRows(tiles), groups = n / group;
-  const int cap = fusedCap(k);
+  const int cap = pairsCapOf(tiles, k);
   const float alpha = 1.0f / (rows.scale * rows.scale);
   DeviceBuffer<RowState> states{std::size_t(n)};
   DeviceBuffer<Candidate> lists{std::size_t(n) * std::size_t(cap)};

@@ -25,6 +25,9 @@ struct Tiles {
   int bb;
   bool fused = false;
   int fusedBq = 0; ///< query rows of a fused pass (a wave of blocks); 0: bq
+  /// Candidates a row's list holds in pairsPass (every row's list is resident); 0: fusedCap(k).
+  /// Smaller where the lists would not fit otherwise (10M rows at 2,048 take 164 GB).
+  int pairsCap = 0;
 };
 
 /// Base rows of the widest fused sweep: a few milliseconds of work between checks for a stop.
@@ -56,6 +59,9 @@ PassResult searchPass(const DeviceRows& q, std::int64_t nq, const std::int64_t* 
 
 /// Device bytes of a pass's tile buffers (C, candidate lists, results).
 std::uint64_t tileBytes(Tiles tiles, int k);
+
+/// Candidates a row's list holds in pairsPass: tiles.pairsCap, else fusedCap(k).
+int pairsCapOf(Tiles tiles, int k);
 
 /// Rows of a group of pairsPass: the base tile's width, in whole 128-row blocks.
 std::int64_t pairGroupRows(Tiles tiles);
