@@ -221,6 +221,9 @@ private slots:
     QTest::newRow("nndescent, rank 1 throws in a merge") << 2 << "nndescent"
                                                          << "1:merging"
                                                          << "merging slices";
+    QTest::newRow("nndescent, rank 1 throws making the codebook") << 2 << "nndescent"
+                                                                  << "1:codebook"
+                                                                  << "making the codebook";
     QTest::newRow("rank 2 throws reading") << 4 << "exact"
                                            << "2:reading"
                                            << "reading the data";

@@ -217,7 +217,8 @@ KnnResult runOnDevice(const MatrixView<float>& queries, const MatrixView<float>&
         // shorter than the cuBLAS path's) — a row past its list is redone below, as any row its
         // bound leaves. Manifold 10M × 96 at 2,048 would take 164 GB; at 1,024, 82.
         auto pairsFit = [&] {
-          return pairsBytes(nb, tiles, k) + std::uint64_t(nb) * rowBytes(d) <=
+          return pairsBytes(nb, tiles, k, options.share != nullptr) +
+                     std::uint64_t(nb) * rowBytes(d) <=
                  deviceBudget(context);
         };
         tiles.pairsCap = fusedCap(k);

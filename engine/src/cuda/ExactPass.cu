@@ -558,13 +558,14 @@ int pairsCapOf(Tiles tiles, int k) {
   return tiles.pairsCap > 0 ? tiles.pairsCap : fusedCap(k);
 }
 
-std::uint64_t pairsBytes(std::int64_t n, Tiles tiles, int k) {
+std::uint64_t pairsBytes(std::int64_t n, Tiles tiles, int k, bool share) {
   const std::int64_t group = pairGroupRows(tiles);
   const std::uint64_t rows = std::uint64_t(n), cap = std::uint64_t(pairsCapOf(tiles, k)),
                       first = std::uint64_t(diagonalFirstColumns(group)),
                       chunkRows = std::uint64_t(diagonalChunkRows(group, n));
-  // A row's results: an id and a distance, float64 in a share (PairsSplit) — 12 bytes each.
-  return rows * (cap * sizeof(Candidate) + sizeof(RowState) + 2 * sizeof(int) + 12ull * k + 8) +
+  // A row's results: an id and a distance, float64 in a share (PairsSplit).
+  const std::uint64_t result = share ? 12 : 8;
+  return rows * (cap * sizeof(Candidate) + sizeof(RowState) + 2 * sizeof(int) + result * k + 8) +
          chunkRows * ((first + 4) * sizeof(float) + first * sizeof(Candidate));
 }
 

@@ -67,8 +67,8 @@ int pairsCapOf(Tiles tiles, int k);
 std::int64_t pairGroupRows(Tiles tiles);
 
 /// Device bytes pairsPass takes for a graph of `n` rows: every row's list at once, and the
-/// diagonal's tile.
-std::uint64_t pairsBytes(std::int64_t n, Tiles tiles, int k);
+/// diagonal's tile. `share`: a share's (its distances written in float64).
+std::uint64_t pairsBytes(std::int64_t n, Tiles tiles, int k, bool share = false);
 
 /// One device's share of pairsPass's bands where several devices split them: every device
 /// sweeps the whole diagonal (a group's rows against their own group: the first thresholds,

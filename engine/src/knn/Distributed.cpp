@@ -1,9 +1,9 @@
 // kNN graphs built by the ranks of a distributed job (knn/Distributed.h).
 #include "nearscape/knn/Distributed.h"
 
-#include "gpu/Dispatch.h"
 #include "knn/DescendPiece.h"
 #include "knn/KnnDevice.h"
+#include "knn/NnDescentCpu.h"
 #include "knn/ShardedGraph.h"
 #include "nearscape/gpu/Devices.h"
 
@@ -223,6 +223,48 @@ int partnerOf(int rank, int round, int size) {
   return -1;
 }
 
+/// One k-means codebook on the GPU for every slice and merge.
+struct Codebook {
+  std::vector<float> centroids;
+  int count = 0; ///< 0: none (each slice and merge clusters on its own)
+};
+
+/// The slices' and merges' codebook, as one process's shards share one (knn/ShardedGraph.h): rank
+/// 0's, sent to the others, so that a merge reads both slices' clusters rather than clustering
+/// the pair itself (manifold 10M × 96 on 2 ranks: recall 0.986 with a merge's own clusters,
+/// 0.990 for one process's shards; docs/benchmarks.md, session 26). None on the CPU, where a
+/// slice is itself built in shards (the memory budget: those cluster on their own), or where a
+/// slice is below GNND's head start (4,096 rows: its rows would get no clusters). Made in its
+/// own phase, so that a failure there ends every rank at the agreement; sent after it, outside
+/// any phase's body, as the tournament's exchanges are.
+Codebook shareCodebook(const MatrixView<float>& data, int k, Metric metric, const Context& context,
+                       Ranks& ranks, const NnDescentParams& params, RankShare& share) {
+  const int size = ranks.size();
+  const std::int64_t n = data.rows, d = data.cols;
+  const std::int64_t largest = rankSliceBegin(n, 1, size), smallest = n / size;
+  Codebook book;
+  timedPhase(ranks, "making the codebook", share, nullptr, [&] {
+    if (ranks.rank() == 0 && resolveBackend(context) == Backend::Cuda && smallest >= 4096 &&
+        !knn::buildsInShards(largest, d, k, context, params.listSize))
+      book.centroids = knn::sharedCodebook(data, largest, metric, context, book.count);
+  });
+  const auto t = Clock::now();
+  if (ranks.rank() == 0) {
+    for (int other = 1; other < size; ++other) {
+      ranks.send(other, bytesOf(&book.count, 1));
+      if (book.count > 0)
+        ranks.send(other, bytesOf(book.centroids.data(), book.centroids.size()));
+    }
+  } else {
+    ranks.receive(0, bytesOf(&book.count, 1));
+    book.centroids.resize(std::size_t(book.count) * std::size_t(d));
+    if (book.count > 0)
+      ranks.receive(0, bytesOf(book.centroids.data(), book.centroids.size()));
+  }
+  share.waitSeconds += since(t);
+  return book;
+}
+
 /// NN-Descent: each rank's slice graph, then GGM merges of every pair of slices (GNND §5.1), a
 /// round of the tournament at a time; the host of a pair alternates so that each rank runs
 /// about half of its merges.
@@ -246,45 +288,16 @@ void nnDescentTournament(const MatrixView<float>& data, int k, Metric metric,
     return job.sub(double(step) / (rounds + 1), double(step + 1) / (rounds + 1));
   };
 
-  // On the GPU the slices and their merges share one k-means codebook, as one process's shards
-  // do (knn/ShardedGraph.h): rank 0's, sent to the others, so that a merge reads both slices'
-  // clusters rather than clustering the pair itself (manifold 10M × 96 on 2 ranks: recall 0.986
-  // that way, against 0.990 for one process's shards; docs/benchmarks.md, session 26). Not where
-  // a slice is itself built in shards (the memory budget): those cluster on their own.
-  std::vector<float> centroids;
-  int count = 0;
+  const Codebook shared = shareCodebook(data, k, metric, context, ranks, params, share);
   std::vector<std::int32_t> labels; // the slice's rows' clusters
-  timedPhase(ranks, "sharing the codebook", share, nullptr, [&] {
-    if (rank == 0) {
-      std::exception_ptr failed; // told after the others have heard "none": none waits forever
-      try {
-        if (resolveBackend(context) == Backend::Cuda &&
-            !knn::buildsInShards(mine.rows, d, k, context, 0))
-          centroids = knn::sharedCodebook(data, mine.rows, metric, context, count);
-      } catch (...) {
-        failed = std::current_exception();
-        count = 0;
-      }
-      for (int other = 1; other < size; ++other) {
-        ranks.send(other, bytesOf(&count, 1));
-        if (count > 0)
-          ranks.send(other, bytesOf(centroids.data(), centroids.size()));
-      }
-      if (failed)
-        std::rethrow_exception(failed);
-    } else {
-      ranks.receive(0, bytesOf(&count, 1));
-      centroids.resize(std::size_t(count) * std::size_t(d));
-      if (count > 0)
-        ranks.receive(0, bytesOf(centroids.data(), centroids.size()));
-    }
-  });
-  const gpu::GnndClusters book{&centroids, count};
+  const int count = shared.count;
+  const gpu::GnndClusters book{&shared.centroids, count};
 
   KnnResult own; // the slice's own graph (slice-local ids): every merge starts from it
   timedPhase(ranks, "building the slice's graph", share, &share.buildSeconds, [&] {
     JobControl sub = part(0);
     if (count > 0) {
+      knn::validateGraphInput(rows, k); // as nnDescentGraph does
       labels.resize(std::size_t(mine.rows));
       gpu::GnndClusters mineOut = book;
       mineOut.labelsOut = labels.data();
@@ -342,6 +355,7 @@ void nnDescentTournament(const MatrixView<float>& data, int k, Metric metric,
         const MatrixView<std::int32_t>& lowGraph = first ? ownView : theirView;
         const MatrixView<std::int32_t>& highGraph = first ? theirView : ownView;
         std::vector<std::int32_t> initial(std::size_t(m * k)); // ids local to the pair
+#pragma omp parallel for schedule(static) num_threads(threads)
         for (std::int64_t r = 0; r < m; ++r)
           for (int c = 0; c < k; ++c) {
             const std::int32_t id = r < split ? lowGraph.row(r)[c] : highGraph.row(r - split)[c];

@@ -168,7 +168,8 @@ std::optional<KnnResult> graphOnDevices(gpu::KnnDevice& gpu, const std::vector<i
                                         const ExactKnnParams& params, bool& stepTried) {
   const Context first = gpu::onDevice(context, devices.front());
   stepTried = false;
-  if (auto step = stepOnGpu(gpu, data, data, k, metric, true, first, job, params)) {
+  JobControl stepJob = job.sub(0.0, 0.05); // the probe: the search itself where STEP pays
+  if (auto step = stepOnGpu(gpu, data, data, k, metric, true, first, stepJob, params)) {
     step->report.detail += std::string(step->report.detail.empty() ? "" : ", ") +
                            "STEP's clusters on one of " + std::to_string(devices.size()) + " GPUs";
     return step;
@@ -176,9 +177,12 @@ std::optional<KnnResult> graphOnDevices(gpu::KnnDevice& gpu, const std::vector<i
   stepTried = true;
   const std::size_t parts = devices.size();
   std::vector<std::optional<gpu::PairsShare>> shares(parts);
-  gpu::onEachDevice(devices, context, job, [&](int p, const Context& one, JobControl& partJob) {
-    shares[std::size_t(p)] = gpu.pairsShare(data, k, metric, p, int(parts), one, partJob, params);
-  });
+  JobControl sharesJob = job.sub(0.05, 0.95);
+  gpu::onEachDevice(devices, context, sharesJob,
+                    [&](int p, const Context& one, JobControl& partJob) {
+                      shares[std::size_t(p)] =
+                          gpu.pairsShare(data, k, metric, p, int(parts), one, partJob, params);
+                    });
   std::vector<gpu::PairsShare> found;
   for (auto& share : shares) {
     if (!share)
@@ -191,6 +195,7 @@ std::optional<KnnResult> graphOnDevices(gpu::KnnDevice& gpu, const std::vector<i
   result.backend = Backend::Cuda;
   result.report = found.front().report;
   found.clear(); // the shares' lists: gigabytes at 10M rows
+  job.check();
   const std::int64_t n = data.rows;
   if (!merged.overflow.empty()) {
     // Searched as queries for k + 1 and the row itself dropped, as exactOnDevices's shares do.
@@ -199,9 +204,10 @@ std::optional<KnnResult> graphOnDevices(gpu::KnnDevice& gpu, const std::vector<i
       std::copy_n(data.row(merged.overflow[i]), data.cols, rows.data() + i * data.cols);
     ExactKnnParams again = params;
     again.pruning = ExactKnnParams::Pruning::Off; // STEP gave up on these data above
+    JobControl redoJob = job.sub(0.95, 1.0);
     const KnnResult redo =
         gpu.exactSearch({rows.data(), std::int64_t(merged.overflow.size()), data.cols}, data, k + 1,
-                        metric, false, first, job, again);
+                        metric, false, first, redoJob, again);
     for (std::size_t i = 0; i < merged.overflow.size(); ++i) {
       const std::int64_t row = merged.overflow[i];
       int kept = 0;
@@ -272,7 +278,7 @@ KnnResult run(const MatrixView<float>& queries, const MatrixView<float>& base, i
         // GPU would take (large-k graphs run on one GPU).
         if (spread && (!graph || k < gpu::kStepMaxK))
           return exactOnDevices(gpu, devices, queries, base, k, metric, graph, context, job, rest);
-        return exactOnGpu(gpu, queries, base, k, metric, graph, context, job, params);
+        return exactOnGpu(gpu, queries, base, k, metric, graph, context, job, rest);
       },
       [&] { return exactOnCpu(queries, base, k, metric, graph, context, job, params); }, &fallback);
   result.report.fallback = fallback; // the result says why the CPU did the work

@@ -28,52 +28,56 @@ MergedShares mergePairShares(const std::vector<gpu::PairsShare>& shares, int thr
     for (const std::int64_t row : shares[p].complete)
       if (row >= 0 && row < n && wholeIn[std::size_t(row)] < 0)
         wholeIn[std::size_t(row)] = std::int8_t(p);
-#pragma omp parallel for schedule(static) num_threads(threads)
-  for (std::int64_t r = 0; r < n; ++r) {
-    std::int32_t* outIds = merged.ids.data() + r * k;
-    float* outDist = merged.distances.data() + r * k;
-    if (wholeIn[std::size_t(r)] >= 0) {
-      const gpu::PairsShare& whole = shares[std::size_t(wholeIn[std::size_t(r)])];
-      for (int c = 0; c < k; ++c) {
-        outIds[c] = whole.ids.row(r)[c];
-        outDist[c] = float(whole.distances.row(r)[c]);
-      }
-      continue;
-    }
-    // A cursor per share into its sorted row; each step takes the least (distance, id) head.
-    std::vector<int> at(parts, 0);
-    int kept = 0;
-    while (kept < k) {
-      std::size_t best = parts;
-      double bestDist = 0;
-      std::int32_t bestId = 0;
-      for (std::size_t p = 0; p < parts; ++p) {
-        const std::int32_t* ids = shares[p].ids.row(r);
-        const double* dist = shares[p].distances.row(r);
-        while (at[p] < k && (ids[at[p]] < 0 || ids[at[p]] >= n))
-          ++at[p]; // padding: the share's row held fewer than k candidates
-        if (at[p] == k)
-          continue;
-        const double d = dist[at[p]];
-        const std::int32_t id = ids[at[p]];
-        if (best == parts || d < bestDist || (d == bestDist && id < bestId)) {
-          best = p;
-          bestDist = d;
-          bestId = id;
+#pragma omp parallel num_threads(threads)
+  {
+    std::vector<int> at(parts); // a cursor per share into its sorted row
+#pragma omp for schedule(static)
+    for (std::int64_t r = 0; r < n; ++r) {
+      std::int32_t* outIds = merged.ids.data() + r * k;
+      float* outDist = merged.distances.data() + r * k;
+      if (wholeIn[std::size_t(r)] >= 0) {
+        const gpu::PairsShare& whole = shares[std::size_t(wholeIn[std::size_t(r)])];
+        for (int c = 0; c < k; ++c) {
+          outIds[c] = whole.ids.row(r)[c];
+          outDist[c] = float(whole.distances.row(r)[c]);
         }
-      }
-      if (best == parts)
-        break;
-      ++at[best];
-      // Found by several shares: the same pair scored the same way, met again later or now.
-      if (std::find(outIds, outIds + kept, bestId) != outIds + kept)
         continue;
-      outIds[kept] = bestId;
-      outDist[kept] = float(bestDist);
-      ++kept;
+      }
+      // Each step takes the least (distance, id) of the shares' heads.
+      std::fill(at.begin(), at.end(), 0);
+      int kept = 0;
+      while (kept < k) {
+        std::size_t best = parts;
+        double bestDist = 0;
+        std::int32_t bestId = 0;
+        for (std::size_t p = 0; p < parts; ++p) {
+          const std::int32_t* ids = shares[p].ids.row(r);
+          const double* dist = shares[p].distances.row(r);
+          while (at[p] < k && (ids[at[p]] < 0 || ids[at[p]] >= n))
+            ++at[p]; // padding: the share's row held fewer than k candidates
+          if (at[p] == k)
+            continue;
+          const double d = dist[at[p]];
+          const std::int32_t id = ids[at[p]];
+          if (best == parts || d < bestDist || (d == bestDist && id < bestId)) {
+            best = p;
+            bestDist = d;
+            bestId = id;
+          }
+        }
+        if (best == parts)
+          break;
+        ++at[best];
+        // Found by several shares: the same pair scored the same way, met again later or now.
+        if (std::find(outIds, outIds + kept, bestId) != outIds + kept)
+          continue;
+        outIds[kept] = bestId;
+        outDist[kept] = float(bestDist);
+        ++kept;
+      }
+      if (kept < k)
+        tooFew[std::size_t(r)] = 1;
     }
-    if (kept < k)
-      tooFew[std::size_t(r)] = 1;
   }
   std::vector<char> listed(std::size_t(n), 0);
   for (const gpu::PairsShare& s : shares) {

@@ -203,12 +203,6 @@ bool buildsInShards(std::int64_t n, std::int64_t d, int k, const Context& contex
          nnDescentBytesPerItem(d, k, listSize) * std::uint64_t(n) > context.memoryBudget;
 }
 
-/// GNND §5 for data beyond the budget: shards of half the budget's items, built one at a time;
-/// then every pair of shards merged by GGM with only those two shards' rows in working memory
-/// (so no step exceeds the budget, as the paper's out-of-memory scheme), each merge's lists
-/// (exact distances) folded into every row's best k so far in host memory. On several GPUs,
-/// as many shards as GPUs at least (a multiple of their count); each GPU builds the next shard,
-/// then merges the next pair and folds it beside its next merge (spreadOverDevices).
 std::vector<float> sharedCodebook(const MatrixView<float>& data, std::int64_t pieceRows,
                                   Metric metric, const Context& context, int& count) {
   const std::int64_t n = data.rows;
@@ -228,6 +222,12 @@ std::vector<float> sharedCodebook(const MatrixView<float>& data, std::int64_t pi
   return centroids;
 }
 
+/// GNND §5 for data beyond the budget: shards of half the budget's items, built one at a time;
+/// then every pair of shards merged by GGM with only those two shards' rows in working memory
+/// (so no step exceeds the budget, as the paper's out-of-memory scheme), each merge's lists
+/// (exact distances) folded into every row's best k so far in host memory. On several GPUs,
+/// as many shards as GPUs at least (a multiple of their count); each GPU builds the next shard,
+/// then merges the next pair and folds it beside its next merge (spreadOverDevices).
 KnnResult shardedGraph(const MatrixView<float>& data, int k, Metric metric, Backend backend,
                        const Context& context, JobControl& job, const NnDescentParams& params,
                        const NnDescentProgress& progress) {

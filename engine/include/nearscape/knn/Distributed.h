@@ -56,7 +56,8 @@ public:
 /// when this rank threw, its exception is rethrown (after every rank has learnt of it); when
 /// another rank threw, RankFailed is thrown. The test hook NEARSCAPE_FAULT_RANK=R[:PHASE][:kill]
 /// makes rank R throw (or kill itself with SIGKILL) on entering the first phase whose name
-/// contains PHASE ("reading", "exact", "building", "merging"; the first phase when absent).
+/// contains PHASE ("reading", "exact", "codebook", "building", "merging"; the first phase when
+/// absent).
 void runOnRanks(Ranks& ranks, const std::string& what, const std::function<void()>& body);
 
 /// The first row of rank `rank`'s slice of n rows over `size` ranks (rank = size gives n):
