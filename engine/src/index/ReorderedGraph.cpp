@@ -18,8 +18,9 @@ std::vector<std::int32_t> breadthFirstOrder(std::span<const std::int32_t> graph,
     if (seen[std::size_t(start)])
       return;
     seen[std::size_t(start)] = true;
-    for (std::size_t head = order.size(), at = (order.push_back(start), head); at < order.size();
-         ++at) {
+    order.push_back(start);
+    // `order` is the queue: the nodes after `at` wait to be expanded.
+    for (std::size_t at = order.size() - 1; at < order.size(); ++at) {
       const std::int32_t* edges = graph.data() + std::size_t(order[at]) * std::size_t(degree);
       for (int j = 0; j < degree; ++j)
         if (const std::int32_t y = edges[j]; y >= 0 && !seen[std::size_t(y)]) {
@@ -48,9 +49,10 @@ HugePageRows::HugePageRows(std::int64_t rows, std::int64_t cols) : m_rows(rows),
 #endif
 }
 
-ReorderedGraph::ReorderedGraph(const MatrixView<float>& from, std::span<const std::int32_t> fromGraph,
-                         int degree, std::span<const std::int32_t> fromSample,
-                         std::vector<std::int32_t> order, int threads)
+ReorderedGraph::ReorderedGraph(const MatrixView<float>& from,
+                               std::span<const std::int32_t> fromGraph, int degree,
+                               std::span<const std::int32_t> fromSample,
+                               std::vector<std::int32_t> order, int threads)
     : rows(from.rows, from.cols), graph(fromGraph.size()), original(std::move(order)) {
   const std::int64_t n = from.rows;
   std::vector<std::int32_t> label(static_cast<std::size_t>(n));

@@ -51,7 +51,8 @@ struct ReorderedGraph {
 
   /// Throws std::bad_alloc.
   ReorderedGraph(const MatrixView<float>& rows, std::span<const std::int32_t> graph, int degree,
-              std::span<const std::int32_t> sample, std::vector<std::int32_t> order, int threads);
+                 std::span<const std::int32_t> sample, std::vector<std::int32_t> order,
+                 int threads);
   std::uint64_t bytes() const {
     return rows.bytes() + (graph.size() + sample.size() + original.size()) * 4;
   }
