@@ -211,6 +211,71 @@ private slots:
     }
   }
 
+  void reorderedWalkFindsWhatTheBaseOrderFinds() {
+    // The CPU walk's relabelled copy (breadth-first order, 2 MiB pages) moves rows in memory,
+    // not the walk: the same nodes are expanded in the same order, so the same ids and
+    // distances come back as from the walk over the base as given (seeded Gaussians: no two
+    // distances tie), and the copy's memory is counted while it is held.
+    const std::int64_t n = 3000, nq = 100, d = 20;
+    const std::vector<float> all = mixture(n + nq, d, 12, seedOr(21));
+    const MatrixView<float> base{all.data(), n, d}, queries{all.data() + n * d, nq, d};
+    for (Metric metric : {Metric::L2, Metric::Cosine, Metric::InnerProduct}) {
+      const auto built = buildIndex(base, metric, GraphIndexParams{}, contextFor(Backend::Cpu));
+      auto* graph = dynamic_cast<index::GraphIndex*>(built.get());
+      QVERIFY(graph);
+      const std::uint64_t withCopy = built->bytes();
+      for (int ef : {10, 48}) {
+        const KnnResult a = built->search(queries, 10, GraphSearchParams{.ef = ef});
+        graph->setReordered(false);
+        QVERIFY(built->bytes() + std::uint64_t(n * d * 4) <= withCopy);
+        const KnnResult b = built->search(queries, 10, GraphSearchParams{.ef = ef});
+        graph->setReordered(true);
+        QCOMPARE(built->bytes(), withCopy);
+        QVERIFY(std::equal(a.ids.data(), a.ids.data() + nq * 10, b.ids.data()));
+        QVERIFY(std::equal(a.distances.data(), a.distances.data() + nq * 10, b.distances.data()));
+        QCOMPARE(a.report.detail, b.report.detail); // the same rows scored
+      }
+    }
+  }
+
+  void rowsScoredAreCounted() {
+    // A pool as large as the data reaches every node once (cpuFullSearchIsExact): n rows scored
+    // a query. A small pool scores fewer.
+    const std::int64_t n = 400, d = 33;
+    const std::vector<float> all = mixture(n + 50, d, 5, 3);
+    const MatrixView<float> base{all.data(), n, d}, queries{all.data() + n * d, 50, d};
+    const auto graph = buildIndex(base, Metric::L2, GraphIndexParams{}, contextFor(Backend::Cpu));
+    const KnnResult full = graph->search(queries, 20, GraphSearchParams{.ef = 400});
+    QVERIFY2(full.report.detail.rfind("400.0 rows scored a query (", 0) == 0,
+             full.report.detail.c_str());
+    const KnnResult small = graph->search(queries, 10, GraphSearchParams{.ef = 10});
+    QVERIFY2(std::stod(small.report.detail) < 300.0, small.report.detail.c_str());
+  }
+
+  void smallUpperPoolScoresFewerRows() {
+    // upper_ef = 4 walks the upper layer with 4 candidates instead of ef: fewer rows scored at
+    // the same ef, and on data without well-separated clusters the same recall (to a margin).
+    const std::int64_t n = 4000, nq = 200, d = 16;
+    std::mt19937_64 rng(seedOr(5));
+    std::normal_distribution<float> normal;
+    std::vector<float> all(std::size_t((n + nq) * d));
+    for (float& v : all)
+      v = normal(rng);
+    const MatrixView<float> base{all.data(), n, d}, queries{all.data() + n * d, nq, d};
+    const auto graph = buildIndex(base, Metric::L2, GraphIndexParams{}, contextFor(Backend::Cpu));
+    const Matrix<std::int32_t> truth = truthOf(queries, base, 10, Metric::L2);
+    const KnnResult wide = graph->search(queries, 10, GraphSearchParams{.ef = 64});
+    const KnnResult narrow = graph->search(queries, 10, GraphSearchParams{.ef = 64, .upperEf = 4});
+    const double a = recallAtK(wide.ids.view(), truth.view(), 10, queries, base, Metric::L2);
+    const double b = recallAtK(narrow.ids.view(), truth.view(), 10, queries, base, Metric::L2);
+    qInfo("upper pool ef: %s, recall %.4f; upper pool 4: %s, recall %.4f",
+          wide.report.detail.c_str(), a, narrow.report.detail.c_str(), b);
+    QVERIFY(std::stod(narrow.report.detail) < 0.95 * std::stod(wide.report.detail));
+    QVERIFY2(b >= a - 0.01, qPrintable(QString("%1 vs %2").arg(b).arg(a)));
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument,
+                             graph->search(queries, 10, GraphSearchParams{.upperEf = 0}));
+  }
+
   void gpuSearchMatchesCpuTwin() {
     SKIP_WITHOUT_DEVICE(Backend::Cuda);
     // With a pool as large as the data, best-first search reaches every node: both backends
@@ -335,8 +400,9 @@ private slots:
     QCOMPARE(built.buildK, std::optional<int>(32)); // the default, resolved
     QCOMPARE(index->buildValues(), (ParameterValues{{"build_k", 32}, {"degree", 16}}));
     const auto params = index->searchParameters();
-    QCOMPARE(params.size(), std::size_t(3));
+    QCOMPARE(params.size(), std::size_t(4)); // ef, degree, entries and the CPU's upper_ef
     QCOMPARE(params[0].name, std::string("ef"));
+    QCOMPARE(params[3].name, std::string("upper_ef"));
     QVERIFY(index->bytes() >= std::uint64_t(n * 16 * 4));
     // The graph itself: n rows of 16 ids, each in range, never the node itself, never twice in
     // a row, −1 only as padding at a row's end.
@@ -406,9 +472,12 @@ private slots:
     QVERIFY(std::get<IvfFlatParams>(ivf).kmeansPlusPlus);
     QCOMPARE(describeParameters(ivf),
              (ParameterValues{{"iterations", 10}, {"kmeans_pp", 1}, {"nlist", 30}}));
-    const IndexSearchParams search = parseIndexSearchParams("graph", {{"ef", 48}, {"entries", 4}});
+    const IndexSearchParams search =
+        parseIndexSearchParams("graph", {{"ef", 48}, {"entries", 4}, {"upper_ef", 8}});
     QCOMPARE(std::get<GraphSearchParams>(search).ef, std::optional<int>(48));
-    QCOMPARE(describeParameters(search), (ParameterValues{{"ef", 48}, {"entries", 4}}));
+    QCOMPARE(std::get<GraphSearchParams>(search).upperEf, std::optional<int>(8));
+    QCOMPARE(describeParameters(search),
+             (ParameterValues{{"ef", 48}, {"entries", 4}, {"upper_ef", 8}}));
     QCOMPARE(describeParameters(IndexSearchParams{}), ParameterValues{});
     // The described build parameters name every typed field.
     for (const std::string& kind : indexKinds()) {

@@ -5,6 +5,7 @@
 #include "DeviceSkip.h"
 #include "gpu/Dispatch.h"
 #include "index/IndexDevice.h"
+#include "index/ReorderedGraph.h"
 #include "index/SearchGraph.h"
 #include "nearscape/knn/Knn.h"
 
@@ -133,6 +134,62 @@ private slots:
     QCOMPARE(
         gpu::requireDevice<gpu::IndexDevice>().optimiseSearchGraph({knn.data(), n, K}, degree, gpu),
         index::optimiseSearchGraphCpu({knn.data(), n, K}, degree, 2));
+  }
+
+  void breadthFirstOrderByHand() {
+    // 0 → 2, 4; 2 → 5; 4 → 2, 1; 3 → 6 (not reached from 0); 1, 5 and 6 → none.
+    const std::vector<std::int32_t> g = {2, 4, -1, -1, 5, -1, 6, -1, 2, 1, -1, -1, -1, -1};
+    const std::vector<std::int32_t> starts = {0};
+    // From 0: 0, its neighbours 2, 4, then 2's 5, 4's 1; then 3 (the smallest id left) and 6.
+    QCOMPARE(index::breadthFirstOrder(g, 7, 2, starts),
+             (std::vector<std::int32_t>{0, 2, 4, 5, 1, 3, 6}));
+    const std::vector<std::int32_t> fromThree = {3, 4};
+    QCOMPARE(index::breadthFirstOrder(g, 7, 2, fromThree),
+             (std::vector<std::int32_t>{3, 6, 4, 2, 1, 5, 0}));
+  }
+
+  void reorderedGraphRelabelsEveryPart() {
+    // A real graph relabelled by its breadth-first order: row i of the copy is row order[i],
+    // every edge and sample id maps back to the original's, and the order is a permutation.
+    const std::int64_t n = 600;
+    const int d = 8, degree = 12;
+    std::mt19937_64 rng(3);
+    std::normal_distribution<float> g;
+    std::vector<float> x(std::size_t(n) * d);
+    for (float& v : x)
+      v = g(rng);
+    const std::vector<std::int32_t> knn = realLists(n, d, 24);
+    const std::vector<std::int32_t> graph =
+        index::optimiseSearchGraphCpu({knn.data(), n, 24}, degree, 2);
+    const std::vector<std::int32_t> sample = {17, 3, 599, 42};
+    std::vector<std::int32_t> order = index::breadthFirstOrder(graph, n, degree, sample);
+    QCOMPARE(order.front(), 17);
+    std::vector<std::int32_t> sorted = order;
+    std::sort(sorted.begin(), sorted.end());
+    for (std::int64_t i = 0; i < n; ++i)
+      QCOMPARE(sorted[std::size_t(i)], std::int32_t(i));
+    const index::ReorderedGraph r({x.data(), n, d}, graph, degree, sample, order, 2);
+    QCOMPARE(r.original, order);
+    for (std::int64_t i = 0; i < n; ++i) {
+      const std::int32_t old = r.original[std::size_t(i)];
+      QVERIFY(std::equal(x.data() + old * d, x.data() + (old + 1) * d, r.rows.view().row(i)));
+      for (int j = 0; j < degree; ++j) {
+        const std::int32_t now = r.graph[std::size_t(i) * degree + std::size_t(j)];
+        const std::int32_t was = graph[std::size_t(old) * degree + std::size_t(j)];
+        QCOMPARE(now < 0 ? now : r.original[std::size_t(now)], was);
+      }
+    }
+    for (std::size_t s = 0; s < sample.size(); ++s)
+      QCOMPARE(r.original[std::size_t(r.sample[s])], sample[s]);
+    // Neighbours get nearby labels: the mean label gap along an edge is far below a random
+    // order's (n / 3).
+    double gap = 0;
+    std::int64_t edges = 0;
+    for (std::int64_t i = 0; i < n; ++i)
+      for (int j = 0; j < degree; ++j)
+        if (const std::int32_t y = r.graph[std::size_t(i) * degree + std::size_t(j)]; y >= 0)
+          gap += std::abs(double(y) - double(i)), ++edges;
+    QVERIFY2(gap / double(edges) < double(n) / 6, qPrintable(QString::number(gap / edges)));
   }
 
   void optimisedGraphIsWellFormed() {

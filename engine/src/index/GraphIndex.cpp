@@ -14,12 +14,21 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 
 namespace nearscape::index {
 namespace {
 
 constexpr int kMaxEntries = 256;
+
+std::string rowsScoredText(std::int64_t scored, std::int64_t upper, std::int64_t queries) {
+  char text[96];
+  std::snprintf(text, sizeof text, "%.1f rows scored a query (%.1f in the upper layer)",
+                double(scored) / double(std::max<std::int64_t>(1, queries)),
+                double(upper) / double(std::max<std::int64_t>(1, queries)));
+  return text;
+}
 
 /// A best-first search's candidate pool (SONG §3's bounded priority queue and top list in one
 /// sorted array, as CAGRA keeps its "internal top-k"): the `capacity` best nodes seen, each
@@ -143,9 +152,12 @@ ParameterValues GraphIndex::describe(const GraphIndexParams& params) {
 }
 
 GraphSearchParams GraphIndex::parseSearch(const ParameterValues& values) {
-  rejectUnknown({"ef", "degree", "entries"}, values, "graph search");
-  return {integerParameter(values, "ef"), integerParameter(values, "degree"),
-          integerParameter(values, "entries")};
+  rejectUnknown({"ef", "degree", "entries", "upper_ef"}, values, "graph search");
+  return {integerParameter(values, "ef"),
+          integerParameter(values, "degree"),
+          integerParameter(values, "entries"),
+          integerParameter(values, "upper_ef"),
+          {}};
 }
 
 ParameterValues GraphIndex::describe(const GraphSearchParams& params) {
@@ -156,6 +168,8 @@ ParameterValues GraphIndex::describe(const GraphSearchParams& params) {
     values["degree"] = *params.degree;
   if (params.entries)
     values["entries"] = *params.entries;
+  if (params.upperEf)
+    values["upper_ef"] = *params.upperEf;
   return values;
 }
 
@@ -193,6 +207,8 @@ std::unique_ptr<GraphIndex> GraphIndex::build(const MatrixView<float>& base, Met
   lap("upper layer");
   index->attachDevice();
   lap("device copy");
+  index->reorderForCpu();
+  lap("reordered");
   index->m_buildSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   job.progress(1.0, "graph index built");
@@ -245,10 +261,22 @@ void GraphIndex::attachDevice() {
       [] { return Backend::Cpu; });
 }
 
+void GraphIndex::reorderForCpu() {
+  setReordered(m_backend == Backend::Cpu);
+}
+
+void GraphIndex::setReordered(bool on) {
+  m_reordered.reset();
+  if (on)
+    m_reordered = std::make_unique<ReorderedGraph>(
+        m_vectors.view, m_graph, m_degree, m_sample,
+        breadthFirstOrder(m_graph, size(), m_degree, m_sample), effectiveThreads(m_context));
+}
+
 std::vector<IndexParameter> GraphIndex::searchParameters() const {
   const double maxQueue = m_backend == Backend::Cuda ? double(gpu::kGraphSearchMaxQueue)
                                                      : double(std::min<std::int64_t>(4096, size()));
-  return {
+  std::vector<IndexParameter> known = {
       {"ef", "candidates kept during the search (at least k)", 1, maxQueue,
        std::min(64.0, maxQueue), true, true},
       {"degree", "edges of each node followed", 1, double(m_degree), double(m_degree), true, true},
@@ -256,6 +284,10 @@ std::vector<IndexParameter> GraphIndex::searchParameters() const {
        double(std::min<std::size_t>(kMaxEntries, m_sample.size())),
        std::min(16.0, double(m_sample.size())), true, true},
   };
+  if (m_backend == Backend::Cpu)
+    known.push_back({"upper_ef", "candidates kept during the upper layer's walk (default: ef)", 1,
+                     maxQueue, std::min(64.0, maxQueue), true, true});
+  return known;
 }
 
 IndexBuildParams GraphIndex::buildParams() const {
@@ -263,7 +295,8 @@ IndexBuildParams GraphIndex::buildParams() const {
 }
 
 std::uint64_t GraphIndex::bytes() const {
-  return (m_graph.size() + m_sample.size() + m_upper.size()) * 4 + m_vectors.bytes();
+  return (m_graph.size() + m_sample.size() + m_upper.size()) * 4 + m_vectors.bytes() +
+         (m_reordered ? m_reordered->bytes() : 0);
 }
 
 KnnResult GraphIndex::search(const MatrixView<float>& queries, int k,
@@ -275,6 +308,11 @@ KnnResult GraphIndex::search(const MatrixView<float>& queries, int k,
   const int ef = std::max(k, resolveParameter(known, "ef", given.ef));
   const int degree = resolveParameter(known, "degree", given.degree);
   const int entries = resolveParameter(known, "entries", given.entries);
+  if (given.upperEf && m_backend != Backend::Cpu)
+    throw InvalidArgument(
+        "upper_ef is a parameter of the CPU's walk; this index searches on the GPU");
+  const int upperEf =
+      given.upperEf ? std::min(ef, resolveParameter(known, "upper_ef", given.upperEf)) : ef;
   Context searchContext = m_context;
   searchContext.threads = given.threads.value_or(m_context.threads);
   const int threads = effectiveThreads(searchContext);
@@ -299,29 +337,35 @@ KnnResult GraphIndex::search(const MatrixView<float>& queries, int k,
     }
   }
   if (r.ids.empty())
-    r = searchCpu(queries, k, ef, degree, entries, threads, job);
+    r = searchCpu(queries, k, ef, upperEf, degree, entries, threads, job);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;
 }
 
-KnnResult GraphIndex::searchCpu(const MatrixView<float>& queries, int k, int ef, int degree,
-                                int entries, int threads, JobControl& job) const {
+KnnResult GraphIndex::searchCpu(const MatrixView<float>& queries, int k, int ef, int upperEf,
+                                int degree, int entries, int threads, JobControl& job) const {
   const WorkingVectors q(queries, m_metric, threads);
-  const MatrixView<float> x = m_vectors.view;
+  // The relabelled copy where there is one; its ids are mapped back on output.
+  const MatrixView<float> x = m_reordered ? m_reordered->rows.view() : m_vectors.view;
+  const std::int32_t* graph = m_reordered ? m_reordered->graph.data() : m_graph.data();
+  const std::int32_t* sample = m_reordered ? m_reordered->sample.data() : m_sample.data();
+  const std::int32_t* original = m_reordered ? m_reordered->original.data() : nullptr;
   const std::int64_t d = x.cols;
+  std::int64_t scored = 0, scoredUpper = 0;
   std::vector<std::int32_t> ids(std::size_t(queries.rows) * std::size_t(k));
   std::vector<float> dists(ids.size());
   constexpr std::int64_t kBatch = 2048; // queries between cancellation checks
   for (std::int64_t b0 = 0; b0 < queries.rows; b0 += kBatch) {
     job.check();
     const std::int64_t b1 = std::min(queries.rows, b0 + kBatch);
-#pragma omp parallel num_threads(int(std::min <std::int64_t>(threads, b1 - b0)))
+#pragma omp parallel num_threads(int(std::min <std::int64_t>(threads, b1 - b0))) reduction(+ : scored, scoredUpper)
     {
       thread_local std::unique_ptr<Visited> visited;
       thread_local std::int64_t visitedSize = -1;
       if (visitedSize != x.rows)
         visited = std::make_unique<Visited>(x.rows), visitedSize = x.rows;
       Pool pool(ef);
+      Pool upperPool(std::min(ef, upperEf));
       std::vector<std::pair<float, std::int32_t>> found;
       std::int32_t fresh[256];
 #pragma omp for schedule(dynamic, 8)
@@ -330,10 +374,12 @@ KnnResult GraphIndex::searchCpu(const MatrixView<float>& queries, int k, int ef,
           continue;
         const float* query = q.view.row(i);
         visited->nextQuery();
-        // Best-first walk of one layer; pool ids are the layer's, `global` maps them to rows.
-        auto walk = [&](const std::int32_t* graph, int useDegree, const std::int32_t* global) {
+        // Best-first walk of one layer; pool ids are the layer's, `global` maps them to rows
+        // (and then every row scored is also recorded in `found`).
+        auto walk = [&](Pool& pool, const std::int32_t* layer, int useDegree,
+                        const std::int32_t* global) {
           for (std::int32_t node; (node = pool.next()) >= 0;) {
-            const std::int32_t* edges = graph + std::size_t(node) * std::size_t(m_degree);
+            const std::int32_t* edges = layer + std::size_t(node) * std::size_t(m_degree);
             int count = 0;
             for (int j = 0; j < useDegree; ++j) {
               const std::int32_t nb = edges[j];
@@ -344,33 +390,50 @@ KnnResult GraphIndex::searchCpu(const MatrixView<float>& queries, int k, int ef,
                 __builtin_prefetch(x.row(global ? global[nb] : nb));
               }
             }
+            scored += count;
             for (int j = 0; j < count; ++j) {
               const float s =
                   workingScore(m_metric, query, x.row(global ? global[fresh[j]] : fresh[j]), d);
+              if (global)
+                found.push_back({s, fresh[j]});
               if (!pool.full() || s < pool.worst())
                 pool.insert(s, fresh[j]);
             }
           }
         };
-        // The upper layer from its entries, then the full graph from what it found.
-        pool.clear();
+        // The upper layer from its entries (a pool of upperEf), then the full graph from the
+        // best ef of every node that walk scored: with a small upper pool, the entries may lie
+        // in more clusters than the few nodes it ends with.
+        upperPool.clear();
+        found.clear();
+        const std::int64_t scoredBefore = scored;
         for (int e = 0; e < entries; ++e) {
-          visited->visit(m_sample[std::size_t(e)]);
-          pool.insert(workingScore(m_metric, query, x.row(m_sample[std::size_t(e)]), d), e);
+          visited->visit(sample[e]);
+          found.push_back({workingScore(m_metric, query, x.row(sample[e]), d), e});
+          upperPool.insert(found.back().first, e);
         }
-        walk(m_upper.data(), m_degree, m_sample.data());
-        found = pool.items();
+        scored += entries;
+        walk(upperPool, m_upper.data(), m_degree, sample);
+        scoredUpper += scored - scoredBefore;
         pool.clear();
         for (const auto& [score, local] : found)
-          pool.insert(score, m_sample[std::size_t(local)]);
-        walk(m_graph.data(), degree, nullptr);
-        pool.emit(m_metric, k, ids.data() + i * k, dists.data() + i * k);
+          if (!pool.full() || score < pool.worst())
+            pool.insert(score, sample[local]);
+        walk(pool, graph, degree, nullptr);
+        std::int32_t* out = ids.data() + i * k;
+        pool.emit(m_metric, k, out, dists.data() + i * k);
+        if (original)
+          for (int j = 0; j < k; ++j)
+            out[j] = out[j] < 0 ? out[j] : original[out[j]];
       }
     }
     job.check(); // queries skipped after a stop: never return them
     job.progress(double(b1) / double(queries.rows), "graph search");
   }
-  return searchResult(std::move(ids), std::move(dists), queries.rows, k, Backend::Cpu, m_context);
+  KnnResult r =
+      searchResult(std::move(ids), std::move(dists), queries.rows, k, Backend::Cpu, m_context);
+  r.report.detail = rowsScoredText(scored, scoredUpper, queries.rows);
+  return r;
 }
 
 std::vector<AnnIndex::Section> GraphIndex::sections() const {
@@ -412,6 +475,7 @@ std::unique_ptr<GraphIndex> GraphIndex::load(const io::ChecksummedFile& file,
       throw FormatError("the graph index's upper layer holds an out-of-range id");
   index->m_buildSeconds = file.header.value("build_seconds", 0.0);
   index->attachDevice();
+  index->reorderForCpu();
   return index;
 }
 

@@ -2,6 +2,7 @@
 // The graph index (internal): a fixed-degree search graph over the base, searched best-first.
 
 #include "index/IndexCommon.h"
+#include "index/ReorderedGraph.h"
 #include "io/ChecksummedFile.h"
 
 #include <memory>
@@ -41,6 +42,12 @@ public:
   std::int64_t size() const override { return m_vectors.view.rows; }
   std::int64_t dim() const override { return m_vectors.view.cols; }
 
+  /// Whether the CPU walk uses its relabelled copy of the rows and graph (ReorderedGraph.h): on
+  /// after build and load where the index searches on the CPU; off gives the copy's memory back
+  /// and walks the base as given, with the same results (ties of equal distance aside).
+  /// Throws std::bad_alloc.
+  void setReordered(bool on);
+
   /// The search graph, n × degree (for tests and the GUI).
   MatrixView<std::int32_t> graph() const {
     return {m_graph.data(), size(), std::int64_t(m_degree)};
@@ -55,8 +62,10 @@ private:
   /// the sampled nodes' rows (SearchGraph.h, long-range edges).
   void buildUpperLayer(JobControl& job);
   void attachDevice();
-  KnnResult searchCpu(const MatrixView<float>& queries, int k, int ef, int degree, int entries,
-                      int threads, JobControl& job) const;
+  /// The CPU walk's relabelled copy (ReorderedGraph.h), when the index searches on the CPU.
+  void reorderForCpu();
+  KnnResult searchCpu(const MatrixView<float>& queries, int k, int ef, int upperEf, int degree,
+                      int entries, int threads, JobControl& job) const;
 
   WorkingVectors m_vectors;
   Metric m_metric;
@@ -71,6 +80,8 @@ private:
   /// from random entries would stay in the clusters it starts in.
   std::vector<std::int32_t> m_sample;
   std::vector<std::int32_t> m_upper;
+  /// The CPU search's copy of the rows and graph in breadth-first order (null when on a GPU).
+  std::unique_ptr<ReorderedGraph> m_reordered;
   std::unique_ptr<gpu::GraphSearcher> m_device;
   std::vector<std::unique_ptr<gpu::GraphSearcher>>
       m_replicas; ///< on the other GPUs (MultiDevice.h)

@@ -58,6 +58,11 @@ struct GraphSearchParams {
   std::optional<int> degree;
   /// Entry points of the upper layer's walk: 1 … min(256, its sample); default min(16, sample).
   std::optional<int> entries;
+  /// Candidates kept during the upper layer's walk, on the CPU only (an index on the GPU refuses
+  /// it): 1 … ef's bound; default ef. A small pool (4) scores fewer rows on data without
+  /// well-separated clusters (fashion-mnist: 460 rather than 559 a query at recall 0.995); on
+  /// such clusters a query's own may then go unfound (docs/benchmarks.md, session 26).
+  std::optional<int> upperEf;
   /// CPU threads of this search (default: the index's context's); results do not depend on it.
   std::optional<int> threads;
 };

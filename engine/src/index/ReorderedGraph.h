@@ -1,0 +1,61 @@
+#pragma once
+// The CPU search's own copy of a graph index (internal): rows and edges relabelled in a
+// breadth-first order of the search graph, the rows on 2 MiB pages.
+
+#include "nearscape/core/MatrixView.h"
+
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <span>
+#include <vector>
+
+namespace nearscape::index {
+
+/// A breadth-first order of a search graph (n × degree ids, −1 padded): from each of `starts`
+/// in turn, then from every node not yet reached in id order, each node's unseen neighbours in
+/// edge order. Returns new → old ids, a permutation of 0 … n−1. The reordering of Coleman et al.,
+/// "Graph reordering for cache-efficient near neighbor search" (NeurIPS 2022), §3: a node and
+/// its neighbours get nearby labels (BFS is their "cheap" order, close to RCM for a graph of
+/// equal degrees).
+std::vector<std::int32_t> breadthFirstOrder(std::span<const std::int32_t> graph, std::int64_t n,
+                                            int degree, std::span<const std::int32_t> starts);
+
+/// Rows × cols floats on 2 MiB pages where the kernel gives them (madvise, advice only).
+class HugePageRows {
+public:
+  HugePageRows() = default;
+  /// Throws std::bad_alloc.
+  HugePageRows(std::int64_t rows, std::int64_t cols);
+  MatrixView<float> view() const { return {m_data.get(), m_rows, m_cols}; }
+  float* row(std::int64_t i) { return m_data.get() + i * m_cols; }
+  std::uint64_t bytes() const { return m_bytes; }
+
+private:
+  struct Free {
+    void operator()(float* p) const { std::free(p); }
+  };
+  std::unique_ptr<float, Free> m_data;
+  std::int64_t m_rows = 0, m_cols = 0;
+  std::uint64_t m_bytes = 0;
+};
+
+/// The graph index relabelled by `order` (new → old, a permutation): row i of `rows` is the
+/// old row order[i], `graph` and `sample` hold new ids, `original` = order maps them back.
+/// The upper layer's graph (sample-local ids) needs no relabelling.
+struct ReorderedGraph {
+  HugePageRows rows;
+  std::vector<std::int32_t> graph;  ///< n × degree, new ids
+  std::vector<std::int32_t> sample; ///< the upper layer's nodes, new ids
+  std::vector<std::int32_t> original;
+
+  /// Throws std::bad_alloc.
+  ReorderedGraph(const MatrixView<float>& rows, std::span<const std::int32_t> graph, int degree,
+                 std::span<const std::int32_t> sample, std::vector<std::int32_t> order,
+                 int threads);
+  std::uint64_t bytes() const {
+    return rows.bytes() + (graph.size() + sample.size() + original.size()) * 4;
+  }
+};
+
+} // namespace nearscape::index
