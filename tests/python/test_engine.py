@@ -158,6 +158,18 @@ def test_indexes_save_and_load(data, tmp_path):
             kind.load(str(tmp_path / "index.nsi"), data + np.float32(1), backend="cpu")
 
 
+def test_graph_search_upper_ef(data):
+    # The CPU walk's upper pool: as the CLI's --grid upper_ef; the whole pool is the default's.
+    index = ns.GraphIndex.build(data, degree=16, backend="cpu")
+    ids, dists = index.search(data[:40], 5, ef=32)
+    wide = index.search(data[:40], 5, ef=32, upper_ef=32)
+    assert np.array_equal(wide[0], ids) and np.array_equal(wide[1], dists)
+    narrow, _ = index.search(data[:40], 5, ef=32, upper_ef=2)
+    assert narrow.shape == ids.shape and (narrow[:, 0] == np.arange(40)).all()
+    with pytest.raises(ValueError, match="upper_ef"):
+        index.search(data[:40], 5, ef=32, upper_ef=0)
+
+
 def test_save_never_replaces_the_memory_mapped_base(data, tmp_path):
     # The base mapped from base.npy: save() over it (any spelling, a link) is refused and the
     # data stays; a save elsewhere works.
