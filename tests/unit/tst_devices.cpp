@@ -76,6 +76,14 @@ std::vector<std::int64_t> everyNth(std::int64_t n, std::int64_t count) {
   return rows;
 }
 
+/// Where `found` (of `data` against itself) differs from the float64 oracle on `rows`; empty
+/// where it does not.
+std::string oracleDiff(const KnnResult& found, const MatrixView<float>& data, int k, Metric m,
+                       bool graph, const std::vector<std::int64_t>& rows) {
+  const test::OracleKnn oracle = test::oracleKnn(data, data, k, m, graph, rows);
+  return test::compareWithOracle(found, oracle, data, data, m, graph, {}, rows);
+}
+
 } // namespace
 
 class TestDevices : public QObject {
@@ -246,9 +254,7 @@ private slots:
     std::vector<std::int64_t> checked = rows;
     checked.push_back(3);
     checked.push_back(7000);
-    const test::OracleKnn oracle = test::oracleKnn(data, data, k, m, graph, checked);
-    const std::string diff =
-        test::compareWithOracle(spread, oracle, data, data, m, graph, {}, checked);
+    const std::string diff = oracleDiff(spread, data, k, m, graph, checked);
     QVERIFY2(diff.empty(), diff.c_str());
   }
 
@@ -367,9 +373,7 @@ private slots:
     for (std::int64_t row :
          {std::int64_t(9), std::int64_t(20000), std::int64_t(36000), std::int64_t(37500), n - 1})
       checked.push_back(row);
-    const test::OracleKnn oracle = test::oracleKnn(data, data, k, m, true, checked);
-    const std::string diff =
-        test::compareWithOracle(spread, oracle, data, data, m, true, {}, checked);
+    const std::string diff = oracleDiff(spread, data, k, m, true, checked);
     QVERIFY2(diff.empty(), diff.c_str());
   }
 
@@ -390,10 +394,7 @@ private slots:
     QVERIFY2(shorter.report.precision.find("each pair once") != std::string::npos,
              shorter.report.describe().c_str());
     QCOMPARE(rowsDiffering(whole, shorter), std::int64_t(0));
-    const std::vector<std::int64_t> checked = everyNth(n, 300);
-    const test::OracleKnn oracle = test::oracleKnn(data, data, k, Metric::L2, true, checked);
-    const std::string diff =
-        test::compareWithOracle(shorter, oracle, data, data, Metric::L2, true, {}, checked);
+    const std::string diff = oracleDiff(shorter, data, k, Metric::L2, true, everyNth(n, 300));
     QVERIFY2(diff.empty(), diff.c_str());
   }
 

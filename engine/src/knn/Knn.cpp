@@ -103,11 +103,25 @@ KnnResult exactOnGpu(gpu::KnnDevice& gpu, const MatrixView<float>& queries,
 /// does it all: a share's fixed cost — the base's upload, a GEMM's start — outweighs the split).
 constexpr std::int64_t kMinRowsPerDevice = 4096;
 
+/// Row `r` of `found` (k + 1 or k columns) into `outIds`/`outDists` (k) without `self`: a graph's
+/// row searched as a query for k + 1. Under one (distance, id) order the k + 1 nearest rows minus
+/// the row itself (or minus the last, where the row is not among them) are its k nearest others.
+void dropSelf(const KnnResult& found, std::int64_t r, std::int32_t self, int k,
+              std::int32_t* outIds, float* outDists) {
+  int kept = 0;
+  for (std::int64_t c = 0; c < found.ids.cols() && kept < k; ++c) {
+    if (found.ids.row(r)[c] == self)
+      continue;
+    outIds[kept] = found.ids.row(r)[c];
+    outDists[kept] = found.distances.row(r)[c];
+    ++kept;
+  }
+}
+
 /// The exact search split by query rows over several GPUs, each searching the whole base for its
 /// share of the queries (Faiss's IndexReplicas splits queries the same way). A graph's rows ask
-/// for k + 1 and drop themselves, so a share needs no notion of where its rows sit in the base:
-/// under the same (distance, id) order, the k + 1 nearest rows minus the row itself (or minus
-/// the last, where the row is not among them) are its k nearest others — the one-GPU result.
+/// for k + 1 and drop themselves (dropSelf), so a share needs no notion of where its rows sit in
+/// the base: the one-GPU result.
 KnnResult exactOnDevices(gpu::KnnDevice& gpu, const std::vector<int>& devices,
                          const MatrixView<float>& queries, const MatrixView<float>& base, int k,
                          Metric metric, bool graph, const Context& context, JobControl& job,
@@ -129,19 +143,9 @@ KnnResult exactOnDevices(gpu::KnnDevice& gpu, const std::vector<int>& devices,
     const KnnResult& part = results[p];
     const std::int64_t r0 = gpu::partBegin(queries.rows, parts, p);
 #pragma omp parallel for schedule(static)
-    for (std::int64_t r = 0; r < part.ids.rows(); ++r) {
-      const std::int32_t self = graph ? std::int32_t(r0 + r) : -1;
-      std::int32_t* outIds = ids.data() + (r0 + r) * k;
-      float* outDists = dists.data() + (r0 + r) * k;
-      int kept = 0;
-      for (int c = 0; c < asked && kept < k; ++c) {
-        if (part.ids.row(r)[c] == self)
-          continue;
-        outIds[kept] = part.ids.row(r)[c];
-        outDists[kept] = part.distances.row(r)[c];
-        ++kept;
-      }
-    }
+    for (std::int64_t r = 0; r < part.ids.rows(); ++r)
+      dropSelf(part, r, graph ? std::int32_t(r0 + r) : -1, k, ids.data() + (r0 + r) * k,
+               dists.data() + (r0 + r) * k);
     merged.fallbackRows += part.fallbackRows;
     candidates += part.candidatesPerRow * double(part.ids.rows());
   }
@@ -161,20 +165,18 @@ KnnResult exactOnDevices(gpu::KnnDevice& gpu, const std::vector<int>& devices,
 /// first GPU; else the paired float16 sweeps with their bands split between the devices
 /// (gpu::KnnDevice::pairsShare), the shares merged on the host (knn/PairShares.h), and the rows
 /// a share could not bound searched again on the first GPU — the one-GPU result, byte for byte.
-/// Nothing where neither applies; then `stepTried` says whether STEP was tried and gave up.
+/// Nothing where neither applies (STEP then tried, or not for these data).
 std::optional<KnnResult> graphOnDevices(gpu::KnnDevice& gpu, const std::vector<int>& devices,
                                         const MatrixView<float>& data, int k, Metric metric,
                                         const Context& context, JobControl& job,
-                                        const ExactKnnParams& params, bool& stepTried) {
+                                        const ExactKnnParams& params) {
   const Context first = gpu::onDevice(context, devices.front());
-  stepTried = false;
   JobControl stepJob = job.sub(0.0, 0.05); // the probe: the search itself where STEP pays
   if (auto step = stepOnGpu(gpu, data, data, k, metric, true, first, stepJob, params)) {
     step->report.detail += std::string(step->report.detail.empty() ? "" : ", ") +
                            "STEP's clusters on one of " + std::to_string(devices.size()) + " GPUs";
     return step;
   }
-  stepTried = true;
   const std::size_t parts = devices.size();
   std::vector<std::optional<gpu::PairsShare>> shares(parts);
   JobControl sharesJob = job.sub(0.05, 0.95);
@@ -210,14 +212,8 @@ std::optional<KnnResult> graphOnDevices(gpu::KnnDevice& gpu, const std::vector<i
                         metric, false, first, redoJob, again);
     for (std::size_t i = 0; i < merged.overflow.size(); ++i) {
       const std::int64_t row = merged.overflow[i];
-      int kept = 0;
-      for (int c = 0; c <= k && kept < k; ++c) {
-        if (redo.ids.row(std::int64_t(i))[c] == row)
-          continue;
-        merged.ids[std::size_t(row * k + kept)] = redo.ids.row(std::int64_t(i))[c];
-        merged.distances[std::size_t(row * k + kept)] = redo.distances.row(std::int64_t(i))[c];
-        ++kept;
-      }
+      dropSelf(redo, std::int64_t(i), std::int32_t(row), k, merged.ids.data() + row * k,
+               merged.distances.data() + row * k);
     }
     result.report.precision +=
         "; " + std::to_string(merged.overflow.size()) + " rows searched again";
@@ -267,12 +263,9 @@ KnnResult run(const MatrixView<float>& queries, const MatrixView<float>& base, i
             devices.size() > 1 && queries.rows >= kMinRowsPerDevice * std::int64_t(devices.size());
         ExactKnnParams rest = params;
         if (spread && graph) {
-          bool stepTried = false;
-          if (auto found =
-                  graphOnDevices(gpu, devices, base, k, metric, context, job, params, stepTried))
+          if (auto found = graphOnDevices(gpu, devices, base, k, metric, context, job, params))
             return std::move(*found);
-          if (stepTried) // it gave up on these data: the shares below need not ask again
-            rest.pruning = ExactKnnParams::Pruning::Off;
+          rest.pruning = ExactKnnParams::Pruning::Off; // STEP was tried: none need ask again
         }
         // A graph's shares ask for k + 1: not where that leaves STEP's k ≤ kStepMaxK, which one
         // GPU would take (large-k graphs run on one GPU).
