@@ -33,6 +33,7 @@ std::int64_t rowsDiffering(const KnnResult& a, const KnnResult& b) {
 int runDevices(const DevicesArgs& a) {
   Context all;
   all.backend = Backend::Cuda;
+  logLevelFromEnvironment(all); // NEARSCAPE_LOG=debug: each run's device phases
   all.devices = parseDevices(a.devices);
   NEARSCAPE_EXPECTS(all.devices.size() >= 2,
                     "--devices names " + std::to_string(all.devices.size()) +

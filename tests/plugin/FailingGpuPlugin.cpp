@@ -93,8 +93,8 @@ public:
     fail("STEP search");
   }
   std::optional<gpu::PairsShare> pairsShare(const MatrixView<float>&, int, Metric, int, int,
-                                            const Context&, JobControl&,
-                                            const ExactKnnParams&) override {
+                                            const Context&, JobControl&, const ExactKnnParams&,
+                                            knn::PairsExchange*) override {
     fail("paired sweeps' share");
   }
   std::unique_ptr<gpu::ClusterIndex> makeClusterIndex(const MatrixView<float>&,

@@ -7,6 +7,7 @@
 #include "TestFiles.h"
 #include "gpu/MultiDevice.h"
 #include "knn/PairShares.h"
+#include "knn/PairsExchange.h"
 #include "nearscape/Nearscape.h"
 
 #include <QTest>
@@ -258,6 +259,76 @@ private slots:
     QVERIFY2(diff.empty(), diff.c_str());
   }
 
+  void pairsExchangeMeetsInRoundsAndLetsLeaversGo() {
+    // Three shares offer a value a round; the third leaves after two rounds, and the others go on
+    // meeting each other alone. Each sees exactly the others still in, with this round's values.
+    constexpr int parts = 3, rounds = 6;
+    knn::PairsExchange exchange(parts);
+    const JobControl job;
+    std::vector<std::vector<std::vector<int>>> seen(parts); // per part, per round: values seen
+    int values[parts][rounds];
+    std::vector<std::jthread> threads;
+    for (int p = 0; p < parts; ++p)
+      threads.emplace_back([&, p] {
+        const int last = p == 2 ? 2 : rounds;
+        for (int r = 0; r < last; ++r) {
+          values[p][r] = 100 * r + p;
+          std::vector<int> got;
+          for (const auto& offer : exchange.meet(p, {p, &values[p][r]}, job)) {
+            got.push_back(*static_cast<const int*>(offer.data));
+            if (offer.device != got.back() % 100)
+              got.back() = -1; // the offer's device is its part here
+          }
+          std::sort(got.begin(), got.end());
+          seen[std::size_t(p)].push_back(got);
+          exchange.doneReading(p);
+        }
+        exchange.leave(p);
+      });
+    threads.clear();
+    for (int p = 0; p < 2; ++p) {
+      QCOMPARE(int(seen[std::size_t(p)].size()), rounds);
+      for (int r = 0; r < rounds; ++r) {
+        std::vector<int> want;
+        for (int q = 0; q < parts; ++q)
+          if (q != p && (q != 2 || r < 2))
+            want.push_back(100 * r + q);
+        QCOMPARE(seen[std::size_t(p)][std::size_t(r)], want);
+      }
+    }
+    QCOMPARE(int(seen[2].size()), 2);
+    // A share whose partner never comes stops with its job, out of the exchange.
+    knn::PairsExchange alone(2);
+    JobControl stopped;
+    std::jthread stopper([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      stopped.requestStop();
+    });
+    int value = 1;
+    QVERIFY_THROWS_EXCEPTION(Cancelled, alone.meet(0, {0, &value}, stopped));
+    // The partner then meets nobody, and does not wait.
+    QVERIFY(alone.meet(1, {1, &value}, JobControl()).empty());
+    alone.doneReading(1);
+    // The verdict: shares wait for it before handing in, and stop with their job.
+    knn::PairsExchange gated(2, true);
+    std::atomic<int> went{0};
+    {
+      std::jthread waiter([&] { went = gated.awaitGo(JobControl()) ? 1 : 2; });
+      std::this_thread::sleep_for(std::chrono::milliseconds(30));
+      QCOMPARE(went.load(), 0);
+      gated.open(false);
+    }
+    QCOMPARE(went.load(), 2);
+    QVERIFY(gated.gaveUp());
+    QVERIFY(!gated.awaitGo(JobControl()));
+    QVERIFY(!knn::PairsExchange(2, true).gaveUp()); // no verdict yet: go on
+    QVERIFY(knn::PairsExchange(2).awaitGo(JobControl()));
+    knn::PairsExchange shut(2, true);
+    JobControl stop;
+    stop.requestStop();
+    QVERIFY_THROWS_EXCEPTION(Cancelled, shut.awaitGo(stop));
+  }
+
   void pairSharesMergeAsTheUnionsNearest() {
     // Each row's candidates, each given to one share or more, a share's row its k nearest by
     // (distance, id): the merge must give the union's k nearest. Distances from a few values
@@ -374,6 +445,26 @@ private slots:
          {std::int64_t(9), std::int64_t(20000), std::int64_t(36000), std::int64_t(37500), n - 1})
       checked.push_back(row);
     const std::string diff = oracleDiff(spread, data, k, m, true, checked);
+    QVERIFY2(diff.empty(), diff.c_str());
+  }
+
+  void stepBesideTheSharesTakesTheGraphWherePays() {
+    SKIP_WITHOUT_DEVICE(Backend::Cuda);
+    // Well separated blobs: STEP's clusters prune nearly all of the base, so its probe (beside
+    // the shares) wins, and the shares, already sweeping, give up.
+    constexpr std::int64_t n = 60000, d = 48;
+    std::vector<float> x = test::randomFloats(std::size_t(n * d), 41);
+    const std::vector<float> centres = test::randomFloats(std::size_t(64 * d), 43);
+    for (std::int64_t i = 0; i < n; ++i)
+      for (std::int64_t j = 0; j < d; ++j)
+        x[std::size_t(i * d + j)] += 6.0f * centres[std::size_t((i % 64) * d + j)];
+    const MatrixView<float> data{x.data(), n, d};
+    const KnnResult one = knnGraph(data, 10, Metric::L2, oneContext());
+    const KnnResult spread = knnGraph(data, 10, Metric::L2, spreadContext());
+    QVERIFY2(spread.report.detail.find("STEP's clusters on one of 2 GPUs") != std::string::npos,
+             spread.report.describe().c_str());
+    QCOMPARE(rowsDiffering(one, spread), std::int64_t(0));
+    const std::string diff = oracleDiff(spread, data, 10, Metric::L2, true, everyNth(n, 300));
     QVERIFY2(diff.empty(), diff.c_str());
   }
 

@@ -21,9 +21,9 @@ public:
 
   std::optional<gpu::PairsShare> pairsShare(const MatrixView<float>& data, int k, Metric metric,
                                             int part, int parts, const Context& context,
-                                            JobControl& job,
-                                            const ExactKnnParams& params) override {
-    return cuda::pairsShare(data, k, metric, part, parts, context, job, params);
+                                            JobControl& job, const ExactKnnParams& params,
+                                            knn::PairsExchange* exchange) override {
+    return cuda::pairsShare(data, k, metric, part, parts, context, job, params, exchange);
   }
 
   std::unique_ptr<gpu::ClusterIndex> makeClusterIndex(const MatrixView<float>& base,

@@ -23,10 +23,11 @@ KnnResult exactSearch(const MatrixView<float>& queries, const MatrixView<float>&
 
 /// Part `part` of `parts` of the exact graph of `data` by the paired float16 sweeps, their bands
 /// split between devices (gpu::KnnDevice::pairsShare); nothing where that path does not apply.
-/// Throws DeviceOutOfMemory, Error, Cancelled.
+/// Leaves `exchange` (may be null) on any return. Throws DeviceOutOfMemory, Error, Cancelled.
 std::optional<gpu::PairsShare> pairsShare(const MatrixView<float>& data, int k, Metric metric,
                                           int part, int parts, const Context& context,
-                                          JobControl& job, const ExactKnnParams& params);
+                                          JobControl& job, const ExactKnnParams& params,
+                                          knn::PairsExchange* exchange);
 
 using gpu::kStepMaxK;
 using gpu::kStepMaxScoredShare;

@@ -5,14 +5,17 @@
 // on the GPU (ExactPass.cuh). Rows whose bound keeps too many candidates are scanned directly
 // (DirectRows.cuh, or on the CPU). The same bound as the CPU backend (knn/GemmBound.h,
 // knn/CandidateRow.h).
+#include "core/HugePages.h"
 #include "cuda/CudaKnn.h"
 #include "cuda/DirectRows.cuh"
 #include "cuda/ExactPass.cuh"
 #include "cuda/ExactRows.cuh"
 #include "cuda/FusedTiles.cuh"
 #include "cuda/Resources.cuh"
+#include "cuda/ThresholdExchange.cuh"
 #include "cuda/Upload.cuh"
 #include "knn/ExactCommon.h"
+#include "knn/PairsExchange.h"
 
 #include <algorithm>
 #include <chrono>
@@ -39,7 +42,8 @@ struct RunOptions {
   /// A share of a graph split over devices (pairsShare): written here where the paired sweeps
   /// apply, and nothing else done; else left empty and the run returns an empty result.
   gpu::PairsShare* share = nullptr;
-  int part = 0, parts = 1; ///< the share's place
+  int part = 0, parts = 1;                ///< the share's place
+  knn::PairsExchange* exchange = nullptr; ///< where the shares meet between bands (may be null)
 
   /// The base row query i may not return, or −1.
   std::int64_t selfOf(std::int64_t i, std::int64_t nb) const {
@@ -74,11 +78,11 @@ PassResult pairsShareRun(const DeviceRows& rows, std::int64_t n, int d, float ma
                          Metric metric, int k, Tiles tiles, Resources& resources,
                          const RunOptions& options, JobControl& job, PhaseClock& clock,
                          std::shared_ptr<std::int32_t[]>& ids, std::shared_ptr<double[]>& dist64) {
-  ids.reset(new std::int32_t[std::size_t(n * k)]);
-  dist64.reset(new double[std::size_t(n * k)]);
+  ids = hugePageArray<std::int32_t>(std::size_t(n * k)); // freed after the merge: huge pages
+  dist64 = hugePageArray<double>(std::size_t(n * k));
   return pairsPass(rows, n, d, maxBaseNorm2, metric, k, tiles, resources, ids.get(), nullptr, job,
                    options.progressFrom + options.progressSpan * 0.05, options.progressSpan * 0.9,
-                   clock, PairsSplit{options.part, options.parts, dist64.get()});
+                   clock, PairsSplit{options.part, options.parts, dist64.get(), options.exchange});
 }
 
 /// Fills the share from its pass: the rows it could not bound and then searched whole on this
@@ -474,7 +478,17 @@ Tiles searchTiles(int d, int k, const ExactKnnParams& params) {
 
 std::optional<gpu::PairsShare> pairsShare(const MatrixView<float>& data, int k, Metric metric,
                                           int part, int parts, const Context& context,
-                                          JobControl& job, const ExactKnnParams& params) {
+                                          JobControl& job, const ExactKnnParams& params,
+                                          knn::PairsExchange* exchange) {
+  // Whatever the way out, the other shares stop waiting for this one's thresholds.
+  struct Leave {
+    knn::PairsExchange* exchange;
+    int part;
+    ~Leave() {
+      if (exchange)
+        exchange->leave(part);
+    }
+  } leave{exchange, part};
   NEARSCAPE_CUDA_CHECK(cudaSetDevice(context.device));
   const int d = int(data.cols);
   const Tiles tiles = searchTiles(d, k, params);
@@ -490,13 +504,18 @@ std::optional<gpu::PairsShare> pairsShare(const MatrixView<float>& data, int k, 
   options.share = &share;
   options.part = part;
   options.parts = parts;
+  options.exchange = exchange;
   try {
     runOnDevice(data, data, k, metric, options, context, job, params, tiles);
   } catch (const DeviceOutOfMemory&) {
     cudaGetLastError();
     return std::nullopt; // the rows' split streams or tiles what does not fit
+  } catch (const ThresholdExchange::GaveUp&) {
+    return std::nullopt; // a cheaper way pays (the caller's probe, beside this share)
   }
-  if (share.ids.rows() == 0)
+  // Ran beside the caller's probe of a cheaper way (STEP's clusters): wanted only where it
+  // does not pay.
+  if (share.ids.rows() == 0 || (exchange && !exchange->awaitGo(job)))
     return std::nullopt;
   return share;
 }

@@ -6,6 +6,7 @@
 #include "cuda/Primitives.cuh"
 #include "cuda/Rerank.cuh"
 #include "cuda/Select.cuh"
+#include "cuda/ThresholdExchange.cuh"
 #include "cuda/Upload.cuh"
 #include "cuda/WarpRows.cuh"
 #include "knn/ExactCommon.h"
@@ -15,6 +16,7 @@
 #include <cstdint>
 #include <cstring>
 #include <future>
+#include <optional>
 #include <system_error>
 
 namespace nearscape::cuda {
@@ -605,6 +607,9 @@ PassResult pairsPass(const DeviceRows& rows, std::int64_t n, int d, float maxBas
   }
   const double pairs = double(groups) * double(groups + 1) / 2;
   double done = 0;
+  std::optional<ThresholdExchange> exchange;
+  if (split.exchange)
+    exchange.emplace(*split.exchange, split.part, n);
   {
     // The diagonal: each group's rows against its own columns, both ways. Its first quarter as a
     // first tile (the sweep's dots, the filter's delegate thresholds), a few groups at a time,
@@ -621,9 +626,14 @@ PassResult pairsPass(const DeviceRows& rows, std::int64_t n, int d, float maxBas
     DeviceBuffer<Candidate> wide{std::size_t(chunkRowsMax) * std::size_t(capFirst)};
     DeviceBuffer<std::int64_t> selfIds{std::size_t(n)};
     fillIota(selfIds.get(), n, 0, stream); // each row's own id
-    for (std::int64_t g0 = 0; g0 < groups; g0 += chunkGroups) {
+    // A share with an exchange sweeps its own run of groups only; the others' rows get their
+    // thresholds from them below (the exchange's first round).
+    const std::int64_t gBegin = split.exchange ? groups * split.part / split.parts : 0;
+    const std::int64_t gEnd = split.exchange ? groups * (split.part + 1) / split.parts : groups;
+    const std::int64_t rowBegin = gBegin * group, rowEnd = gEnd == groups ? n : gEnd * group;
+    for (std::int64_t g0 = gBegin; g0 < gEnd; g0 += chunkGroups) {
       job.check();
-      const std::int64_t g1 = std::min(groups, g0 + chunkGroups);
+      const std::int64_t g1 = std::min(gEnd, g0 + chunkGroups);
       const std::int64_t r0 = g0 * group, r1 = g1 == groups ? n : g1 * group;
       const int here = int(r1 - r0);
       RowState* const st = states.get() + r0;
@@ -647,22 +657,28 @@ PassResult pairsPass(const DeviceRows& rows, std::int64_t n, int d, float maxBas
       clock.mark("diagonal copy");
     }
     const std::int64_t longest = n - (groups - 1) * group; // the last group's
-    for (std::int64_t j0 = first; j0 < longest; j0 *= 2) {
+    RowState* const ownStates = states.get() + rowBegin;
+    Candidate* const ownLists = lists.get() + rowBegin * cap;
+    for (std::int64_t j0 = first; j0 < longest && rowEnd > rowBegin; j0 *= 2) {
       job.check();
       NEARSCAPE_CUDA_CHECK(cudaMemsetAsync(pruneCount.get(), 0, sizeof(int), stream));
-      fusedCandidates(
-          rows.half, int(n), rows.norms, selfIds.get(), rows.half, rows.norms, maxBaseNorm2, j0,
-          2 * j0, d, alpha, metric,
-          FusedLists{states.get(), lists.get(), cap, k, pruneList.get(), pruneCount.get(), k},
-          stream, OwnGroups{0, group, n});
+      fusedCandidates(rows.half + rowBegin * d, int(rowEnd - rowBegin), rows.norms + rowBegin,
+                      selfIds.get() + rowBegin, rows.half, rows.norms, maxBaseNorm2, j0, 2 * j0, d,
+                      alpha, metric,
+                      FusedLists{ownStates, ownLists, cap, k, pruneList.get(), pruneCount.get(), k},
+                      stream, OwnGroups{rowBegin, group, n});
       clock.mark("diagonal sweeps");
-      prune(states.get(), lists.get(), cap, n);
+      prune(ownStates, ownLists, cap, rowEnd - rowBegin);
       clock.mark("diagonal prune");
     }
     done += double(groups);
   }
   // Bands of groups each twice as far as the last: a row's threshold, fixed during a band, is
   // the k-th of about as many columns as the band brings (as the one-sided sweeps double).
+  if (exchange) {
+    (*exchange)(states.get(), stream, job); // the diagonal's thresholds, each share's own rows
+    clock.mark("exchange");
+  }
   for (std::int64_t lo = 1; lo < groups; lo *= 2) {
     job.check();
     NEARSCAPE_CUDA_CHECK(cudaMemsetAsync(pruneCount.get(), 0, sizeof(int), stream));
@@ -673,6 +689,10 @@ PassResult pairsPass(const DeviceRows& rows, std::int64_t n, int d, float maxBas
     clock.mark("fused pairs");
     prune(states.get(), lists.get(), cap, n);
     clock.mark("prune");
+    if (exchange && 2 * lo < groups) {
+      (*exchange)(states.get(), stream, job);
+      clock.mark("exchange");
+    }
     for (std::int64_t delta = lo; delta < std::min(2 * lo, groups); ++delta)
       done += double(groups - delta);
     job.progress(progressFrom + progressSpan * done / pairs, "exact kNN (GPU)");

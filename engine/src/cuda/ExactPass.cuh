@@ -12,6 +12,10 @@
 #include <cstdint>
 #include <vector>
 
+namespace nearscape::knn {
+class PairsExchange; // knn/PairsExchange.h
+}
+
 namespace nearscape::cuda {
 
 /// Candidates a row may hold after a prune: the pass takes k ≤ kMaxCap / 4.
@@ -70,16 +74,19 @@ std::int64_t pairGroupRows(Tiles tiles);
 /// diagonal's tile. `share`: a share's (its distances written in float64).
 std::uint64_t pairsBytes(std::int64_t n, Tiles tiles, int k, bool share = false);
 
-/// One device's share of pairsPass's bands where several devices split them: every device
-/// sweeps the whole diagonal (a group's rows against their own group: the first thresholds,
-/// 2 / (groups + 1) of the work), then block row part, part + parts, … of each band (fusedPairs).
-/// Each row's list is then the k nearest of the pairs this device scored, its distances written
-/// in float64 to `dist64` (host, n × k; outDist unused) so that the shares merge by the very
-/// (distance, id) order one device sorts by.
+/// One device's share of pairsPass's pairs where several devices split them: block row part,
+/// part + parts, … of each band (fusedPairs). With `exchange` each device sweeps its own run of
+/// the diagonal's groups too, and after the diagonal and each band but the last the rows'
+/// thresholds are lowered to the least over the shares (ThresholdExchange.cuh); without, every
+/// device sweeps the whole diagonal (a group's rows against their own group: the first
+/// thresholds). Each row's list is then the k nearest of the pairs this device scored, its
+/// distances written in float64 to `dist64` (host, n × k; outDist unused) so that the shares
+/// merge by the very (distance, id) order one device sorts by.
 struct PairsSplit {
   int part = 0;
   int parts = 1;
   double* dist64 = nullptr;
+  knn::PairsExchange* exchange = nullptr;
 };
 
 /// A graph's exact float16 search (the `n` rows of `rows` are queries and base, packed alike;

@@ -1,11 +1,6 @@
 #include "index/ReorderedGraph.h"
 
 #include <cstring>
-#include <new>
-
-#ifdef __linux__
-#include <sys/mman.h>
-#endif
 
 namespace nearscape::index {
 
@@ -34,19 +29,6 @@ std::vector<std::int32_t> breadthFirstOrder(std::span<const std::int32_t> graph,
   for (std::int64_t i = 0; i < n; ++i)
     from(std::int32_t(i));
   return order;
-}
-
-HugePageRows::HugePageRows(std::int64_t rows, std::int64_t cols) : m_rows(rows), m_cols(cols) {
-  // A walk jumps between rows at random; with 4 KiB pages nearly every row costs a TLB miss
-  // (a page walk, two-dimensional under a hypervisor) before its first line comes.
-  constexpr std::uint64_t kHugePage = std::uint64_t(2) << 20;
-  m_bytes = (std::uint64_t(rows) * std::uint64_t(cols) * 4 + kHugePage - 1) / kHugePage * kHugePage;
-  m_data.reset(static_cast<float*>(std::aligned_alloc(kHugePage, std::max(m_bytes, kHugePage))));
-  if (!m_data)
-    throw std::bad_alloc();
-#ifdef __linux__
-  madvise(m_data.get(), m_bytes, MADV_HUGEPAGE); // advice only: 4 KiB pages if refused
-#endif
 }
 
 ReorderedGraph::ReorderedGraph(const MatrixView<float>& from,

@@ -2,6 +2,7 @@
 // The CPU search's own copy of a graph index (internal): rows and edges relabelled in a
 // breadth-first order of the search graph, the rows on 2 MiB pages.
 
+#include "core/HugePages.h"
 #include "nearscape/core/MatrixView.h"
 
 #include <cstdint>
@@ -21,23 +22,23 @@ namespace nearscape::index {
 std::vector<std::int32_t> breadthFirstOrder(std::span<const std::int32_t> graph, std::int64_t n,
                                             int degree, std::span<const std::int32_t> starts);
 
-/// Rows × cols floats on 2 MiB pages where the kernel gives them (madvise, advice only).
+/// Rows × cols floats on 2 MiB pages where the kernel gives them (core/HugePages.h).
 class HugePageRows {
 public:
   HugePageRows() = default;
   /// Throws std::bad_alloc.
-  HugePageRows(std::int64_t rows, std::int64_t cols);
+  HugePageRows(std::int64_t rows, std::int64_t cols)
+      : m_data(hugePageArray<float>(std::size_t(rows) * std::size_t(cols))), m_rows(rows),
+        m_cols(cols) {}
   MatrixView<float> view() const { return {m_data.get(), m_rows, m_cols}; }
   float* row(std::int64_t i) { return m_data.get() + i * m_cols; }
-  std::uint64_t bytes() const { return m_bytes; }
+  std::uint64_t bytes() const { return std::uint64_t(m_rows) * std::uint64_t(m_cols) * 4; }
 
 private:
-  struct Free {
-    void operator()(float* p) const { std::free(p); }
-  };
-  std::unique_ptr<float, Free> m_data;
+  // A walk jumps between rows at random; with 4 KiB pages nearly every row costs a TLB miss
+  // (a page walk, two-dimensional under a hypervisor) before its first line comes.
+  std::shared_ptr<float[]> m_data;
   std::int64_t m_rows = 0, m_cols = 0;
-  std::uint64_t m_bytes = 0;
 };
 
 /// The graph index relabelled by `order` (new → old, a permutation): row i of `rows` is the

@@ -6,6 +6,7 @@
 #include "knn/ExactCpu.h"
 #include "knn/KnnDevice.h"
 #include "knn/PairShares.h"
+#include "knn/PairsExchange.h"
 #include "knn/Step.h"
 #include "nearscape/core/Dataset.h"
 #include "nearscape/core/Error.h"
@@ -161,30 +162,45 @@ KnnResult exactOnDevices(gpu::KnnDevice& gpu, const std::vector<int>& devices,
 }
 
 /// A graph's exact kNN over several GPUs with each pair of rows scored once over all of them
-/// (the rows' split scores every pair twice): STEP's clusters first where they may pay, on the
-/// first GPU; else the paired float16 sweeps with their bands split between the devices
-/// (gpu::KnnDevice::pairsShare), the shares merged on the host (knn/PairShares.h), and the rows
-/// a share could not bound searched again on the first GPU — the one-GPU result, byte for byte.
-/// Nothing where neither applies (STEP then tried, or not for these data).
+/// (the rows' split scores every pair twice): STEP's clusters where they pay, on the first GPU,
+/// probed beside the shares' uploads; else the paired float16 sweeps with their bands split between
+/// the devices (gpu::KnnDevice::pairsShare), the shares merged on the host (knn/PairShares.h), and
+/// the rows a share could not bound searched again on the first GPU — the one-GPU result, byte for
+/// byte. Nothing where neither applies (STEP then tried, or not for these data).
 std::optional<KnnResult> graphOnDevices(gpu::KnnDevice& gpu, const std::vector<int>& devices,
                                         const MatrixView<float>& data, int k, Metric metric,
                                         const Context& context, JobControl& job,
                                         const ExactKnnParams& params) {
+  LogLaps lap(context, "exact kNN, pairs split:"); // at the log's debug level
   const Context first = gpu::onDevice(context, devices.front());
-  JobControl stepJob = job.sub(0.0, 0.05); // the probe: the search itself where STEP pays
-  if (auto step = stepOnGpu(gpu, data, data, k, metric, true, first, stepJob, params)) {
+  const std::size_t parts = devices.size();
+  // STEP's probe on the first GPU beside the shares, which wait for its verdict only before
+  // handing in (PairsExchange's gate): where STEP pays, it builds the whole graph and the shares
+  // give up at their next round.
+  knn::PairsExchange exchange{int(parts), true}; // and the rows' thresholds, between the bands
+  std::optional<KnnResult> step;
+  std::vector<std::optional<gpu::PairsShare>> shares(parts);
+  gpu::runParts(parts + 1, job, [&](int p, JobControl& partJob) {
+    if (std::size_t(p) == parts) {
+      try {
+        step = stepOnGpu(gpu, data, data, k, metric, true, first, partJob, params);
+      } catch (...) {
+        exchange.open(false);
+        throw;
+      }
+      exchange.open(!step);
+      return;
+    }
+    shares[std::size_t(p)] =
+        gpu.pairsShare(data, k, metric, p, int(parts),
+                       gpu::onDevice(context, devices[std::size_t(p)]), partJob, params, &exchange);
+  });
+  lap("shares, and STEP's probe beside");
+  if (step) {
     step->report.detail += std::string(step->report.detail.empty() ? "" : ", ") +
                            "STEP's clusters on one of " + std::to_string(devices.size()) + " GPUs";
     return step;
   }
-  const std::size_t parts = devices.size();
-  std::vector<std::optional<gpu::PairsShare>> shares(parts);
-  JobControl sharesJob = job.sub(0.05, 0.95);
-  gpu::onEachDevice(devices, context, sharesJob,
-                    [&](int p, const Context& one, JobControl& partJob) {
-                      shares[std::size_t(p)] =
-                          gpu.pairsShare(data, k, metric, p, int(parts), one, partJob, params);
-                    });
   std::vector<gpu::PairsShare> found;
   for (auto& share : shares) {
     if (!share)
@@ -197,6 +213,7 @@ std::optional<KnnResult> graphOnDevices(gpu::KnnDevice& gpu, const std::vector<i
   result.backend = Backend::Cuda;
   result.report = found.front().report;
   found.clear(); // the shares' lists: gigabytes at 10M rows
+  lap("merge");
   job.check();
   const std::int64_t n = data.rows;
   if (!merged.overflow.empty()) {
@@ -212,14 +229,15 @@ std::optional<KnnResult> graphOnDevices(gpu::KnnDevice& gpu, const std::vector<i
                         metric, false, first, redoJob, again);
     for (std::size_t i = 0; i < merged.overflow.size(); ++i) {
       const std::int64_t row = merged.overflow[i];
-      dropSelf(redo, std::int64_t(i), std::int32_t(row), k, merged.ids.data() + row * k,
-               merged.distances.data() + row * k);
+      dropSelf(redo, std::int64_t(i), std::int32_t(row), k, merged.ids.get() + row * k,
+               merged.distances.get() + row * k);
     }
     result.report.precision +=
         "; " + std::to_string(merged.overflow.size()) + " rows searched again";
+    lap("rows searched again");
   }
-  result.ids = Matrix<std::int32_t>(std::move(merged.ids), n, k);
-  result.distances = Matrix<float>(std::move(merged.distances), n, k);
+  result.ids = Matrix<std::int32_t>(merged.ids.get(), n, k, merged.ids);
+  result.distances = Matrix<float>(merged.distances.get(), n, k, merged.distances);
   result.report.device = describeBackend(context);
   result.report.detail += std::string(result.report.detail.empty() ? "" : ", ") +
                           "pairs split over " + std::to_string(parts) + " GPUs";

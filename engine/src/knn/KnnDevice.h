@@ -18,6 +18,10 @@
 #include <optional>
 #include <vector>
 
+namespace nearscape::knn {
+class PairsExchange; // knn/PairsExchange.h
+}
+
 namespace nearscape::gpu {
 
 /// Largest k of the cluster search (its per-row candidate buffer holds k + a tile's appends).
@@ -95,7 +99,7 @@ struct PairsShare {
 class KnnDevice {
 public:
   /// Bumped whenever a declaration below, or a type it passes, changes.
-  static constexpr int kVersion = 2;
+  static constexpr int kVersion = 3;
   virtual ~KnnDevice() = default;
 
   /// Exact kNN (knn/Knn.h semantics; `excludeSelf` for graphs) by the GEMM path's tiles.
@@ -111,10 +115,13 @@ public:
   /// Part `part` of `parts` of the exact kNN graph of `data` (k ≤ 32) with each pair of rows
   /// scored once over all the parts: the float16 paired sweeps' bands split between devices.
   /// Nothing where that path does not apply (precision, d, k, memory: the caller splits the
-  /// rows instead). Throws DeviceOutOfMemory, Error, Cancelled.
+  /// rows instead). `exchange` (may be null): where the parts hand each other their rows'
+  /// thresholds after each band; the share leaves it on any return. Throws DeviceOutOfMemory,
+  /// Error, Cancelled.
   virtual std::optional<PairsShare> pairsShare(const MatrixView<float>& data, int k, Metric metric,
                                                int part, int parts, const Context& context,
-                                               JobControl& job, const ExactKnnParams& params) = 0;
+                                               JobControl& job, const ExactKnnParams& params,
+                                               knn::PairsExchange* exchange) = 0;
   /// STEP's clusters of `base` (the caller keeps it alive).
   virtual std::unique_ptr<ClusterIndex> makeClusterIndex(const MatrixView<float>& base,
                                                          const Context& context) = 0;

@@ -6,6 +6,7 @@
 #include "knn/KnnDevice.h"
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace nearscape::knn {
@@ -13,8 +14,8 @@ namespace nearscape::knn {
 /// The shares merged: row i's k nearest, nearest first with ties by id, distances as one
 /// device writes them (the float64 distance rounded to float).
 struct MergedShares {
-  std::vector<std::int32_t> ids; ///< n × k
-  std::vector<float> distances;  ///< n × k
+  std::shared_ptr<std::int32_t[]> ids; ///< n × k
+  std::shared_ptr<float[]> distances;  ///< n × k
   /// Rows any share could not bound, ascending and distinct: their rows above are unspecified.
   std::vector<std::int64_t> overflow;
   std::int64_t candidates = 0; ///< the shares' candidates re-checked, summed

@@ -1,0 +1,41 @@
+#pragma once
+// One share's side of knn::PairsExchange (ExactPass.cuh's pairsPass split over devices): after
+// a band, its rows' thresholds offered to the other shares and each row's threshold lowered to
+// the least of theirs. Lowering is exact: a threshold is the k-th upper estimate of k distinct
+// candidates one share scored, so any candidate whose lower estimate lies above it has k
+// strictly nearer rows somewhere and cannot be among the row's k nearest.
+
+#include "cuda/CandidateLists.cuh"
+#include "cuda/DeviceBuffer.cuh"
+#include "knn/PairsExchange.h"
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace nearscape::cuda {
+
+class ThresholdExchange {
+public:
+  /// The share `part` of `exchange` over `n` rows, on the current device.
+  ThresholdExchange(knn::PairsExchange& exchange, int part, std::int64_t n);
+
+  /// Thrown by a round once the exchange gave up (knn::PairsExchange::gaveUp).
+  struct GaveUp {};
+
+  /// One round, between bands (every share calls it as often): waits for the others, then
+  /// lowers `states` (n rows, on `stream`'s device) to their thresholds. Throws GaveUp,
+  /// DeviceError, Cancelled (`job` stopped while waiting).
+  void operator()(RowState* states, cudaStream_t stream, const JobControl& job);
+
+private:
+  knn::PairsExchange& m_exchange;
+  int m_part;
+  int m_device = 0;
+  std::int64_t m_n;
+  DeviceBuffer<float> m_mine, m_theirs;
+  std::vector<int> m_peers; ///< devices whose memory this one reads directly (NVLink, PCIe P2P)
+};
+
+} // namespace nearscape::cuda

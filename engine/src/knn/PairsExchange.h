@@ -1,0 +1,67 @@
+#pragma once
+// Where the shares of one exact graph split over devices (gpu::KnnDevice::pairsShare) meet
+// between their bands, to hand each other their rows' thresholds. A row's threshold on one
+// device is the k-th upper estimate of k distinct candidates that device scored, so it bounds
+// the row's k nearest over every device: each share may drop by the least of them (pruning by
+// its own half of the pairs alone kept about 8% more candidates than one device does). Host
+// logic only: the shares copy what they are offered themselves.
+
+#include "nearscape/core/JobControl.h"
+
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+namespace nearscape::knn {
+
+class PairsExchange {
+public:
+  /// What a share offers in a round: `data` on device `device` (nullptr: nothing).
+  struct Offer {
+    int device = -1;
+    const void* data = nullptr;
+  };
+
+  /// `gated`: a cheaper way of building the graph is being tried beside the shares (STEP's
+  /// probe); they go on meanwhile, give up at their next round once it pays (gaveUp), and wait
+  /// for its verdict before handing in their result (awaitGo).
+  explicit PairsExchange(int parts, bool gated = false);
+
+  /// The verdict: the shares' result is wanted (`go`) or not. Once.
+  void open(bool go);
+  /// Whether the verdict came and was no: the shares stop where they are.
+  bool gaveUp();
+  /// Waits for the verdict (at once where none is awaited): false, give up. Throws Cancelled
+  /// when `job` stops first.
+  bool awaitGo(const JobControl& job);
+
+  /// Share `part` offers `mine` for this round and waits for every share still in the exchange
+  /// to offer; returns the others' offers of this round (none for a share that has left). `mine`
+  /// must stay unchanged until doneReading returns. When `job` stops while it waits (a share
+  /// that never started, a failure), leaves the exchange and throws Cancelled.
+  std::vector<Offer> meet(int part, Offer mine, const JobControl& job);
+  /// Share `part` has read this round's offers: waits for the others to have read them too.
+  void doneReading(int part);
+  /// Share `part` leaves (done, or failed): nobody waits for it any more. Not between meet and
+  /// doneReading.
+  void leave(int part);
+
+private:
+  /// Waits until every share still in has arrived at this barrier (under `lock`); false when
+  /// `job` (may be null) stopped first, `part` then out of the exchange.
+  bool await(std::unique_lock<std::mutex>& lock, int part, const JobControl* job);
+  void releaseIfAllArrived();
+
+  std::mutex m_mutex;
+  std::condition_variable m_changed;
+  std::vector<Offer> m_offers; ///< this round's, per part
+  std::vector<bool> m_in;      ///< per part: still exchanging
+  int m_active;                ///< parts still in
+  int m_arrived = 0;           ///< at the current barrier
+  std::uint64_t m_generation = 0;
+  bool m_gated;
+  bool m_go = true;
+};
+
+} // namespace nearscape::knn
