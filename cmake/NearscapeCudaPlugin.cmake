@@ -17,7 +17,7 @@ add_library(nearscape_cuda MODULE
   src/cuda/ExactRows.cu
   src/cuda/ExactPass.cu
   src/cuda/FusedTiles.cu
-  src/cuda/ThresholdExchange.cu
+  src/cuda/ShareExchange.cu
   src/cuda/ExactKnn.cu
   src/cuda/DirectRows.cu
   src/cuda/StepKnn.cu

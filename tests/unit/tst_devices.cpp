@@ -276,8 +276,8 @@ private slots:
           std::vector<int> got;
           for (const auto& offer : exchange.meet(p, {p, &values[p][r]}, job)) {
             got.push_back(*static_cast<const int*>(offer.data));
-            if (offer.device != got.back() % 100)
-              got.back() = -1; // the offer's device is its part here
+            if (offer.device != got.back() % 100 || offer.part != got.back() % 100)
+              got.back() = -1; // the offer's device is its part here, and meet names the part
           }
           std::sort(got.begin(), got.end());
           seen[std::size_t(p)].push_back(got);

@@ -12,7 +12,7 @@
 #include "cuda/ExactRows.cuh"
 #include "cuda/FusedTiles.cuh"
 #include "cuda/Resources.cuh"
-#include "cuda/ThresholdExchange.cuh"
+#include "cuda/ShareExchange.cuh"
 #include "cuda/Upload.cuh"
 #include "knn/ExactCommon.h"
 #include "knn/PairsExchange.h"
@@ -131,6 +131,8 @@ KnnResult runOnDevice(const MatrixView<float>& queries, const MatrixView<float>&
   DeviceRows deviceBase;
   if (options.deviceBase)
     deviceBase.raw = options.deviceBase;
+  else if (options.share && options.exchange)
+    uploadAcrossShares(base, *options.exchange, options.part, options.parts, job, deviceBase);
   else
     uploadRaw(base, 0, nb, nullptr, deviceBase);
   clock.mark("upload");

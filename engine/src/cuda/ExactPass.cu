@@ -6,7 +6,7 @@
 #include "cuda/Primitives.cuh"
 #include "cuda/Rerank.cuh"
 #include "cuda/Select.cuh"
-#include "cuda/ThresholdExchange.cuh"
+#include "cuda/ShareExchange.cuh"
 #include "cuda/Upload.cuh"
 #include "cuda/WarpRows.cuh"
 #include "knn/ExactCommon.h"

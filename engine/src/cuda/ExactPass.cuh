@@ -77,7 +77,7 @@ std::uint64_t pairsBytes(std::int64_t n, Tiles tiles, int k, bool share = false)
 /// One device's share of pairsPass's pairs where several devices split them: block row part,
 /// part + parts, … of each band (fusedPairs). With `exchange` each device sweeps its own run of
 /// the diagonal's groups too, and after the diagonal and each band but the last the rows'
-/// thresholds are lowered to the least over the shares (ThresholdExchange.cuh); without, every
+/// thresholds are lowered to the least over the shares (ShareExchange.cuh); without, every
 /// device sweeps the whole diagonal (a group's rows against their own group: the first
 /// thresholds). Each row's list is then the k nearest of the pairs this device scored, its
 /// distances written in float64 to `dist64` (host, n × k; outDist unused) so that the shares

@@ -3,10 +3,13 @@
 #include "cuda/CudaCheck.cuh"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
+
+#include <omp.h>
 
 namespace nearscape::cuda {
 namespace {
@@ -72,11 +75,25 @@ Staging& stagingFor(int device) {
   return *set;
 }
 
-/// memcpy by all host threads, a MiB a piece.
+/// Copies through staging sets at this moment (one a device at most, each its own thread).
+std::atomic<int> g_copiesInFlight{0};
+
+/// Counts a copy through a staging set while it lasts.
+struct InFlight {
+  InFlight() { g_copiesInFlight.fetch_add(1, std::memory_order_relaxed); }
+  ~InFlight() { g_copiesInFlight.fetch_sub(1, std::memory_order_relaxed); }
+  InFlight(const InFlight&) = delete;
+  InFlight& operator=(const InFlight&) = delete;
+};
+
+/// memcpy by the host's threads, a MiB a piece: all of them, or their share where copies to
+/// several devices run at once (two pools of every thread each fought over the cores).
 void parallelCopy(unsigned char* out, const unsigned char* in, std::size_t size) {
   constexpr std::size_t kPiece = std::size_t(1) << 20;
   const auto pieces = std::int64_t((size + kPiece - 1) / kPiece);
-#pragma omp parallel for schedule(static)
+  const int threads = std::max(
+      1, omp_get_max_threads() / std::max(1, g_copiesInFlight.load(std::memory_order_relaxed)));
+#pragma omp parallel for schedule(static) num_threads(threads)
   for (std::int64_t p = 0; p < pieces; ++p) {
     const std::size_t at = std::size_t(p) * kPiece;
     std::memcpy(out + at, in + at, std::min(kPiece, size - at));
@@ -112,6 +129,7 @@ void copyToDevice(void* target, const void* source, std::size_t bytes) {
   }
   Staging& s = stagingFor(currentDevice());
   const std::lock_guard lock(s.mutex);
+  const InFlight counted;
   auto* out = static_cast<unsigned char*>(target);
   const auto* in = static_cast<const unsigned char*>(source);
   int b = 0;
@@ -137,6 +155,7 @@ void copyToHost(void* target, const void* source, std::size_t bytes) {
   NEARSCAPE_CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
   Staging& s = stagingFor(currentDevice());
   const std::lock_guard lock(s.mutex);
+  const InFlight counted;
   auto* out = static_cast<unsigned char*>(target);
   const auto* in = static_cast<const unsigned char*>(source);
   auto drain = [&](int b, std::size_t offset, std::size_t size) {

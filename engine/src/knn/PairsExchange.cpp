@@ -71,6 +71,7 @@ std::vector<PairsExchange::Offer> PairsExchange::meet(int part, Offer mine, cons
   std::unique_lock lock(m_mutex);
   NEARSCAPE_EXPECTS(part >= 0 && std::size_t(part) < m_in.size() && m_in[std::size_t(part)],
                     "share " + std::to_string(part) + " is not in the exchange");
+  mine.part = part;
   m_offers[std::size_t(part)] = mine;
   if (!await(lock, part, &job)) {
     lock.unlock();

@@ -1,6 +1,7 @@
 #pragma once
-// Where the shares of one exact graph split over devices (gpu::KnnDevice::pairsShare) meet
-// between their bands, to hand each other their rows' thresholds. A row's threshold on one
+// Where the shares of one exact graph split over devices (gpu::KnnDevice::pairsShare) meet: to
+// hand each other the rows each uploaded (one slice each from the host, the rest device to
+// device), then between their bands their rows' thresholds. A row's threshold on one
 // device is the k-th upper estimate of k distinct candidates that device scored, so it bounds
 // the row's k nearest over every device: each share may drop by the least of them (pruning by
 // its own half of the pairs alone kept about 8% more candidates than one device does). Host
@@ -17,10 +18,12 @@ namespace nearscape::knn {
 
 class PairsExchange {
 public:
-  /// What a share offers in a round: `data` on device `device` (nullptr: nothing).
+  /// What a share offers in a round: `data` on device `device` (nullptr: nothing); `part`, the
+  /// share's, is filled in by meet.
   struct Offer {
     int device = -1;
     const void* data = nullptr;
+    int part = -1;
   };
 
   /// `gated`: a cheaper way of building the graph is being tried beside the shares (STEP's
