@@ -132,7 +132,8 @@ KnnResult runOnDevice(const MatrixView<float>& queries, const MatrixView<float>&
   if (options.deviceBase)
     deviceBase.raw = options.deviceBase;
   else if (options.share && options.exchange)
-    uploadAcrossShares(base, *options.exchange, options.part, options.parts, job, deviceBase);
+    uploadAcrossShares(base, *options.exchange, options.part, options.parts, resources->stream(),
+                       job, deviceBase);
   else
     uploadRaw(base, 0, nb, nullptr, deviceBase);
   clock.mark("upload");
@@ -482,13 +483,15 @@ std::optional<gpu::PairsShare> pairsShare(const MatrixView<float>& data, int k, 
                                           int part, int parts, const Context& context,
                                           JobControl& job, const ExactKnnParams& params,
                                           knn::PairsExchange* exchange) {
-  // Whatever the way out, the other shares stop waiting for this one's thresholds.
+  // Whatever the way out, the other shares stop waiting for this one; where it has no result
+  // for the caller, they stop too (the caller's graph needs every share).
   struct Leave {
     knn::PairsExchange* exchange;
     int part;
+    bool withResult = false;
     ~Leave() {
       if (exchange)
-        exchange->leave(part);
+        exchange->leave(part, withResult);
     }
   } leave{exchange, part};
   NEARSCAPE_CUDA_CHECK(cudaSetDevice(context.device));
@@ -519,6 +522,7 @@ std::optional<gpu::PairsShare> pairsShare(const MatrixView<float>& data, int k, 
   // does not pay.
   if (share.ids.rows() == 0 || (exchange && !exchange->awaitGo(job)))
     return std::nullopt;
+  leave.withResult = true;
   return share;
 }
 

@@ -46,14 +46,18 @@ void copyFromDevice(void* to, int device, const void* from, int fromDevice, std:
     NEARSCAPE_CUDA_CHECK(cudaMemcpyPeerAsync(to, device, from, fromDevice, bytes, stream));
 }
 
-/// Runs `read` (the others' offers), then doneReading whatever `read` throws, then rethrows it:
-/// nobody waits in vain for a share that failed while reading.
-template <typename Read> void readThenDone(knn::PairsExchange& exchange, int part, Read&& read) {
+/// Runs `read` (the others' offers, copied on `stream`), then doneReading whatever `read`
+/// throws, then rethrows it: nobody waits in vain for a share that failed while reading, and no
+/// copy it queued is still reading another's buffer once that one goes on.
+template <typename Read>
+void readThenDone(knn::PairsExchange& exchange, int part, cudaStream_t stream, Read&& read) {
   std::exception_ptr failed;
   try {
     read();
   } catch (...) {
     failed = std::current_exception();
+    cudaStreamSynchronize(stream); // its own error, if any, is the one rethrown
+    cudaGetLastError();
   }
   exchange.doneReading(part);
   if (failed)
@@ -63,7 +67,7 @@ template <typename Read> void readThenDone(knn::PairsExchange& exchange, int par
 } // namespace
 
 void uploadAcrossShares(const MatrixView<float>& data, knn::PairsExchange& exchange, int part,
-                        int parts, const JobControl& job, DeviceRows& out) {
+                        int parts, cudaStream_t stream, const JobControl& job, DeviceRows& out) {
   const std::int64_t n = data.rows;
   const int d = int(data.cols);
   auto begin = [&](int p) { return n * p / parts; };
@@ -77,21 +81,22 @@ void uploadAcrossShares(const MatrixView<float>& data, knn::PairsExchange& excha
   fromHost(part);
   int device = 0;
   NEARSCAPE_CUDA_CHECK(cudaGetDevice(&device));
+  std::vector<bool> copied(std::size_t(parts), false); // made before the round: nothing throws
+  copied[std::size_t(part)] = true;                    // between meet and doneReading but read
+  if (exchange.gaveUp())
+    throw ThresholdExchange::GaveUp{};
   const std::vector<knn::PairsExchange::Offer> offers = exchange.meet(part, {device, raw}, job);
-  std::vector<bool> copied(std::size_t(parts), false);
-  copied[std::size_t(part)] = true;
-  readThenDone(exchange, part, [&] {
+  readThenDone(exchange, part, stream, [&] {
     std::vector<int> peers;
     for (const knn::PairsExchange::Offer& offer : offers) {
       const int p = offer.part;
       enablePeer(device, offer.device, peers);
       copyFromDevice(raw + begin(p) * d, device,
                      static_cast<const float*>(offer.data) + begin(p) * d, offer.device,
-                     sizeof(float) * std::size_t(begin(p + 1) - begin(p)) * std::size_t(d),
-                     cudaStreamLegacy);
+                     sizeof(float) * std::size_t(begin(p + 1) - begin(p)) * std::size_t(d), stream);
       copied[std::size_t(p)] = true;
     }
-    NEARSCAPE_CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
+    NEARSCAPE_CUDA_CHECK(cudaStreamSynchronize(stream));
   });
   for (int p = 0; p < parts; ++p)
     if (!copied[std::size_t(p)])
@@ -104,13 +109,15 @@ ThresholdExchange::ThresholdExchange(knn::PairsExchange& exchange, int part, std
 }
 
 void ThresholdExchange::operator()(RowState* states, cudaStream_t stream, const JobControl& job) {
+  if (m_exchange.gaveUp()) // a cheaper way pays, or another share left without its result
+    throw GaveUp{};
   takeThresholdsKernel<<<blocksFor(m_n), 256, 0, stream>>>(states, m_mine.get(), m_n);
   NEARSCAPE_CUDA_CHECK_LAUNCH();
   NEARSCAPE_CUDA_CHECK(cudaStreamSynchronize(stream)); // offered whole
   const std::vector<knn::PairsExchange::Offer> offers =
       m_exchange.meet(m_part, {m_device, m_mine.get()}, job);
   // Every share reads the others' offers before any of them changes its own again.
-  readThenDone(m_exchange, m_part, [&] {
+  readThenDone(m_exchange, m_part, stream, [&] {
     for (const knn::PairsExchange::Offer& offer : offers) {
       enablePeer(m_device, offer.device, m_peers);
       copyFromDevice(m_theirs.get(), m_device, offer.data, offer.device,

@@ -22,16 +22,18 @@ namespace nearscape::cuda {
 /// [n·part/parts, n·(part + 1)/parts) from the host and copies the others' slices from their
 /// devices (NVLink), in one round of `exchange` every share takes first; a slice no share offers
 /// (one that left) comes from the host. Two H200 uploading 1 GB each from the host at once took
-/// 73 ms against 21 ms alone. Throws DeviceOutOfMemory, DeviceError, Cancelled.
+/// 73 ms against 21 ms alone. The device copies run on `stream`. Throws
+/// ThresholdExchange::GaveUp, DeviceOutOfMemory, DeviceError, Cancelled.
 void uploadAcrossShares(const MatrixView<float>& data, knn::PairsExchange& exchange, int part,
-                        int parts, const JobControl& job, DeviceRows& out);
+                        int parts, cudaStream_t stream, const JobControl& job, DeviceRows& out);
 
 class ThresholdExchange {
 public:
   /// The share `part` of `exchange` over `n` rows, on the current device.
   ThresholdExchange(knn::PairsExchange& exchange, int part, std::int64_t n);
 
-  /// Thrown by a round once the exchange gave up (knn::PairsExchange::gaveUp).
+  /// Thrown by a round once the exchange gave up (knn::PairsExchange::gaveUp): the share
+  /// stops where it is and leaves.
   struct GaveUp {};
 
   /// One round, between bands (every share calls it as often): waits for the others, then

@@ -86,13 +86,17 @@ struct InFlight {
   InFlight& operator=(const InFlight&) = delete;
 };
 
-/// memcpy by the host's threads, a MiB a piece: all of them, or their share where copies to
-/// several devices run at once (two pools of every thread each fought over the cores).
-void parallelCopy(unsigned char* out, const unsigned char* in, std::size_t size) {
+/// The host threads a copy through a staging set takes: all of them, or their share where copies
+/// to several devices run at once (two pools of every thread each fought over the cores).
+int copyThreads() {
+  return std::max(1, omp_get_max_threads() /
+                         std::max(1, g_copiesInFlight.load(std::memory_order_relaxed)));
+}
+
+/// memcpy by `threads` host threads, a MiB a piece.
+void parallelCopy(unsigned char* out, const unsigned char* in, std::size_t size, int threads) {
   constexpr std::size_t kPiece = std::size_t(1) << 20;
   const auto pieces = std::int64_t((size + kPiece - 1) / kPiece);
-  const int threads = std::max(
-      1, omp_get_max_threads() / std::max(1, g_copiesInFlight.load(std::memory_order_relaxed)));
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (std::int64_t p = 0; p < pieces; ++p) {
     const std::size_t at = std::size_t(p) * kPiece;
@@ -130,6 +134,7 @@ void copyToDevice(void* target, const void* source, std::size_t bytes) {
   Staging& s = stagingFor(currentDevice());
   const std::lock_guard lock(s.mutex);
   const InFlight counted;
+  const int threads = copyThreads();
   auto* out = static_cast<unsigned char*>(target);
   const auto* in = static_cast<const unsigned char*>(source);
   int b = 0;
@@ -137,7 +142,7 @@ void copyToDevice(void* target, const void* source, std::size_t bytes) {
     const std::size_t size = std::min(kChunk, bytes - offset);
     NEARSCAPE_CUDA_CHECK(cudaEventSynchronize(s.done[b])); // its last DMA has finished
     auto* stage = static_cast<unsigned char*>(s.buffer[b]);
-    parallelCopy(stage, in + offset, size);
+    parallelCopy(stage, in + offset, size, threads);
     NEARSCAPE_CUDA_CHECK(
         cudaMemcpyAsync(out + offset, stage, size, cudaMemcpyHostToDevice, s.stream));
     NEARSCAPE_CUDA_CHECK(cudaEventRecord(s.done[b], s.stream));
@@ -156,11 +161,12 @@ void copyToHost(void* target, const void* source, std::size_t bytes) {
   Staging& s = stagingFor(currentDevice());
   const std::lock_guard lock(s.mutex);
   const InFlight counted;
+  const int threads = copyThreads();
   auto* out = static_cast<unsigned char*>(target);
   const auto* in = static_cast<const unsigned char*>(source);
   auto drain = [&](int b, std::size_t offset, std::size_t size) {
     NEARSCAPE_CUDA_CHECK(cudaEventSynchronize(s.done[b]));
-    parallelCopy(out + offset, static_cast<const unsigned char*>(s.buffer[b]), size);
+    parallelCopy(out + offset, static_cast<const unsigned char*>(s.buffer[b]), size, threads);
   };
   // The DMA of one staging buffer runs while the other one is copied out.
   std::size_t pendingOffset = 0, pendingSize = 0;

@@ -163,10 +163,11 @@ KnnResult exactOnDevices(gpu::KnnDevice& gpu, const std::vector<int>& devices,
 
 /// A graph's exact kNN over several GPUs with each pair of rows scored once over all of them
 /// (the rows' split scores every pair twice): STEP's clusters where they pay, on the first GPU,
-/// probed beside the shares' uploads; else the paired float16 sweeps with their bands split between
-/// the devices (gpu::KnnDevice::pairsShare), the shares merged on the host (knn/PairShares.h), and
-/// the rows a share could not bound searched again on the first GPU — the one-GPU result, byte for
-/// byte. Nothing where neither applies (STEP then tried, or not for these data).
+/// probed beside the shares (which give up where it pays); else the paired float16 sweeps with
+/// their bands split between the devices (gpu::KnnDevice::pairsShare), the shares merged on the
+/// host (knn/PairShares.h), and the rows a share could not bound searched again on the first GPU —
+/// the one-GPU result, byte for byte. Nothing where neither applies (STEP then tried, or not for
+/// these data).
 std::optional<KnnResult> graphOnDevices(gpu::KnnDevice& gpu, const std::vector<int>& devices,
                                         const MatrixView<float>& data, int k, Metric metric,
                                         const Context& context, JobControl& job,

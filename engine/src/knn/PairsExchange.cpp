@@ -23,7 +23,7 @@ void PairsExchange::open(bool go) {
 
 bool PairsExchange::gaveUp() {
   const std::lock_guard lock(m_mutex);
-  return !m_gated && !m_go;
+  return m_abandoned || (!m_gated && !m_go);
 }
 
 bool PairsExchange::awaitGo(const JobControl& job) {
@@ -71,6 +71,8 @@ std::vector<PairsExchange::Offer> PairsExchange::meet(int part, Offer mine, cons
   std::unique_lock lock(m_mutex);
   NEARSCAPE_EXPECTS(part >= 0 && std::size_t(part) < m_in.size() && m_in[std::size_t(part)],
                     "share " + std::to_string(part) + " is not in the exchange");
+  std::vector<Offer> others;
+  others.reserve(m_offers.size()); // nothing throws once the round is released
   mine.part = part;
   m_offers[std::size_t(part)] = mine;
   if (!await(lock, part, &job)) {
@@ -78,7 +80,6 @@ std::vector<PairsExchange::Offer> PairsExchange::meet(int part, Offer mine, cons
     job.check();
     throw Cancelled(); // stopped, then un-stopped: gone from the exchange all the same
   }
-  std::vector<Offer> others;
   for (std::size_t p = 0; p < m_offers.size(); ++p)
     if (int(p) != part && m_in[p] && m_offers[p].data)
       others.push_back(m_offers[p]);
@@ -92,8 +93,10 @@ void PairsExchange::doneReading(int part) {
   m_offers[std::size_t(part)] = {};
 }
 
-void PairsExchange::leave(int part) {
+void PairsExchange::leave(int part, bool withResult) {
   const std::lock_guard lock(m_mutex);
+  if (!withResult)
+    m_abandoned = true;
   if (part < 0 || std::size_t(part) >= m_in.size() || !m_in[std::size_t(part)])
     return;
   m_in[std::size_t(part)] = false;

@@ -33,7 +33,8 @@ public:
 
   /// The verdict: the shares' result is wanted (`go`) or not. Once.
   void open(bool go);
-  /// Whether the verdict came and was no: the shares stop where they are.
+  /// Whether the verdict came and was no, or a share left without its result: the shares stop
+  /// where they are.
   bool gaveUp();
   /// Waits for the verdict (at once where none is awaited): false, give up. Throws Cancelled
   /// when `job` stops first.
@@ -46,9 +47,10 @@ public:
   std::vector<Offer> meet(int part, Offer mine, const JobControl& job);
   /// Share `part` has read this round's offers: waits for the others to have read them too.
   void doneReading(int part);
-  /// Share `part` leaves (done, or failed): nobody waits for it any more. Not between meet and
+  /// Share `part` leaves (done, or failed): nobody waits for it any more. `withResult` false:
+  /// it has none for the caller, so the others give up too (gaveUp). Not between meet and
   /// doneReading.
-  void leave(int part);
+  void leave(int part, bool withResult = true);
 
 private:
   /// Waits until every share still in has arrived at this barrier (under `lock`); false when
@@ -63,6 +65,7 @@ private:
   int m_active;                ///< parts still in
   int m_arrived = 0;           ///< at the current barrier
   std::uint64_t m_generation = 0;
+  bool m_abandoned = false; ///< a share left without its result
   bool m_gated;
   bool m_go = true;
 };
