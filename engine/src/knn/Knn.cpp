@@ -190,6 +190,8 @@ std::optional<KnnResult> graphOnDevices(gpu::KnnDevice& gpu, const std::vector<i
         throw;
       }
       exchange.open(!step);
+      if (!step) // its part of the bar is done: the shares' parts carry it on
+        partJob.progress(1.0, "exact kNN (GPU)");
       return;
     }
     shares[std::size_t(p)] =
