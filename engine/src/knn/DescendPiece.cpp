@@ -3,7 +3,9 @@
 
 #include "gpu/Dispatch.h"
 #include "knn/NnDescentCpu.h"
+#include "nearscape/core/Error.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -40,6 +42,31 @@ KnnResult descendPiece(const MatrixView<float>& data, int k, Metric metric, cons
   if (!fallback.empty())
     result.report.fallback = fallback;
   return result;
+}
+
+PairLists pairStartingLists(const MatrixView<std::int32_t>& first,
+                            const MatrixView<std::int32_t>& second, int threads) {
+  const std::int64_t split = first.rows, n = first.rows + second.rows;
+  PairLists lists;
+  lists.width = std::max(first.cols, second.cols);
+  lists.ids.assign(std::size_t(n * lists.width), -1);
+  std::int64_t outside = 0; // ids beyond their graph's rows: counted, then refused
+#pragma omp parallel for reduction(+ : outside) schedule(static) num_threads(threads)
+  for (std::int64_t i = 0; i < n; ++i) {
+    const bool inFirst = i < split;
+    const std::int32_t* row = inFirst ? first.row(i) : second.row(i - split);
+    const std::int64_t cols = inFirst ? first.cols : second.cols;
+    const std::int64_t limit = inFirst ? split : n - split;
+    for (std::int64_t c = 0; c < cols; ++c) {
+      const std::int32_t j = row[c];
+      outside += j >= limit ? 1 : 0;
+      lists.ids[std::size_t(i * lists.width + c)] =
+          j < 0 ? -1 : std::int32_t(inFirst ? j : j + split);
+    }
+  }
+  NEARSCAPE_EXPECTS(outside == 0,
+                    std::to_string(outside) + " id(s) of the two graphs lie outside their part");
+  return lists;
 }
 
 } // namespace nearscape::knn

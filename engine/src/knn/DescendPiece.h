@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 namespace nearscape::knn {
 
@@ -21,5 +22,19 @@ KnnResult descendPiece(const MatrixView<float>& data, int k, Metric metric, cons
                        std::int64_t split, const MatrixView<float>* second = nullptr,
                        const gpu::GnndClusters& clusters = {},
                        const std::function<void()>& uploaded = {});
+
+/// GGM's starting lists for the merge of two graphs, `first` of the pair's rows [0, split) and
+/// `second` of its rows [split, n) (split = first.rows), each with ids local to its own rows:
+/// row i's ids as ids of the pair (−1 padding kept), as wide as the wider graph, on `threads`
+/// threads. Throws InvalidArgument when an id lies outside its graph's rows.
+struct PairLists {
+  std::vector<std::int32_t> ids;
+  std::int64_t width = 0;
+  MatrixView<std::int32_t> view() const {
+    return {ids.data(), width > 0 ? std::int64_t(ids.size()) / width : 0, width};
+  }
+};
+PairLists pairStartingLists(const MatrixView<std::int32_t>& first,
+                            const MatrixView<std::int32_t>& second, int threads);
 
 } // namespace nearscape::knn

@@ -354,15 +354,8 @@ void nnDescentTournament(const MatrixView<float>& data, int k, Metric metric,
       if (count > 0) { // both slices' clusters of the one codebook
         const MatrixView<std::int32_t>& lowGraph = first ? ownView : theirView;
         const MatrixView<std::int32_t>& highGraph = first ? theirView : ownView;
-        std::vector<std::int32_t> initial(std::size_t(m * k)); // ids local to the pair
-#pragma omp parallel for schedule(static) num_threads(threads)
-        for (std::int64_t r = 0; r < m; ++r)
-          for (int c = 0; c < k; ++c) {
-            const std::int32_t id = r < split ? lowGraph.row(r)[c] : highGraph.row(r - split)[c];
-            initial[std::size_t(r * k + c)] =
-                id < 0 ? -1 : std::int32_t(r < split ? id : id + split);
-          }
-        const MatrixView<std::int32_t> initialView{initial.data(), m, k};
+        const knn::PairLists lists = knn::pairStartingLists(lowGraph, highGraph, threads);
+        const MatrixView<std::int32_t> initialView = lists.view();
         const MatrixView<float> low{lowRows, split, d}, high{highRows, m - split, d};
         gpu::GnndClusters pair = book;
         pair.labels = first ? labels.data() : theirLabels.data();

@@ -153,25 +153,8 @@ KnnResult mergeKnnGraphs(const MatrixView<float>& data, std::int64_t split,
   NEARSCAPE_EXPECTS(split > 0 && split < data.rows, "the split must lie inside the data");
   NEARSCAPE_EXPECTS(first.rows == split && second.rows == data.rows - split,
                     "the two graphs must cover rows [0, split) and [split, n)");
-  std::vector<std::int32_t> ids(
-      static_cast<std::size_t>(data.rows * std::max(first.cols, second.cols)), -1);
-  const std::int64_t w = std::max(first.cols, second.cols);
-  std::int64_t outside = 0; // ids beyond their graph's rows: counted, then refused
-#pragma omp parallel for reduction(+ : outside) schedule(static)
-  for (std::int64_t i = 0; i < data.rows; ++i) {
-    const bool inFirst = i < split;
-    const std::int32_t* row = inFirst ? first.row(i) : second.row(i - split);
-    const std::int64_t cols = inFirst ? first.cols : second.cols;
-    const std::int64_t limit = inFirst ? split : data.rows - split;
-    for (std::int64_t c = 0; c < cols; ++c) {
-      const std::int32_t j = row[c];
-      outside += j >= limit ? 1 : 0;
-      ids[std::size_t(i * w + c)] = j < 0 ? -1 : std::int32_t(inFirst ? j : j + split);
-    }
-  }
-  NEARSCAPE_EXPECTS(outside == 0,
-                    std::to_string(outside) + " id(s) of the two graphs lie outside their part");
-  const MatrixView<std::int32_t> initial{ids.data(), data.rows, w};
+  const knn::PairLists lists = knn::pairStartingLists(first, second, effectiveThreads(context));
+  const MatrixView<std::int32_t> initial = lists.view();
   return knn::descendPiece(data, k, metric, context, job, params, progress, &initial, split);
 }
 
