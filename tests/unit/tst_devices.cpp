@@ -323,10 +323,12 @@ private slots:
     QCOMPARE(went.load(), 2);
     QVERIFY(gated.gaveUp());
     QVERIFY(!gated.awaitGo(JobControl()));
+    QVERIFY(gated.probeBeside()); // as made: the shares' split must not change with the verdict
     QVERIFY(!knn::PairsExchange(2, true).gaveUp()); // no verdict yet: go on
     knn::PairsExchange deserted(2);
     deserted.leave(1, false); // a share without its result: the others stop too
     QVERIFY(deserted.gaveUp());
+    QVERIFY(!deserted.probeBeside());
     QVERIFY(knn::PairsExchange(2).awaitGo(JobControl()));
     knn::PairsExchange shut(2, true);
     JobControl stop;

@@ -72,33 +72,65 @@ bool directRowsFit(std::size_t rows, std::int64_t nb, const Context& context) {
          pairs * kDirectPairBytes <= deviceBudget(context) / 4;
 }
 
+/// Where a share's lists go (RunOptions::share).
+struct ShareLists {
+  /// Merged on the first share's device (mergeOnFirstShare): its lists stay there.
+  DeviceBuffer<std::int32_t> deviceIds;
+  DeviceBuffer<double> deviceDist64;
+  /// Else merged on the host (knn::mergePairShares): copied back here, n × k.
+  std::shared_ptr<std::int32_t[]> ids;
+  std::shared_ptr<double[]> dist64;
+};
+
+/// Whether a share's lists merge on the first share's device.
+bool mergesOnDevice(const RunOptions& options) {
+  return options.exchange && options.parts <= kMaxDeviceMergeParts;
+}
+
 /// A share's paired sweeps (RunOptions::share): each row's k nearest of the pairs this device
-/// scores, into `ids`/`dist64` (allocated here, n × k).
+/// scores, into `lists`; on share 0 of a merge on the device, `graphIds`/`graphDist` (host,
+/// n × k: the merged graph's) are faulted in meanwhile.
 PassResult pairsShareRun(const DeviceRows& rows, std::int64_t n, int d, float maxBaseNorm2,
                          Metric metric, int k, Tiles tiles, Resources& resources,
                          const RunOptions& options, JobControl& job, PhaseClock& clock,
-                         std::shared_ptr<std::int32_t[]>& ids, std::shared_ptr<double[]>& dist64) {
-  ids = hugePageArray<std::int32_t>(std::size_t(n * k)); // freed after the merge: huge pages
-  dist64 = hugePageArray<double>(std::size_t(n * k));
-  return pairsPass(rows, n, d, maxBaseNorm2, metric, k, tiles, resources, ids.get(), nullptr, job,
-                   options.progressFrom + options.progressSpan * 0.05, options.progressSpan * 0.9,
-                   clock, PairsSplit{options.part, options.parts, dist64.get(), options.exchange});
+                         ShareLists& lists, std::int32_t* graphIds, float* graphDist) {
+  const double from = options.progressFrom + options.progressSpan * 0.05,
+               span = options.progressSpan * 0.9;
+  if (mergesOnDevice(options))
+    return pairsPass(rows, n, d, maxBaseNorm2, metric, k, tiles, resources, graphIds, graphDist,
+                     job, from, span, clock,
+                     PairsSplit{options.part, options.parts, nullptr, options.exchange,
+                                &lists.deviceIds, &lists.deviceDist64});
+  lists.ids = hugePageArray<std::int32_t>(std::size_t(n * k)); // freed after the merge: huge pages
+  lists.dist64 = hugePageArray<double>(std::size_t(n * k));
+  return pairsPass(rows, n, d, maxBaseNorm2, metric, k, tiles, resources, lists.ids.get(), nullptr,
+                   job, from, span, clock,
+                   PairsSplit{options.part, options.parts, lists.dist64.get(), options.exchange});
 }
 
-/// Fills the share from its pass: the rows it could not bound and then searched whole on this
-/// device (`searched`, their rows in `runIds`/`runDists`) are complete, written as they are; the
-/// rows left (`left`) are the caller's.
+/// The rows a share searched whole on its device: those its pass could not bound (`searched`)
+/// but the ones still left (`left`, the caller's), ascending.
+std::vector<std::int64_t> wholeRows(const std::vector<std::int64_t>& searched,
+                                    const std::vector<std::int64_t>& left) {
+  std::vector<std::int64_t> done = searched, rest = left, whole;
+  std::sort(done.begin(), done.end());
+  std::sort(rest.begin(), rest.end());
+  std::set_difference(done.begin(), done.end(), rest.begin(), rest.end(),
+                      std::back_inserter(whole));
+  return whole;
+}
+
+/// Fills the share from its pass: the rows it searched whole (wholeRows; their rows in
+/// `runIds`/`runDists`) are complete, written as they are; the rows left (`left`) are the
+/// caller's.
 void finishShare(gpu::PairsShare& share, std::int64_t n, int k,
                  const std::shared_ptr<std::int32_t[]>& ids,
                  const std::shared_ptr<double[]>& dist64, const std::vector<std::int64_t>& searched,
                  const std::vector<std::int64_t>& left, const std::int32_t* runIds,
                  const float* runDists) {
-  std::vector<std::int64_t> done = searched, rest = left;
-  std::sort(done.begin(), done.end());
+  share.complete = wholeRows(searched, left);
+  std::vector<std::int64_t> rest = left;
   std::sort(rest.begin(), rest.end());
-  share.complete.clear();
-  std::set_difference(done.begin(), done.end(), rest.begin(), rest.end(),
-                      std::back_inserter(share.complete));
   for (const std::int64_t row : share.complete)
     for (int c = 0; c < k; ++c) {
       ids[std::size_t(row * k + c)] = runIds[row * k + c];
@@ -191,8 +223,7 @@ KnnResult runOnDevice(const MatrixView<float>& queries, const MatrixView<float>&
   std::vector<std::int64_t> remaining;
   std::int64_t scannedDirectly = 0; // rows left by the float16 pass, scanned on the device
   // A share's lists (RunOptions::share), and the rows its pass could not bound.
-  std::shared_ptr<std::int32_t[]> shareIds;
-  std::shared_ptr<double[]> shareDist;
+  ShareLists shareLists;
   std::vector<std::int64_t> unbounded;
   std::string how;
   if (!params.reducedPrecision) {
@@ -240,7 +271,7 @@ KnnResult runOnDevice(const MatrixView<float>& queries, const MatrixView<float>&
           const PassResult r =
               options.share
                   ? pairsShareRun(deviceBase, nb, d, maxBaseNorm2, metric, k, tiles, *resources,
-                                  options, job, clock, shareIds, shareDist)
+                                  options, job, clock, shareLists, ids, dists)
                   : pairsPass(deviceBase, nb, d, maxBaseNorm2, metric, k, tiles, *resources, ids,
                               dists, job, options.progressFrom + options.progressSpan * 0.05,
                               options.progressSpan * 0.9, clock);
@@ -296,8 +327,25 @@ KnnResult runOnDevice(const MatrixView<float>& queries, const MatrixView<float>&
 
   if (options.share) { // the rows still left go back to the caller, which has the CPU's scan
     gpu::PairsShare& share = *options.share;
-    finishShare(share, nb, k, shareIds, shareDist, unbounded, remaining, ids, dists);
-    share.candidates = candidates;
+    if (shareLists.deviceIds.size() > 0) {
+      std::vector<std::int64_t> whole = wholeRows(unbounded, remaining);
+      MergedOnFirst merged = mergeOnFirstShare(
+          *options.exchange, options.part, options.parts, nb, k, shareLists.deviceIds.get(),
+          shareLists.deviceDist64.get(), WholeRows{&whole, ids, dists}, remaining, candidates, ids,
+          dists, resources->stream(), job);
+      clock.mark("merge");
+      share.mergedOnFirst = true;
+      if (options.part == 0) {
+        share.graphIds = idsOwned;
+        share.graphDistances = distsOwned;
+        share.overflow = std::move(merged.overflow);
+        share.candidates = merged.candidates;
+      }
+    } else {
+      finishShare(share, nb, k, shareLists.ids, shareLists.dist64, unbounded, remaining, ids,
+                  dists);
+      share.candidates = candidates;
+    }
     share.report.device = resources->properties().name;
     share.report.setMethod(KnnMethod::Exact);
     share.report.precision = how;
@@ -520,7 +568,7 @@ std::optional<gpu::PairsShare> pairsShare(const MatrixView<float>& data, int k, 
   }
   // Ran beside the caller's probe of a cheaper way (STEP's clusters): wanted only where it
   // does not pay.
-  if (share.ids.rows() == 0 || (exchange && !exchange->awaitGo(job)))
+  if ((share.ids.rows() == 0 && !share.mergedOnFirst) || (exchange && !exchange->awaitGo(job)))
     return std::nullopt;
   leave.withResult = true;
   return share;

@@ -554,6 +554,24 @@ std::int64_t diagonalChunkRows(std::int64_t group, std::int64_t n) {
   const std::int64_t groups = n / group;
   return std::min(n, diagonalChunkGroups(group, groups) * group + (n - groups * group));
 }
+/// A share's weight in the diagonal's split where a cheaper way is probed beside the first share
+/// on its device (STEP's clusters), the others' being 1. Manifold 2M over two H200, the total
+/// each share waited for the other at their rounds: split evenly, the second 14–31 ms; at 0.8
+/// the first 25–29 ms; with a third to the first, the first 44–48 ms.
+constexpr double kProbedShareWeight = 0.9;
+
+/// The diagonal's groups before share `part`'s run (`part` = `parts`: all of them): even runs,
+/// the first share's shorter where a probe runs beside it. The same for every share (the runs
+/// must tile the diagonal), so it depends on nothing that changes during the run.
+std::int64_t diagonalGroupsBefore(int part, int parts, std::int64_t groups, bool probeBeside) {
+  if (part >= parts)
+    return groups;
+  if (!probeBeside)
+    return groups * part / parts;
+  const double total = kProbedShareWeight + double(parts - 1);
+  const double before = part == 0 ? 0.0 : kProbedShareWeight + double(part - 1);
+  return std::int64_t(double(groups) * before / total);
+}
 } // namespace
 
 int pairsCapOf(Tiles tiles, int k) {
@@ -595,14 +613,16 @@ PassResult pairsPass(const DeviceRows& rows, std::int64_t n, int d, float maxBas
   // The results' pages are faulted in by host threads while the device works (the copy back
   // would take the faults: 30–40 ms at 1M × 10 on an H100 host).
   std::future<void> prefault;
+  const bool keepOnDevice = split.deviceIds && split.deviceDist64;
   try {
-    prefault = std::async(std::launch::async, [=] {
-      touchPages(outIds, sizeof(std::int32_t) * std::size_t(n) * k);
-      if (split.dist64)
-        touchPages(split.dist64, sizeof(double) * std::size_t(n) * k);
-      else
-        touchPages(outDist, sizeof(float) * std::size_t(n) * k);
-    });
+    if (!keepOnDevice || split.part == 0)
+      prefault = std::async(std::launch::async, [=] {
+        touchPages(outIds, sizeof(std::int32_t) * std::size_t(n) * k);
+        if (split.dist64)
+          touchPages(split.dist64, sizeof(double) * std::size_t(n) * k);
+        else
+          touchPages(outDist, sizeof(float) * std::size_t(n) * k);
+      });
   } catch (const std::system_error&) { // no thread to be had: the copy back takes the faults
   }
   const double pairs = double(groups) * double(groups + 1) / 2;
@@ -628,8 +648,12 @@ PassResult pairsPass(const DeviceRows& rows, std::int64_t n, int d, float maxBas
     fillIota(selfIds.get(), n, 0, stream); // each row's own id
     // A share with an exchange sweeps its own run of groups only; the others' rows get their
     // thresholds from them below (the exchange's first round).
-    const std::int64_t gBegin = split.exchange ? groups * split.part / split.parts : 0;
-    const std::int64_t gEnd = split.exchange ? groups * (split.part + 1) / split.parts : groups;
+    const bool probeBeside = split.exchange && split.exchange->probeBeside();
+    const std::int64_t gBegin =
+        split.exchange ? diagonalGroupsBefore(split.part, split.parts, groups, probeBeside) : 0;
+    const std::int64_t gEnd =
+        split.exchange ? diagonalGroupsBefore(split.part + 1, split.parts, groups, probeBeside)
+                       : groups;
     const std::int64_t rowBegin = gBegin * group, rowEnd = gEnd == groups ? n : gEnd * group;
     for (std::int64_t g0 = gBegin; g0 < gEnd; g0 += chunkGroups) {
       job.check();
@@ -701,8 +725,9 @@ PassResult pairsPass(const DeviceRows& rows, std::int64_t n, int d, float maxBas
   const int sortSize = nextPowerOfTwo(cap);
   const std::size_t rerankShared = rerankSharedBytes(sortSize);
   DeviceBuffer<std::int32_t> ids{std::size_t(n) * k};
-  DeviceBuffer<float> dist{split.dist64 ? 0 : std::size_t(n) * k};
-  DeviceBuffer<double> dist64{split.dist64 ? std::size_t(n) * k : 0};
+  const bool float64 = split.dist64 || keepOnDevice;
+  DeviceBuffer<float> dist{float64 ? 0 : std::size_t(n) * k};
+  DeviceBuffer<double> dist64{float64 ? std::size_t(n) * k : 0};
   rerankKernel<<<unsigned(n), kRerankThreads, rerankShared, stream>>>(
       rows.raw, rows.raw, d, int(metric), states.get(), lists.get(), cap, k, sortSize, ids.get(),
       dist.get(), dist64.get());
@@ -716,11 +741,16 @@ PassResult pairsPass(const DeviceRows& rows, std::int64_t n, int d, float maxBas
   NEARSCAPE_CUDA_CHECK_LAUNCH();
   if (prefault.valid())
     prefault.get();
-  copyToHost(outIds, ids.get(), sizeof(std::int32_t) * std::size_t(n) * k);
-  if (split.dist64)
-    copyToHost(split.dist64, dist64.get(), sizeof(double) * std::size_t(n) * k);
-  else
-    copyToHost(outDist, dist.get(), sizeof(float) * std::size_t(n) * k);
+  if (keepOnDevice) {
+    *split.deviceIds = std::move(ids);
+    *split.deviceDist64 = std::move(dist64);
+  } else {
+    copyToHost(outIds, ids.get(), sizeof(std::int32_t) * std::size_t(n) * k);
+    if (split.dist64)
+      copyToHost(split.dist64, dist64.get(), sizeof(double) * std::size_t(n) * k);
+    else
+      copyToHost(outDist, dist.get(), sizeof(float) * std::size_t(n) * k);
+  }
   int overflowed = 0;
   unsigned long long candidates = 0;
   copyToHost(&overflowed, pruneCount.get(), sizeof(int));

@@ -85,8 +85,13 @@ std::uint64_t pairsBytes(std::int64_t n, Tiles tiles, int k, bool share = false)
 struct PairsSplit {
   int part = 0;
   int parts = 1;
-  double* dist64 = nullptr;
-  knn::PairsExchange* exchange = nullptr;
+  double* dist64 = nullptr;               ///< host, n × k: the rows' float64 distances
+  knn::PairsExchange* exchange = nullptr; ///< where the shares meet between bands (may be null)
+  /// Set (with an exchange): the lists stay on the device for mergeOnFirstShare — ids and
+  /// float64 distances moved here, nothing copied back but on share 0, whose outIds/outDist
+  /// (the merged graph's) are faulted in meanwhile.
+  DeviceBuffer<std::int32_t>* deviceIds = nullptr;
+  DeviceBuffer<double>* deviceDist64 = nullptr;
 };
 
 /// A graph's exact float16 search (the `n` rows of `rows` are queries and base, packed alike;

@@ -38,7 +38,8 @@ public:
       return;
     for (const auto& [phase, seconds] : m_seconds) {
       char line[160];
-      std::snprintf(line, sizeof line, "%s %-12s %8.2f ms", m_label, phase.c_str(), seconds * 1e3);
+      std::snprintf(line, sizeof line, "%s (GPU %d) %-12s %8.2f ms", m_label, m_context.device,
+                    phase.c_str(), seconds * 1e3);
       logMessage(m_context, LogLevel::Debug, line);
     }
   }

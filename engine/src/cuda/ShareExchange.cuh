@@ -27,6 +27,39 @@ namespace nearscape::cuda {
 void uploadAcrossShares(const MatrixView<float>& data, knn::PairsExchange& exchange, int part,
                         int parts, cudaStream_t stream, const JobControl& job, DeviceRows& out);
 
+/// The most shares mergeOnFirstShare takes (more: the host merges, knn::mergePairShares).
+constexpr int kMaxDeviceMergeParts = 16;
+
+/// A share's rows it searched whole (the rows a pass could not bound, redone alone), their
+/// results in host arrays of n × k indexed by row.
+struct WholeRows {
+  const std::vector<std::int64_t>* rows = nullptr;
+  const std::int32_t* ids = nullptr;
+  const float* dist = nullptr;
+};
+
+/// What the first share gets back from mergeOnFirstShare.
+struct MergedOnFirst {
+  std::vector<std::int64_t> overflow; ///< rows no share could bound, ascending
+  std::int64_t candidates = 0;        ///< the shares' candidates re-checked, summed
+};
+
+/// The shares' lists merged on the first share's device, in a last round of `exchange`: each
+/// share writes its `whole` rows into its lists (`ids`, `dist64`: n × k on the current device),
+/// offers them with its `overflow` (rows left unbounded) and `candidates`, and share 0 copies the
+/// others' lists over (NVLink), merges each row's k nearest of the union as knn::mergePairShares
+/// does on the host (its CPU twin: the same rows byte for byte), and copies the graph to
+/// `outIds`/`outDist` (host, n × k). On the host the merge took 25–58 ms of a 1.7 s two-GPU
+/// graph at 2M, and each share copied 240 MB of lists back for it. Share 0 gets the merged
+/// overflow and candidates, the others nothing. At most kMaxDeviceMergeParts shares. Throws
+/// ThresholdExchange::GaveUp (a share left without its lists), DeviceOutOfMemory, DeviceError,
+/// Cancelled.
+MergedOnFirst mergeOnFirstShare(knn::PairsExchange& exchange, int part, int parts, std::int64_t n,
+                                int k, std::int32_t* ids, double* dist64, const WholeRows& whole,
+                                const std::vector<std::int64_t>& overflow, std::int64_t candidates,
+                                std::int32_t* outIds, float* outDist, cudaStream_t stream,
+                                const JobControl& job);
+
 class ThresholdExchange {
 public:
   /// The share `part` of `exchange` over `n` rows, on the current device.

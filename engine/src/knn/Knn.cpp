@@ -161,13 +161,31 @@ KnnResult exactOnDevices(gpu::KnnDevice& gpu, const std::vector<int>& devices,
   return merged;
 }
 
+/// How the shares of a pairs split went: STEP's probe's verdict (the last of `finished`), then
+/// when each share finished and how long it waited for the others at the exchange's rounds.
+std::string sharesBalance(const std::vector<double>& finished, knn::PairsExchange& exchange) {
+  auto ms = [](double seconds) { return std::to_string(std::lround(seconds * 1e3)); };
+  const std::size_t parts = finished.size() - 1;
+  std::string done, waited;
+  for (std::size_t p = 0; p < parts; ++p) {
+    if (p > 0) {
+      done += '/';
+      waited += '/';
+    }
+    done += ms(finished[p]);
+    waited += ms(exchange.waitedSeconds(int(p)));
+  }
+  return "STEP's probe gave way at " + ms(finished[parts]) + " ms; shares done at " + done +
+         " ms, waited " + waited + " ms at their rounds";
+}
+
 /// A graph's exact kNN over several GPUs with each pair of rows scored once over all of them
 /// (the rows' split scores every pair twice): STEP's clusters where they pay, on the first GPU,
 /// probed beside the shares (which give up where it pays); else the paired float16 sweeps with
 /// their bands split between the devices (gpu::KnnDevice::pairsShare), the shares merged on the
-/// host (knn/PairShares.h), and the rows a share could not bound searched again on the first GPU —
-/// the one-GPU result, byte for byte. Nothing where neither applies (STEP then tried, or not for
-/// these data).
+/// first GPU (or the host: knn/PairShares.h), and the rows a share could not bound searched again
+/// on the first GPU — the one-GPU result, byte for byte. Nothing where neither applies (STEP then
+/// tried, or not for these data).
 std::optional<KnnResult> graphOnDevices(gpu::KnnDevice& gpu, const std::vector<int>& devices,
                                         const MatrixView<float>& data, int k, Metric metric,
                                         const Context& context, JobControl& job,
@@ -181,6 +199,12 @@ std::optional<KnnResult> graphOnDevices(gpu::KnnDevice& gpu, const std::vector<i
   knn::PairsExchange exchange{int(parts), true}; // and the rows' thresholds, between the bands
   std::optional<KnnResult> step;
   std::vector<std::optional<gpu::PairsShare>> shares(parts);
+  // When each part finished, from the start: the shares' balance, in the result's detail.
+  const auto started = std::chrono::steady_clock::now();
+  std::vector<double> finished(parts + 1, 0.0);
+  auto sinceStart = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  };
   gpu::runParts(parts + 1, job, [&](int p, JobControl& partJob) {
     if (std::size_t(p) == parts) {
       try {
@@ -190,6 +214,7 @@ std::optional<KnnResult> graphOnDevices(gpu::KnnDevice& gpu, const std::vector<i
         throw;
       }
       exchange.open(!step);
+      finished[parts] = sinceStart();
       if (!step) // its part of the bar is done: the shares' parts carry it on
         partJob.progress(1.0, "exact kNN (GPU)");
       return;
@@ -197,6 +222,7 @@ std::optional<KnnResult> graphOnDevices(gpu::KnnDevice& gpu, const std::vector<i
     shares[std::size_t(p)] =
         gpu.pairsShare(data, k, metric, p, int(parts),
                        gpu::onDevice(context, devices[std::size_t(p)]), partJob, params, &exchange);
+    finished[std::size_t(p)] = sinceStart();
   });
   lap("shares, and STEP's probe beside");
   if (step) {
@@ -211,7 +237,11 @@ std::optional<KnnResult> graphOnDevices(gpu::KnnDevice& gpu, const std::vector<i
     found.push_back(std::move(*share));
   }
   shares.clear();
-  knn::MergedShares merged = knn::mergePairShares(found, effectiveThreads(context));
+  knn::MergedShares merged =
+      found.front().mergedOnFirst
+          ? knn::MergedShares{found.front().graphIds, found.front().graphDistances,
+                              std::move(found.front().overflow), found.front().candidates}
+          : knn::mergePairShares(found, effectiveThreads(context));
   KnnResult result;
   result.backend = Backend::Cuda;
   result.report = found.front().report;
@@ -243,7 +273,8 @@ std::optional<KnnResult> graphOnDevices(gpu::KnnDevice& gpu, const std::vector<i
   result.distances = Matrix<float>(merged.distances.get(), n, k, merged.distances);
   result.report.device = describeBackend(context);
   result.report.detail += std::string(result.report.detail.empty() ? "" : ", ") +
-                          "pairs split over " + std::to_string(parts) + " GPUs";
+                          "pairs split over " + std::to_string(parts) + " GPUs (" +
+                          sharesBalance(finished, exchange) + ")";
   result.fallbackRows = std::int64_t(merged.overflow.size());
   result.candidatesPerRow =
       n > result.fallbackRows ? double(merged.candidates) / double(n - result.fallbackRows) : 0.0;

@@ -91,6 +91,12 @@ struct PairsShare {
   std::vector<std::int64_t> overflow; ///< rows left unbounded (unwritten): the caller's
   std::int64_t candidates = 0;        ///< candidates re-checked, summed over the other rows
   RunReport report;                   ///< device, method, precision
+  /// With an exchange the shares merge on the first one's device: the first share then holds
+  /// the graph (graphIds, graphDistances: n × k as one device writes them; `overflow`, the rows
+  /// no share could bound; `candidates`, summed), the others nothing but this flag.
+  bool mergedOnFirst = false;
+  std::shared_ptr<std::int32_t[]> graphIds;
+  std::shared_ptr<float[]> graphDistances;
 };
 
 /// kNN on a GPU. Each call runs on device `context.device`; host memory in and out.
@@ -99,7 +105,7 @@ struct PairsShare {
 class KnnDevice {
 public:
   /// Bumped whenever a declaration below, or a type it passes, changes.
-  static constexpr int kVersion = 3;
+  static constexpr int kVersion = 4;
   virtual ~KnnDevice() = default;
 
   /// Exact kNN (knn/Knn.h semantics; `excludeSelf` for graphs) by the GEMM path's tiles.

@@ -10,7 +10,8 @@ namespace nearscape::knn {
 
 PairsExchange::PairsExchange(int parts, bool gated)
     : m_offers(std::size_t(std::max(parts, 0))), m_in(std::size_t(std::max(parts, 0)), true),
-      m_active(parts), m_gated(gated) {
+      m_waited(std::size_t(std::max(parts, 0)), 0.0), m_active(parts), m_gated(gated),
+      m_probeBeside(gated) {
   NEARSCAPE_EXPECTS(parts >= 1, "an exchange of " + std::to_string(parts) + " shares");
 }
 
@@ -75,7 +76,11 @@ std::vector<PairsExchange::Offer> PairsExchange::meet(int part, Offer mine, cons
   others.reserve(m_offers.size()); // nothing throws once the round is released
   mine.part = part;
   m_offers[std::size_t(part)] = mine;
-  if (!await(lock, part, &job)) {
+  const auto arrived = std::chrono::steady_clock::now();
+  const bool released = await(lock, part, &job);
+  m_waited[std::size_t(part)] +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - arrived).count();
+  if (!released) {
     lock.unlock();
     job.check();
     throw Cancelled(); // stopped, then un-stopped: gone from the exchange all the same
@@ -91,6 +96,11 @@ void PairsExchange::doneReading(int part) {
   await(lock, part, nullptr); // the others met this round and are reading: they come
   // Read by everyone: nobody reads this round's offers again.
   m_offers[std::size_t(part)] = {};
+}
+
+double PairsExchange::waitedSeconds(int part) {
+  const std::lock_guard lock(m_mutex);
+  return part >= 0 && std::size_t(part) < m_waited.size() ? m_waited[std::size_t(part)] : 0.0;
 }
 
 void PairsExchange::leave(int part, bool withResult) {

@@ -33,6 +33,10 @@ public:
 
   /// The verdict: the shares' result is wanted (`go`) or not. Once.
   void open(bool go);
+  /// Whether a cheaper way is probed beside the shares (`gated` as made, whatever the verdict
+  /// since): the first share, whose device the probe shares, then takes less of the work split
+  /// before the first round.
+  bool probeBeside() const { return m_probeBeside; }
   /// Whether the verdict came and was no, or a share left without its result: the shares stop
   /// where they are.
   bool gaveUp();
@@ -52,6 +56,10 @@ public:
   /// doneReading.
   void leave(int part, bool withResult = true);
 
+  /// Seconds share `part` has waited in meet for the others so far: where the shares' work is
+  /// uneven (the first GPU also runs STEP's probe), the faster one waits at each round.
+  double waitedSeconds(int part);
+
 private:
   /// Waits until every share still in has arrived at this barrier (under `lock`); false when
   /// `job` (may be null) stopped first, `part` then out of the exchange.
@@ -60,13 +68,15 @@ private:
 
   std::mutex m_mutex;
   std::condition_variable m_changed;
-  std::vector<Offer> m_offers; ///< this round's, per part
-  std::vector<bool> m_in;      ///< per part: still exchanging
-  int m_active;                ///< parts still in
-  int m_arrived = 0;           ///< at the current barrier
+  std::vector<Offer> m_offers;  ///< this round's, per part
+  std::vector<bool> m_in;       ///< per part: still exchanging
+  std::vector<double> m_waited; ///< per part: seconds waited in meet
+  int m_active;                 ///< parts still in
+  int m_arrived = 0;            ///< at the current barrier
   std::uint64_t m_generation = 0;
   bool m_abandoned = false; ///< a share left without its result
   bool m_gated;
+  const bool m_probeBeside;
   bool m_go = true;
 };
 
