@@ -431,8 +431,8 @@ void addSweepCommand(CLI::App& app, int& exitCode) {
                 "Do not time the exact search on the queries (the reference row)");
   cmd->add_option(
       "--grid", args->grid,
-      "Search values to sweep, NAME=V1,V2,… (graph: ef, degree, entries, upper_ef; ivf: "
-      "nprobe); repeatable for a product; default: the index's accuracy knob");
+      "Search values to sweep, NAME=V1,V2,… (graph: ef, degree, entries, upper_ef, "
+      "quantized; ivf: nprobe); repeatable for a product; default: the index's accuracy knob");
   cmd->add_option("--batch", args->batch, "Queries per search call for QPS (0: all at once)")
       ->check(atLeast(0))
       ->capture_default_str();

@@ -80,8 +80,8 @@ class GraphIndex(AnnIndex):
     def load(path: PathLike, base: ArrayLike, backend: Backend = "auto") -> GraphIndex: ...
     def search(self, queries: ArrayLike, k: int, ef: Optional[int] = None,
                degree: Optional[int] = None, entries: Optional[int] = None, *,
-               upper_ef: Optional[int] = None, threads: int = 0,
-               progress: Progress = None) -> Graph: ...
+               upper_ef: Optional[int] = None, quantized: Optional[int] = None,
+               threads: int = 0, progress: Progress = None) -> Graph: ...
 
 class IvfIndex(AnnIndex):
     @staticmethod

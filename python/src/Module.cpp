@@ -345,25 +345,29 @@ void bindCore(py::module_& m) {
           "search",
           [](const GraphIndexHandle& h, py::handle queries, const PyInteger& kArg,
              const py::object& ef, const py::object& degree, const py::object& entries,
-             const py::object& upperEf, int threads, const py::object& progress) {
+             const py::object& upperEf, const py::object& quantized, int threads,
+             const py::object& progress) {
             const int k = intOf(kArg, "k");
             GraphSearchParams p;
             p.ef = intOf(ef, "ef");
             p.degree = intOf(degree, "degree");
             p.entries = intOf(entries, "entries");
             p.upperEf = intOf(upperEf, "upper_ef");
+            p.quantized = intOf(quantized, "quantized");
             p.threads = searchThreads(threads);
             return searchIndex(h, queries, k, p, progress);
           },
           "Returns (ids, distances), −1 padding rows short of k. ef: candidates kept (default 64, "
           "raised to k); degree: edges followed; entries: entry "
           "points of the upper layer's walk; upper_ef: candidates kept during that walk (CPU "
-          "only; default ef); threads: CPU threads of this search (0: the build's threads); the "
-          "results do not depend on it.",
+          "only; default ef); quantized: 1, the CPU's walk scores 8-bit codes of the rows and "
+          "re-ranks its pool in float32, 0 float32 rows (default: 1 where the codes are exact, "
+          "as for image pixels); threads: CPU threads of this "
+          "search (0: the build's threads); the results do not depend on it.",
           py::arg("queries"), py::arg("k"), py::arg("ef") = py::none(),
           py::arg("degree") = py::none(), py::arg("entries") = py::none(), py::kw_only(),
-          py::arg("upper_ef") = py::none(), py::arg("threads") = 0,
-          py::arg("progress") = py::none());
+          py::arg("upper_ef") = py::none(), py::arg("quantized") = py::none(),
+          py::arg("threads") = 0, py::arg("progress") = py::none());
 
   py::class_<IvfIndexHandle, IndexHandle>(
       m, "IvfIndex", "IVF-Flat: k-means lists, nprobe of them scanned per query.")

@@ -225,16 +225,63 @@ private slots:
       QVERIFY(graph);
       const std::uint64_t withCopy = built->bytes();
       for (int ef : {10, 48}) {
-        const KnnResult a = built->search(queries, 10, GraphSearchParams{.ef = ef});
+        // Float32 rows both ways (the codes are the copy's: quantizedWalkReranksItsPool).
+        const KnnResult a = built->search(queries, 10, GraphSearchParams{.ef = ef, .quantized = 0});
         graph->setReordered(false);
-        QVERIFY(built->bytes() + std::uint64_t(n * d * 4) <= withCopy);
-        const KnnResult b = built->search(queries, 10, GraphSearchParams{.ef = ef});
+        QVERIFY(built->bytes() + std::uint64_t(n * d * 5) <= withCopy);
+        const KnnResult b = built->search(queries, 10, GraphSearchParams{.ef = ef, .quantized = 0});
         graph->setReordered(true);
         QCOMPARE(built->bytes(), withCopy);
         QVERIFY(std::equal(a.ids.data(), a.ids.data() + nq * 10, b.ids.data()));
         QVERIFY(std::equal(a.distances.data(), a.distances.data() + nq * 10, b.distances.data()));
         QCOMPARE(a.report.detail, b.report.detail); // the same rows scored
       }
+    }
+  }
+
+  void quantizedWalkReranksItsPool() {
+    // Pixel-like rows (integers 0–255) code exactly: by default the walk scores the codes and
+    // finds exactly what the float32 walk finds (integer sums: no rounding in either order), at
+    // a quarter of the bytes a row. Float data keep float32 rows unless asked; asked, the codes
+    // cost some recall at a small pool, none with a pool as large as the data (re-ranked in
+    // float32), each metric.
+    const std::int64_t n = 3000, nq = 100, d = 24;
+    std::vector<float> pixels = mixture(n + nq, d, 12, seedOr(23));
+    for (float& v : pixels)
+      v = std::clamp(std::round(128.0f + 40.0f * v), 0.0f, 255.0f);
+    for (Metric metric : {Metric::L2, Metric::InnerProduct}) {
+      const MatrixView<float> base{pixels.data(), n, d}, queries{pixels.data() + n * d, nq, d};
+      const auto built = buildIndex(base, metric, GraphIndexParams{}, contextFor(Backend::Cpu));
+      const KnnResult coded = built->search(queries, 10, GraphSearchParams{.ef = 32});
+      const KnnResult floats =
+          built->search(queries, 10, GraphSearchParams{.ef = 32, .quantized = 0});
+      QVERIFY2(coded.report.detail.find("8-bit codes") != std::string::npos,
+               coded.report.detail.c_str());
+      QVERIFY(std::equal(coded.ids.data(), coded.ids.data() + nq * 10, floats.ids.data()));
+      QVERIFY(std::equal(coded.distances.data(), coded.distances.data() + nq * 10,
+                         floats.distances.data()));
+    }
+    const std::vector<float> all = mixture(n + nq, d, 12, seedOr(23));
+    const MatrixView<float> base{all.data(), n, d}, queries{all.data() + n * d, nq, d};
+    for (Metric metric : {Metric::L2, Metric::Cosine, Metric::InnerProduct}) {
+      const auto built = buildIndex(base, metric, GraphIndexParams{}, contextFor(Backend::Cpu));
+      const Matrix<std::int32_t> truth = truthOf(queries, base, 10, metric);
+      const KnnResult floats = built->search(queries, 10, GraphSearchParams{.ef = 128});
+      QVERIFY2(floats.report.detail.find("8-bit codes") == std::string::npos,
+               floats.report.detail.c_str());
+      const KnnResult coded =
+          built->search(queries, 10, GraphSearchParams{.ef = 128, .quantized = 1});
+      const double a = recallAtK(floats.ids.view(), truth.view(), 10, queries, base, metric);
+      const double b = recallAtK(coded.ids.view(), truth.view(), 10, queries, base, metric);
+      qInfo("%s, ef 128: float32 rows %.4f, codes %.4f", std::string(metricName(metric)).c_str(), a,
+            b);
+      QVERIFY2(b >= a - 0.05, qPrintable(QString("codes %1 vs floats %2").arg(b).arg(a)));
+      const KnnResult whole =
+          built->search(queries, 10, GraphSearchParams{.ef = int(n), .quantized = 1});
+      const KnnResult wholeFloats = built->search(queries, 10, GraphSearchParams{.ef = int(n)});
+      QVERIFY(std::equal(whole.ids.data(), whole.ids.data() + nq * 10, wholeFloats.ids.data()));
+      QVERIFY(std::equal(whole.distances.data(), whole.distances.data() + nq * 10,
+                         wholeFloats.distances.data()));
     }
   }
 
@@ -400,9 +447,10 @@ private slots:
     QCOMPARE(built.buildK, std::optional<int>(32)); // the default, resolved
     QCOMPARE(index->buildValues(), (ParameterValues{{"build_k", 32}, {"degree", 16}}));
     const auto params = index->searchParameters();
-    QCOMPARE(params.size(), std::size_t(4)); // ef, degree, entries and the CPU's upper_ef
+    QCOMPARE(params.size(), std::size_t(5)); // ef, degree, entries; the CPU's upper_ef, quantized
     QCOMPARE(params[0].name, std::string("ef"));
     QCOMPARE(params[3].name, std::string("upper_ef"));
+    QCOMPARE(params[4].name, std::string("quantized"));
     QVERIFY(index->bytes() >= std::uint64_t(n * 16 * 4));
     // The graph itself: n rows of 16 ids, each in range, never the node itself, never twice in
     // a row, −1 only as padding at a row's end.

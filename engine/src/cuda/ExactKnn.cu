@@ -82,9 +82,15 @@ struct ShareLists {
   std::shared_ptr<double[]> dist64;
 };
 
-/// Whether a share's lists merge on the first share's device.
-bool mergesOnDevice(const RunOptions& options) {
-  return options.exchange && options.parts <= kMaxDeviceMergeParts;
+/// Whether a share's lists merge on the first share's device: where they meet (an exchange) and
+/// the merge's memory a row — the others' lists and the graph beside the first's own — is no more
+/// than the sweeps' shortest lists took a row before it (freed by then), so that it fits wherever
+/// the sweeps did. The same on every share: it depends on k and the shares alone.
+bool mergesOnDevice(const RunOptions& options, int k) {
+  const std::size_t mergeBytes =
+      12 * std::size_t(k) * std::size_t(options.parts - 1) + 8 * std::size_t(k) + 1;
+  return options.exchange && options.parts <= kMaxDeviceMergeParts &&
+         mergeBytes <= knn::candidateCap(k) * sizeof(Candidate);
 }
 
 /// A share's paired sweeps (RunOptions::share): each row's k nearest of the pairs this device
@@ -96,7 +102,7 @@ PassResult pairsShareRun(const DeviceRows& rows, std::int64_t n, int d, float ma
                          ShareLists& lists, std::int32_t* graphIds, float* graphDist) {
   const double from = options.progressFrom + options.progressSpan * 0.05,
                span = options.progressSpan * 0.9;
-  if (mergesOnDevice(options))
+  if (mergesOnDevice(options, k))
     return pairsPass(rows, n, d, maxBaseNorm2, metric, k, tiles, resources, graphIds, graphDist,
                      job, from, span, clock,
                      PairsSplit{options.part, options.parts, nullptr, options.exchange,

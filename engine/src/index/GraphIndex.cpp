@@ -59,6 +59,15 @@ public:
       out.push_back({i.score, i.id});
     return out;
   }
+  int size() const { return int(m_items.size()); }
+  /// Every node's score replaced by `score(id)`, the order restored (by score, then id).
+  template <typename Score> void rescore(Score&& score) {
+    for (Item& item : m_items)
+      item.score = score(item.id);
+    std::sort(m_items.begin(), m_items.end(), [](const Item& a, const Item& b) {
+      return a.score < b.score || (a.score == b.score && a.id < b.id);
+    });
+  }
   /// The best node not yet expanded (marking it expanded), or −1.
   std::int32_t next() {
     while (m_cursor < m_items.size() && m_items[m_cursor].expanded)
@@ -152,12 +161,10 @@ ParameterValues GraphIndex::describe(const GraphIndexParams& params) {
 }
 
 GraphSearchParams GraphIndex::parseSearch(const ParameterValues& values) {
-  rejectUnknown({"ef", "degree", "entries", "upper_ef"}, values, "graph search");
-  return {integerParameter(values, "ef"),
-          integerParameter(values, "degree"),
-          integerParameter(values, "entries"),
-          integerParameter(values, "upper_ef"),
-          {}};
+  rejectUnknown({"ef", "degree", "entries", "upper_ef", "quantized"}, values, "graph search");
+  return {integerParameter(values, "ef"),        integerParameter(values, "degree"),
+          integerParameter(values, "entries"),   integerParameter(values, "upper_ef"),
+          integerParameter(values, "quantized"), {}};
 }
 
 ParameterValues GraphIndex::describe(const GraphSearchParams& params) {
@@ -170,6 +177,8 @@ ParameterValues GraphIndex::describe(const GraphSearchParams& params) {
     values["entries"] = *params.entries;
   if (params.upperEf)
     values["upper_ef"] = *params.upperEf;
+  if (params.quantized)
+    values["quantized"] = *params.quantized;
   return values;
 }
 
@@ -284,9 +293,17 @@ std::vector<IndexParameter> GraphIndex::searchParameters() const {
        double(std::min<std::size_t>(kMaxEntries, m_sample.size())),
        std::min(16.0, double(m_sample.size())), true, true},
   };
-  if (m_backend == Backend::Cpu)
+  if (m_backend == Backend::Cpu) {
     known.push_back({"upper_ef", "candidates kept during the upper layer's walk (default: ef)", 1,
                      maxQueue, std::min(64.0, maxQueue), true, true});
+    // On by default where the codes are exact (8-bit integer columns: the same walk, a quarter
+    // of the bytes); elsewhere their rounding may cost recall at a small ef.
+    const bool exactCodes = m_reordered && m_reordered->codes.exact();
+    known.push_back({"quantized",
+                     "1: the walk scores 8-bit codes of the rows and re-ranks its pool in "
+                     "float32; 0: it scores float32 rows (default: 1 where the codes are exact)",
+                     0, 1, exactCodes ? 1.0 : 0.0, true, true});
+  }
   return known;
 }
 
@@ -313,6 +330,11 @@ KnnResult GraphIndex::search(const MatrixView<float>& queries, int k,
         "upper_ef is a parameter of the CPU's walk; this index searches on the GPU");
   const int upperEf =
       given.upperEf ? std::min(ef, resolveParameter(known, "upper_ef", given.upperEf)) : ef;
+  if (given.quantized && m_backend != Backend::Cpu)
+    throw InvalidArgument(
+        "quantized is a parameter of the CPU's walk; this index searches on the GPU");
+  const bool quantized =
+      m_backend != Backend::Cpu || resolveParameter(known, "quantized", given.quantized) == 1;
   Context searchContext = m_context;
   searchContext.threads = given.threads.value_or(m_context.threads);
   const int threads = effectiveThreads(searchContext);
@@ -337,28 +359,32 @@ KnnResult GraphIndex::search(const MatrixView<float>& queries, int k,
     }
   }
   if (r.ids.empty())
-    r = searchCpu(queries, k, ef, upperEf, degree, entries, threads, job);
+    r = searchCpu(queries, k, ef, upperEf, degree, entries, quantized, threads, job);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;
 }
 
 KnnResult GraphIndex::searchCpu(const MatrixView<float>& queries, int k, int ef, int upperEf,
-                                int degree, int entries, int threads, JobControl& job) const {
+                                int degree, int entries, bool quantized, int threads,
+                                JobControl& job) const {
   const WorkingVectors q(queries, m_metric, threads);
+  // The walk scores the relabelled copy's 8-bit codes where asked (a quarter of the bytes a
+  // row); its last pool is then re-ranked in float32.
+  const RowCodes* codes = quantized && m_reordered ? &m_reordered->codes : nullptr;
   // The relabelled copy where there is one; its ids are mapped back on output.
   const MatrixView<float> x = m_reordered ? m_reordered->rows.view() : m_vectors.view;
   const std::int32_t* graph = m_reordered ? m_reordered->graph.data() : m_graph.data();
   const std::int32_t* sample = m_reordered ? m_reordered->sample.data() : m_sample.data();
   const std::int32_t* original = m_reordered ? m_reordered->original.data() : nullptr;
   const std::int64_t d = x.cols;
-  std::int64_t scored = 0, scoredUpper = 0;
+  std::int64_t scored = 0, scoredUpper = 0, reranked = 0;
   std::vector<std::int32_t> ids(std::size_t(queries.rows) * std::size_t(k));
   std::vector<float> dists(ids.size());
   constexpr std::int64_t kBatch = 2048; // queries between cancellation checks
   for (std::int64_t b0 = 0; b0 < queries.rows; b0 += kBatch) {
     job.check();
     const std::int64_t b1 = std::min(queries.rows, b0 + kBatch);
-#pragma omp parallel num_threads(int(std::min <std::int64_t>(threads, b1 - b0))) reduction(+ : scored, scoredUpper)
+#pragma omp parallel num_threads(int(std::min <std::int64_t>(threads, b1 - b0))) reduction(+ : scored, scoredUpper, reranked)
     {
       thread_local std::unique_ptr<Visited> visited;
       thread_local std::int64_t visitedSize = -1;
@@ -368,12 +394,28 @@ KnnResult GraphIndex::searchCpu(const MatrixView<float>& queries, int k, int ef,
       Pool upperPool(std::min(ef, upperEf));
       std::vector<std::pair<float, std::int32_t>> found;
       std::int32_t fresh[256];
+      std::vector<float> coded(codes ? std::size_t(d) : 0); // the query against the codes
 #pragma omp for schedule(dynamic, 8)
       for (std::int64_t i = b0; i < b1; ++i) {
         if (job.stopRequested()) // a batch at a large ef lasts seconds: stop within it
           continue;
         const float* query = q.view.row(i);
         visited->nextQuery();
+        // L2: ‖q − low − step·c‖², from q − low; a dot: −(q·low + (q∘step)·c).
+        float queryLow = 0;
+        if (codes)
+          for (std::int64_t c = 0; c < d; ++c) {
+            const float low = codes->low()[std::size_t(c)], step = codes->step()[std::size_t(c)];
+            coded[std::size_t(c)] = m_metric == Metric::L2 ? query[c] - low : query[c] * step;
+            queryLow += query[c] * low;
+          }
+        auto score = [&](std::int32_t row) {
+          if (!codes)
+            return workingScore(m_metric, query, x.row(row), d);
+          return m_metric == Metric::L2
+                     ? simd::l2SquaredCodes(coded.data(), codes->step().data(), codes->row(row), d)
+                     : -(queryLow + simd::dotCodes(coded.data(), codes->row(row), d));
+        };
         // Best-first walk of one layer; pool ids are the layer's, `global` maps them to rows
         // (and then every row scored is also recorded in `found`).
         auto walk = [&](Pool& pool, const std::int32_t* layer, int useDegree,
@@ -387,13 +429,17 @@ KnnResult GraphIndex::searchCpu(const MatrixView<float>& queries, int k, int ef,
                 break;
               if (visited->visit(global ? global[nb] : nb)) {
                 fresh[count++] = nb;
-                __builtin_prefetch(x.row(global ? global[nb] : nb));
+                const std::int32_t row = global ? global[nb] : nb;
+                if (codes)
+                  for (std::int64_t at = 0; at < d; at += 64)
+                    __builtin_prefetch(codes->row(row) + at);
+                else
+                  __builtin_prefetch(x.row(row));
               }
             }
             scored += count;
             for (int j = 0; j < count; ++j) {
-              const float s =
-                  workingScore(m_metric, query, x.row(global ? global[fresh[j]] : fresh[j]), d);
+              const float s = score(global ? global[fresh[j]] : fresh[j]);
               if (global)
                 found.push_back({s, fresh[j]});
               if (!pool.full() || s < pool.worst())
@@ -409,7 +455,7 @@ KnnResult GraphIndex::searchCpu(const MatrixView<float>& queries, int k, int ef,
         const std::int64_t scoredBefore = scored;
         for (int e = 0; e < entries; ++e) {
           visited->visit(sample[e]);
-          found.push_back({workingScore(m_metric, query, x.row(sample[e]), d), e});
+          found.push_back({score(sample[e]), e});
           upperPool.insert(found.back().first, e);
         }
         scored += entries;
@@ -421,6 +467,11 @@ KnnResult GraphIndex::searchCpu(const MatrixView<float>& queries, int k, int ef,
             pool.insert(score, sample[local]);
         walk(pool, graph, degree, nullptr);
         std::int32_t* out = ids.data() + i * k;
+        if (codes) { // the pool's rows re-ranked in float32
+          pool.rescore(
+              [&](std::int32_t row) { return workingScore(m_metric, query, x.row(row), d); });
+          reranked += pool.size();
+        }
         pool.emit(m_metric, k, out, dists.data() + i * k);
         if (original)
           for (int j = 0; j < k; ++j)
@@ -433,6 +484,10 @@ KnnResult GraphIndex::searchCpu(const MatrixView<float>& queries, int k, int ef,
   KnnResult r =
       searchResult(std::move(ids), std::move(dists), queries.rows, k, Backend::Cpu, m_context);
   r.report.detail = rowsScoredText(scored, scoredUpper, queries.rows);
+  if (codes)
+    r.report.detail += ", 8-bit codes, " +
+                       std::to_string(reranked / std::max<std::int64_t>(1, queries.rows)) +
+                       " re-ranked in float32 a query";
   return r;
 }
 

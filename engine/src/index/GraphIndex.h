@@ -65,7 +65,7 @@ private:
   /// The CPU walk's relabelled copy (ReorderedGraph.h), when the index searches on the CPU.
   void reorderForCpu();
   KnnResult searchCpu(const MatrixView<float>& queries, int k, int ef, int upperEf, int degree,
-                      int entries, int threads, JobControl& job) const;
+                      int entries, bool quantized, int threads, JobControl& job) const;
 
   WorkingVectors m_vectors;
   Metric m_metric;

@@ -1,5 +1,7 @@
 #include "index/ReorderedGraph.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 
 namespace nearscape::index {
@@ -52,6 +54,62 @@ ReorderedGraph::ReorderedGraph(const MatrixView<float>& from,
   }
   for (const std::int32_t s : fromSample)
     sample.push_back(label[std::size_t(s)]);
+  codes = RowCodes(rows.view(), threads);
+}
+
+RowCodes::RowCodes(const MatrixView<float>& rows, int threads)
+    : m_codes(hugePageArray<std::uint8_t>(std::size_t(rows.rows) * std::size_t(rows.cols))),
+      m_rows(rows.rows), m_cols(rows.cols), m_low(std::size_t(rows.cols)),
+      m_step(std::size_t(rows.cols)) {
+  const std::int64_t n = rows.rows, d = rows.cols;
+  std::vector<float> high(static_cast<std::size_t>(d));
+  for (std::int64_t c = 0; c < d; ++c)
+    m_low[std::size_t(c)] = high[std::size_t(c)] = n > 0 ? rows.row(0)[c] : 0.0f;
+#pragma omp parallel num_threads(threads)
+  {
+    std::vector<float> low = m_low, up = high; // this thread's rows' ranges
+#pragma omp for schedule(static) nowait
+    for (std::int64_t i = 1; i < n; ++i)
+      for (std::int64_t c = 0; c < d; ++c) {
+        low[std::size_t(c)] = std::min(low[std::size_t(c)], rows.row(i)[c]);
+        up[std::size_t(c)] = std::max(up[std::size_t(c)], rows.row(i)[c]);
+      }
+#pragma omp critical
+    for (std::int64_t c = 0; c < d; ++c) {
+      m_low[std::size_t(c)] = std::min(m_low[std::size_t(c)], low[std::size_t(c)]);
+      high[std::size_t(c)] = std::max(high[std::size_t(c)], up[std::size_t(c)]);
+    }
+  }
+  // A column of integers spanning at most 255 codes in steps of 1, exactly (image pixels).
+  std::vector<char> integers(static_cast<std::size_t>(d), 1);
+#pragma omp parallel num_threads(threads)
+  {
+    std::vector<char> mine(static_cast<std::size_t>(d), 1);
+#pragma omp for schedule(static) nowait
+    for (std::int64_t i = 0; i < n; ++i)
+      for (std::int64_t c = 0; c < d; ++c)
+        mine[std::size_t(c)] &= char(rows.row(i)[c] == std::nearbyint(rows.row(i)[c]));
+#pragma omp critical
+    for (std::int64_t c = 0; c < d; ++c)
+      integers[std::size_t(c)] &= mine[std::size_t(c)];
+  }
+  m_exact = true;
+  for (std::int64_t c = 0; c < d; ++c) {
+    const float range = high[std::size_t(c)] - m_low[std::size_t(c)];
+    const bool steps = integers[std::size_t(c)] && range <= 255.0f;
+    m_step[std::size_t(c)] = steps ? 1.0f : range / 255.0f;
+    m_exact = m_exact && (steps || range == 0.0f);
+  }
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (std::int64_t i = 0; i < n; ++i) {
+    std::uint8_t* out = m_codes.get() + i * d;
+    for (std::int64_t c = 0; c < d; ++c) {
+      const float step = m_step[std::size_t(c)];
+      const float code =
+          step > 0 ? std::nearbyint((rows.row(i)[c] - m_low[std::size_t(c)]) / step) : 0.0f;
+      out[c] = std::uint8_t(std::clamp(code, 0.0f, 255.0f));
+    }
+  }
 }
 
 } // namespace nearscape::index

@@ -41,11 +41,37 @@ private:
   std::int64_t m_rows = 0, m_cols = 0;
 };
 
+/// 8-bit codes of rows for the CPU walk (x ≈ low + step·code in each column, the column's range
+/// in 255 steps), on 2 MiB pages: a quarter of a float row's bytes, which is what a walk's random
+/// rows cost. A column of integers spanning at most 255 (image pixels) codes in steps of 1 and a
+/// constant one as 0: exactly.
+class RowCodes {
+public:
+  RowCodes() = default;
+  /// Throws std::bad_alloc.
+  RowCodes(const MatrixView<float>& rows, int threads);
+  const std::uint8_t* row(std::int64_t i) const { return m_codes.get() + i * m_cols; }
+  const std::vector<float>& low() const { return m_low; }
+  const std::vector<float>& step() const { return m_step; }
+  /// Whether every row decodes to itself (every column exact, as above).
+  bool exact() const { return m_exact; }
+  std::uint64_t bytes() const {
+    return std::uint64_t(m_rows) * std::uint64_t(m_cols) + m_low.size() * 8;
+  }
+
+private:
+  std::shared_ptr<std::uint8_t[]> m_codes;
+  std::int64_t m_rows = 0, m_cols = 0;
+  std::vector<float> m_low, m_step;
+  bool m_exact = false;
+};
+
 /// The graph index relabelled by `order` (new → old, a permutation): row i of `rows` is the
 /// old row order[i], `graph` and `sample` hold new ids, `original` = order maps them back.
 /// The upper layer's graph (sample-local ids) needs no relabelling.
 struct ReorderedGraph {
   HugePageRows rows;
+  RowCodes codes;                   ///< of `rows`
   std::vector<std::int32_t> graph;  ///< n × degree, new ids
   std::vector<std::int32_t> sample; ///< the upper layer's nodes, new ids
   std::vector<std::int32_t> original;
@@ -55,7 +81,7 @@ struct ReorderedGraph {
                  std::span<const std::int32_t> sample, std::vector<std::int32_t> order,
                  int threads);
   std::uint64_t bytes() const {
-    return rows.bytes() + (graph.size() + sample.size() + original.size()) * 4;
+    return rows.bytes() + codes.bytes() + (graph.size() + sample.size() + original.size()) * 4;
   }
 };
 

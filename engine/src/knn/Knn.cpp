@@ -56,21 +56,28 @@ KnnResult dispatch(const MatrixView<float>& queries, const MatrixView<float>& ba
 
 /// STEP's clusters where they may pay, on the GPU: nothing where they do not (or were not tried).
 /// `allQueries`: the rows of the whole search when these queries are one GPU's share of it.
-std::optional<KnnResult> stepOnGpu(gpu::KnnDevice& gpu, const MatrixView<float>& queries,
-                                   const MatrixView<float>& base, int k, Metric metric, bool graph,
-                                   const Context& context, JobControl& job,
-                                   const ExactKnnParams& params, std::int64_t allQueries = 0) {
-  // STEP's clusters where they may pay (gpuStepMayRun), data large enough that the GEMM path is
-  // not already instant (or asked for). A probe decides.
+/// Whether stepOnGpu tries STEP's clusters (a probe then decides): where they may pay
+/// (gpuStepMayRun), on data large enough that the GEMM path is not already instant (or asked for).
+bool stepTried(std::int64_t queries, const MatrixView<float>& base, int k, Metric metric,
+               bool graph, const Context& context, const ExactKnnParams& params,
+               std::int64_t allQueries = 0) {
   const bool tilesGiven = params.queryTile > 0 || params.baseTile > 0;
   const bool always = params.pruning == ExactKnnParams::Pruning::Always;
   // Clustering the base touches all of it many times; the GEMM path's work grows with the
   // queries. A few queries against a large base are the GEMM's (manifold 1M, 10k queries: the
   // clusters and their probe cost 0.9 s of a cold CLI search whose GEMM pass takes 0.07 s).
-  const bool manyQueries = graph || std::max(allQueries, queries.rows) * 4 >= base.rows;
-  if (knn::gpuStepMayRun(base, k, metric, context, always) && !tilesGiven &&
-      params.pruning != ExactKnnParams::Pruning::Off &&
-      (always || (base.rows >= 50000 && manyQueries))) {
+  const bool manyQueries = graph || std::max(allQueries, queries) * 4 >= base.rows;
+  return knn::gpuStepMayRun(base, k, metric, context, always) && !tilesGiven &&
+         params.pruning != ExactKnnParams::Pruning::Off &&
+         (always || (base.rows >= 50000 && manyQueries));
+}
+
+std::optional<KnnResult> stepOnGpu(gpu::KnnDevice& gpu, const MatrixView<float>& queries,
+                                   const MatrixView<float>& base, int k, Metric metric, bool graph,
+                                   const Context& context, JobControl& job,
+                                   const ExactKnnParams& params, std::int64_t allQueries = 0) {
+  const bool always = params.pruning == ExactKnnParams::Pruning::Always;
+  if (stepTried(queries.rows, base, k, metric, graph, context, params, allQueries)) {
     // Out of memory or beyond the clusters' limits (2^30 rows): the GEMM path tiles its work
     // and has its own limits.
     std::optional<KnnResult> step;
@@ -175,8 +182,9 @@ std::string sharesBalance(const std::vector<double>& finished, knn::PairsExchang
     done += ms(finished[p]);
     waited += ms(exchange.waitedSeconds(int(p)));
   }
-  return "STEP's probe gave way at " + ms(finished[parts]) + " ms; shares done at " + done +
-         " ms, waited " + waited + " ms at their rounds";
+  return (exchange.probeBeside() ? "STEP's probe gave way at " + ms(finished[parts]) + " ms; "
+                                 : "") +
+         "shares done at " + done + " ms, waited " + waited + " ms at their rounds";
 }
 
 /// A graph's exact kNN over several GPUs with each pair of rows scored once over all of them
@@ -196,7 +204,8 @@ std::optional<KnnResult> graphOnDevices(gpu::KnnDevice& gpu, const std::vector<i
   // STEP's probe on the first GPU beside the shares, which wait for its verdict only before
   // handing in (PairsExchange's gate): where STEP pays, it builds the whole graph and the shares
   // give up at their next round.
-  knn::PairsExchange exchange{int(parts), true}; // and the rows' thresholds, between the bands
+  const bool probe = stepTried(data.rows, data, k, metric, true, first, params);
+  knn::PairsExchange exchange{int(parts), probe}; // and the rows' thresholds, between the bands
   std::optional<KnnResult> step;
   std::vector<std::optional<gpu::PairsShare>> shares(parts);
   // When each part finished, from the start: the shares' balance, in the result's detail.
@@ -205,7 +214,7 @@ std::optional<KnnResult> graphOnDevices(gpu::KnnDevice& gpu, const std::vector<i
   auto sinceStart = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   };
-  gpu::runParts(parts + 1, job, [&](int p, JobControl& partJob) {
+  gpu::runParts(parts + (probe ? 1 : 0), job, [&](int p, JobControl& partJob) {
     if (std::size_t(p) == parts) {
       try {
         step = stepOnGpu(gpu, data, data, k, metric, true, first, partJob, params);
