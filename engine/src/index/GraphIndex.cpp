@@ -430,9 +430,11 @@ KnnResult GraphIndex::searchCpu(const MatrixView<float>& queries, int k, int ef,
               if (visited->visit(global ? global[nb] : nb)) {
                 fresh[count++] = nb;
                 const std::int32_t row = global ? global[nb] : nb;
-                if (codes)
-                  for (std::int64_t at = 0; at < d; at += 64)
-                    __builtin_prefetch(codes->row(row) + at);
+                if (codes) // every cache line of the row's codes
+                  for (std::uintptr_t at = std::uintptr_t(codes->row(row)) & ~std::uintptr_t(63),
+                                      end = std::uintptr_t(codes->row(row) + d);
+                       at < end; at += 64)
+                    __builtin_prefetch(reinterpret_cast<const void*>(at));
                 else
                   __builtin_prefetch(x.row(row));
               }

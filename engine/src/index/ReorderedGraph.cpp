@@ -65,9 +65,10 @@ RowCodes::RowCodes(const MatrixView<float>& rows, int threads)
   std::vector<float> high(static_cast<std::size_t>(d));
   for (std::int64_t c = 0; c < d; ++c)
     m_low[std::size_t(c)] = high[std::size_t(c)] = n > 0 ? rows.row(0)[c] : 0.0f;
+  const std::vector<float> firstRow = m_low;
 #pragma omp parallel num_threads(threads)
   {
-    std::vector<float> low = m_low, up = high; // this thread's rows' ranges
+    std::vector<float> low = firstRow, up = firstRow; // this thread's rows' ranges
 #pragma omp for schedule(static) nowait
     for (std::int64_t i = 1; i < n; ++i)
       for (std::int64_t c = 0; c < d; ++c) {

@@ -54,8 +54,6 @@ KnnResult dispatch(const MatrixView<float>& queries, const MatrixView<float>& ba
   return result;
 }
 
-/// STEP's clusters where they may pay, on the GPU: nothing where they do not (or were not tried).
-/// `allQueries`: the rows of the whole search when these queries are one GPU's share of it.
 /// Whether stepOnGpu tries STEP's clusters (a probe then decides): where they may pay
 /// (gpuStepMayRun), on data large enough that the GEMM path is not already instant (or asked for).
 bool stepTried(std::int64_t queries, const MatrixView<float>& base, int k, Metric metric,
@@ -72,6 +70,8 @@ bool stepTried(std::int64_t queries, const MatrixView<float>& base, int k, Metri
          (always || (base.rows >= 50000 && manyQueries));
 }
 
+/// STEP's clusters where they may pay, on the GPU: nothing where they do not (or were not tried).
+/// `allQueries`: the rows of the whole search when these queries are one GPU's share of it.
 std::optional<KnnResult> stepOnGpu(gpu::KnnDevice& gpu, const MatrixView<float>& queries,
                                    const MatrixView<float>& base, int k, Metric metric, bool graph,
                                    const Context& context, JobControl& job,
