@@ -2,6 +2,7 @@
 
 #include "cuda/CudaCheck.cuh"
 #include "cuda/Upload.cuh"
+#include "knn/PairShares.h"
 
 #include <algorithm>
 #include <exception>
@@ -213,6 +214,7 @@ void ThresholdExchange::operator()(RowState* states, cudaStream_t stream, const 
 namespace {
 /// A share's offer in the merge round: its lists on its device and what the host keeps.
 struct ShareLists {
+  int device;
   const std::int32_t* ids;
   const double* dist64;
   const std::vector<std::int64_t>* whole;
@@ -251,7 +253,7 @@ MergedOnFirst mergeOnFirstShare(knn::PairsExchange& exchange, int part, int part
   NEARSCAPE_CUDA_CHECK(cudaGetDevice(&device));
   if (exchange.gaveUp())
     throw ThresholdExchange::GaveUp{};
-  const ShareLists mine{ids, dist64, &wholeRows, &overflow, candidates};
+  const ShareLists mine{device, ids, dist64, &wholeRows, &overflow, candidates};
   const std::vector<knn::PairsExchange::Offer> offers = exchange.meet(part, {device, &mine}, job);
   MergedOnFirst merged;
   bool missing = exchange.gaveUp() || int(offers.size()) != parts - 1;
@@ -275,25 +277,22 @@ MergedOnFirst mergeOnFirstShare(knn::PairsExchange& exchange, int part, int part
         in.dist64[0] = from.dist64;
         continue;
       }
-      const int device0 = device;
-      int fromDevice = device0;
-      for (const knn::PairsExchange::Offer& offer : offers)
-        if (offer.part == p)
-          fromDevice = offer.device;
-      enablePeer(device0, fromDevice, peers);
+      enablePeer(device, from.device, peers);
       std::int32_t* toIds = theirIds.get() + listSize * std::size_t(p - 1);
       double* toDist = theirDist.get() + listSize * std::size_t(p - 1);
-      copyFromDevice(toIds, device0, from.ids, fromDevice, sizeof(std::int32_t) * listSize, stream);
-      copyFromDevice(toDist, device0, from.dist64, fromDevice, sizeof(double) * listSize, stream);
+      copyFromDevice(toIds, device, from.ids, from.device, sizeof(std::int32_t) * listSize, stream);
+      copyFromDevice(toDist, device, from.dist64, from.device, sizeof(double) * listSize, stream);
       in.ids[p] = toIds;
       in.dist64[p] = toDist;
     }
     // A row one share searched whole is that share's (the first such, as on the host).
-    std::vector<std::int8_t> wholeIn(std::size_t(n), -1);
-    for (int p = parts - 1; p >= 0; --p)
-      for (const std::int64_t row : *lists[std::size_t(p)]->whole)
-        if (row >= 0 && row < n)
-          wholeIn[std::size_t(row)] = std::int8_t(p);
+    std::vector<const std::vector<std::int64_t>*> whole, overflows;
+    for (const ShareLists* from : lists) {
+      whole.push_back(from->whole);
+      overflows.push_back(from->overflow);
+      merged.candidates += from->candidates;
+    }
+    const std::vector<std::int8_t> wholeIn = knn::firstShareWhole(n, whole);
     const DeviceBuffer<std::int8_t> dWholeIn = uploaded(wholeIn.data(), wholeIn.size());
     DeviceBuffer<std::int32_t> graphIds{listSize};
     DeviceBuffer<float> graphDist{listSize};
@@ -306,16 +305,7 @@ MergedOnFirst mergeOnFirstShare(knn::PairsExchange& exchange, int part, int part
     copyToHost(outDist, graphDist.get(), sizeof(float) * listSize);
     std::vector<std::int8_t> shortRows(static_cast<std::size_t>(n));
     copyToHost(shortRows.data(), tooFew.get(), std::size_t(n));
-    std::vector<char> listed(std::size_t(n), 0);
-    for (const ShareLists* from : lists) {
-      merged.candidates += from->candidates;
-      for (const std::int64_t row : *from->overflow)
-        if (row >= 0 && row < n)
-          listed[std::size_t(row)] = 1;
-    }
-    for (std::int64_t r = 0; r < n; ++r)
-      if (wholeIn[std::size_t(r)] < 0 && (listed[std::size_t(r)] || shortRows[std::size_t(r)]))
-        merged.overflow.push_back(r);
+    merged.overflow = knn::rowsLeftUnbounded(wholeIn, overflows, shortRows);
   });
   if (missing)
     throw ThresholdExchange::GaveUp{}; // a share left without its lists: no graph here

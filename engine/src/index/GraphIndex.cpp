@@ -334,7 +334,7 @@ KnnResult GraphIndex::search(const MatrixView<float>& queries, int k,
     throw InvalidArgument(
         "quantized is a parameter of the CPU's walk; this index searches on the GPU");
   const bool quantized =
-      m_backend != Backend::Cpu || resolveParameter(known, "quantized", given.quantized) == 1;
+      m_backend == Backend::Cpu && resolveParameter(known, "quantized", given.quantized) == 1;
   Context searchContext = m_context;
   searchContext.threads = given.threads.value_or(m_context.threads);
   const int threads = effectiveThreads(searchContext);

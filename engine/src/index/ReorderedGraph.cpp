@@ -65,34 +65,28 @@ RowCodes::RowCodes(const MatrixView<float>& rows, int threads)
   std::vector<float> high(static_cast<std::size_t>(d));
   for (std::int64_t c = 0; c < d; ++c)
     m_low[std::size_t(c)] = high[std::size_t(c)] = n > 0 ? rows.row(0)[c] : 0.0f;
+  // Each column's range, and whether it holds integers only: such a column spanning at most 255
+  // codes in steps of 1, exactly (image pixels).
   const std::vector<float> firstRow = m_low;
+  std::vector<char> integers(static_cast<std::size_t>(d), 1);
 #pragma omp parallel num_threads(threads)
   {
-    std::vector<float> low = firstRow, up = firstRow; // this thread's rows' ranges
+    std::vector<float> low = firstRow, up = firstRow; // this thread's rows'
+    std::vector<char> whole(static_cast<std::size_t>(d), 1);
 #pragma omp for schedule(static) nowait
-    for (std::int64_t i = 1; i < n; ++i)
+    for (std::int64_t i = 0; i < n; ++i)
       for (std::int64_t c = 0; c < d; ++c) {
-        low[std::size_t(c)] = std::min(low[std::size_t(c)], rows.row(i)[c]);
-        up[std::size_t(c)] = std::max(up[std::size_t(c)], rows.row(i)[c]);
+        const float v = rows.row(i)[c];
+        low[std::size_t(c)] = std::min(low[std::size_t(c)], v);
+        up[std::size_t(c)] = std::max(up[std::size_t(c)], v);
+        whole[std::size_t(c)] &= char(v == std::nearbyint(v));
       }
 #pragma omp critical
     for (std::int64_t c = 0; c < d; ++c) {
       m_low[std::size_t(c)] = std::min(m_low[std::size_t(c)], low[std::size_t(c)]);
       high[std::size_t(c)] = std::max(high[std::size_t(c)], up[std::size_t(c)]);
+      integers[std::size_t(c)] &= whole[std::size_t(c)];
     }
-  }
-  // A column of integers spanning at most 255 codes in steps of 1, exactly (image pixels).
-  std::vector<char> integers(static_cast<std::size_t>(d), 1);
-#pragma omp parallel num_threads(threads)
-  {
-    std::vector<char> mine(static_cast<std::size_t>(d), 1);
-#pragma omp for schedule(static) nowait
-    for (std::int64_t i = 0; i < n; ++i)
-      for (std::int64_t c = 0; c < d; ++c)
-        mine[std::size_t(c)] &= char(rows.row(i)[c] == std::nearbyint(rows.row(i)[c]));
-#pragma omp critical
-    for (std::int64_t c = 0; c < d; ++c)
-      integers[std::size_t(c)] &= mine[std::size_t(c)];
   }
   m_exact = true;
   for (std::int64_t c = 0; c < d; ++c) {

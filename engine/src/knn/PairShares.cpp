@@ -24,14 +24,14 @@ MergedShares mergePairShares(const std::vector<gpu::PairsShare>& shares, int thr
   // thread took about 35 ms of a 2-GPU graph's merge).
   merged.ids = hugePageArray<std::int32_t>(std::size_t(n) * std::size_t(k));
   merged.distances = hugePageArray<float>(std::size_t(n) * std::size_t(k));
-  std::vector<char> tooFew(std::size_t(n), 0); // rows left with fewer than k distinct ids
+  std::vector<std::int8_t> tooFew(std::size_t(n), 0); // rows left with fewer than k distinct ids
   const std::size_t parts = shares.size();
-  // A row one share searched whole: that share's row is the graph's.
-  std::vector<std::int8_t> wholeIn(std::size_t(n), -1);
-  for (std::size_t p = 0; p < parts; ++p)
-    for (const std::int64_t row : shares[p].complete)
-      if (row >= 0 && row < n && wholeIn[std::size_t(row)] < 0)
-        wholeIn[std::size_t(row)] = std::int8_t(p);
+  std::vector<const std::vector<std::int64_t>*> whole, overflow;
+  for (const gpu::PairsShare& s : shares) {
+    whole.push_back(&s.complete);
+    overflow.push_back(&s.overflow);
+  }
+  const std::vector<std::int8_t> wholeIn = firstShareWhole(n, whole);
 #pragma omp parallel num_threads(threads)
   {
     std::vector<int> at(parts); // a cursor per share into its sorted row
@@ -86,17 +86,37 @@ MergedShares mergePairShares(const std::vector<gpu::PairsShare>& shares, int thr
       }
     }
   }
-  std::vector<char> listed(std::size_t(n), 0);
-  for (const gpu::PairsShare& s : shares) {
+  for (const gpu::PairsShare& s : shares)
     merged.candidates += s.candidates;
-    for (const std::int64_t row : s.overflow)
+  merged.overflow = rowsLeftUnbounded(wholeIn, overflow, tooFew);
+  return merged;
+}
+
+std::vector<std::int8_t>
+firstShareWhole(std::int64_t n, const std::vector<const std::vector<std::int64_t>*>& whole) {
+  std::vector<std::int8_t> wholeIn(std::size_t(std::max<std::int64_t>(n, 0)), -1);
+  for (std::size_t p = 0; p < whole.size(); ++p)
+    for (const std::int64_t row : *whole[p])
+      if (row >= 0 && row < n && wholeIn[std::size_t(row)] < 0)
+        wholeIn[std::size_t(row)] = std::int8_t(p);
+  return wholeIn;
+}
+
+std::vector<std::int64_t>
+rowsLeftUnbounded(const std::vector<std::int8_t>& wholeIn,
+                  const std::vector<const std::vector<std::int64_t>*>& overflow,
+                  const std::vector<std::int8_t>& tooFew) {
+  const std::int64_t n = std::int64_t(wholeIn.size());
+  std::vector<char> listed(std::size_t(n), 0);
+  for (const std::vector<std::int64_t>* rows : overflow)
+    for (const std::int64_t row : *rows)
       if (row >= 0 && row < n)
         listed[std::size_t(row)] = 1;
-  }
+  std::vector<std::int64_t> left;
   for (std::int64_t r = 0; r < n; ++r)
     if (wholeIn[std::size_t(r)] < 0 && (listed[std::size_t(r)] || tooFew[std::size_t(r)]))
-      merged.overflow.push_back(r);
-  return merged;
+      left.push_back(r);
+  return left;
 }
 
 } // namespace nearscape::knn

@@ -29,4 +29,15 @@ struct MergedShares {
 /// `overflow`. Throws InvalidArgument when the shares' shapes differ.
 MergedShares mergePairShares(const std::vector<gpu::PairsShare>& shares, int threads);
 
+/// Per row of n, the first of the shares (in order) whose `whole` lists it — it searched the row
+/// whole, so its row is the graph's — or −1. Ids outside [0, n) are skipped.
+std::vector<std::int8_t>
+firstShareWhole(std::int64_t n, const std::vector<const std::vector<std::int64_t>*>& whole);
+/// The rows no share bounded, ascending: whole in none (`wholeIn` < 0), and listed in a share's
+/// `overflow` or left with fewer than k distinct ids by the merge (`tooFew`, per row).
+std::vector<std::int64_t>
+rowsLeftUnbounded(const std::vector<std::int8_t>& wholeIn,
+                  const std::vector<const std::vector<std::int64_t>*>& overflow,
+                  const std::vector<std::int8_t>& tooFew);
+
 } // namespace nearscape::knn
