@@ -1,5 +1,8 @@
 #pragma once
-// An owning device allocation (plain cudaMalloc, as our GPU servers require).
+// An owning device allocation: plain device memory, never managed memory (our GPU servers
+// require it). Made on the default stream it is cudaMalloc's; made in a stream's order it comes
+// from the device's stream-ordered pool (cudaMallocAsync) and goes back in that order, so that
+// neither waits for other streams' work (cudaFree waits for the whole device's).
 
 #include "cuda/CudaCheck.cuh"
 
@@ -20,15 +23,28 @@ public:
       NEARSCAPE_CUDA_ALLOC_AT(cudaMalloc(reinterpret_cast<void**>(&m_ptr), count * sizeof(T)), file,
                               line);
   }
+  /// In `stream`'s order (nullptr: the default stream, plainly as above); used only in that
+  /// stream's order and freed in it. Throws DeviceOutOfMemory.
+  DeviceBuffer(std::size_t count, cudaStream_t stream, const char* file = __builtin_FILE(),
+               int line = __builtin_LINE())
+      : m_count(count), m_stream(stream) {
+    if (count > 0)
+      NEARSCAPE_CUDA_ALLOC_AT(stream ? cudaMallocAsync(reinterpret_cast<void**>(&m_ptr),
+                                                       count * sizeof(T), stream)
+                                     : cudaMalloc(reinterpret_cast<void**>(&m_ptr), count * sizeof(T)),
+                              file, line);
+  }
   ~DeviceBuffer() {
     if (m_ptr)
-      cudaFree(m_ptr);
+      m_stream ? cudaFreeAsync(m_ptr, m_stream) : cudaFree(m_ptr);
   }
   DeviceBuffer(DeviceBuffer&& other) noexcept
-      : m_ptr(std::exchange(other.m_ptr, nullptr)), m_count(std::exchange(other.m_count, 0)) {}
+      : m_ptr(std::exchange(other.m_ptr, nullptr)), m_count(std::exchange(other.m_count, 0)),
+        m_stream(std::exchange(other.m_stream, nullptr)) {}
   DeviceBuffer& operator=(DeviceBuffer&& other) noexcept {
     std::swap(m_ptr, other.m_ptr);
     std::swap(m_count, other.m_count);
+    std::swap(m_stream, other.m_stream);
     return *this;
   }
   DeviceBuffer(const DeviceBuffer&) = delete;
@@ -40,6 +56,7 @@ public:
 private:
   T* m_ptr = nullptr;
   std::size_t m_count = 0;
+  cudaStream_t m_stream = nullptr; ///< where it is freed (nullptr: plainly)
 };
 
 } // namespace nearscape::cuda

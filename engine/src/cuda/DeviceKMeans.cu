@@ -3,6 +3,7 @@
 #include "cuda/CudaCheck.cuh"
 #include "cuda/NearestCentroid.cuh"
 #include "cuda/Primitives.cuh"
+#include "cuda/Upload.cuh"
 
 #include <cub/device/device_radix_sort.cuh>
 
@@ -64,36 +65,37 @@ __global__ void rowNormsKernel(const float* __restrict__ rows, int n, int d,
 
 } // namespace
 
-void gatherRows(const float* in, const std::int32_t* ids, std::int64_t n, int d, float* out) {
-  gatherKernel<<<unsigned((n * 32 + 255) / 256), 256>>>(in, ids, n, d, out);
+void gatherRows(const float* in, const std::int32_t* ids, std::int64_t n, int d, float* out,
+                cudaStream_t stream) {
+  gatherKernel<<<unsigned((n * 32 + 255) / 256), 256, 0, stream>>>(in, ids, n, d, out);
   NEARSCAPE_CUDA_CHECK_LAUNCH();
 }
 
 void Clustering::assign(cublasHandle_t cublas, const float* rows, std::int64_t n, int d,
-                        std::int32_t* labels) const {
+                        std::int32_t* labels, cudaStream_t stream) const {
   const std::int64_t tile =
       std::max<std::int64_t>(1, std::min<std::int64_t>(n, (std::int64_t(256) << 20) / (4 * count)));
-  DeviceBuffer<float> dots{std::size_t(tile) * std::size_t(count)};
+  DeviceBuffer<float> dots(std::size_t(tile) * std::size_t(count), stream);
   const float one = 1.0f, zero = 0.0f;
   for (std::int64_t r0 = 0; r0 < n; r0 += tile) {
     const std::int64_t m = std::min(tile, n - r0);
     NEARSCAPE_CUBLAS_CHECK(cublasSgemm(cublas, CUBLAS_OP_T, CUBLAS_OP_N, count, int(m), d, &one,
                                        centroids.get(), d, rows + r0 * d, d, &zero, dots.get(),
                                        count));
-    argminKernel<<<unsigned((m * 32 + 255) / 256), 256>>>(dots.get(), norms.get(), true, m, count,
-                                                          labels + r0);
+    argminKernel<<<unsigned((m * 32 + 255) / 256), 256, 0, stream>>>(dots.get(), norms.get(), true,
+                                                                     m, count, labels + r0);
     NEARSCAPE_CUDA_CHECK_LAUNCH();
   }
 }
 
-void Clustering::refreshNorms(int d) {
-  rowNormsKernel<<<unsigned((count * 32 + 255) / 256), 256>>>(centroids.get(), count, d,
-                                                              norms.get());
+void Clustering::refreshNorms(int d, cudaStream_t stream) {
+  rowNormsKernel<<<unsigned((count * 32 + 255) / 256), 256, 0, stream>>>(centroids.get(), count, d,
+                                                                         norms.get());
   NEARSCAPE_CUDA_CHECK_LAUNCH();
 }
 
 Clustering cluster(cublasHandle_t cublas, const float* rows, std::int64_t n, int d, int clusters,
-                   std::uint64_t seed) {
+                   std::uint64_t seed, cudaStream_t stream) {
   // A strided sample of about 64 rows a cluster, with a seeded offset; first centroids: rows of
   // it at a stride.
   const std::int64_t m = std::min<std::int64_t>(n, std::int64_t(clusters) * 64);
@@ -103,38 +105,37 @@ Clustering cluster(cublasHandle_t cublas, const float* rows, std::int64_t n, int
       std::int64_t(random() % std::uint64_t(std::max<std::int64_t>(1, n / m)));
   for (std::int64_t i = 0; i < m; ++i)
     pick[std::size_t(i)] = std::int32_t(std::min(n - 1, i * n / m + shift));
-  DeviceBuffer<std::int32_t> pickDevice{std::size_t(m)};
-  NEARSCAPE_CUDA_CHECK(
-      cudaMemcpy(pickDevice.get(), pick.data(), sizeof(std::int32_t) * m, cudaMemcpyHostToDevice));
-  DeviceBuffer<float> sample{std::size_t(m) * std::size_t(d)};
-  gatherRows(rows, pickDevice.get(), m, d, sample.get());
+  DeviceBuffer<std::int32_t> pickDevice(std::size_t(m), stream);
+  copyToDevice(pickDevice.get(), pick.data(), sizeof(std::int32_t) * m, stream);
+  DeviceBuffer<float> sample(std::size_t(m) * std::size_t(d), stream);
+  gatherRows(rows, pickDevice.get(), m, d, sample.get(), stream);
   std::vector<std::int32_t> first(static_cast<std::size_t>(clusters));
   for (int c = 0; c < clusters; ++c)
     first[std::size_t(c)] = pick[std::size_t(std::int64_t(c) * m / clusters)];
-  NEARSCAPE_CUDA_CHECK(cudaMemcpy(pickDevice.get(), first.data(), sizeof(std::int32_t) * clusters,
-                                  cudaMemcpyHostToDevice));
+  copyToDevice(pickDevice.get(), first.data(), sizeof(std::int32_t) * clusters, stream);
   Clustering out;
   out.count = clusters;
-  out.centroids = DeviceBuffer<float>(std::size_t(clusters) * std::size_t(d));
-  out.norms = DeviceBuffer<float>(std::size_t(clusters));
-  gatherRows(rows, pickDevice.get(), clusters, d, out.centroids.get());
-  DeviceBuffer<std::int32_t> labels{std::size_t(m)};
-  DeviceBuffer<float> sums{std::size_t(clusters) * std::size_t(d)};
-  DeviceBuffer<int> counts{std::size_t(clusters)};
+  out.centroids = DeviceBuffer<float>(std::size_t(clusters) * std::size_t(d), stream);
+  out.norms = DeviceBuffer<float>(std::size_t(clusters), stream);
+  gatherRows(rows, pickDevice.get(), clusters, d, out.centroids.get(), stream);
+  DeviceBuffer<std::int32_t> labels(std::size_t(m), stream);
+  DeviceBuffer<float> sums(std::size_t(clusters) * std::size_t(d), stream);
+  DeviceBuffer<int> counts(std::size_t(clusters), stream);
   for (int iteration = 0; iteration < 6; ++iteration) {
-    out.refreshNorms(d);
-    out.assign(cublas, sample.get(), m, d, labels.get());
-    NEARSCAPE_CUDA_CHECK(cudaMemsetAsync(sums.get(), 0, sizeof(float) * sums.size()));
-    NEARSCAPE_CUDA_CHECK(cudaMemsetAsync(counts.get(), 0, sizeof(int) * counts.size()));
-    accumulateKernel<<<unsigned((m * 32 + 255) / 256), 256>>>(sample.get(), labels.get(), m, d,
-                                                              sums.get(), counts.get());
+    out.refreshNorms(d, stream);
+    out.assign(cublas, sample.get(), m, d, labels.get(), stream);
+    NEARSCAPE_CUDA_CHECK(cudaMemsetAsync(sums.get(), 0, sizeof(float) * sums.size(), stream));
+    NEARSCAPE_CUDA_CHECK(cudaMemsetAsync(counts.get(), 0, sizeof(int) * counts.size(), stream));
+    accumulateKernel<<<unsigned((m * 32 + 255) / 256), 256, 0, stream>>>(
+        sample.get(), labels.get(), m, d, sums.get(), counts.get());
     NEARSCAPE_CUDA_CHECK_LAUNCH();
     const std::int64_t values = std::int64_t(clusters) * d;
-    divideKernel<<<unsigned((values + 255) / 256), 256>>>(sums.get(), counts.get(), clusters, d,
-                                                          out.centroids.get());
+    divideKernel<<<unsigned((values + 255) / 256), 256, 0, stream>>>(sums.get(), counts.get(),
+                                                                     clusters, d,
+                                                                     out.centroids.get());
     NEARSCAPE_CUDA_CHECK_LAUNCH();
   }
-  out.refreshNorms(d);
+  out.refreshNorms(d, stream);
   return out;
 }
 
@@ -148,37 +149,34 @@ std::vector<ClusterBlock> clusterBlocks(const std::vector<std::int64_t>& offsets
 }
 
 ClusterOrder orderByCluster(const float* rows, const std::int32_t* labels, std::int64_t n, int d,
-                            int clusters) {
+                            int clusters, cudaStream_t stream) {
   ClusterOrder out;
-  out.ids = DeviceBuffer<std::int32_t>(std::size_t(n));
-  out.labels = DeviceBuffer<std::int32_t>(std::size_t(n));
-  DeviceBuffer<std::int32_t> iota{std::size_t(n)};
-  fillIota(iota.get(), n);
+  out.ids = DeviceBuffer<std::int32_t>(std::size_t(n), stream);
+  out.labels = DeviceBuffer<std::int32_t>(std::size_t(n), stream);
+  DeviceBuffer<std::int32_t> iota(std::size_t(n), stream);
+  fillIota(iota.get(), n, stream);
   int bits = 1;
   while ((1 << bits) < clusters)
     ++bits;
   std::size_t scratchBytes = 0;
   NEARSCAPE_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(
-      nullptr, scratchBytes, labels, out.labels.get(), iota.get(), out.ids.get(), int(n), 0, bits));
-  DeviceBuffer<unsigned char> scratch{std::max<std::size_t>(scratchBytes, 1)};
+      nullptr, scratchBytes, labels, out.labels.get(), iota.get(), out.ids.get(), int(n), 0, bits,
+      stream));
+  DeviceBuffer<unsigned char> scratch(std::max<std::size_t>(scratchBytes, 1), stream);
   NEARSCAPE_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(scratch.get(), scratchBytes, labels,
                                                        out.labels.get(), iota.get(), out.ids.get(),
-                                                       int(n), 0, bits));
+                                                       int(n), 0, bits, stream));
   std::vector<std::int32_t> sortedLabels(static_cast<std::size_t>(n));
-  NEARSCAPE_CUDA_CHECK(cudaMemcpy(sortedLabels.data(), out.labels.get(), sizeof(std::int32_t) * n,
-                                  cudaMemcpyDeviceToHost));
+  copyToHost(sortedLabels.data(), out.labels.get(), sizeof(std::int32_t) * n, stream);
   out.hostOffsets.assign(std::size_t(clusters) + 1, 0);
   for (const std::int32_t c : sortedLabels)
     ++out.hostOffsets[std::size_t(c) + 1];
   for (int c = 0; c < clusters; ++c)
     out.hostOffsets[std::size_t(c) + 1] += out.hostOffsets[std::size_t(c)];
-  out.offsets = DeviceBuffer<std::int64_t>(out.hostOffsets.size());
-  NEARSCAPE_CUDA_CHECK(cudaMemcpy(out.offsets.get(), out.hostOffsets.data(),
-                                  sizeof(std::int64_t) * out.hostOffsets.size(),
-                                  cudaMemcpyHostToDevice));
+  out.offsets = uploaded(out.hostOffsets.data(), out.hostOffsets.size(), stream);
   if (rows) {
-    out.rows = DeviceBuffer<float>(std::size_t(n) * std::size_t(d));
-    gatherRows(rows, out.ids.get(), n, d, out.rows.get());
+    out.rows = DeviceBuffer<float>(std::size_t(n) * std::size_t(d), stream);
+    gatherRows(rows, out.ids.get(), n, d, out.rows.get(), stream);
   }
   return out;
 }

@@ -1,7 +1,9 @@
 #pragma once
 // k-means on the device for the clusters that steer a search (STEP's pruning, GNND's head start):
 // a seeded sample, Lloyd's iterations with TF32 GEMM scores and atomic sums, then every row's
-// nearest centroid; rows reordered cluster by cluster. Only speed depends on its quality.
+// nearest centroid; rows reordered cluster by cluster. Only speed depends on its quality. Work and
+// temporaries go in the order of a stream: the cuBLAS handle's and the `stream` argument, one and
+// the same (nullptr: the default stream, with plain allocations).
 
 #include "cuda/Cublas.cuh"
 #include "cuda/DeviceBuffer.cuh"
@@ -20,15 +22,15 @@ struct Clustering {
 
   /// labels[i] = the nearest centroid of rows[i] (n × d rows on the device).
   void assign(cublasHandle_t cublas, const float* rows, std::int64_t n, int d,
-              std::int32_t* labels) const;
+              std::int32_t* labels, cudaStream_t stream) const;
   /// norms = the centroids' squared norms (after the centroids changed).
-  void refreshNorms(int d);
+  void refreshNorms(int d, cudaStream_t stream);
 };
 
 /// Seeded k-means of the n × d device rows into `clusters` clusters (a sample of about 64 rows a
 /// cluster, 6 iterations). Throws DeviceOutOfMemory, Error.
 Clustering cluster(cublasHandle_t cublas, const float* rows, std::int64_t n, int d, int clusters,
-                   std::uint64_t seed);
+                   std::uint64_t seed, cudaStream_t stream);
 
 /// Rows on the device in the order of their cluster: the rows, their original ids, and where
 /// each cluster begins.
@@ -52,9 +54,10 @@ std::vector<ClusterBlock> clusterBlocks(const std::vector<std::int64_t>& offsets
 /// Orders n rows by their device `labels` (stable: ties by row); gathers the rows too when
 /// `rows` is given. Throws DeviceOutOfMemory, Error.
 ClusterOrder orderByCluster(const float* rows, const std::int32_t* labels, std::int64_t n, int d,
-                            int clusters);
+                            int clusters, cudaStream_t stream);
 
 /// out[i] = in[ids[i]] for n rows of d floats on the device.
-void gatherRows(const float* in, const std::int32_t* ids, std::int64_t n, int d, float* out);
+void gatherRows(const float* in, const std::int32_t* ids, std::int64_t n, int d, float* out,
+                cudaStream_t stream);
 
 } // namespace nearscape::cuda

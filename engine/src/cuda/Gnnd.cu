@@ -745,7 +745,7 @@ std::vector<float> gnndCodebook(const MatrixView<float>& sample, Metric metric, 
   }
   const cublasHandle_t cublas = resources->cublas();
   NEARSCAPE_CUBLAS_CHECK(cublasSetMathMode(cublas, CUBLAS_TF32_TENSOR_OP_MATH));
-  const Clustering km = cluster(cublas, rows.get(), m, d, count, context.seed);
+  const Clustering km = cluster(cublas, rows.get(), m, d, count, context.seed, nullptr);
   std::vector<float> centroids(std::size_t(count) * std::size_t(d));
   copyToHost(centroids.data(), km.centroids.get(), sizeof(float) * centroids.size());
   return centroids;
@@ -831,16 +831,16 @@ KnnResult gnndGraph(const MatrixView<float>& data, int k, Metric metric, const C
         km.count = count;
         km.centroids = uploaded(clusters.centroids->data(), clusters.centroids->size());
         km.norms = DeviceBuffer<float>(std::size_t(count));
-        km.refreshNorms(d);
+        km.refreshNorms(d, nullptr);
       } else {
         count = int(std::clamp<std::int64_t>(n / 1024, 1, 4096));
-        km = cluster(cublas, x, n, d, count, context.seed);
+        km = cluster(cublas, x, n, d, count, context.seed, nullptr);
       }
-      km.assign(cublas, x, n, d, clusterOf.get());
+      km.assign(cublas, x, n, d, clusterOf.get(), nullptr);
       if (clusters.labelsOut)
         copyToHost(clusters.labelsOut, clusterOf.get(), sizeof(std::int32_t) * std::size_t(n));
     }
-    members = orderByCluster(nullptr, clusterOf.get(), n, d, count);
+    members = orderByCluster(nullptr, clusterOf.get(), n, d, count, nullptr);
     if (clusterSeeds && count > 1 && km.centroids.get()) {
       partner = DeviceBuffer<std::int32_t>(std::size_t(count));
       partnerKernel<<<warpsToBlocks(count, 8), 256>>>(km.centroids.get(), count, d,

@@ -392,12 +392,42 @@ int clustersFor(std::int64_t n) {
 
 } // namespace
 
+/// A non-blocking stream of STEP's own, its lease's cuBLAS handle bound to it while it lasts:
+/// STEP beside other work on the same GPU (its probe beside the pairs split's first share) neither
+/// waits for that work's queue nor holds it up, as the default stream's work, its copies and
+/// cudaFree would (they serialised the probe with the share: docs/benchmarks.md, session 28).
+/// Its buffers are made and freed in its order.
+class OwnStream {
+public:
+  OwnStream(cublasHandle_t cublas, cudaStream_t home) : m_cublas(cublas), m_home(home) {
+    NEARSCAPE_CUDA_CHECK(cudaStreamCreateWithFlags(&m_stream, cudaStreamNonBlocking));
+    const cublasStatus_t bound = cublasSetStream(cublas, m_stream);
+    if (bound != CUBLAS_STATUS_SUCCESS) {
+      cudaStreamDestroy(m_stream);
+      NEARSCAPE_CUBLAS_CHECK(bound);
+    }
+  }
+  ~OwnStream() {
+    cublasSetStream(m_cublas, m_home);
+    cudaStreamDestroy(m_stream); // returns at once; its frees complete in its order
+  }
+  OwnStream(const OwnStream&) = delete;
+  OwnStream& operator=(const OwnStream&) = delete;
+  cudaStream_t get() const { return m_stream; }
+
+private:
+  cublasHandle_t m_cublas;
+  cudaStream_t m_home;
+  cudaStream_t m_stream = nullptr;
+};
+
 struct DeviceClusters::State {
   MatrixView<float> base; ///< host, for the rows that fall back
   Context context;
   int clusters = 0, d = 0;
   std::optional<ResourceLease> resources; ///< its cuBLAS handle, for the object's life
   cublasHandle_t cublas = nullptr;        ///< resources' handle
+  std::optional<OwnStream> stream;        ///< the handle's while the object lives
   Clustering km;
   ClusterOrder sorted;
   DeviceBuffer<float> keys;         ///< clusters × clusters, sorted per row
@@ -421,48 +451,50 @@ DeviceClusters::DeviceClusters(const MatrixView<float>& base, const Context& con
   s.resources.emplace(leaseResources(context));
   s.cublas = (*s.resources)->cublas();
   NEARSCAPE_CUBLAS_CHECK(cublasSetMathMode(s.cublas, CUBLAS_TF32_TENSOR_OP_MATH));
+  s.stream.emplace(s.cublas, (*s.resources)->stream());
+  const cudaStream_t stream = s.stream->get();
   s.clusters = int(std::min<std::int64_t>(
       clusterCount > 0 ? std::min(clusterCount, kMaxClusters) : clustersFor(n), n));
   const int clusters = s.clusters;
   {
-    DeviceBuffer<float> raw = uploaded(base.data, std::size_t(n) * std::size_t(d));
+    DeviceBuffer<float> raw = uploaded(base.data, std::size_t(n) * std::size_t(d), stream);
     clock.mark("upload");
-    s.km = cluster(s.cublas, raw.get(), n, d, clusters, context.seed);
+    s.km = cluster(s.cublas, raw.get(), n, d, clusters, context.seed, stream);
     clock.mark("k-means");
-    DeviceBuffer<std::int32_t> labels{std::size_t(n)};
-    s.km.assign(s.cublas, raw.get(), n, d, labels.get());
+    DeviceBuffer<std::int32_t> labels(std::size_t(n), stream);
+    s.km.assign(s.cublas, raw.get(), n, d, labels.get(), stream);
     clock.mark("assign");
-    s.sorted = orderByCluster(raw.get(), labels.get(), n, d, clusters);
+    s.sorted = orderByCluster(raw.get(), labels.get(), n, d, clusters, stream);
     clock.mark("order");
   }
-  DeviceBuffer<float> radius{std::size_t(clusters)};
-  NEARSCAPE_CUDA_CHECK(cudaMemset(radius.get(), 0, sizeof(float) * clusters));
-  radiusKernel<<<unsigned((n * 32 + 255) / 256), 256>>>(s.sorted.rows.get(), s.sorted.labels.get(),
-                                                        n, d, s.km.centroids.get(), radius.get());
+  DeviceBuffer<float> radius(std::size_t(clusters), stream);
+  NEARSCAPE_CUDA_CHECK(cudaMemsetAsync(radius.get(), 0, sizeof(float) * clusters, stream));
+  radiusKernel<<<unsigned((n * 32 + 255) / 256), 256, 0, stream>>>(
+      s.sorted.rows.get(), s.sorted.labels.get(), n, d, s.km.centroids.get(), radius.get());
   NEARSCAPE_CUDA_CHECK_LAUNCH();
   // Per cluster A, every cluster B by ‖c_A − c_B‖ − r_B: one segmented sort.
   const std::size_t pairs = std::size_t(clusters) * std::size_t(clusters);
-  DeviceBuffer<float> keys{pairs};
-  DeviceBuffer<std::int32_t> order{pairs};
-  s.keys = DeviceBuffer<float>(pairs);
-  s.order = DeviceBuffer<std::int32_t>(pairs);
-  keysKernel<<<unsigned(clusters), 256>>>(s.km.centroids.get(), radius.get(),
-                                          s.sorted.offsets.get(), clusters, d, keys.get(),
-                                          order.get());
+  DeviceBuffer<float> keys(pairs, stream);
+  DeviceBuffer<std::int32_t> order(pairs, stream);
+  s.keys = DeviceBuffer<float>(pairs, stream);
+  s.order = DeviceBuffer<std::int32_t>(pairs, stream);
+  keysKernel<<<unsigned(clusters), 256, 0, stream>>>(s.km.centroids.get(), radius.get(),
+                                                     s.sorted.offsets.get(), clusters, d,
+                                                     keys.get(), order.get());
   NEARSCAPE_CUDA_CHECK_LAUNCH();
   std::vector<int> segment(std::size_t(clusters) + 1);
   for (int c = 0; c <= clusters; ++c)
     segment[std::size_t(c)] = c * clusters;
-  const DeviceBuffer<int> segments = uploaded(segment.data(), segment.size());
+  const DeviceBuffer<int> segments = uploaded(segment.data(), segment.size(), stream);
   std::size_t scratchBytes = 0;
   NEARSCAPE_CUDA_CHECK(cub::DeviceSegmentedRadixSort::SortPairs(
       nullptr, scratchBytes, keys.get(), s.keys.get(), order.get(), s.order.get(), int(pairs),
-      clusters, segments.get(), segments.get() + 1));
-  const DeviceBuffer<unsigned char> scratch{std::max<std::size_t>(scratchBytes, 1)};
+      clusters, segments.get(), segments.get() + 1, 0, int(sizeof(float) * 8), stream));
+  const DeviceBuffer<unsigned char> scratch(std::max<std::size_t>(scratchBytes, 1), stream);
   NEARSCAPE_CUDA_CHECK(cub::DeviceSegmentedRadixSort::SortPairs(
       scratch.get(), scratchBytes, keys.get(), s.keys.get(), order.get(), s.order.get(), int(pairs),
-      clusters, segments.get(), segments.get() + 1));
-  NEARSCAPE_CUDA_CHECK(cudaDeviceSynchronize());
+      clusters, segments.get(), segments.get() + 1, 0, int(sizeof(float) * 8), stream));
+  NEARSCAPE_CUDA_CHECK(cudaStreamSynchronize(stream));
   clock.mark("radii, keys");
   s.buildSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -487,6 +519,7 @@ std::optional<KnnResult> DeviceClusters::search(const MatrixView<float>& queries
                                                 JobControl& job, double maxScoredShare,
                                                 bool probeOnly) const {
   const State& s = *m_state;
+  const cudaStream_t stream = s.stream->get();
   if (k > kStepMaxK)
     throw Unsupported("the GPU's cluster search takes k ≤ " + std::to_string(kStepMaxK));
   const auto started = std::chrono::steady_clock::now();
@@ -499,22 +532,23 @@ std::optional<KnnResult> DeviceClusters::search(const MatrixView<float>& queries
   // Queries in the order of their nearest cluster (the graph's queries: the base itself).
   ClusterOrder sortedQueries;
   if (!graph) {
-    DeviceBuffer<float> raw = uploaded(queries.data, std::size_t(nq) * std::size_t(d));
-    DeviceBuffer<std::int32_t> labels{std::size_t(nq)};
-    s.km.assign(s.cublas, raw.get(), nq, d, labels.get());
-    sortedQueries = orderByCluster(raw.get(), labels.get(), nq, d, clusters);
+    DeviceBuffer<float> raw = uploaded(queries.data, std::size_t(nq) * std::size_t(d), stream);
+    DeviceBuffer<std::int32_t> labels(std::size_t(nq), stream);
+    s.km.assign(s.cublas, raw.get(), nq, d, labels.get(), stream);
+    sortedQueries = orderByCluster(raw.get(), labels.get(), nq, d, clusters, stream);
   }
   const ClusterOrder& qo = graph ? s.sorted : sortedQueries;
   const std::vector<QueryBlock> blocks = clusterBlocks(qo.hostOffsets, kRows);
-  const DeviceBuffer<QueryBlock> deviceBlocks = uploaded(blocks.data(), blocks.size());
-  DeviceBuffer<std::int32_t> outIds{std::size_t(nq) * std::size_t(k)};
-  DeviceBuffer<float> outDist{std::size_t(nq) * std::size_t(k)};
-  DeviceBuffer<std::int32_t> overflowRows{std::size_t(nq)};
-  DeviceBuffer<int> overflowCount{1}, gaveUp{1};
-  NEARSCAPE_CUDA_CHECK(cudaMemset(gaveUp.get(), 0, sizeof(int)));
-  DeviceBuffer<unsigned long long> counters{2}; // pairs scored, candidates re-ranked
-  NEARSCAPE_CUDA_CHECK(cudaMemset(overflowCount.get(), 0, sizeof(int)));
-  NEARSCAPE_CUDA_CHECK(cudaMemset(counters.get(), 0, 2 * sizeof(unsigned long long)));
+  const DeviceBuffer<QueryBlock> deviceBlocks = uploaded(blocks.data(), blocks.size(), stream);
+  DeviceBuffer<std::int32_t> outIds(std::size_t(nq) * std::size_t(k), stream);
+  DeviceBuffer<float> outDist(std::size_t(nq) * std::size_t(k), stream);
+  DeviceBuffer<std::int32_t> overflowRows(std::size_t(nq), stream);
+  DeviceBuffer<int> overflowCount(1, stream), gaveUp(1, stream);
+  NEARSCAPE_CUDA_CHECK(cudaMemsetAsync(gaveUp.get(), 0, sizeof(int), stream));
+  DeviceBuffer<unsigned long long> counters(2, stream); // pairs scored, candidates re-ranked
+  NEARSCAPE_CUDA_CHECK(cudaMemsetAsync(overflowCount.get(), 0, sizeof(int), stream));
+  NEARSCAPE_CUDA_CHECK(
+      cudaMemsetAsync(counters.get(), 0, 2 * sizeof(unsigned long long), stream));
   const int cap = capFor(k);
   const auto kernel = cap == 128 ? scanKernel<128> : scanKernel<256>;
   NEARSCAPE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -553,12 +587,12 @@ std::optional<KnnResult> DeviceClusters::search(const MatrixView<float>& queries
     (b % stride == 0 ? probe : rest).push_back(std::int32_t(b));
   auto scan = [&](const std::vector<std::int32_t>& list, double from, double span) {
     constexpr std::size_t kPerLaunch = 4096;
-    const DeviceBuffer<std::int32_t> deviceList = uploaded(list.data(), list.size());
+    const DeviceBuffer<std::int32_t> deviceList = uploaded(list.data(), list.size(), stream);
     for (std::size_t b0 = 0; b0 < list.size(); b0 += kPerLaunch) {
       job.check();
       args.blockList = deviceList.get() + b0;
       const auto count = unsigned(std::min(kPerLaunch, list.size() - b0));
-      kernel<<<count, kThreads, scanShared(cap)>>>(args);
+      kernel<<<count, kThreads, scanShared(cap), stream>>>(args);
       NEARSCAPE_CUDA_CHECK_LAUNCH();
       job.progress(from + span * double(b0 + count) / double(list.size()),
                    "exact kNN (GPU clusters)");
@@ -581,10 +615,8 @@ std::optional<KnnResult> DeviceClusters::search(const MatrixView<float>& queries
     scan(probe, 0.0, 0.1);
     unsigned long long probeScored = 0;
     int probeGaveUp = 0;
-    NEARSCAPE_CUDA_CHECK(
-        cudaMemcpy(&probeScored, counters.get(), sizeof(probeScored), cudaMemcpyDeviceToHost));
-    NEARSCAPE_CUDA_CHECK(
-        cudaMemcpy(&probeGaveUp, gaveUp.get(), sizeof(int), cudaMemcpyDeviceToHost));
+    copyToHost(&probeScored, counters.get(), sizeof(probeScored), stream);
+    copyToHost(&probeGaveUp, gaveUp.get(), sizeof(int), stream);
     const double budget = maxScoredShare * double(n) * double(std::max<std::int64_t>(1, probeRows));
     // A search stops when a probe block gave up, or its rows' average passes the share. A probe
     // alone (a sample's, whose clusters of 16 rows are noisier: k-means leaves a few spanning two
@@ -603,19 +635,12 @@ std::optional<KnnResult> DeviceClusters::search(const MatrixView<float>& queries
   std::vector<float> dists(ids.size());
   int overflowed = 0;
   unsigned long long counted[2] = {};
-  NEARSCAPE_CUDA_CHECK(cudaMemcpy(ids.data(), outIds.get(), sizeof(std::int32_t) * ids.size(),
-                                  cudaMemcpyDeviceToHost));
-  NEARSCAPE_CUDA_CHECK(cudaMemcpy(dists.data(), outDist.get(), sizeof(float) * dists.size(),
-                                  cudaMemcpyDeviceToHost));
-  NEARSCAPE_CUDA_CHECK(
-      cudaMemcpy(&overflowed, overflowCount.get(), sizeof(int), cudaMemcpyDeviceToHost));
-  NEARSCAPE_CUDA_CHECK(
-      cudaMemcpy(counted, counters.get(), sizeof(counted), cudaMemcpyDeviceToHost));
+  copyToHost(ids.data(), outIds.get(), sizeof(std::int32_t) * ids.size(), stream);
+  copyToHost(dists.data(), outDist.get(), sizeof(float) * dists.size(), stream);
+  copyToHost(&overflowed, overflowCount.get(), sizeof(int), stream);
+  copyToHost(counted, counters.get(), sizeof(counted), stream);
   std::vector<std::int32_t> fallback(static_cast<std::size_t>(overflowed));
-  if (overflowed > 0)
-    NEARSCAPE_CUDA_CHECK(cudaMemcpy(fallback.data(), overflowRows.get(),
-                                    sizeof(std::int32_t) * fallback.size(),
-                                    cudaMemcpyDeviceToHost));
+  copyToHost(fallback.data(), overflowRows.get(), sizeof(std::int32_t) * fallback.size(), stream);
   // Rows with more near ties than the buffer holds: a direct exact scan on the CPU.
   const MatrixView<float>& q = graph ? s.base : queries;
   knn::directRows(

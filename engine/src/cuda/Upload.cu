@@ -125,12 +125,10 @@ void prepareCopies() {
   stagingFor(currentDevice());
 }
 
-void copyToDevice(void* target, const void* source, std::size_t bytes) {
-  if (bytes < kDirectBelow) {
-    if (bytes > 0)
-      NEARSCAPE_CUDA_CHECK(cudaMemcpy(target, source, bytes, cudaMemcpyHostToDevice));
-    return;
-  }
+namespace {
+
+/// copyToDevice's large copies: through the device's staging set.
+void stagedToDevice(void* target, const void* source, std::size_t bytes) {
   Staging& s = stagingFor(currentDevice());
   const std::lock_guard lock(s.mutex);
   const InFlight counted;
@@ -150,14 +148,9 @@ void copyToDevice(void* target, const void* source, std::size_t bytes) {
   NEARSCAPE_CUDA_CHECK(cudaStreamSynchronize(s.stream));
 }
 
-void copyToHost(void* target, const void* source, std::size_t bytes) {
-  if (bytes < kDirectBelow) { // cudaMemcpy waits for the default stream's work
-    if (bytes > 0)
-      NEARSCAPE_CUDA_CHECK(cudaMemcpy(target, source, bytes, cudaMemcpyDeviceToHost));
-    return;
-  }
-  // The staging stream does not wait for the default stream, whose kernels made `source`.
-  NEARSCAPE_CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
+/// copyToHost's large copies, once the work that made `source` is done: through the device's
+/// staging set.
+void stagedToHost(void* target, const void* source, std::size_t bytes) {
   Staging& s = stagingFor(currentDevice());
   const std::lock_guard lock(s.mutex);
   const InFlight counted;
@@ -184,6 +177,51 @@ void copyToHost(void* target, const void* source, std::size_t bytes) {
   }
   if (pendingSize > 0)
     drain(b ^ 1, pendingOffset, pendingSize);
+}
+
+} // namespace
+
+void copyToDevice(void* target, const void* source, std::size_t bytes) {
+  if (bytes < kDirectBelow) {
+    if (bytes > 0)
+      NEARSCAPE_CUDA_CHECK(cudaMemcpy(target, source, bytes, cudaMemcpyHostToDevice));
+    return;
+  }
+  stagedToDevice(target, source, bytes);
+}
+
+void copyToDevice(void* target, const void* source, std::size_t bytes, cudaStream_t stream) {
+  if (bytes == 0)
+    return;
+  if (bytes < kDirectBelow) {
+    NEARSCAPE_CUDA_CHECK(cudaMemcpyAsync(target, source, bytes, cudaMemcpyHostToDevice, stream));
+  } else {
+    // The staging stream does not wait for `stream`, in whose order `target` may have been made.
+    NEARSCAPE_CUDA_CHECK(cudaStreamSynchronize(stream));
+    stagedToDevice(target, source, bytes);
+  }
+  NEARSCAPE_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+void copyToHost(void* target, const void* source, std::size_t bytes) {
+  if (bytes < kDirectBelow) { // cudaMemcpy waits for the default stream's work
+    if (bytes > 0)
+      NEARSCAPE_CUDA_CHECK(cudaMemcpy(target, source, bytes, cudaMemcpyDeviceToHost));
+    return;
+  }
+  // The staging stream does not wait for the default stream, whose kernels made `source`.
+  NEARSCAPE_CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
+  stagedToHost(target, source, bytes);
+}
+
+void copyToHost(void* target, const void* source, std::size_t bytes, cudaStream_t stream) {
+  if (bytes == 0)
+    return;
+  if (bytes < kDirectBelow)
+    NEARSCAPE_CUDA_CHECK(cudaMemcpyAsync(target, source, bytes, cudaMemcpyDeviceToHost, stream));
+  NEARSCAPE_CUDA_CHECK(cudaStreamSynchronize(stream));
+  if (bytes >= kDirectBelow)
+    stagedToHost(target, source, bytes);
 }
 
 } // namespace nearscape::cuda
