@@ -93,6 +93,54 @@ private slots:
     QVERIFY(a != contentHash({v.data(), 2, 3}));
   }
 
+  /// The data's check (its SIMD row scan) against a plain float64 loop, at widths around the
+  /// vector lanes (tails of 0–15 values), with NaN, ±Inf, subnormals, −0 and huge values placed
+  /// anywhere in a row.
+  void nonFiniteScanMatchesAPlainLoop() {
+    std::mt19937_64 rng(7);
+    std::uniform_real_distribution<float> uniform(-3.0f, 3.0f);
+    const float specials[] = {NAN, -NAN, INFINITY, -INFINITY, 1e-40f, -0.0f, 3e19f, -1e30f};
+    for (int d = 1; d <= 41; ++d) {
+      const std::int64_t rows = 40;
+      std::vector<float> v(static_cast<std::size_t>(rows * d));
+      for (auto& x : v)
+        x = uniform(rng);
+      for (int s = 0; s < 12; ++s) // a few rows get a special value somewhere
+        v[std::size_t(rng() % v.size())] = specials[rng() % std::size(specials)];
+      std::int64_t count = 0, first = -1;
+      double maxAbs = 0, maxSquaredNorm = 0;
+      for (std::int64_t r = 0; r < rows; ++r) {
+        double norm2 = 0;
+        bool rowFinite = true;
+        for (int c = 0; c < d; ++c) {
+          const float x = v[std::size_t(r * d + c)];
+          if (!std::isfinite(x)) {
+            ++count;
+            rowFinite = false;
+            if (first < 0)
+              first = r * d + c;
+            continue;
+          }
+          maxAbs = std::max(maxAbs, double(std::fabs(x)));
+          norm2 += double(x) * double(x);
+        }
+        if (rowFinite)
+          maxSquaredNorm = std::max(maxSquaredNorm, norm2);
+      }
+      const NonFiniteScan scan = scanNonFinite(MatrixView<float>{v.data(), rows, d});
+      QCOMPARE(scan.count, count);
+      QCOMPARE(scan.firstRow, count ? first / d : -1);
+      QCOMPARE(scan.firstCol, count ? first % d : -1);
+      QCOMPARE(scan.maxAbs, maxAbs);
+      // The scan sums in float32 (a bound held against 2^120): within its rounding.
+      QVERIFY2(std::fabs(scan.maxSquaredNorm - maxSquaredNorm) <= 1e-5 * maxSquaredNorm,
+               qPrintable(QString("d = %1: %2 vs %3")
+                              .arg(d)
+                              .arg(scan.maxSquaredNorm)
+                              .arg(maxSquaredNorm)));
+    }
+  }
+
   void pcaFindsKnownAxes() {
     // Points spread along two known orthogonal axes with standard deviations 10 and 3, plus
     // tiny noise, shifted by a known mean: PCA must return those axes, variances and mean.

@@ -698,6 +698,39 @@ private slots:
     QVERIFY_THROWS_EXCEPTION(InvalidArgument, knnGraph(v, 3, Metric::L2, tiny));
   }
 
+  /// Values the check rejects (NaN, −Inf, a norm whose square overflows float32) stop the GPU's
+  /// work, which runs beside their check, with the very error the CPU gives before its work: in
+  /// the data of a graph and in the queries of a search.
+  void gpuStopsWithTheValuesError() {
+    SKIP_WITHOUT_DEVICE(Backend::Cuda);
+    const std::int64_t n = 120000, nq = 3000, d = 32;
+    const std::vector<float> clean = gaussian(n, d, 31);
+    const std::vector<float> cleanQueries = gaussian(nq, d, 32);
+    for (const float bad : {NAN, -INFINITY, 3e19f}) {
+      std::vector<float> data = clean, queries = cleanQueries;
+      data[std::size_t(n - 700) * d + 5] = bad;
+      queries[std::size_t(nq - 9) * d + 30] = bad;
+      const MatrixView<float> v{data.data(), n, d}, cleanBase{clean.data(), n, d};
+      const MatrixView<float> q{queries.data(), nq, d};
+      auto message = [&](Backend backend, bool graph) -> std::string {
+        try {
+          if (graph)
+            knnGraph(v, 10, Metric::L2, contextFor(backend));
+          else
+            knnSearch(q, cleanBase, 10, Metric::L2, contextFor(backend));
+        } catch (const InvalidArgument& e) {
+          return e.what();
+        }
+        return "no error";
+      };
+      for (const bool graph : {true, false}) {
+        const std::string cpu = message(Backend::Cpu, graph);
+        QVERIFY2(cpu != "no error", "the CPU accepted the values");
+        QCOMPARE(message(Backend::Cuda, graph), cpu);
+      }
+    }
+  }
+
   void smallBudgetStillExact() {
     const auto data = gaussian(900, 24, 6);
     const MatrixView<float> v{data.data(), 900, 24};

@@ -293,6 +293,7 @@ KnnResult runOnDevice(const MatrixView<float>& queries, const MatrixView<float>&
               : fusedTiles ? "float16 candidates, fused tiles"
                            : "float16 candidates";
         if (!remaining.empty() && directRowsFit(remaining.size(), nb, context)) {
+          job.check(); // a direct scan has no checks of its own (a stop: the values failed)
           how += "; " + std::to_string(remaining.size()) + " rows scanned directly";
           try {
             directRowsOnDevice(
@@ -360,6 +361,7 @@ KnnResult runOnDevice(const MatrixView<float>& queries, const MatrixView<float>&
   }
 
   // Rows whose bound kept too many candidates even so: a direct exact scan on the CPU.
+  job.check();
   knn::directRows(
       queries, remaining, base, metric, k, [&](std::int64_t i) { return options.selfOf(i, nb); },
       ids, dists, threads);

@@ -69,7 +69,9 @@ ParameterValues IvfFlatIndex::describe(const IvfFlatParams& params) {
 
 IvfSearchParams IvfFlatIndex::parseSearch(const ParameterValues& values) {
   rejectUnknown({"nprobe"}, values, "ivf search");
-  return {integerParameter(values, "nprobe")};
+  IvfSearchParams params;
+  params.nprobe = integerParameter(values, "nprobe");
+  return params;
 }
 
 ParameterValues IvfFlatIndex::describe(const IvfSearchParams& params) {
