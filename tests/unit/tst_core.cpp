@@ -133,11 +133,10 @@ private slots:
       QCOMPARE(scan.firstCol, count ? first % d : -1);
       QCOMPARE(scan.maxAbs, maxAbs);
       // The scan sums in float32 (a bound held against 2^120): within its rounding.
-      QVERIFY2(std::fabs(scan.maxSquaredNorm - maxSquaredNorm) <= 1e-5 * maxSquaredNorm,
-               qPrintable(QString("d = %1: %2 vs %3")
-                              .arg(d)
-                              .arg(scan.maxSquaredNorm)
-                              .arg(maxSquaredNorm)));
+      QVERIFY2(
+          std::fabs(scan.maxSquaredNorm - maxSquaredNorm) <= 1e-5 * maxSquaredNorm,
+          qPrintable(
+              QString("d = %1: %2 vs %3").arg(d).arg(scan.maxSquaredNorm).arg(maxSquaredNorm)));
     }
   }
 

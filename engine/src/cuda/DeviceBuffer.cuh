@@ -29,10 +29,10 @@ public:
                int line = __builtin_LINE())
       : m_count(count), m_stream(stream) {
     if (count > 0)
-      NEARSCAPE_CUDA_ALLOC_AT(stream ? cudaMallocAsync(reinterpret_cast<void**>(&m_ptr),
-                                                       count * sizeof(T), stream)
-                                     : cudaMalloc(reinterpret_cast<void**>(&m_ptr), count * sizeof(T)),
-                              file, line);
+      NEARSCAPE_CUDA_ALLOC_AT(
+          stream ? cudaMallocAsync(reinterpret_cast<void**>(&m_ptr), count * sizeof(T), stream)
+                 : cudaMalloc(reinterpret_cast<void**>(&m_ptr), count * sizeof(T)),
+          file, line);
   }
   ~DeviceBuffer() {
     if (m_ptr)

@@ -130,9 +130,8 @@ Clustering cluster(cublasHandle_t cublas, const float* rows, std::int64_t n, int
         sample.get(), labels.get(), m, d, sums.get(), counts.get());
     NEARSCAPE_CUDA_CHECK_LAUNCH();
     const std::int64_t values = std::int64_t(clusters) * d;
-    divideKernel<<<unsigned((values + 255) / 256), 256, 0, stream>>>(sums.get(), counts.get(),
-                                                                     clusters, d,
-                                                                     out.centroids.get());
+    divideKernel<<<unsigned((values + 255) / 256), 256, 0, stream>>>(
+        sums.get(), counts.get(), clusters, d, out.centroids.get());
     NEARSCAPE_CUDA_CHECK_LAUNCH();
   }
   out.refreshNorms(d, stream);
@@ -159,9 +158,9 @@ ClusterOrder orderByCluster(const float* rows, const std::int32_t* labels, std::
   while ((1 << bits) < clusters)
     ++bits;
   std::size_t scratchBytes = 0;
-  NEARSCAPE_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(
-      nullptr, scratchBytes, labels, out.labels.get(), iota.get(), out.ids.get(), int(n), 0, bits,
-      stream));
+  NEARSCAPE_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, scratchBytes, labels,
+                                                       out.labels.get(), iota.get(), out.ids.get(),
+                                                       int(n), 0, bits, stream));
   DeviceBuffer<unsigned char> scratch(std::max<std::size_t>(scratchBytes, 1), stream);
   NEARSCAPE_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(scratch.get(), scratchBytes, labels,
                                                        out.labels.get(), iota.get(), out.ids.get(),

@@ -21,8 +21,8 @@ struct Clustering {
   DeviceBuffer<float> norms;     ///< count
 
   /// labels[i] = the nearest centroid of rows[i] (n × d rows on the device).
-  void assign(cublasHandle_t cublas, const float* rows, std::int64_t n, int d,
-              std::int32_t* labels, cudaStream_t stream) const;
+  void assign(cublasHandle_t cublas, const float* rows, std::int64_t n, int d, std::int32_t* labels,
+              cudaStream_t stream) const;
   /// norms = the centroids' squared norms (after the centroids changed).
   void refreshNorms(int d, cudaStream_t stream);
 };

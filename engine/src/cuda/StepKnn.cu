@@ -547,8 +547,7 @@ std::optional<KnnResult> DeviceClusters::search(const MatrixView<float>& queries
   NEARSCAPE_CUDA_CHECK(cudaMemsetAsync(gaveUp.get(), 0, sizeof(int), stream));
   DeviceBuffer<unsigned long long> counters(2, stream); // pairs scored, candidates re-ranked
   NEARSCAPE_CUDA_CHECK(cudaMemsetAsync(overflowCount.get(), 0, sizeof(int), stream));
-  NEARSCAPE_CUDA_CHECK(
-      cudaMemsetAsync(counters.get(), 0, 2 * sizeof(unsigned long long), stream));
+  NEARSCAPE_CUDA_CHECK(cudaMemsetAsync(counters.get(), 0, 2 * sizeof(unsigned long long), stream));
   const int cap = capFor(k);
   const auto kernel = cap == 128 ? scanKernel<128> : scanKernel<256>;
   NEARSCAPE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,

@@ -104,7 +104,7 @@ using Kernel = RowValues (*)(const float*, std::int64_t);
 Kernel pick() {
   __builtin_cpu_init();
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? rowValuesAvx2
-                                                                          : rowValuesGeneric;
+                                                                         : rowValuesGeneric;
 }
 
 } // namespace
