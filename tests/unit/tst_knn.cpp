@@ -698,9 +698,9 @@ private slots:
     QVERIFY_THROWS_EXCEPTION(InvalidArgument, knnGraph(v, 3, Metric::L2, tiny));
   }
 
-  /// Values the check rejects (NaN, −Inf, a norm whose square overflows float32) stop the GPU's
-  /// work, which runs beside their check, with the very error the CPU gives before its work: in
-  /// the data of a graph and in the queries of a search.
+  /// Values the check rejects (NaN, −Inf, a norm whose square overflows float32) give the GPU's
+  /// path the very error the CPU's gives, for a graph's data and a search's queries (a guard:
+  /// the check is the engine's, before either backend's work).
   void gpuStopsWithTheValuesError() {
     SKIP_WITHOUT_DEVICE(Backend::Cuda);
     const std::int64_t n = 120000, nq = 3000, d = 32;

@@ -2,8 +2,9 @@
 // k-means on the device for the clusters that steer a search (STEP's pruning, GNND's head start):
 // a seeded sample, Lloyd's iterations with TF32 GEMM scores and atomic sums, then every row's
 // nearest centroid; rows reordered cluster by cluster. Only speed depends on its quality. Work and
-// temporaries go in the order of a stream: the cuBLAS handle's and the `stream` argument, one and
-// the same (nullptr: the default stream, with plain allocations).
+// temporaries go in the order of the `stream` argument, which the cuBLAS handle is bound to; or,
+// with nullptr, on the default stream with plain allocations, the handle on a blocking stream
+// (a lease's) that the default stream orders with.
 
 #include "cuda/Cublas.cuh"
 #include "cuda/DeviceBuffer.cuh"

@@ -293,7 +293,7 @@ KnnResult runOnDevice(const MatrixView<float>& queries, const MatrixView<float>&
               : fusedTiles ? "float16 candidates, fused tiles"
                            : "float16 candidates";
         if (!remaining.empty() && directRowsFit(remaining.size(), nb, context)) {
-          job.check(); // a direct scan has no checks of its own (a stop: the values failed)
+          job.check(); // a direct scan has no checks of its own
           how += "; " + std::to_string(remaining.size()) + " rows scanned directly";
           try {
             directRowsOnDevice(

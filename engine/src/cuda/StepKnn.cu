@@ -400,6 +400,7 @@ int clustersFor(std::int64_t n) {
 class OwnStream {
 public:
   OwnStream(cublasHandle_t cublas, cudaStream_t home) : m_cublas(cublas), m_home(home) {
+    NEARSCAPE_CUDA_CHECK(cudaGetDevice(&m_device));
     NEARSCAPE_CUDA_CHECK(cudaStreamCreateWithFlags(&m_stream, cudaStreamNonBlocking));
     const cublasStatus_t bound = cublasSetStream(cublas, m_stream);
     if (bound != CUBLAS_STATUS_SUCCESS) {
@@ -407,18 +408,32 @@ public:
       NEARSCAPE_CUBLAS_CHECK(bound);
     }
   }
+  /// After the buffers' frees (they are declared after it): its work done — a throw may have
+  /// left a GEMM queued, and the handle goes back to the pool with its workspace — and the
+  /// freed memory handed back (the GEMM path measures the free memory next, where STEP gave way).
   ~OwnStream() {
+    settlePool(m_stream, m_device);
     cublasSetStream(m_cublas, m_home);
-    cudaStreamDestroy(m_stream); // returns at once; its frees complete in its order
+    cudaStreamDestroy(m_stream);
   }
   OwnStream(const OwnStream&) = delete;
   OwnStream& operator=(const OwnStream&) = delete;
   cudaStream_t get() const { return m_stream; }
+  int device() const { return m_device; }
 
 private:
   cublasHandle_t m_cublas;
   cudaStream_t m_home;
+  int m_device = 0;
   cudaStream_t m_stream = nullptr;
+};
+
+/// settlePool() as it goes out of scope: declared before a call's stream-ordered buffers, it runs
+/// after their frees.
+struct SettledOnExit {
+  cudaStream_t stream;
+  int device;
+  ~SettledOnExit() { settlePool(stream, device); }
 };
 
 struct DeviceClusters::State {
@@ -520,6 +535,7 @@ std::optional<KnnResult> DeviceClusters::search(const MatrixView<float>& queries
                                                 bool probeOnly) const {
   const State& s = *m_state;
   const cudaStream_t stream = s.stream->get();
+  const SettledOnExit settled{stream, s.stream->device()}; // a GEMM path may follow at once
   if (k > kStepMaxK)
     throw Unsupported("the GPU's cluster search takes k ≤ " + std::to_string(kStepMaxK));
   const auto started = std::chrono::steady_clock::now();

@@ -99,9 +99,7 @@ __attribute__((target("avx2,fma"))) RowValues rowValuesAvx2(const float* x, std:
   return r;
 }
 
-using Kernel = RowValues (*)(const float*, std::int64_t);
-
-Kernel pick() {
+RowValuesKernel pick() {
   __builtin_cpu_init();
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? rowValuesAvx2
                                                                          : rowValuesGeneric;
@@ -109,9 +107,13 @@ Kernel pick() {
 
 } // namespace
 
-RowValues rowValues(const float* x, std::int64_t d) {
-  static const Kernel kernel = pick();
-  return kernel(x, d);
+RowValuesKernel rowValuesKernel() {
+  static const RowValuesKernel kernel = pick();
+  return kernel;
+}
+
+RowValuesKernel rowValuesBaseline() {
+  return rowValuesGeneric;
 }
 
 } // namespace nearscape::simd

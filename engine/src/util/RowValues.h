@@ -16,6 +16,11 @@ struct RowValues {
 };
 
 /// The `d` values at `x`.
-RowValues rowValues(const float* x, std::int64_t d);
+using RowValuesKernel = RowValues (*)(const float* x, std::int64_t d);
+
+/// The fastest version this CPU runs (picked once; a scan takes it before its loop over rows).
+RowValuesKernel rowValuesKernel();
+/// The baseline's loop, which every x86-64 runs: tests hold the two against each other.
+RowValuesKernel rowValuesBaseline();
 
 } // namespace nearscape::simd
