@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <optional>
 #include <string>
@@ -75,7 +76,7 @@ struct ScanArgs {
   unsigned long long* scored;    ///< query–base pairs scored
   unsigned long long* rechecked; ///< candidates re-ranked in float64
   long long maxScoredPerRow;     ///< a probe gives up past this many base rows (−1: never)
-  int* gaveUp;                   ///< set when a probe block gave up
+  int* gaveUpRows;               ///< query rows of the probe blocks that gave up
 };
 
 /// Rounding up / down for the thresholds and bounds: float64 → float32 never shrinks a bound.
@@ -197,7 +198,7 @@ template <int kCap> __global__ void __launch_bounds__(kThreads) scanKernel(ScanA
     // clusters do not prune, and the rest of the scan would only cost time.
     if (a.maxScoredPerRow >= 0 && scoredPerRow + (b1 - b0) > a.maxScoredPerRow) {
       if (threadIdx.x == 0)
-        atomicExch(a.gaveUp, 1);
+        atomicAdd(a.gaveUpRows, rows);
       break;
     }
     scoredPerRow += b1 - b0;
@@ -559,8 +560,8 @@ std::optional<KnnResult> DeviceClusters::search(const MatrixView<float>& queries
   DeviceBuffer<std::int32_t> outIds(std::size_t(nq) * std::size_t(k), stream);
   DeviceBuffer<float> outDist(std::size_t(nq) * std::size_t(k), stream);
   DeviceBuffer<std::int32_t> overflowRows(std::size_t(nq), stream);
-  DeviceBuffer<int> overflowCount(1, stream), gaveUp(1, stream);
-  NEARSCAPE_CUDA_CHECK(cudaMemsetAsync(gaveUp.get(), 0, sizeof(int), stream));
+  DeviceBuffer<int> overflowCount(1, stream), gaveUpRows(1, stream);
+  NEARSCAPE_CUDA_CHECK(cudaMemsetAsync(gaveUpRows.get(), 0, sizeof(int), stream));
   DeviceBuffer<unsigned long long> counters(2, stream); // pairs scored, candidates re-ranked
   NEARSCAPE_CUDA_CHECK(cudaMemsetAsync(overflowCount.get(), 0, sizeof(int), stream));
   NEARSCAPE_CUDA_CHECK(cudaMemsetAsync(counters.get(), 0, 2 * sizeof(unsigned long long), stream));
@@ -591,7 +592,7 @@ std::optional<KnnResult> DeviceClusters::search(const MatrixView<float>& queries
   args.overflowCount = overflowCount.get();
   args.scored = counters.get();
   args.rechecked = counters.get() + 1;
-  args.gaveUp = gaveUp.get();
+  args.gaveUpRows = gaveUpRows.get();
 
   // A probe — every 64th block, at least 8 — tells how well the clusters prune this data; where
   // each query scores more than `maxScoredShare` of the base, the GEMM path is the faster exact
@@ -629,16 +630,30 @@ std::optional<KnnResult> DeviceClusters::search(const MatrixView<float>& queries
         maxScoredShare >= 1 ? -1 : (long long)(slack * maxScoredShare * double(n));
     scan(probe, 0.0, 0.1);
     unsigned long long probeScored = 0;
-    int probeGaveUp = 0;
+    int probeGaveUpRows = 0;
     copyToHost(&probeScored, counters.get(), sizeof(probeScored), stream);
-    copyToHost(&probeGaveUp, gaveUp.get(), sizeof(int), stream);
+    copyToHost(&probeGaveUpRows, gaveUpRows.get(), sizeof(int), stream);
     const double budget = maxScoredShare * double(n) * double(std::max<std::int64_t>(1, probeRows));
-    // A search stops when a probe block gave up, or its rows' average passes the share. A probe
-    // alone (a sample's, whose clusters of 16 rows are noisier: k-means leaves a few spanning two
-    // blobs, and the blocks beside them give up) decides on the rows' average, at most half the
-    // budget — where the clusters do not prune nearly every block gives up, near the budget.
-    if (probeOnly ? double(probeScored) > 0.5 * budget
-                  : probeGaveUp || double(probeScored) > budget)
+    // A search stops where its rows would score more than the budget, a probe block that gave
+    // up counted as if its rows scored the whole base (the rest of the search does not give up):
+    // where the clusters do not prune nearly every block gives up; a block beside a cluster that
+    // k-means stretched over two blobs may too, among a hundred that prune (blobs of 640,000 ×
+    // 32: 1 of about 160 gave up, the rows' average 0.21 of the budget, and took the GEMM path
+    // while any block that gave up stopped the search). A probe alone (a sample's, whose clusters
+    // of 16 rows are noisier: k-means leaves more spanning two blobs) decides on the rows'
+    // average, at most half the budget — where the clusters do not prune, near the budget.
+    const double worst = double(probeScored) + double(probeGaveUpRows) * double(n);
+    if (logs(s.context, LogLevel::Debug)) { // the heuristic's margin, for data near its line
+      char line[200];
+      std::snprintf(
+          line, sizeof line,
+          "STEP's %s: its rows scored %.4f of the budget (%.4f at worst; %s), %d rows' "
+          "blocks gave up",
+          probeOnly ? "sample probe" : "probe", double(probeScored) / budget, worst / budget,
+          probeOnly ? "gives up past 0.5 on average" : "searches to 1 at worst", probeGaveUpRows);
+      logMessage(s.context, LogLevel::Debug, line);
+    }
+    if (probeOnly ? double(probeScored) > 0.5 * budget : worst > budget)
       return std::nullopt;
     if (probeOnly)
       return KnnResult{};
