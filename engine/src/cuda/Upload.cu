@@ -191,16 +191,14 @@ void copyToDevice(void* target, const void* source, std::size_t bytes) {
 }
 
 void copyToDevice(void* target, const void* source, std::size_t bytes, cudaStream_t stream) {
-  if (bytes == 0)
-    return;
   if (bytes < kDirectBelow) {
     NEARSCAPE_CUDA_CHECK(cudaMemcpyAsync(target, source, bytes, cudaMemcpyHostToDevice, stream));
-  } else {
-    // The staging stream does not wait for `stream`, in whose order `target` may have been made.
     NEARSCAPE_CUDA_CHECK(cudaStreamSynchronize(stream));
-    stagedToDevice(target, source, bytes);
+    return;
   }
+  // The staging stream does not wait for `stream`, in whose order `target` may have been made.
   NEARSCAPE_CUDA_CHECK(cudaStreamSynchronize(stream));
+  stagedToDevice(target, source, bytes);
 }
 
 void copyToHost(void* target, const void* source, std::size_t bytes) {
@@ -215,13 +213,14 @@ void copyToHost(void* target, const void* source, std::size_t bytes) {
 }
 
 void copyToHost(void* target, const void* source, std::size_t bytes, cudaStream_t stream) {
-  if (bytes == 0)
-    return;
-  if (bytes < kDirectBelow)
+  if (bytes < kDirectBelow) {
     NEARSCAPE_CUDA_CHECK(cudaMemcpyAsync(target, source, bytes, cudaMemcpyDeviceToHost, stream));
+    NEARSCAPE_CUDA_CHECK(cudaStreamSynchronize(stream));
+    return;
+  }
+  // The staging stream does not wait for `stream`, whose work made `source`.
   NEARSCAPE_CUDA_CHECK(cudaStreamSynchronize(stream));
-  if (bytes >= kDirectBelow)
-    stagedToHost(target, source, bytes);
+  stagedToHost(target, source, bytes);
 }
 
 } // namespace nearscape::cuda
